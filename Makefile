@@ -1,0 +1,33 @@
+# edgectl: the two commands a new user needs are `make run` and `make test`.
+GO ?= go
+VERSION ?= v0.1.0
+REVISION := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
+LDFLAGS := -X main.version=$(VERSION) -X main.revision=$(REVISION) -X main.buildDate=$(shell date -u +%Y-%m-%dT%H:%M:%SZ)
+
+.PHONY: build run test bench fuzz vet clean
+
+build:
+	$(GO) build -ldflags "$(LDFLAGS)" -o bin/edgectl ./cmd/edgectl
+
+# A one-node cluster on 127.0.0.1:1280 with its data in ./data.
+run: build
+	./bin/edgectl run
+
+# Unit tests, then the integration tests that start real nodes.
+test:
+	$(GO) vet ./...
+	$(GO) test -count=1 -timeout 12m ./...
+
+# Benchmarks: micro benchmarks and the HTTPS load figures of docs/performance.md.
+bench: build
+	$(GO) test -run '^$$' -bench . -benchtime 2s ./store/filter/ ./cluster/
+	$(GO) run ./integration/cmd/loadbench -bin bin/edgectl
+
+fuzz:
+	$(GO) test -run '^$$' -fuzz FuzzCompile -fuzztime 60s ./store/filter/
+
+vet:
+	$(GO) vet ./...
+
+clean:
+	rm -rf bin data

@@ -1,0 +1,351 @@
+package api
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+
+	"edgectl/store"
+)
+
+// maxBody is the default limit of a request body (conventions §2).
+const maxBody = 1 << 20
+
+// readBody reads the request body up to max bytes.
+func readBody(r *http.Request, max int64) ([]byte, error) {
+	b, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, max))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return nil, &apiError{status: http.StatusRequestEntityTooLarge, code: codeParseBody,
+				message: fmt.Sprintf("the request body is larger than %d bytes", max)}
+		}
+		return nil, badBody("the request body could not be read: %v", err)
+	}
+	return b, nil
+}
+
+// decodeObject reads a JSON object body into its raw fields, so handlers can
+// tell a field that is absent from one that is null.
+func decodeObject(r *http.Request) (map[string]json.RawMessage, error) {
+	b, err := readBody(r, maxBody)
+	if err != nil {
+		return nil, err
+	}
+	b = bytes.TrimSpace(b)
+	if len(b) == 0 {
+		return map[string]json.RawMessage{}, nil
+	}
+	if b[0] != '{' {
+		return nil, badBody("the request body must be a JSON object")
+	}
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return nil, badBody("the request body is not valid JSON: %v", err)
+	}
+	return raw, nil
+}
+
+// decodeInto decodes a JSON body into v; a wrong type names the field.
+func decodeInto(r *http.Request, v any) error {
+	b, err := readBody(r, maxBody)
+	if err != nil {
+		return err
+	}
+	if len(bytes.TrimSpace(b)) == 0 {
+		b = []byte("{}")
+	}
+	return unmarshalField("", b, v)
+}
+
+// unmarshalField decodes raw into v and turns a type error into a validation
+// error on field (joined with the path the decoder reports).
+func unmarshalField(field string, raw []byte, v any) error {
+	err := json.Unmarshal(raw, v)
+	if err == nil {
+		return nil
+	}
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		name := field
+		if te.Field != "" {
+			if name != "" {
+				name += "."
+			}
+			name += te.Field
+		}
+		if name == "" {
+			name = "body"
+		}
+		return invalidField(name, fmt.Sprintf("must be %s, not %s", jsonTypeName(te.Type.String()), te.Value), nil)
+	}
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		return badBody("the request body is not valid JSON: %v", err)
+	}
+	if field == "" {
+		return badBody("the request body could not be decoded: %v", err)
+	}
+	return invalidField(field, err.Error(), nil)
+}
+
+func jsonTypeName(goType string) string {
+	switch goType {
+	case "string", "*string":
+		return "a string"
+	case "bool", "*bool":
+		return "a boolean"
+	case "int", "int64", "*int", "*int64", "uint16", "int32":
+		return "an integer"
+	case "float64", "*float64":
+		return "a number"
+	case "time.Time", "*time.Time":
+		return "an RFC 3339 date-time string"
+	}
+	switch {
+	case len(goType) > 2 && goType[:2] == "[]":
+		return "an array"
+	case len(goType) > 3 && goType[:3] == "map":
+		return "an object"
+	}
+	return "a " + goType
+}
+
+// mode is the kind of write a body is for.
+type mode int
+
+const (
+	modeCreate mode = iota
+	modePut
+	modePatch
+)
+
+// fieldKind is how a body field is decoded and checked.
+type fieldKind int
+
+const (
+	fString fieldKind = iota
+	fBool
+	fInt
+	fStringList
+	fObject
+	fTags
+	fIntMap
+	fEnumMap
+	fTime
+	fCustom
+)
+
+// field declares one writable field of a resource: its JSON name, type and
+// rules. One list of fields serves create, PUT and PATCH alike.
+type field struct {
+	name     string    // JSON name in the body
+	to       string    // JSON name in the record, when it differs
+	kind     fieldKind // how it decodes
+	required bool      // on create and PUT
+	nullable bool      // null is allowed (and stored as the default)
+	min, max int       // string length or integer range; 0,0 = unchecked
+	enum     []string  // allowed string (or map value) values
+	def      any       // value for PUT and create when absent or null
+	create   bool      // create only: not part of PUT or PATCH
+	// custom decodes and checks a fCustom field, returning the value to store.
+	custom func(raw json.RawMessage) (any, error)
+}
+
+func (f *field) target() string {
+	if f.to != "" {
+		return f.to
+	}
+	return f.name
+}
+
+// parsed is a validated body: the record patch and the decoded values.
+type parsed struct {
+	patch  store.Patch
+	values map[string]any
+	raw    map[string]json.RawMessage
+}
+
+// has reports whether the body carried the field (null included).
+func (p *parsed) has(name string) bool { _, ok := p.raw[name]; return ok }
+
+// parseFields validates raw against fields for the mode. For create and PUT
+// every field ends up in the patch (absent ones at their default), for PATCH
+// only the fields present.
+func parseFields(raw map[string]json.RawMessage, fields []field, m mode) (*parsed, error) {
+	p := &parsed{patch: store.Patch{}, values: map[string]any{}, raw: raw}
+	for i := range fields {
+		f := &fields[i]
+		if f.create && m != modeCreate {
+			continue
+		}
+		rv, present := raw[f.name]
+		isNull := present && string(bytes.TrimSpace(rv)) == "null"
+		var v any
+		switch {
+		case present && !isNull:
+			var err error
+			if v, err = decodeField(f, rv); err != nil {
+				return nil, err
+			}
+		case isNull:
+			if f.required && !f.nullable {
+				return nil, invalidField(f.name, "is required and cannot be null", nil)
+			}
+			v = f.def
+		case m == modePatch:
+			continue
+		case f.required:
+			return nil, invalidField(f.name, "is required", nil)
+		default:
+			v = f.def
+		}
+		p.values[f.name] = v
+		enc, err := json.Marshal(v)
+		if err != nil {
+			return nil, invalidField(f.name, err.Error(), nil)
+		}
+		p.patch[f.target()] = enc
+	}
+	return p, nil
+}
+
+func decodeField(f *field, rv json.RawMessage) (any, error) {
+	switch f.kind {
+	case fString:
+		var s string
+		if err := unmarshalField(f.name, rv, &s); err != nil {
+			return nil, err
+		}
+		return s, checkString(f.name, s, f)
+	case fBool:
+		var b bool
+		return b, unmarshalField(f.name, rv, &b)
+	case fInt:
+		return decodeInt(f.name, rv, f.min, f.max)
+	case fStringList:
+		var l []string
+		if err := unmarshalField(f.name, rv, &l); err != nil {
+			return nil, err
+		}
+		for i, s := range l {
+			if err := checkString(fmt.Sprintf("%s[%d]", f.name, i), s, f); err != nil {
+				return nil, err
+			}
+		}
+		return l, nil
+	case fObject:
+		var o map[string]any
+		return o, unmarshalField(f.name, rv, &o)
+	case fTags:
+		return decodeTags(f.name, rv)
+	case fIntMap:
+		var m map[string]json.RawMessage
+		if err := unmarshalField(f.name, rv, &m); err != nil {
+			return nil, err
+		}
+		out := make(map[string]int64, len(m))
+		for k, v := range m {
+			n, err := decodeInt(f.name+"."+k, v, f.min, f.max)
+			if err != nil {
+				return nil, err
+			}
+			out[k] = n
+		}
+		return out, nil
+	case fEnumMap:
+		var m map[string]string
+		if err := unmarshalField(f.name, rv, &m); err != nil {
+			return nil, err
+		}
+		for k, v := range m {
+			if err := checkEnum(f.name+"."+k, v, f.enum); err != nil {
+				return nil, err
+			}
+		}
+		return m, nil
+	case fTime:
+		var s string
+		if err := unmarshalField(f.name, rv, &s); err != nil {
+			return nil, err
+		}
+		t, err := time.Parse(time.RFC3339Nano, s)
+		if err != nil {
+			return nil, invalidField(f.name, "must be an RFC 3339 date-time", s)
+		}
+		return t.UTC(), nil
+	case fCustom:
+		return f.custom(rv)
+	}
+	return nil, fmt.Errorf("api: field %s has no kind", f.name)
+}
+
+func checkString(name, s string, f *field) error {
+	if f.enum != nil {
+		return checkEnum(name, s, f.enum)
+	}
+	n := len([]rune(s))
+	if f.min > 0 && n < f.min {
+		if f.min == 1 {
+			return invalidField(name, "must not be empty", s)
+		}
+		return invalidField(name, fmt.Sprintf("must be at least %d characters", f.min), s)
+	}
+	if f.max > 0 && n > f.max {
+		return invalidField(name, fmt.Sprintf("must be at most %d characters", f.max), s)
+	}
+	return nil
+}
+
+func checkEnum(name, s string, enum []string) error {
+	for _, e := range enum {
+		if s == e {
+			return nil
+		}
+	}
+	return invalidField(name, fmt.Sprintf("must be one of %v", enum), s)
+}
+
+func decodeInt(name string, rv json.RawMessage, min, max int) (int64, error) {
+	dec := json.NewDecoder(bytes.NewReader(rv))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return 0, invalidField(name, "must be an integer", nil)
+	}
+	n, ok := v.(json.Number)
+	if !ok {
+		return 0, invalidField(name, "must be an integer", v)
+	}
+	i, err := n.Int64()
+	if err != nil {
+		return 0, invalidField(name, "must be an integer", n.String())
+	}
+	if (min != 0 || max != 0) && (i < int64(min) || i > int64(max)) {
+		return 0, invalidField(name, fmt.Sprintf("must be between %d and %d", min, max), i)
+	}
+	return i, nil
+}
+
+// decodeTags checks that tag values are null, strings, numbers or booleans.
+func decodeTags(name string, rv json.RawMessage) (map[string]any, error) {
+	var m map[string]any
+	if err := unmarshalField(name, rv, &m); err != nil {
+		return nil, err
+	}
+	for k, v := range m {
+		switch v.(type) {
+		case nil, string, float64, bool:
+		default:
+			return nil, invalidField(name+"."+k, "a tag value must be null, a string, a number or a boolean", v)
+		}
+	}
+	return m, nil
+}
+
+// tagsField is the tags field every resource has.
+var tagsField = field{name: "tags", kind: fTags, nullable: true}

@@ -1,0 +1,156 @@
+package api
+
+import (
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"net/http"
+	"strings"
+
+	"edgectl/store"
+
+	"github.com/julienschmidt/httprouter"
+)
+
+// apiKind tells which API a route belongs to.
+type apiKind int
+
+const (
+	clientAPI apiKind = 1 << iota
+	managementAPI
+	bothAPIs = clientAPI | managementAPI
+)
+
+// access is what a route requires of the caller.
+type access int
+
+const (
+	public  access = iota // no session
+	partial               // any API session, even one with pending secondary factors
+	full                  // a fully authenticated API session
+	admin                 // a fully authenticated admin
+)
+
+// route is one operation: where it is, who may call it, and its handler.
+type route struct {
+	api    apiKind
+	method string
+	path   string
+	op     string
+	tag    string
+	access access
+	h      func(c *call) error
+}
+
+// call is one request being served.
+type call struct {
+	s        *Server
+	w        http.ResponseWriter
+	r        *http.Request
+	ps       httprouter.Params
+	api      apiKind
+	reqID    string
+	tx       *store.Tx
+	session  *store.APISession
+	identity *store.Identity
+	wrote    bool
+}
+
+func newRequestID() string {
+	b := make([]byte, 9)
+	_, _ = rand.Read(b)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+func (s *Server) add(rt route) {
+	for _, a := range []apiKind{clientAPI, managementAPI} {
+		if rt.api&a == 0 {
+			continue
+		}
+		prefix := ClientPrefix
+		if a == managementAPI {
+			prefix = ManagementPrefix
+		}
+		rt, a := rt, a
+		s.routes = append(s.routes, route{api: a, method: rt.method, path: rt.path, op: rt.op, tag: rt.tag, access: rt.access, h: rt.h})
+		s.router.Handle(rt.method, prefix+rt.path, func(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
+			c := &call{s: s, w: w, r: r, ps: ps, api: a, reqID: newRequestID(), tx: s.Store.Read()}
+			w.Header().Set("X-Request-Id", c.reqID)
+			if err := s.authenticateCall(c, rt.access); err != nil {
+				s.writeError(w, r, c.reqID, err)
+				return
+			}
+			if err := rt.h(c); err != nil {
+				s.writeError(w, r, c.reqID, err)
+				return
+			}
+			if !c.wrote {
+				c.empty()
+			}
+		})
+	}
+}
+
+// param returns a path parameter.
+func (c *call) param(name string) string { return c.ps.ByName(name) }
+
+// meta is the envelope's meta object.
+func meta(extra map[string]any) map[string]any {
+	m := map[string]any{"apiVersion": apiVersion, "apiEnrollmentVersion": apiEnrollmentVersion}
+	for k, v := range extra {
+		m[k] = v
+	}
+	return m
+}
+
+// Versions carried by every envelope's meta.
+const (
+	apiVersion           = "0.0.1"
+	apiEnrollmentVersion = "0.0.1"
+)
+
+func (c *call) write(status int, body any) {
+	c.wrote = true
+	c.w.Header().Set("Content-Type", "application/json")
+	c.w.WriteHeader(status)
+	enc := json.NewEncoder(c.w)
+	_ = enc.Encode(body)
+}
+
+// ok answers 200 with data.
+func (c *call) ok(data any) { c.write(http.StatusOK, map[string]any{"data": data, "meta": meta(nil)}) }
+
+// okMeta answers 200 with data and extra meta fields.
+func (c *call) okMeta(data any, extra map[string]any) {
+	c.write(http.StatusOK, map[string]any{"data": data, "meta": meta(extra)})
+}
+
+// empty answers 200 with an empty data object (update, patch, delete).
+func (c *call) empty() { c.ok(map[string]any{}) }
+
+// created answers 201 with the id and links of a new record.
+func (c *call) created(path, id string) {
+	c.write(http.StatusCreated, map[string]any{"data": map[string]any{"id": id, "_links": selfLinks(path, id)}, "meta": meta(nil)})
+}
+
+func (s *Server) writeError(w http.ResponseWriter, r *http.Request, reqID string, err error) {
+	ae := toAPIError(err)
+	if ae.status >= 500 {
+		s.Log.Error("request failed", "method", r.Method, "path", r.URL.Path, "requestId", reqID, "error", err)
+	}
+	body := map[string]any{"code": ae.code, "message": ae.message, "requestId": reqID}
+	if ae.cause != nil {
+		body["cause"] = ae.cause
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if ae.status == http.StatusUnauthorized && strings.HasPrefix(r.URL.Path, ManagementPrefix) {
+		w.Header().Set("WWW-Authenticate", "svc-session")
+	}
+	w.WriteHeader(ae.status)
+	_ = json.NewEncoder(w).Encode(map[string]any{"error": body, "meta": meta(nil)})
+}
+
+// selfLinks is the _links object of a record.
+func selfLinks(path, id string) map[string]any {
+	return map[string]any{"self": map[string]string{"href": "./" + path + "/" + id}}
+}

@@ -1,0 +1,133 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"edgectl/cluster"
+	"edgectl/store"
+	"edgectl/store/filter"
+)
+
+// Error codes of the error envelope (conventions §3).
+const (
+	codeValidate     = "COULD_NOT_VALIDATE"
+	codeParseBody    = "COULD_NOT_PARSE_BODY"
+	codeInvalidQuery = "INVALID_FILTER"
+	codeUnauthorized = "UNAUTHORIZED"
+	codeInvalidAuth  = "INVALID_AUTH"
+	codeForbidden    = "FORBIDDEN"
+	codeNotFound     = "NOT_FOUND"
+	codeConflict     = "CONFLICT"
+	codeReferenced   = "REFERENCED"
+	codeTooMany      = "TOO_MANY_REQUESTS"
+	codeUnavailable  = "CLUSTER_UNAVAILABLE"
+	codeInternal     = "UNHANDLED"
+	codeNoMethod     = "METHOD_NOT_ALLOWED"
+)
+
+// apiError is an error with its HTTP status, code and cause.
+type apiError struct {
+	status  int
+	code    string
+	message string
+	cause   any
+}
+
+func (e *apiError) Error() string { return e.message }
+
+// fieldCause is the cause of a validation error.
+type fieldCause struct {
+	Field  string `json:"field"`
+	Reason string `json:"reason"`
+	Value  any    `json:"value"`
+}
+
+func invalidField(field, reason string, value any) *apiError {
+	return &apiError{status: http.StatusBadRequest, code: codeValidate,
+		message: fmt.Sprintf("%s: %s", field, reason), cause: fieldCause{Field: field, Reason: reason, Value: value}}
+}
+
+func badBody(format string, args ...any) *apiError {
+	return &apiError{status: http.StatusBadRequest, code: codeParseBody, message: fmt.Sprintf(format, args...)}
+}
+
+func badQuery(param string, err error) *apiError {
+	return &apiError{status: http.StatusBadRequest, code: codeInvalidQuery,
+		message: queryMessage(param, err), cause: fieldCause{Field: param, Reason: err.Error()}}
+}
+
+func unauthorized(msg string) *apiError {
+	return &apiError{status: http.StatusUnauthorized, code: codeUnauthorized, message: msg}
+}
+
+func invalidAuth() *apiError {
+	return &apiError{status: http.StatusUnauthorized, code: codeInvalidAuth,
+		message: "the authentication request failed: the credentials are not valid"}
+}
+
+func forbidden(msg string) *apiError {
+	return &apiError{status: http.StatusForbidden, code: codeForbidden, message: msg}
+}
+
+func notFound(entity, id string) *apiError {
+	return &apiError{status: http.StatusNotFound, code: codeNotFound, message: fmt.Sprintf("%s %q not found", entity, id)}
+}
+
+func tooMany(msg string) *apiError {
+	return &apiError{status: http.StatusTooManyRequests, code: codeTooMany, message: msg}
+}
+
+// toAPIError is the one place an error becomes an HTTP status and code.
+func toAPIError(err error) *apiError {
+	var ae *apiError
+	if errors.As(err, &ae) {
+		return ae
+	}
+	var fe *filter.Error
+	if errors.As(err, &fe) {
+		return badQuery("filter", err)
+	}
+	var de *store.Error
+	if errors.As(err, &de) {
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+			return &apiError{status: http.StatusNotFound, code: codeNotFound, message: de.Message}
+		case errors.Is(err, store.ErrConflict):
+			return &apiError{status: http.StatusConflict, code: codeConflict, message: de.Message, cause: causeOf(de)}
+		case errors.Is(err, store.ErrReferenced):
+			return &apiError{status: http.StatusConflict, code: codeReferenced, message: de.Message}
+		case errors.Is(err, store.ErrInvalid):
+			return invalidField(de.Field, de.Reason, de.Value)
+		case errors.Is(err, store.ErrForbidden):
+			return forbidden(de.Message)
+		}
+	}
+	switch {
+	case errors.Is(err, cluster.ErrNoLeader), errors.Is(err, cluster.ErrShutdown):
+		return &apiError{status: http.StatusServiceUnavailable, code: codeUnavailable,
+			message: "the cluster has no leader: the write was not accepted, try again"}
+	case errors.Is(err, context.DeadlineExceeded):
+		return &apiError{status: http.StatusServiceUnavailable, code: codeUnavailable,
+			message: "the cluster did not apply the write in time"}
+	}
+	return &apiError{status: http.StatusInternalServerError, code: codeInternal, message: "internal error"}
+}
+
+func causeOf(de *store.Error) any {
+	if de.Field == "" {
+		return nil
+	}
+	return fieldCause{Field: de.Field, Reason: de.Message, Value: de.Value}
+}
+
+// queryMessage names the parameter unless the error already says where it broke.
+func queryMessage(param string, err error) string {
+	var fe *filter.Error
+	if errors.As(err, &fe) {
+		return err.Error()
+	}
+	return fmt.Sprintf("%s: %v", param, err)
+}

@@ -1,0 +1,180 @@
+package api
+
+import (
+	"encoding/asn1"
+	"encoding/base64"
+	"net/http"
+	"runtime"
+	"strings"
+
+	"edgectl/pki"
+	"edgectl/store"
+)
+
+// versionInfo is the Version information of the spec.
+func (s *Server) versionInfo() map[string]any {
+	base := s.cfg.AdvertiseURL
+	apis := map[string]any{
+		"edge-client":     map[string]any{"v1": map[string]any{"apiBaseUrls": []string{base + ClientPrefix}, "path": ClientPrefix, "version": "v1"}},
+		"edge-management": map[string]any{"v1": map[string]any{"apiBaseUrls": []string{base + ManagementPrefix}, "path": ManagementPrefix, "version": "v1"}},
+	}
+	return map[string]any{
+		"apiVersions":    apis,
+		"buildDate":      s.cfg.BuildDate,
+		"revision":       s.cfg.Revision,
+		"runtimeVersion": runtime.Version(),
+		"version":        s.cfg.Version,
+	}
+}
+
+func (s *Server) getVersion(c *call) error {
+	c.ok(s.versionInfo())
+	return nil
+}
+
+// specs are the API documents this node serves.
+var specs = []struct{ id, name string }{
+	{"edge-client", "Edge Client API"},
+	{"edge-management", "Edge Management API"},
+}
+
+func specView(id, name string) map[string]any {
+	return map[string]any{"_links": map[string]any{"self": map[string]string{"href": "./specs/" + id},
+		"spec": map[string]string{"href": "./specs/" + id + "/spec"}}, "id": id, "name": name}
+}
+
+func (s *Server) listSpecs(c *call) error {
+	out := []any{}
+	for _, sp := range specs {
+		out = append(out, specView(sp.id, sp.name))
+	}
+	c.okMeta(out, map[string]any{"pagination": map[string]any{"limit": len(out), "offset": 0, "totalCount": len(out)}})
+	return nil
+}
+
+func (s *Server) getSpec(c *call) error {
+	for _, sp := range specs {
+		if sp.id == c.param("id") {
+			c.ok(specView(sp.id, sp.name))
+			return nil
+		}
+	}
+	return notFound("spec", c.param("id"))
+}
+
+func (s *Server) getSpecBody(c *call) error {
+	id := c.param("id")
+	switch id {
+	case "edge-client":
+		c.ok(s.openAPI(clientAPI))
+	case "edge-management":
+		c.ok(s.openAPI(managementAPI))
+	default:
+		return notFound("spec", id)
+	}
+	return nil
+}
+
+// summary counts the records of every kind.
+func (s *Server) summary(c *call) error {
+	out := map[string]int{}
+	for _, k := range store.AllKinds {
+		if k == store.KindSetting {
+			continue
+		}
+		out[k.Table] = c.tx.Count(k)
+	}
+	c.ok(out)
+	return nil
+}
+
+// wellKnownCACerts serves the CA bundle for EST (RFC 7030): a base64 PKCS#7
+// certs-only structure, or PEM when the client asks for application/x-pem-file.
+func (s *Server) wellKnownCACerts(c *call) error {
+	a, err := s.authority(c.tx)
+	if err != nil {
+		return err
+	}
+	c.wrote = true
+	if strings.Contains(c.r.Header.Get("Accept"), "application/x-pem-file") {
+		c.w.Header().Set("Content-Type", "application/x-pem-file")
+		_, _ = c.w.Write(a.BundlePEM())
+		return nil
+	}
+	certs, err := pki.ParseCertsPEM(a.BundlePEM())
+	if err != nil {
+		return err
+	}
+	var ders [][]byte
+	for _, cert := range certs {
+		ders = append(ders, cert.Raw)
+	}
+	p7, err := certsOnlyPKCS7(ders)
+	if err != nil {
+		return err
+	}
+	c.w.Header().Set("Content-Type", "application/pkcs7-mime")
+	c.w.Header().Set("Content-Transfer-Encoding", "base64")
+	c.w.WriteHeader(http.StatusOK)
+	_, _ = c.w.Write([]byte(base64.StdEncoding.EncodeToString(p7)))
+	return nil
+}
+
+// certsOnlyPKCS7 encodes a degenerate PKCS#7 SignedData holding certificates only.
+func certsOnlyPKCS7(ders [][]byte) ([]byte, error) {
+	var certs []asn1.RawValue
+	for _, d := range ders {
+		certs = append(certs, asn1.RawValue{FullBytes: d})
+	}
+	type contentInfo struct {
+		ContentType asn1.ObjectIdentifier
+	}
+	type signedData struct {
+		Version          int
+		DigestAlgorithms asn1.RawValue
+		ContentInfo      contentInfo
+		Certificates     []asn1.RawValue `asn1:"optional,tag:0"`
+		SignerInfos      asn1.RawValue
+	}
+	emptySet := asn1.RawValue{Class: asn1.ClassUniversal, Tag: asn1.TagSet, IsCompound: true}
+	sd, err := asn1.Marshal(signedData{
+		Version: 1, DigestAlgorithms: emptySet,
+		ContentInfo:  contentInfo{ContentType: asn1.ObjectIdentifier{1, 2, 840, 113549, 1, 7, 1}},
+		Certificates: certs, SignerInfos: emptySet,
+	})
+	if err != nil {
+		return nil, err
+	}
+	type outer struct {
+		ContentType asn1.ObjectIdentifier
+		Content     asn1.RawValue `asn1:"explicit,tag:0"`
+	}
+	return asn1.Marshal(outer{ContentType: asn1.ObjectIdentifier{1, 2, 840, 113549, 1, 7, 2}, Content: asn1.RawValue{FullBytes: sd}})
+}
+
+// listControllers lists the members of the cluster.
+func (s *Server) listControllers(c *call) error {
+	members, err := s.Cluster.Members()
+	if err != nil {
+		return err
+	}
+	stats := s.Cluster.Stats()
+	out := []any{}
+	for _, m := range members {
+		v := map[string]any{
+			"_links": selfLinks("controllers", m.ID), "id": m.ID, "name": m.ID, "address": m.Address,
+			"isOnline": m.IsLeader || m.ID == s.Cluster.ID(), "isLeader": m.IsLeader, "isVoter": m.IsVoter,
+			"apiAddresses": map[string]any{},
+		}
+		if m.ID == s.Cluster.ID() {
+			v["apiAddresses"] = map[string]any{
+				"edge-client":     []any{map[string]string{"url": s.cfg.AdvertiseURL + ClientPrefix, "version": "v1"}},
+				"edge-management": []any{map[string]string{"url": s.cfg.AdvertiseURL + ManagementPrefix, "version": "v1"}},
+			}
+			v["lastAppliedIndex"] = stats.AppliedIndex
+		}
+		out = append(out, v)
+	}
+	c.okMeta(out, map[string]any{"pagination": map[string]any{"limit": len(out), "offset": 0, "totalCount": len(out)}})
+	return nil
+}

@@ -1,0 +1,134 @@
+package api
+
+import (
+	"context"
+	"crypto/x509"
+	"encoding/json"
+	"net/http"
+	"sync"
+	"time"
+
+	"edgectl/auth"
+	"edgectl/cluster"
+	"edgectl/fsm"
+	"edgectl/pki"
+	"edgectl/store"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/julienschmidt/httprouter"
+)
+
+// Path prefixes of the two APIs.
+const (
+	ClientPrefix     = "/edge/client/v1"
+	ManagementPrefix = "/edge/management/v1"
+)
+
+// Cluster is what the API needs of the Raft node.
+type Cluster interface {
+	Barrier(ctx context.Context) error
+	Members() ([]cluster.Member, error)
+	Stats() cluster.Stats
+	ID() string
+	Leader() (id, addr string)
+}
+
+// Config holds the settings of the API.
+type Config struct {
+	// AdvertiseURL is the https://host:port clients use for this node.
+	AdvertiseURL string
+	// SessionTimeout ends an API session after this long without activity.
+	SessionTimeout time.Duration
+	// Version, Revision and BuildDate describe the build.
+	Version, Revision, BuildDate string
+}
+
+// Deps are the parts of the controller the API uses.
+type Deps struct {
+	Store   *store.Store
+	Writer  *fsm.Writer
+	Cluster Cluster
+	Hasher  *auth.Hasher
+	Log     hclog.Logger
+	Now     func() time.Time
+	// Activity keeps per-node API session activity, flushed through Raft in batches.
+	Activity *auth.Activity
+}
+
+// Server is the HTTP side of one node.
+type Server struct {
+	Deps
+	cfg    Config
+	router *httprouter.Router
+	routes []route
+
+	pkiMu     sync.Mutex
+	pkiCache  *pki.Authority
+	pkiSource []byte
+}
+
+// New builds the server and its routes.
+func New(d Deps, cfg Config) *Server {
+	if d.Now == nil {
+		d.Now = time.Now
+	}
+	if d.Log == nil {
+		d.Log = hclog.NewNullLogger()
+	}
+	if cfg.SessionTimeout == 0 {
+		cfg.SessionTimeout = 30 * time.Minute
+	}
+	s := &Server{Deps: d, cfg: cfg, router: httprouter.New()}
+	s.router.RedirectTrailingSlash = false
+	s.router.HandleMethodNotAllowed = true
+	s.router.NotFound = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.writeError(w, r, newRequestID(), &apiError{status: http.StatusNotFound, code: codeNotFound,
+			message: "no operation at " + r.Method + " " + r.URL.Path})
+	})
+	s.router.MethodNotAllowed = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.writeError(w, r, newRequestID(), &apiError{status: http.StatusMethodNotAllowed, code: codeNoMethod,
+			message: "method " + r.Method + " is not allowed at " + r.URL.Path})
+	})
+	s.router.PanicHandler = func(w http.ResponseWriter, r *http.Request, v any) {
+		s.Log.Error("handler panic", "path", r.URL.Path, "panic", v)
+		s.writeError(w, r, newRequestID(), &apiError{status: http.StatusInternalServerError, code: codeInternal, message: "internal error"})
+	}
+	for _, rt := range s.routeTable() {
+		s.add(rt)
+	}
+	return s
+}
+
+// Handler serves both APIs.
+func (s *Server) Handler() http.Handler { return s.router }
+
+// now is the time of the request, in UTC.
+func (s *Server) now() time.Time { return s.Now().UTC() }
+
+// authority returns the PKI loaded from the model, reloaded when the model's copy changes.
+func (s *Server) authority(tx *store.Tx) (*pki.Authority, error) {
+	raw := tx.Setting(store.SettingPKI)
+	s.pkiMu.Lock()
+	defer s.pkiMu.Unlock()
+	if s.pkiCache != nil && string(raw) == string(s.pkiSource) {
+		return s.pkiCache, nil
+	}
+	var st pki.State
+	if err := json.Unmarshal(raw, &st); err != nil {
+		return nil, err
+	}
+	a, err := pki.Load(&st)
+	if err != nil {
+		return nil, err
+	}
+	s.pkiCache, s.pkiSource = a, raw
+	return a, nil
+}
+
+// peerCerts returns the TLS client certificates of a request.
+func peerCerts(r *http.Request) []*x509.Certificate {
+	if r.TLS == nil {
+		return nil
+	}
+	return r.TLS.PeerCertificates
+}

@@ -1,0 +1,142 @@
+package api
+
+import (
+	"crypto/subtle"
+	"net"
+	"net/http"
+	"time"
+
+	"edgectl/auth"
+	"edgectl/store"
+)
+
+// sessionToken returns the API session token of a request: the svc-session
+// header, or its alias zt-session.
+func sessionToken(r *http.Request) string {
+	if t := r.Header.Get("svc-session"); t != "" {
+		return t
+	}
+	return r.Header.Get("zt-session")
+}
+
+// authenticateCall resolves the caller's API session and enforces the
+// route's access level.
+func (s *Server) authenticateCall(c *call, need access) error {
+	tok := sessionToken(c.r)
+	if tok == "" {
+		if need == public {
+			return nil
+		}
+		return unauthorized("no API session: authenticate and send the token in the svc-session header")
+	}
+	sess, ident := s.resolveSession(c.tx, tok)
+	if sess == nil {
+		if need == public {
+			return nil
+		}
+		return unauthorized("the API session is unknown or expired: authenticate again")
+	}
+	c.session, c.identity = sess, ident
+	s.Activity.Touch(sess.ID, s.now())
+	if need >= full && len(sess.AuthQueries) > 0 {
+		return unauthorized("the API session is only partially authenticated: answer its authQueries first")
+	}
+	if need == admin && !ident.IsAdmin {
+		return forbidden("this operation needs an admin identity")
+	}
+	return nil
+}
+
+// resolveSession finds the live API session of token and its identity.
+func (s *Server) resolveSession(tx *store.Tx, token string) (*store.APISession, *store.Identity) {
+	h := auth.HashToken(token)
+	sess := tx.APISessionByTokenHash(h)
+	if sess == nil || subtle.ConstantTimeCompare([]byte(sess.TokenHash), []byte(h)) != 1 {
+		return nil, nil
+	}
+	if s.Activity.Expired(sess, s.now(), s.cfg.SessionTimeout) {
+		return nil, nil
+	}
+	ident, err := store.GetAs[*store.Identity](tx, store.KindIdentity, sess.IdentityID)
+	if err != nil || identityDisabled(ident, s.now()) {
+		return nil, nil
+	}
+	return sess, ident
+}
+
+// identityDisabled reports whether the identity is disabled at now.
+func identityDisabled(i *store.Identity, now time.Time) bool {
+	return i.Disabled && (i.DisabledUntil == nil || i.DisabledUntil.After(now))
+}
+
+// clientIP is the remote address of the request without its port.
+func clientIP(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
+}
+
+// apiSessionView is the API session as the APIs show it. token is shown only
+// to its owner, who sent it.
+func (s *Server) apiSessionView(tx *store.Tx, sess *store.APISession, token string) map[string]any {
+	last := s.Activity.Last(sess)
+	v := map[string]any{
+		"_links":               selfLinks("api-sessions", sess.ID),
+		"id":                   sess.ID,
+		"createdAt":            sess.CreatedAt,
+		"updatedAt":            sess.UpdatedAt,
+		"tags":                 tagsOrEmpty(sess.Tags),
+		"authQueries":          nonNilQueries(sess.AuthQueries),
+		"authenticatorId":      sess.AuthenticatorID,
+		"cachedLastActivityAt": sess.CachedLastActivityAt,
+		"lastActivityAt":       last,
+		"configTypes":          nonNilStrings(sess.ConfigTypes),
+		"identity":             s.entityRef(tx, store.KindIdentity, "identities", sess.IdentityID),
+		"identityId":           sess.IdentityID,
+		"ipAddress":            sess.IPAddress,
+		"isMfaComplete":        sess.IsMfaComplete,
+		"isMfaRequired":        sess.IsMfaRequired,
+	}
+	if token != "" {
+		exp := last.Add(s.cfg.SessionTimeout)
+		v["token"] = token
+		v["expiresAt"] = exp
+		v["expirationSeconds"] = int64(exp.Sub(s.now()).Seconds())
+	}
+	return v
+}
+
+func nonNilQueries(q []store.AuthQuery) []store.AuthQuery {
+	if q == nil {
+		return []store.AuthQuery{}
+	}
+	return q
+}
+
+func nonNilStrings(l []string) []string {
+	if l == nil {
+		return []string{}
+	}
+	return l
+}
+
+func tagsOrEmpty(t map[string]any) map[string]any {
+	if t == nil {
+		return map[string]any{}
+	}
+	return t
+}
+
+// entityRef is the EntityRef of a record: {_links, entity, id, name}.
+func (s *Server) entityRef(tx *store.Tx, k *store.Kind, path, id string) map[string]any {
+	if id == "" {
+		return nil
+	}
+	name := ""
+	if r, err := tx.Get(k, id); err == nil {
+		name = r.RecordName()
+	}
+	return map[string]any{"_links": selfLinks(path, id), "entity": path, "id": id, "name": name}
+}

@@ -1,0 +1,292 @@
+package cluster
+
+import (
+	"context"
+	"crypto/x509"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/hashicorp/raft"
+)
+
+// Internal RPC names (the "cluster." prefix is reserved for them).
+const (
+	rpcApply        = "cluster.apply"
+	rpcBarrier      = "cluster.barrier"
+	rpcAddVoter     = "cluster.add_voter"
+	rpcAddNonvoter  = "cluster.add_nonvoter"
+	rpcRemoveServer = "cluster.remove_server"
+	rpcTransfer     = "cluster.transfer_leadership"
+)
+
+// Apply result kinds in a forwarded apply response:
+// index:u64 kind:u8 payload.
+const (
+	resultNil   byte = 0
+	resultBytes byte = 1
+	resultError byte = 2 // the FSM returned an error; payload is its text
+)
+
+// Apply replicates cmd and returns the FSM's result for it and its log
+// index, once this node's FSM has applied that index. On a follower the
+// command is forwarded to the leader. Without a leader it waits up to
+// Config.LeaderWait (bounded by ctx) and then fails with ErrNoLeader; a
+// forward that hits a node which is no longer leader is retried within that
+// same window. Errors where the command may or may not have been committed
+// (raft.ErrLeadershipLost, a connection lost after sending) are returned, not
+// retried, because commands need not be idempotent. If the FSM's Apply
+// returned an error, it comes back wrapped together with the index.
+func (n *Node) Apply(ctx context.Context, cmd []byte) ([]byte, uint64, error) {
+	if n.closed.Load() {
+		return nil, 0, ErrShutdown
+	}
+	// Fast path: the leader proposes directly, no allocation beyond raft's.
+	if n.raft.State() == raft.Leader {
+		resp, idx, err := n.applyLocal(ctx, cmd)
+		if err == nil || !retryable(err) {
+			return resp, idx, err
+		}
+	}
+	out, err := n.leaderCall(ctx, rpcApply, cmd, func(ctx context.Context) ([]byte, error) {
+		return n.applyLocalEncoded(ctx, cmd)
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	resp, idx, err := decodeApplyResult(out)
+	if idx == 0 {
+		return nil, 0, err
+	}
+	// Read-your-writes on a follower: the leader answered once its own FSM
+	// applied the entry; wait for ours.
+	if werr := n.WaitForApplied(ctx, idx); werr != nil {
+		return nil, idx, werr
+	}
+	return resp, idx, err
+}
+
+// applyLocal proposes on this node, which must be the leader.
+func (n *Node) applyLocal(ctx context.Context, cmd []byte) ([]byte, uint64, error) {
+	var enqueue time.Duration
+	if dl, ok := ctx.Deadline(); ok {
+		if enqueue = time.Until(dl); enqueue <= 0 {
+			return nil, 0, ctx.Err()
+		}
+	}
+	f := n.raft.Apply(cmd, enqueue)
+	if err := f.Error(); err != nil {
+		if errors.Is(err, raft.ErrRaftShutdown) {
+			// The entry may have been committed before raft stopped.
+			return nil, 0, fmt.Errorf("cluster: apply: outcome unknown: %w", ErrShutdown)
+		}
+		return nil, 0, mapRaftErr("apply", err)
+	}
+	idx := f.Index()
+	var resp []byte
+	var err error
+	switch r := f.Response().(type) {
+	case nil:
+	case []byte:
+		resp = r
+	case error:
+		err = fmt.Errorf("cluster: fsm: %w", r)
+	default:
+		err = fmt.Errorf("cluster: fsm returned unsupported %T", r)
+	}
+	// raft answers the future after the FSM's Apply returned, so this is
+	// normally already true; checking keeps the FSM contract explicit.
+	if n.fsm.AppliedIndex() < idx {
+		if werr := n.fsm.WaitApplied(ctx, idx); werr != nil {
+			return nil, idx, werr
+		}
+	}
+	return resp, idx, err
+}
+
+func (n *Node) applyLocalEncoded(ctx context.Context, cmd []byte) ([]byte, error) {
+	resp, idx, err := n.applyLocal(ctx, cmd)
+	if idx == 0 {
+		return nil, err // not committed: travels as an error code
+	}
+	kind, payload := resultBytes, resp
+	switch {
+	case err != nil:
+		kind, payload = resultError, []byte(err.Error())
+	case resp == nil:
+		kind = resultNil
+	}
+	out := make([]byte, 9+len(payload))
+	binary.BigEndian.PutUint64(out, idx)
+	out[8] = kind
+	copy(out[9:], payload)
+	return out, nil
+}
+
+func decodeApplyResult(b []byte) ([]byte, uint64, error) {
+	if len(b) < 9 {
+		return nil, 0, errors.New("cluster: malformed apply response")
+	}
+	idx := binary.BigEndian.Uint64(b)
+	switch b[8] {
+	case resultNil:
+		return nil, idx, nil
+	case resultBytes:
+		return b[9:], idx, nil
+	case resultError:
+		return nil, idx, errors.New(string(b[9:]))
+	}
+	return nil, 0, fmt.Errorf("cluster: unknown apply result kind %d", b[8])
+}
+
+// leaderCall runs an operation on the leader: local() when this node leads,
+// else the RPC name with body on the leader. Retryable failures (see
+// retryable) are retried until Config.LeaderWait has passed since the
+// start, or ctx ends.
+func (n *Node) leaderCall(ctx context.Context, name string, body []byte, local func(context.Context) ([]byte, error)) ([]byte, error) {
+	deadline := time.Now().Add(n.cfg.LeaderWait)
+	backoff := 5 * time.Millisecond
+	var lastErr error
+	for {
+		if n.closed.Load() || n.raft.State() == raft.Shutdown {
+			return nil, ErrShutdown
+		}
+		var out []byte
+		var err error
+		id, addr := n.Leader()
+		switch {
+		case n.raft.State() == raft.Leader:
+			out, err = local(ctx)
+		case id == "" || id == n.id:
+			// No leader known, or raft still names us while stepping
+			// down: wait for news.
+			err = ErrNoLeader
+		default:
+			out, err = n.CallRPC(ctx, addr, name, body)
+		}
+		if err == nil || !retryable(err) {
+			return out, err
+		}
+		lastErr = err
+		if err := n.waitLeaderChange(ctx, deadline, backoff); err != nil {
+			if errors.Is(lastErr, ErrNoLeader) || !errors.Is(err, ErrNoLeader) {
+				return nil, err
+			}
+			return nil, fmt.Errorf("%w (last error: %v)", err, lastErr)
+		}
+		backoff = min(2*backoff, 100*time.Millisecond)
+	}
+}
+
+// waitLeaderChange waits for a leader change notification, at most backoff,
+// and fails with ErrNoLeader once deadline (or ctx) has passed.
+func (n *Node) waitLeaderChange(ctx context.Context, deadline time.Time, backoff time.Duration) error {
+	left := time.Until(deadline)
+	if left <= 0 {
+		return ErrNoLeader
+	}
+	t := time.NewTimer(min(left, backoff))
+	defer t.Stop()
+	select {
+	case <-n.leaderSig.wait():
+	case <-t.C:
+	case <-n.ctx.Done():
+		return ErrShutdown
+	case <-ctx.Done():
+		return fmt.Errorf("%w: %w", ErrNoLeader, ctx.Err())
+	}
+	return nil
+}
+
+// WaitForLeader blocks until this node knows a leader, or ctx ends (then it
+// returns an error wrapping ErrNoLeader and the context's error).
+func (n *Node) WaitForLeader(ctx context.Context) error {
+	for {
+		ch := n.leaderSig.wait()
+		if id, _ := n.Leader(); id != "" {
+			return nil
+		}
+		if n.closed.Load() {
+			return ErrShutdown
+		}
+		// The poll interval only guards against a dropped observation
+		// (raft drops them when the observer channel is full).
+		t := time.NewTimer(50 * time.Millisecond)
+		select {
+		case <-ch:
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return fmt.Errorf("%w: %w", ErrNoLeader, ctx.Err())
+		}
+		t.Stop()
+	}
+}
+
+// WaitForApplied blocks until this node's FSM has applied index. Pass
+// indexes from Apply or Barrier: raft entries that never reach the FSM
+// (no-ops, configuration changes) do not advance FSM.AppliedIndex.
+func (n *Node) WaitForApplied(ctx context.Context, index uint64) error {
+	if n.fsm.AppliedIndex() >= index {
+		return nil
+	}
+	return n.fsm.WaitApplied(ctx, index)
+}
+
+// Barrier makes a following read linearizable: when it returns, this node's
+// FSM reflects every write committed before Barrier was called. The leader
+// runs raft.Barrier (which also proves it still leads); a follower asks the
+// leader to do so, gets back the leader's FSM index and waits for it.
+func (n *Node) Barrier(ctx context.Context) error {
+	out, err := n.leaderCall(ctx, rpcBarrier, nil, n.barrierLocal)
+	if err != nil {
+		return err
+	}
+	if len(out) != 8 {
+		return errors.New("cluster: malformed barrier response")
+	}
+	return n.WaitForApplied(ctx, binary.BigEndian.Uint64(out))
+}
+
+// barrierLocal runs raft.Barrier on the leader and returns the FSM index
+// that a reader must reach. That is the FSM's own index (the last command it
+// applied), not raft's commit index, which may point at a no-op entry that
+// the FSM never sees.
+func (n *Node) barrierLocal(ctx context.Context) ([]byte, error) {
+	if n.raft.State() != raft.Leader {
+		return nil, ErrNotLeader
+	}
+	if err := n.raft.Barrier(timeoutOf(ctx)).Error(); err != nil {
+		return nil, mapRaftErr("barrier", err)
+	}
+	return binary.BigEndian.AppendUint64(nil, n.fsm.AppliedIndex()), nil
+}
+
+// timeoutOf converts ctx's deadline into raft's enqueue timeout (0 = none).
+func timeoutOf(ctx context.Context) time.Duration {
+	if dl, ok := ctx.Deadline(); ok {
+		return max(time.Until(dl), time.Millisecond)
+	}
+	return 0
+}
+
+// registerInternalRPCs installs the handlers that followers call on the
+// leader. They never forward themselves (that could loop between nodes that
+// disagree on the leader): a non-leader answers ErrNotLeader and the caller
+// retries.
+func (n *Node) registerInternalRPCs() {
+	n.registerRPC(rpcApply, func(ctx context.Context, _ *x509.Certificate, req []byte) ([]byte, error) {
+		if n.raft.State() != raft.Leader {
+			return nil, ErrNotLeader
+		}
+		return n.applyLocalEncoded(ctx, req)
+	})
+	n.registerRPC(rpcBarrier, func(ctx context.Context, _ *x509.Certificate, _ []byte) ([]byte, error) {
+		return n.barrierLocal(ctx)
+	})
+	n.registerRPC(rpcAddVoter, n.membershipHandler(n.addVoterLocal))
+	n.registerRPC(rpcAddNonvoter, n.membershipHandler(n.addNonvoterLocal))
+	n.registerRPC(rpcRemoveServer, n.membershipHandler(n.removeServerLocal))
+	n.registerRPC(rpcTransfer, n.membershipHandler(n.transferLocal))
+}

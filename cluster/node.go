@@ -1,0 +1,445 @@
+// Package cluster replicates edgectl's state between controller nodes.
+//
+// It owns everything below the state machine: the hashicorp/raft instance
+// and its storage (raft-boltdb log/stable store and file snapshots under
+// DataDir/raft), the cluster port (one mutual-TLS listener that multiplexes
+// raft and a small framed RPC protocol), forwarding of writes from followers
+// to the leader, membership changes and snapshots.
+//
+// It never decodes commands or touches the model: commands are opaque bytes
+// handed to the FSM supplied by the caller, and the FSM's encoded results are
+// passed back unchanged.
+//
+// Write path: Node.Apply proposes locally when this node leads, otherwise it
+// forwards the command to the leader over the cluster port; either way it
+// returns only once this node's FSM has applied the entry, so a client that
+// wrote through a follower reads its own write from that follower.
+package cluster
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/raft"
+	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
+)
+
+// FSM is what the node replicates into. Apply must return nil or a []byte
+// (an encoded result; an error is also accepted and returned wrapped).
+type FSM interface {
+	raft.FSM
+	// AppliedIndex is the last index the FSM has applied (not raft's
+	// AppliedIndex, which runs ahead of the FSM).
+	AppliedIndex() uint64
+	// WaitApplied blocks until AppliedIndex() >= index or ctx ends.
+	WaitApplied(ctx context.Context, index uint64) error
+}
+
+// Config configures a Node. Zero durations mean the defaults listed below,
+// chosen for a LAN or loopback cluster on a possibly loaded 2-core machine:
+// a crashed leader is replaced in roughly 0.7-1.5 s.
+type Config struct {
+	NodeID        string
+	DataDir       string // raft files go under DataDir/raft
+	BindAddr      string // host:port to listen on; ":0" picks a free port
+	AdvertiseAddr string // host:port other nodes use; "" = the bound address
+	TLS           *tls.Config
+	FSM           FSM
+	Logger        hclog.Logger // nil = hclog.NewNullLogger()
+
+	SnapshotThreshold uint64        // 0 = raft default (8192 entries)
+	SnapshotInterval  time.Duration // 0 = raft default (120 s)
+	TrailingLogs      uint64        // 0 = raft default (10240 entries)
+
+	HeartbeatTimeout   time.Duration // 0 = 600 ms
+	ElectionTimeout    time.Duration // 0 = 600 ms
+	LeaderLeaseTimeout time.Duration // 0 = 300 ms
+	CommitTimeout      time.Duration // 0 = 5 ms (bounds how late followers learn a commit)
+	LeaderWait         time.Duration // how long a write waits for a leader; 0 = 5 s
+
+	// VerifyPeer, if set, is called with the leaf certificate of every peer
+	// (inbound and outbound) after the TLS handshake; an error drops the
+	// connection. Use it when the CA also signs certificates that are not
+	// controller nodes. nil = every certificate the CA pool accepts.
+	VerifyPeer func(*x509.Certificate) error
+}
+
+// Defaults for zero Config fields.
+const (
+	DefaultHeartbeatTimeout   = 600 * time.Millisecond
+	DefaultElectionTimeout    = 600 * time.Millisecond
+	DefaultLeaderLeaseTimeout = 300 * time.Millisecond
+	DefaultCommitTimeout      = 5 * time.Millisecond
+	DefaultLeaderWait         = 5 * time.Second
+
+	maxAppendEntries = 256 // entries per AppendEntries RPC and per group commit
+	snapshotsRetain  = 3
+	logCacheSize     = 1024
+)
+
+// Node is one controller's membership in the raft cluster.
+type Node struct {
+	cfg       Config
+	id        string
+	advertise string
+	logger    hclog.Logger
+	fsm       FSM
+
+	raft      *raft.Raft
+	trans     *raft.NetworkTransport
+	store     *raftboltdb.BoltStore
+	snaps     *raft.FileSnapshotStore
+	snapDir   string
+	mux       *mux
+	pool      *rpcPool
+	hasState  bool
+	observer  *raft.Observer
+	leaderSig signal // fires on every leader change seen by raft
+
+	handlersMu sync.RWMutex
+	handlers   map[string]RPCHandler
+
+	ctx      context.Context // cancelled at shutdown; parent of RPC handler contexts
+	cancel   context.CancelFunc
+	inflight sync.WaitGroup // running RPC handlers
+	draining atomic.Bool    // refuse new RPCs (shutdown started)
+	closed   atomic.Bool    // Shutdown called
+
+	snapshotting atomic.Bool
+	shutdownOnce sync.Once
+	shutdownErr  error
+	bgDone       chan struct{}
+}
+
+// New opens the stores, starts the cluster listener and raft. It does not
+// bootstrap: call BootstrapSelf on a brand-new first node, or have the leader
+// add this node with AddVoter.
+func New(cfg Config) (_ *Node, err error) {
+	switch {
+	case cfg.NodeID == "":
+		return nil, errors.New("cluster: NodeID is required")
+	case cfg.DataDir == "":
+		return nil, errors.New("cluster: DataDir is required")
+	case cfg.TLS == nil:
+		return nil, errors.New("cluster: TLS config is required")
+	case cfg.FSM == nil:
+		return nil, errors.New("cluster: FSM is required")
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = hclog.NewNullLogger()
+	}
+	if cfg.BindAddr == "" {
+		cfg.BindAddr = "127.0.0.1:6262"
+	}
+	setDefault(&cfg.HeartbeatTimeout, DefaultHeartbeatTimeout)
+	setDefault(&cfg.ElectionTimeout, DefaultElectionTimeout)
+	setDefault(&cfg.LeaderLeaseTimeout, DefaultLeaderLeaseTimeout)
+	setDefault(&cfg.CommitTimeout, DefaultCommitTimeout)
+	setDefault(&cfg.LeaderWait, DefaultLeaderWait)
+
+	n := &Node{
+		cfg:      cfg,
+		id:       cfg.NodeID,
+		logger:   cfg.Logger.Named("cluster"),
+		fsm:      cfg.FSM,
+		handlers: make(map[string]RPCHandler),
+		bgDone:   make(chan struct{}),
+	}
+	n.leaderSig.init()
+	n.ctx, n.cancel = context.WithCancel(context.Background())
+	var cleanup []func()
+	defer func() {
+		if err != nil {
+			n.cancel()
+			for i := len(cleanup) - 1; i >= 0; i-- {
+				cleanup[i]()
+			}
+		}
+	}()
+
+	dir := filepath.Join(cfg.DataDir, "raft")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("cluster: %w", err)
+	}
+	n.store, err = raftboltdb.New(raftboltdb.Options{Path: filepath.Join(dir, "raft.db")})
+	if err != nil {
+		return nil, fmt.Errorf("cluster: open raft.db: %w", err)
+	}
+	cleanup = append(cleanup, func() { n.store.Close() })
+	n.snaps, err = raft.NewFileSnapshotStoreWithLogger(dir, snapshotsRetain, cfg.Logger.Named("snapshots"))
+	if err != nil {
+		return nil, fmt.Errorf("cluster: snapshot store: %w", err)
+	}
+	n.snapDir = filepath.Join(dir, "snapshots")
+	n.hasState, err = raft.HasExistingState(n.store, n.store, n.snaps)
+	if err != nil {
+		return nil, fmt.Errorf("cluster: %w", err)
+	}
+
+	ln, err := net.Listen("tcp", cfg.BindAddr)
+	if err != nil {
+		return nil, fmt.Errorf("cluster: listen: %w", err)
+	}
+	n.advertise, err = advertiseAddr(cfg.AdvertiseAddr, ln.Addr())
+	if err != nil {
+		ln.Close()
+		return nil, err
+	}
+	n.mux = newMux(ln, cfg.TLS, cfg.VerifyPeer, n.logger)
+	n.mux.rpc = n.serveRPC
+	n.pool = &rpcPool{n: n, slots: make(map[string]*poolSlot)}
+	n.registerInternalRPCs()
+	n.mux.start()
+	cleanup = append(cleanup, n.mux.close, n.pool.close)
+
+	layer := newRaftLayer(n.mux, n.advertise)
+	n.trans = raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
+		Stream:  layer,
+		MaxPool: 3,
+		Timeout: 10 * time.Second,
+		Logger:  cfg.Logger.Named("raft-net"),
+	})
+	cleanup = append(cleanup, func() { n.trans.Close() })
+
+	rc := raft.DefaultConfig()
+	rc.LocalID = raft.ServerID(cfg.NodeID)
+	rc.Logger = cfg.Logger.Named("raft")
+	rc.HeartbeatTimeout = cfg.HeartbeatTimeout
+	rc.ElectionTimeout = cfg.ElectionTimeout
+	rc.LeaderLeaseTimeout = cfg.LeaderLeaseTimeout
+	rc.CommitTimeout = cfg.CommitTimeout
+	// Group commit: the leader takes up to maxAppendEntries queued writes
+	// per log write (one fsync), and BatchApplyCh buffers the apply channel
+	// so that writers queue instead of blocking on the leader loop.
+	rc.MaxAppendEntries = maxAppendEntries
+	rc.BatchApplyCh = true
+	if cfg.SnapshotThreshold > 0 {
+		rc.SnapshotThreshold = cfg.SnapshotThreshold
+	}
+	if cfg.SnapshotInterval > 0 {
+		rc.SnapshotInterval = cfg.SnapshotInterval
+	}
+	if cfg.TrailingLogs > 0 {
+		rc.TrailingLogs = cfg.TrailingLogs
+	}
+	logs, err := raft.NewLogCache(logCacheSize, n.store)
+	if err != nil {
+		return nil, fmt.Errorf("cluster: %w", err)
+	}
+	n.raft, err = raft.NewRaft(rc, cfg.FSM, logs, n.store, n.snaps, n.trans)
+	if err != nil {
+		return nil, fmt.Errorf("cluster: start raft: %w", err)
+	}
+
+	obsCh := make(chan raft.Observation, 16)
+	n.observer = raft.NewObserver(obsCh, false, func(o *raft.Observation) bool {
+		switch o.Data.(type) {
+		case raft.LeaderObservation, raft.RaftState:
+			return true
+		}
+		return false
+	})
+	n.raft.RegisterObserver(n.observer)
+	go n.watchLeader(obsCh)
+	n.logger.Info("cluster node started", "id", n.id, "addr", n.advertise, "existing_state", n.hasState)
+	return n, nil
+}
+
+func setDefault(d *time.Duration, def time.Duration) {
+	if *d <= 0 {
+		*d = def
+	}
+}
+
+// advertiseAddr picks the address peers dial. An unspecified bind host
+// (":0", "0.0.0.0") cannot be dialed, so it becomes 127.0.0.1: fine for
+// tests and single hosts; real clusters must set AdvertiseAddr.
+func advertiseAddr(adv string, bound net.Addr) (string, error) {
+	if adv != "" {
+		if _, _, err := net.SplitHostPort(adv); err != nil {
+			return "", fmt.Errorf("cluster: bad AdvertiseAddr %q: %w", adv, err)
+		}
+		return adv, nil
+	}
+	ta, ok := bound.(*net.TCPAddr)
+	if !ok {
+		return bound.String(), nil
+	}
+	if ta.IP == nil || ta.IP.IsUnspecified() {
+		return net.JoinHostPort("127.0.0.1", strconv.Itoa(ta.Port)), nil
+	}
+	return ta.String(), nil
+}
+
+// watchLeader turns raft observations into leaderSig broadcasts, which wake
+// writes that wait for a leader.
+func (n *Node) watchLeader(ch <-chan raft.Observation) {
+	defer close(n.bgDone)
+	for {
+		select {
+		case <-ch:
+			n.leaderSig.fire()
+		case <-n.ctx.Done():
+			return
+		}
+	}
+}
+
+// HasState reports whether the data dir already held raft state when New
+// opened it (then the node must not be bootstrapped again).
+func (n *Node) HasState() bool { return n.hasState }
+
+// BootstrapSelf bootstraps a one-voter cluster made of this node. It fails
+// (wrapping raft.ErrCantBootstrap) if the node already has state.
+func (n *Node) BootstrapSelf() error {
+	f := n.raft.BootstrapCluster(raft.Configuration{Servers: []raft.Server{{
+		Suffrage: raft.Voter, ID: raft.ServerID(n.id), Address: raft.ServerAddress(n.advertise),
+	}}})
+	if err := f.Error(); err != nil {
+		return mapRaftErr("bootstrap", err)
+	}
+	n.hasState = true
+	return nil
+}
+
+// Addr is the advertised cluster address (host:port).
+func (n *Node) Addr() string { return n.advertise }
+
+// ID is this node's raft server ID.
+func (n *Node) ID() string { return n.id }
+
+// IsLeader reports whether this node currently is the raft leader.
+func (n *Node) IsLeader() bool { return n.raft.State() == raft.Leader }
+
+// Leader returns the current leader's ID and cluster address as this node
+// knows them ("" when unknown).
+func (n *Node) Leader() (id, addr string) {
+	a, i := n.raft.LeaderWithID()
+	return string(i), string(a)
+}
+
+// Stats is a point-in-time view of this node's raft state.
+type Stats struct {
+	State             string // Follower, Candidate, Leader, Shutdown
+	Term              uint64
+	LastLogIndex      uint64
+	CommitIndex       uint64
+	AppliedIndex      uint64    // the FSM's, see FSM.AppliedIndex
+	LastSnapshotIndex uint64
+	LastContact       time.Time // last contact from the leader (zero on the leader)
+	LeaderID          string
+	LeaderAddr        string
+}
+
+// Stats returns the node's raft state.
+func (n *Node) Stats() Stats {
+	id, addr := n.Leader()
+	s := Stats{
+		State:        n.raft.State().String(),
+		Term:         n.raft.CurrentTerm(),
+		LastLogIndex: n.raft.LastIndex(),
+		CommitIndex:  n.raft.CommitIndex(),
+		AppliedIndex: n.fsm.AppliedIndex(),
+		LeaderID:     id,
+		LeaderAddr:   addr,
+	}
+	if !n.IsLeader() {
+		s.LastContact = n.raft.LastContact()
+	}
+	if !n.closed.Load() {
+		s.LastSnapshotIndex, _ = strconv.ParseUint(n.raft.Stats()["last_snapshot_index"], 10, 64)
+	}
+	return s
+}
+
+// Shutdown leaves the cluster gracefully: a leader with other voters first
+// hands leadership over (so the cluster does not wait an election timeout),
+// then raft stops, in-flight RPCs get their answers (until ctx ends) and the
+// listener, connections and stores are closed. Later calls return the first
+// call's result.
+func (n *Node) Shutdown(ctx context.Context) error {
+	n.shutdownOnce.Do(func() { n.shutdownErr = n.shutdown(ctx) })
+	return n.shutdownErr
+}
+
+func (n *Node) shutdown(ctx context.Context) error {
+	if n.IsLeader() && n.hasOtherVoters() {
+		if err := n.raft.LeadershipTransfer().Error(); err != nil {
+			n.logger.Warn("leadership transfer before shutdown failed", "error", err)
+		}
+	}
+	// Refuse new RPCs from here on (callers retry elsewhere), but let the
+	// running ones finish: raft.Shutdown answers their futures.
+	n.draining.Store(true)
+	n.closed.Store(true)
+	n.mux.stopAccepting()
+	err := n.raft.Shutdown().Error()
+	n.raft.DeregisterObserver(n.observer)
+
+	waited := make(chan struct{})
+	go func() { n.inflight.Wait(); close(waited) }()
+	select {
+	case <-waited:
+	case <-ctx.Done():
+		n.logger.Warn("shutdown: not waiting for in-flight RPCs any longer", "error", ctx.Err())
+	}
+	n.cancel()
+	n.pool.close()
+	n.mux.close()
+	n.trans.Close()
+	<-n.bgDone
+	if cerr := n.store.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("cluster: shutdown: %w", err)
+	}
+	n.logger.Info("cluster node stopped", "id", n.id)
+	return nil
+}
+
+func (n *Node) hasOtherVoters() bool {
+	f := n.raft.GetConfiguration()
+	if f.Error() != nil {
+		return false
+	}
+	for _, s := range f.Configuration().Servers {
+		if s.Suffrage == raft.Voter && string(s.ID) != n.id {
+			return true
+		}
+	}
+	return false
+}
+
+// signal is a broadcast: wait returns a channel that is closed by the next
+// fire. Cheaper than a sync.Cond when waiters also need select/timeouts.
+type signal struct {
+	mu sync.Mutex
+	ch chan struct{}
+}
+
+func (s *signal) init() { s.ch = make(chan struct{}) }
+
+func (s *signal) wait() <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.ch
+}
+
+func (s *signal) fire() {
+	s.mu.Lock()
+	close(s.ch)
+	s.ch = make(chan struct{})
+	s.mu.Unlock()
+}

@@ -1,0 +1,407 @@
+package cluster
+
+import (
+	"bufio"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// RPC framing (protocol byte protoRPC). One connection carries many
+// concurrent requests; responses come back in any order, matched by id.
+//
+//	frame    = length:u32 (bytes after this field) kind:u8 id:u64 rest
+//	request  rest = timeoutMillis:u32 (0 = none) nameLen:u8 name body
+//	response rest = code:u8 body   (code != 0: body is the error message)
+//
+// All integers are big endian. The caller's deadline travels as a relative
+// timeout so that clock skew between nodes does not matter.
+const (
+	frameRequest  byte = 1
+	frameResponse byte = 2
+
+	frameHeaderLen = 4 + 1 + 8
+	maxFrameSize   = 64 << 20 // refuses absurd lengths from a broken peer
+	writeTimeout   = 10 * time.Second
+)
+
+// RPCHandler serves one RPC name. peerCert is the verified leaf certificate
+// of the calling node (nil only if the TLS config allows callers without a
+// client certificate). The returned bytes are sent back unchanged; a returned
+// error travels as a code (see RemoteError) plus its message.
+type RPCHandler func(ctx context.Context, peerCert *x509.Certificate, req []byte) ([]byte, error)
+
+// internalPrefix names the RPCs this package registers itself.
+const internalPrefix = "cluster."
+
+// RegisterRPC adds a handler for name, served on the cluster port of this
+// node. Register before other nodes call it (typically right after New).
+// Names are at most 255 bytes; the "cluster." prefix is reserved. It panics
+// on a reserved, empty or duplicate name, like http.ServeMux does, because
+// that is a programming error.
+func (n *Node) RegisterRPC(name string, h RPCHandler) {
+	if strings.HasPrefix(name, internalPrefix) {
+		panic("cluster: RegisterRPC: reserved name " + name)
+	}
+	n.registerRPC(name, h)
+}
+
+func (n *Node) registerRPC(name string, h RPCHandler) {
+	if name == "" || len(name) > 255 || h == nil {
+		panic(fmt.Sprintf("cluster: RegisterRPC: invalid name %q or nil handler", name))
+	}
+	n.handlersMu.Lock()
+	defer n.handlersMu.Unlock()
+	if _, dup := n.handlers[name]; dup {
+		panic("cluster: RegisterRPC: duplicate name " + name)
+	}
+	n.handlers[name] = h
+}
+
+// CallRPC calls the named RPC on the node at addr (its cluster address) over
+// a pooled, multiplexed mTLS connection. The context's deadline is passed on
+// to the remote handler. Errors from the remote handler are *RemoteError.
+func (n *Node) CallRPC(ctx context.Context, addr, name string, req []byte) ([]byte, error) {
+	if len(name) == 0 || len(name) > 255 {
+		return nil, fmt.Errorf("cluster: invalid rpc name %q", name)
+	}
+	if n.closed.Load() {
+		return nil, ErrShutdown
+	}
+	c, err := n.pool.get(ctx, addr)
+	if err != nil {
+		return nil, err
+	}
+	return c.call(ctx, name, req)
+}
+
+// frameWriter serialises frames from many goroutines onto one connection and
+// coalesces flushes: whoever writes last in a burst flushes for everybody,
+// so N concurrent responses cost one TLS record / syscall instead of N.
+type frameWriter struct {
+	conn    *tls.Conn
+	waiting atomic.Int32
+	mu      sync.Mutex
+	bw      *bufio.Writer
+	err     error
+}
+
+func newFrameWriter(c *tls.Conn) *frameWriter {
+	return &frameWriter{conn: c, bw: bufio.NewWriterSize(c, 32<<10)}
+}
+
+// write sends one frame made of hdr followed by the parts.
+func (w *frameWriter) write(hdr []byte, parts ...[]byte) error {
+	w.waiting.Add(1)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	last := w.waiting.Add(-1) == 0
+	if w.err != nil {
+		return w.err
+	}
+	_ = w.conn.SetWriteDeadline(time.Now().Add(writeTimeout))
+	if _, err := w.bw.Write(hdr); err != nil {
+		w.err = err
+		return err
+	}
+	for _, p := range parts {
+		if _, err := w.bw.Write(p); err != nil {
+			w.err = err
+			return err
+		}
+	}
+	if last {
+		w.err = w.bw.Flush()
+	}
+	return w.err
+}
+
+// readFrame reads one frame; the returned slice starts at the kind byte.
+func readFrame(r *bufio.Reader) ([]byte, error) {
+	var l [4]byte
+	if _, err := io.ReadFull(r, l[:]); err != nil {
+		return nil, err
+	}
+	size := binary.BigEndian.Uint32(l[:])
+	if size < 1+8 || size > maxFrameSize {
+		return nil, fmt.Errorf("cluster: bad rpc frame length %d", size)
+	}
+	buf := make([]byte, size)
+	if _, err := io.ReadFull(r, buf); err != nil {
+		return nil, err
+	}
+	return buf, nil
+}
+
+// serveRPC runs the server side of one RPC connection: it reads requests
+// and runs each in its own goroutine, because handlers block (a forwarded
+// write waits for its commit) and must not hold up the requests behind them.
+func (n *Node) serveRPC(c *tls.Conn, peer *x509.Certificate) {
+	defer n.mux.closeConn(c)
+	ctx, cancel := context.WithCancel(n.ctx)
+	defer cancel()
+	br := bufio.NewReaderSize(c, 32<<10)
+	w := newFrameWriter(c)
+	for {
+		f, err := readFrame(br)
+		if err != nil {
+			if !errors.Is(err, io.EOF) && !n.closed.Load() {
+				n.logger.Debug("rpc connection ended", "remote", c.RemoteAddr().String(), "error", err)
+			}
+			return
+		}
+		if f[0] != frameRequest || len(f) < 1+8+4+1 {
+			n.logger.Warn("malformed rpc frame", "remote", c.RemoteAddr().String())
+			return
+		}
+		id := binary.BigEndian.Uint64(f[1:9])
+		timeout := time.Duration(binary.BigEndian.Uint32(f[9:13])) * time.Millisecond
+		nameLen := int(f[13])
+		if len(f) < 14+nameLen {
+			n.logger.Warn("malformed rpc frame", "remote", c.RemoteAddr().String())
+			return
+		}
+		name := string(f[14 : 14+nameLen])
+		body := f[14+nameLen:]
+		n.inflight.Add(1)
+		go n.handleRPC(ctx, w, peer, id, timeout, name, body)
+	}
+}
+
+func (n *Node) handleRPC(ctx context.Context, w *frameWriter, peer *x509.Certificate, id uint64, timeout time.Duration, name string, body []byte) {
+	defer n.inflight.Done()
+	var resp []byte
+	var err error
+	n.handlersMu.RLock()
+	h := n.handlers[name]
+	n.handlersMu.RUnlock()
+	switch {
+	case n.draining.Load():
+		err = errRefused
+	case h == nil:
+		err = fmt.Errorf("%w %q", ErrUnknownRPC, name)
+	case peer == nil && strings.HasPrefix(name, internalPrefix):
+		err = errUnauthorized
+	default:
+		if timeout > 0 {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeout(ctx, timeout)
+			defer cancel()
+		}
+		resp, err = h(ctx, peer, body)
+	}
+	code := errorCode(err)
+	if err == errRefused {
+		code = codeRefused
+	}
+	if err != nil {
+		resp = []byte(err.Error())
+	}
+	var hdr [frameHeaderLen + 1]byte
+	binary.BigEndian.PutUint32(hdr[0:4], uint32(1+8+1+len(resp)))
+	hdr[4] = frameResponse
+	binary.BigEndian.PutUint64(hdr[5:13], id)
+	hdr[13] = code
+	// A write error means the connection is gone; the reader loop notices.
+	_ = w.write(hdr[:], resp)
+}
+
+var errRefused = fmt.Errorf("node is shutting down: %w", ErrShutdown)
+
+// rpcPool keeps one multiplexed connection per remote address.
+type rpcPool struct {
+	n     *Node
+	mu    sync.Mutex
+	slots map[string]*poolSlot
+	done  bool
+}
+
+type poolSlot struct {
+	mu   sync.Mutex // held while dialing, so concurrent callers share one dial
+	conn *rpcConn
+}
+
+func (p *rpcPool) get(ctx context.Context, addr string) (*rpcConn, error) {
+	p.mu.Lock()
+	if p.done {
+		p.mu.Unlock()
+		return nil, ErrShutdown
+	}
+	s := p.slots[addr]
+	if s == nil {
+		s = &poolSlot{}
+		p.slots[addr] = s
+	}
+	p.mu.Unlock()
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.conn != nil && !s.conn.isClosed() {
+		return s.conn, nil
+	}
+	dctx, cancel := context.WithTimeout(ctx, handshakeTimeout)
+	defer cancel()
+	tc, err := p.n.mux.dial(dctx, addr, protoRPC)
+	if err != nil {
+		return nil, &notSentError{fmt.Errorf("cluster: dial %s: %w", addr, err)}
+	}
+	c := &rpcConn{addr: addr, c: tc, w: newFrameWriter(tc), pending: make(map[uint64]*rpcCall), m: p.n.mux}
+	go c.readLoop()
+	s.conn = c
+	return c, nil
+}
+
+func (p *rpcPool) close() {
+	p.mu.Lock()
+	p.done = true
+	slots := p.slots
+	p.slots = nil
+	p.mu.Unlock()
+	for _, s := range slots {
+		s.mu.Lock()
+		if s.conn != nil {
+			s.conn.fail(ErrShutdown)
+		}
+		s.mu.Unlock()
+	}
+}
+
+// rpcConn is the client side of one multiplexed RPC connection.
+type rpcConn struct {
+	addr string
+	c    *tls.Conn
+	w    *frameWriter
+	m    *mux
+
+	mu      sync.Mutex
+	nextID  uint64
+	pending map[uint64]*rpcCall
+	err     error // non-nil once the connection is dead
+}
+
+type rpcCall struct {
+	ch chan rpcResult // buffered(1): the reader never blocks on a caller
+}
+
+type rpcResult struct {
+	code byte
+	body []byte
+	err  error
+}
+
+var callPool = sync.Pool{New: func() any { return &rpcCall{ch: make(chan rpcResult, 1)} }}
+
+func (c *rpcConn) isClosed() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.err != nil
+}
+
+func (c *rpcConn) call(ctx context.Context, name string, body []byte) ([]byte, error) {
+	call := callPool.Get().(*rpcCall)
+	c.mu.Lock()
+	if c.err != nil {
+		err := c.err
+		c.mu.Unlock()
+		callPool.Put(call)
+		return nil, &notSentError{err}
+	}
+	c.nextID++
+	id := c.nextID
+	c.pending[id] = call
+	c.mu.Unlock()
+
+	var timeoutMs uint32
+	if dl, ok := ctx.Deadline(); ok {
+		ms := time.Until(dl).Milliseconds()
+		if ms <= 0 {
+			c.forget(id, call)
+			return nil, ctx.Err()
+		}
+		timeoutMs = uint32(min(ms, int64(^uint32(0))))
+	}
+	var hdr [frameHeaderLen + 4 + 1]byte
+	binary.BigEndian.PutUint32(hdr[0:4], uint32(1+8+4+1+len(name)+len(body)))
+	hdr[4] = frameRequest
+	binary.BigEndian.PutUint64(hdr[5:13], id)
+	binary.BigEndian.PutUint32(hdr[13:17], timeoutMs)
+	hdr[17] = byte(len(name))
+	if err := c.w.write(hdr[:], []byte(name), body); err != nil {
+		c.fail(err)
+		// The result (a failure) is delivered through the channel by fail.
+	}
+	select {
+	case r := <-call.ch:
+		callPool.Put(call)
+		if r.err != nil {
+			return nil, fmt.Errorf("cluster: rpc %s to %s: %w", name, c.addr, r.err)
+		}
+		if r.code != codeOK {
+			return nil, &RemoteError{Addr: c.addr, Code: r.code, Message: string(r.body)}
+		}
+		return r.body, nil
+	case <-ctx.Done():
+		c.forget(id, call)
+		return nil, ctx.Err()
+	}
+}
+
+// forget drops a call the caller gave up on. The call object only goes back
+// to the pool if the reader had not already claimed it (it might still send).
+func (c *rpcConn) forget(id uint64, call *rpcCall) {
+	c.mu.Lock()
+	_, still := c.pending[id]
+	delete(c.pending, id)
+	c.mu.Unlock()
+	if still {
+		callPool.Put(call)
+	}
+}
+
+func (c *rpcConn) readLoop() {
+	br := bufio.NewReaderSize(c.c, 32<<10)
+	for {
+		f, err := readFrame(br)
+		if err != nil {
+			c.fail(err)
+			return
+		}
+		if f[0] != frameResponse || len(f) < 1+8+1 {
+			c.fail(errors.New("malformed rpc response"))
+			return
+		}
+		id := binary.BigEndian.Uint64(f[1:9])
+		c.mu.Lock()
+		call := c.pending[id]
+		delete(c.pending, id)
+		c.mu.Unlock()
+		if call != nil {
+			call.ch <- rpcResult{code: f[9], body: f[10:]}
+		}
+	}
+}
+
+// fail marks the connection dead and fails every pending call. Requests
+// already written may or may not have run on the remote node, so these
+// errors are not marked retryable.
+func (c *rpcConn) fail(err error) {
+	c.mu.Lock()
+	if c.err == nil {
+		c.err = err
+	}
+	pending := c.pending
+	c.pending = make(map[uint64]*rpcCall)
+	c.mu.Unlock()
+	for _, call := range pending {
+		call.ch <- rpcResult{err: err}
+	}
+	c.m.closeConn(c.c)
+}

@@ -1,0 +1,323 @@
+package cluster
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/raft"
+)
+
+// Protocol bytes: the first byte a client writes after the TLS handshake
+// selects what the rest of the connection speaks. Values are part of the
+// protocol between nodes.
+const (
+	protoRaft byte = 1 // hashicorp/raft NetworkTransport (msgpack RPCs)
+	protoRPC  byte = 2 // this package's framed request/response RPC (rpc.go)
+)
+
+// handshakeTimeout bounds the TLS handshake plus the protocol byte, so that a
+// silent client cannot hold a goroutine forever.
+const handshakeTimeout = 10 * time.Second
+
+// mux owns the single cluster listener. It terminates TLS, checks the peer,
+// reads the protocol byte and hands the connection to raft or to the RPC
+// server. It also tracks every live connection (inbound and dialed) so that
+// Shutdown can close them all.
+type mux struct {
+	ln         net.Listener // plain TCP; TLS is done per connection
+	serverTLS  *tls.Config
+	clientTLS  *tls.Config // template; ServerName is set per dial
+	verifyPeer func(*x509.Certificate) error
+	logger     hclog.Logger
+
+	raftCh chan net.Conn // accepted raft connections, consumed by raftLayer.Accept
+	rpc    func(c *tls.Conn, peer *x509.Certificate)
+
+	mu     sync.Mutex
+	conns  map[net.Conn]struct{}
+	closed bool
+	done   chan struct{}
+	wg     sync.WaitGroup // accept loop and per-connection setup goroutines
+}
+
+func newMux(ln net.Listener, base *tls.Config, verifyPeer func(*x509.Certificate) error, logger hclog.Logger) *mux {
+	srv := base.Clone()
+	// A cluster port that does not verify client certificates would let
+	// anybody speak raft; upgrade any weaker setting. VerifyClientCertIfGiven
+	// is kept (a later join flow may need certificate-less callers); raft and
+	// the built-in RPCs still refuse peers without a certificate.
+	if srv.ClientAuth != tls.VerifyClientCertIfGiven {
+		srv.ClientAuth = tls.RequireAndVerifyClientCert
+	}
+	if srv.MinVersion < tls.VersionTLS12 {
+		srv.MinVersion = tls.VersionTLS12
+	}
+	cli := base.Clone()
+	if cli.MinVersion < tls.VersionTLS12 {
+		cli.MinVersion = tls.VersionTLS12
+	}
+	return &mux{
+		ln:         ln,
+		serverTLS:  srv,
+		clientTLS:  cli,
+		verifyPeer: verifyPeer,
+		logger:     logger,
+		raftCh:     make(chan net.Conn),
+		conns:      make(map[net.Conn]struct{}),
+		done:       make(chan struct{}),
+	}
+}
+
+func (m *mux) start() {
+	m.wg.Add(1)
+	go m.acceptLoop()
+}
+
+func (m *mux) acceptLoop() {
+	defer m.wg.Done()
+	var backoff time.Duration
+	for {
+		c, err := m.ln.Accept()
+		if err != nil {
+			select {
+			case <-m.done:
+				return
+			default:
+			}
+			if errors.Is(err, net.ErrClosed) {
+				return
+			}
+			// Temporary failures (EMFILE...): back off instead of spinning.
+			backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
+			m.logger.Warn("cluster accept failed", "error", err, "retry_in", backoff)
+			select {
+			case <-time.After(backoff):
+			case <-m.done:
+				return
+			}
+			continue
+		}
+		backoff = 0
+		tc := tls.Server(c, m.serverTLS)
+		if !m.track(tc) {
+			return
+		}
+		m.wg.Add(1)
+		go m.setup(tc)
+	}
+}
+
+// setup runs the handshake off the accept loop (a slow client must not
+// delay others), then dispatches on the protocol byte.
+func (m *mux) setup(c *tls.Conn) {
+	defer m.wg.Done()
+	peer, proto, err := m.serverHandshake(c)
+	if err != nil {
+		m.logger.Debug("cluster connection rejected", "remote", c.RemoteAddr().String(), "error", err)
+		m.closeConn(c)
+		return
+	}
+	switch proto {
+	case protoRaft:
+		if peer == nil {
+			m.logger.Warn("raft connection without client certificate refused", "remote", c.RemoteAddr().String())
+			m.closeConn(c)
+			return
+		}
+		select {
+		case m.raftCh <- &trackedConn{Conn: c, m: m}:
+		case <-m.done:
+			m.closeConn(c)
+		}
+	case protoRPC:
+		// The RPC server runs in this goroutine; it closes c when done.
+		m.rpc(c, peer)
+	default:
+		m.logger.Warn("unknown cluster protocol byte", "byte", proto, "remote", c.RemoteAddr().String())
+		m.closeConn(c)
+	}
+}
+
+func (m *mux) serverHandshake(c *tls.Conn) (*x509.Certificate, byte, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), handshakeTimeout)
+	defer cancel()
+	if err := c.HandshakeContext(ctx); err != nil {
+		return nil, 0, fmt.Errorf("tls handshake: %w", err)
+	}
+	var peer *x509.Certificate
+	if certs := c.ConnectionState().PeerCertificates; len(certs) > 0 {
+		peer = certs[0]
+		if m.verifyPeer != nil {
+			if err := m.verifyPeer(peer); err != nil {
+				return nil, 0, fmt.Errorf("peer %q refused: %w", peer.Subject.CommonName, err)
+			}
+		}
+	}
+	var b [1]byte
+	_ = c.SetReadDeadline(time.Now().Add(handshakeTimeout))
+	// io.ReadFull on the tls.Conn reads exactly one byte; anything else the
+	// client already sent stays buffered inside the tls.Conn for the next
+	// reader (raft or the RPC server).
+	if _, err := io.ReadFull(c, b[:]); err != nil {
+		return nil, 0, fmt.Errorf("protocol byte: %w", err)
+	}
+	_ = c.SetReadDeadline(time.Time{})
+	return peer, b[0], nil
+}
+
+// dial opens a verified TLS connection to addr and writes the protocol byte.
+func (m *mux) dial(ctx context.Context, addr string, proto byte) (*tls.Conn, error) {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, err
+	}
+	cfg := m.clientTLS.Clone()
+	// Node certificates carry the advertise host (plus localhost/127.0.0.1)
+	// as SANs, so standard hostname verification against the CA pool works.
+	cfg.ServerName = host
+	d := tls.Dialer{NetDialer: &net.Dialer{Timeout: handshakeTimeout, KeepAlive: 15 * time.Second}, Config: cfg}
+	nc, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	c := nc.(*tls.Conn)
+	if m.verifyPeer != nil {
+		if certs := c.ConnectionState().PeerCertificates; len(certs) > 0 {
+			if err := m.verifyPeer(certs[0]); err != nil {
+				c.Close()
+				return nil, fmt.Errorf("server %s refused: %w", addr, err)
+			}
+		}
+	}
+	if !m.track(c) {
+		c.Close()
+		return nil, ErrShutdown
+	}
+	_ = c.SetWriteDeadline(time.Now().Add(handshakeTimeout))
+	if _, err := c.Write([]byte{proto}); err != nil {
+		m.closeConn(c)
+		return nil, err
+	}
+	_ = c.SetWriteDeadline(time.Time{})
+	return c, nil
+}
+
+func (m *mux) track(c net.Conn) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		c.Close()
+		return false
+	}
+	m.conns[c] = struct{}{}
+	return true
+}
+
+func (m *mux) closeConn(c net.Conn) {
+	m.mu.Lock()
+	delete(m.conns, c)
+	m.mu.Unlock()
+	c.Close()
+}
+
+// stopAccepting closes the listener; existing connections stay up so that
+// in-flight RPCs can still answer.
+func (m *mux) stopAccepting() {
+	m.mu.Lock()
+	if !m.closed {
+		m.closed = true
+		close(m.done)
+	}
+	m.mu.Unlock()
+	m.ln.Close()
+}
+
+// close closes the listener and every tracked connection, then waits for the
+// connection goroutines it started.
+func (m *mux) close() {
+	m.stopAccepting()
+	m.mu.Lock()
+	conns := m.conns
+	m.conns = make(map[net.Conn]struct{})
+	m.mu.Unlock()
+	for c := range conns {
+		c.Close()
+	}
+	m.wg.Wait()
+}
+
+// trackedConn removes itself from the mux's set when its user closes it.
+type trackedConn struct {
+	net.Conn
+	m    *mux
+	once sync.Once
+}
+
+func (t *trackedConn) Close() error {
+	t.once.Do(func() {
+		t.m.mu.Lock()
+		delete(t.m.conns, t.Conn)
+		t.m.mu.Unlock()
+	})
+	return t.Conn.Close()
+}
+
+// raftLayer is the raft.StreamLayer view of the mux: raft connections only.
+type raftLayer struct {
+	m         *mux
+	advertise net.Addr
+	closeOnce sync.Once
+	closed    chan struct{}
+}
+
+var _ raft.StreamLayer = (*raftLayer)(nil)
+
+func newRaftLayer(m *mux, advertise string) *raftLayer {
+	return &raftLayer{m: m, advertise: strAddr(advertise), closed: make(chan struct{})}
+}
+
+// Accept returns the next inbound raft connection.
+func (l *raftLayer) Accept() (net.Conn, error) {
+	select {
+	case c := <-l.m.raftCh:
+		return c, nil
+	case <-l.closed:
+		return nil, net.ErrClosed
+	case <-l.m.done:
+		return nil, net.ErrClosed
+	}
+}
+
+// Close stops raft from accepting; the listener itself belongs to the mux
+// (raft.Shutdown calls this before the node closes the mux).
+func (l *raftLayer) Close() error {
+	l.closeOnce.Do(func() { close(l.closed) })
+	return nil
+}
+
+// Addr is the advertised address: raft puts it into votes and leader info.
+func (l *raftLayer) Addr() net.Addr { return l.advertise }
+
+// Dial opens a raft connection to a peer.
+func (l *raftLayer) Dial(address raft.ServerAddress, timeout time.Duration) (net.Conn, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	c, err := l.m.dial(ctx, string(address), protoRaft)
+	if err != nil {
+		return nil, err
+	}
+	return &trackedConn{Conn: c, m: l.m}, nil
+}
+
+type strAddr string
+
+func (a strAddr) Network() string { return "tcp" }
+func (a strAddr) String() string  { return string(a) }

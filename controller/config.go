@@ -1,0 +1,89 @@
+package controller
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"time"
+)
+
+// Config is the configuration of one node (conventions §1).
+type Config struct {
+	DataDir       string
+	APIAddr       string // HTTPS listener of both APIs
+	ClusterAddr   string // mTLS listener of Raft and forwarding
+	Advertise     string // host other nodes and clients use; "" = host of APIAddr
+	NodeID        string // "" = generated once and kept in the data dir
+	AdminUsername string
+	AdminPassword string // "" = generated and printed once at bootstrap
+
+	SessionTimeout    time.Duration
+	SnapshotThreshold uint64
+	SnapshotInterval  time.Duration
+	TrailingLogs      uint64
+	// MaintenanceInterval is how often activity is flushed and expired sessions removed.
+	MaintenanceInterval time.Duration
+	// Raft timing; zero means the cluster package's defaults.
+	HeartbeatTimeout, ElectionTimeout time.Duration
+
+	Version, Revision, BuildDate string
+}
+
+// Defaults fills zero fields with the defaults of conventions §1.
+func (c *Config) Defaults() {
+	if c.DataDir == "" {
+		c.DataDir = "./data"
+	}
+	if c.APIAddr == "" {
+		c.APIAddr = "127.0.0.1:1280"
+	}
+	if c.ClusterAddr == "" {
+		c.ClusterAddr = "127.0.0.1:6262"
+	}
+	if c.AdminUsername == "" {
+		c.AdminUsername = "admin"
+	}
+	if c.SessionTimeout == 0 {
+		c.SessionTimeout = 30 * time.Minute
+	}
+	if c.MaintenanceInterval == 0 {
+		c.MaintenanceInterval = 5 * time.Second
+	}
+	if c.Version == "" {
+		c.Version = "v0.1.0"
+	}
+}
+
+// Validate checks the configuration before anything is started.
+func (c *Config) Validate() error {
+	if _, _, err := net.SplitHostPort(c.APIAddr); err != nil {
+		return fmt.Errorf("--api-addr %q: %w", c.APIAddr, err)
+	}
+	if _, _, err := net.SplitHostPort(c.ClusterAddr); err != nil {
+		return fmt.Errorf("--cluster-addr %q: %w", c.ClusterAddr, err)
+	}
+	if n := len(c.AdminUsername); n < 4 || n > 100 {
+		return errors.New("--admin-username must be 4 to 100 characters")
+	}
+	if c.AdminPassword != "" {
+		if n := len(c.AdminPassword); n < 5 || n > 100 {
+			return errors.New("--admin-password must be 5 to 100 characters")
+		}
+	}
+	if c.SessionTimeout < time.Second {
+		return errors.New("--session-timeout must be at least 1s")
+	}
+	return nil
+}
+
+// advertiseHost is the host others use to reach this node.
+func (c *Config) advertiseHost() string {
+	if c.Advertise != "" {
+		return c.Advertise
+	}
+	host, _, _ := net.SplitHostPort(c.APIAddr)
+	if host == "" || host == "0.0.0.0" || host == "::" {
+		return "127.0.0.1"
+	}
+	return host
+}

@@ -1,0 +1,317 @@
+package controller
+
+import (
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"edgectl/api"
+	"edgectl/auth"
+	"edgectl/cluster"
+	"edgectl/fsm"
+	"edgectl/pki"
+	"edgectl/store"
+
+	"github.com/hashicorp/go-hclog"
+)
+
+// Node is one running controller node.
+type Node struct {
+	cfg      Config
+	log      hclog.Logger
+	Store    *store.Store
+	FSM      *fsm.FSM
+	Raft     *cluster.Node
+	Writer   *fsm.Writer
+	API      *api.Server
+	http     *http.Server
+	apiLn    net.Listener
+	cancel   context.CancelFunc
+	wg       sync.WaitGroup
+	activity *auth.Activity
+	maint    *auth.Maintainer
+	stopOnce sync.Once
+}
+
+// Start brings a node up: on an empty data dir it creates the PKI and
+// bootstraps a one-node cluster; otherwise it resumes. out receives the
+// generated admin password, once.
+func Start(ctx context.Context, cfg Config, log hclog.Logger, out io.Writer) (*Node, error) {
+	cfg.Defaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if log == nil {
+		log = hclog.NewNullLogger()
+	}
+	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+		return nil, fmt.Errorf("data dir: %w", err)
+	}
+	nodeID, err := loadNodeID(cfg.DataDir, cfg.NodeID)
+	if err != nil {
+		return nil, err
+	}
+	n := &Node{cfg: cfg, log: log, Store: store.New(), activity: auth.NewActivity()}
+	n.FSM = fsm.New(n.Store)
+
+	fresh := !fileExists(filepath.Join(cfg.DataDir, "raft", "raft.db"))
+	if fresh && !fileExists(filepath.Join(cfg.DataDir, pkiDir, nodeCertFile)) {
+		if err := n.createPKI(nodeID); err != nil {
+			return nil, fmt.Errorf("create PKI: %w", err)
+		}
+	}
+	certs, err := loadCertMaterial(cfg.DataDir)
+	if err != nil {
+		return nil, err
+	}
+	_, clusterPort, _ := net.SplitHostPort(cfg.ClusterAddr)
+	n.Raft, err = cluster.New(cluster.Config{
+		NodeID: nodeID, DataDir: cfg.DataDir, BindAddr: cfg.ClusterAddr,
+		AdvertiseAddr: net.JoinHostPort(cfg.advertiseHost(), clusterPort),
+		TLS:           certs.clusterTLS(), FSM: n.FSM, Logger: log.Named("raft"),
+		SnapshotThreshold: cfg.SnapshotThreshold, SnapshotInterval: cfg.SnapshotInterval, TrailingLogs: cfg.TrailingLogs,
+		HeartbeatTimeout: cfg.HeartbeatTimeout, ElectionTimeout: cfg.ElectionTimeout,
+		VerifyPeer: verifyNodePeer,
+	})
+	if err != nil {
+		return nil, err
+	}
+	n.Writer = fsm.NewWriter(n.Raft)
+	if !n.Raft.HasState() {
+		if err := n.Raft.BootstrapSelf(); err != nil {
+			_ = n.Raft.Shutdown(ctx)
+			return nil, fmt.Errorf("bootstrap raft: %w", err)
+		}
+	}
+	if err := n.applyBootstrap(ctx, out); err != nil {
+		_ = n.Raft.Shutdown(ctx)
+		return nil, err
+	}
+	if err := n.startAPI(certs); err != nil {
+		_ = n.Raft.Shutdown(ctx)
+		return nil, err
+	}
+	n.startMaintenance()
+	log.Info("node started", "id", nodeID, "api", n.APIURL(), "cluster", n.Raft.Addr())
+	return n, nil
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
+
+// createPKI makes the cluster's CA chain and this node's certificates, and
+// keeps the chain in a file until the bootstrap command has put it in the model.
+func (n *Node) createPKI(nodeID string) error {
+	now := time.Now().UTC()
+	st, err := pki.NewState(now, "edgectl")
+	if err != nil {
+		return err
+	}
+	a, err := pki.Load(st)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Join(n.cfg.DataDir, pkiDir), 0o700); err != nil {
+		return err
+	}
+	raw, _ := json.Marshal(st)
+	if err := writeFileAtomic(filepath.Join(n.cfg.DataDir, pkiDir, bootstrapFile), raw, 0o600); err != nil {
+		return err
+	}
+	return issueNodeCerts(n.cfg.DataDir, nodeID, n.certHosts(), a, now)
+}
+
+// certHosts are the names in this node's certificates (conventions §1).
+func (n *Node) certHosts() []string {
+	hosts := []string{n.cfg.advertiseHost()}
+	for _, h := range []string{"localhost", "127.0.0.1"} {
+		if h != hosts[0] {
+			hosts = append(hosts, h)
+		}
+	}
+	return hosts
+}
+
+// applyBootstrap proposes the bootstrap records when this node created the
+// cluster and the model does not have them yet (also after a crash between
+// the Raft bootstrap and the command).
+func (n *Node) applyBootstrap(ctx context.Context, out io.Writer) error {
+	p := filepath.Join(n.cfg.DataDir, pkiDir, bootstrapFile)
+	raw, err := os.ReadFile(p)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if err := n.Raft.WaitForLeader(wctx); err != nil {
+		return fmt.Errorf("waiting for the new cluster's leader: %w", err)
+	}
+	if err := n.Raft.Barrier(wctx); err != nil {
+		return err
+	}
+	if !n.Store.Read().Bootstrapped() {
+		b, password, err := n.bootstrapRecords(wctx, raw)
+		if err != nil {
+			return err
+		}
+		if _, err := n.Writer.Do(wctx, fsm.CmdBootstrap, b); err != nil {
+			return fmt.Errorf("apply bootstrap records: %w", err)
+		}
+		if password != "" {
+			fmt.Fprintf(out, "\nThe default admin %q was created with the password:\n\n    %s\n\nIt is shown only this once.\n\n",
+				n.cfg.AdminUsername, password)
+		}
+	}
+	return os.Remove(p)
+}
+
+// bootstrapRecords builds the records of conventions §9.
+func (n *Node) bootstrapRecords(ctx context.Context, pkiState []byte) (*store.Bootstrap, string, error) {
+	now := time.Now().UTC()
+	password := n.cfg.AdminPassword
+	generated := ""
+	if password == "" {
+		password = auth.NewToken()[:24]
+		generated = password
+	}
+	hash, err := auth.NewHasher(auth.DefaultParams).Hash(ctx, password)
+	if err != nil {
+		return nil, "", err
+	}
+	base := func(id string) store.Base { return store.Base{ID: id, CreatedAt: now, UpdatedAt: now} }
+	b := &store.Bootstrap{At: now, PKI: pkiState}
+	for _, t := range []string{"User", "Device", "Service", "Router"} {
+		b.IdentityTypes = append(b.IdentityTypes, &store.IdentityType{Base: base(t), Named: store.Named{Name: t}})
+	}
+	ap := &store.AuthPolicy{Base: base("default"), Named: store.Named{Name: "Default"}}
+	ap.Primary.Cert.Allowed, ap.Primary.Cert.AllowExpiredCerts = true, true
+	ap.Primary.ExtJwt.Allowed = true
+	ap.Primary.Updb.Allowed, ap.Primary.Updb.MinPasswordLength = true, 5
+	b.AuthPolicy = ap
+	for _, t := range []string{"OS", "MAC", "MFA", "PROCESS", "PROCESS_MULTI", "DOMAIN"} {
+		pt := &store.PostureCheckType{Base: base(t), Named: store.Named{Name: t}, Version: "1", OperatingSystems: []store.OperatingSystem{}}
+		if t == "OS" || t == "PROCESS" || t == "PROCESS_MULTI" {
+			for _, os := range []string{"Windows", "WindowsServer", "Linux", "macOS", "iOS", "Android"} {
+				pt.OperatingSystems = append(pt.OperatingSystems, store.OperatingSystem{Type: os, Versions: []string{}})
+			}
+		}
+		b.PostureCheckTypes = append(b.PostureCheckTypes, pt)
+	}
+	adminID := auth.NewID()
+	b.Admin = &store.Identity{Base: base(adminID), Named: store.Named{Name: "Default Admin"}, TypeID: "User",
+		IsAdmin: true, IsDefaultAdmin: true, AuthPolicyID: "default", DefaultHostingPrecedence: "default"}
+	b.AdminAuthenticator = &store.Authenticator{Base: base(auth.NewID()), IdentityID: adminID, Method: "updb",
+		Username: n.cfg.AdminUsername, PasswordHash: hash}
+	return b, generated, nil
+}
+
+// startAPI serves both APIs over HTTPS on the API address.
+func (n *Node) startAPI(certs *certMaterial) error {
+	_, port, _ := net.SplitHostPort(n.cfg.APIAddr)
+	ln, err := net.Listen("tcp", n.cfg.APIAddr)
+	if err != nil {
+		return fmt.Errorf("API listener: %w", err)
+	}
+	if port == "0" {
+		_, port, _ = net.SplitHostPort(ln.Addr().String())
+	}
+	n.apiLn = ln
+	advertiseURL := "https://" + net.JoinHostPort(n.cfg.advertiseHost(), port)
+	n.API = api.New(api.Deps{
+		Store: n.Store, Writer: n.Writer, Cluster: n.Raft, Hasher: auth.NewHasher(auth.DefaultParams),
+		Log: n.log.Named("api"), Activity: n.activity,
+	}, api.Config{AdvertiseURL: advertiseURL, SessionTimeout: n.cfg.SessionTimeout,
+		Version: n.cfg.Version, Revision: n.cfg.Revision, BuildDate: n.cfg.BuildDate})
+	n.http = &http.Server{
+		Handler: n.API.Handler(),
+		TLSConfig: &tls.Config{
+			Certificates: []tls.Certificate{certs.api},
+			// Ask for a client certificate without requiring one: cert authentication reads it.
+			ClientAuth: tls.RequestClientCert,
+			MinVersion: tls.VersionTLS12,
+		},
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          n.log.Named("http").StandardLogger(&hclog.StandardLoggerOptions{InferLevels: true}),
+	}
+	n.wg.Add(1)
+	go func() {
+		defer n.wg.Done()
+		if err := n.http.ServeTLS(ln, "", ""); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			n.log.Error("API server stopped", "error", err)
+		}
+	}()
+	return nil
+}
+
+// startMaintenance runs the activity flush and session expiry loop.
+func (n *Node) startMaintenance() {
+	ctx, cancel := context.WithCancel(context.Background())
+	n.cancel = cancel
+	n.maint = &auth.Maintainer{
+		Activity: n.activity, Store: n.Store, Timeout: n.cfg.SessionTimeout, Interval: n.cfg.MaintenanceInterval,
+		Now: func() time.Time { return time.Now().UTC() }, IsLeader: n.Raft.IsLeader,
+		Flush: func(ctx context.Context, batch []store.Activity) error {
+			_, err := n.Writer.Do(ctx, fsm.CmdAPISessionsTouch, fsm.Touch{Batch: batch})
+			return err
+		},
+		Expire: func(ctx context.Context, ids []string) error {
+			_, err := n.Writer.Do(ctx, fsm.CmdAPISessionsDelete, fsm.DeleteMany{IDs: ids})
+			return err
+		},
+	}
+	n.wg.Add(1)
+	go func() {
+		defer n.wg.Done()
+		n.maint.Run(ctx)
+	}()
+}
+
+// APIURL is the https URL of this node's APIs.
+func (n *Node) APIURL() string {
+	_, port, _ := net.SplitHostPort(n.apiLn.Addr().String())
+	return "https://" + net.JoinHostPort(n.cfg.advertiseHost(), port)
+}
+
+// DataDir is the node's data directory.
+func (n *Node) DataDir() string { return n.cfg.DataDir }
+
+// Shutdown stops taking requests, finishes those in flight, flushes session
+// activity, hands leadership over if leader and closes Raft.
+func (n *Node) Shutdown(ctx context.Context) error {
+	var err error
+	n.stopOnce.Do(func() {
+		if n.http != nil {
+			if e := n.http.Shutdown(ctx); e != nil {
+				err = errors.Join(err, e)
+			}
+		}
+		if n.cancel != nil {
+			n.cancel()
+		}
+		n.wg.Wait()
+		if n.maint != nil {
+			fctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+			n.maint.Tick(fctx)
+			cancel()
+		}
+		if e := n.Raft.Shutdown(ctx); e != nil {
+			err = errors.Join(err, e)
+		}
+	})
+	return err
+}

@@ -1,0 +1,108 @@
+package fsm
+
+import (
+	"time"
+
+	"edgectl/store"
+)
+
+// Command types. Added, never renamed or reused.
+const (
+	CmdBootstrap             CommandType = "bootstrap"
+	CmdIdentityCreate        CommandType = "identity.create"
+	CmdIdentityUpdate        CommandType = "identity.update"
+	CmdIdentityDelete        CommandType = "identity.delete"
+	CmdIdentityDisable       CommandType = "identity.disable"
+	CmdIdentityEnable        CommandType = "identity.enable"
+	CmdAuthenticatorCreate   CommandType = "authenticator.create"
+	CmdAuthenticatorPassword CommandType = "authenticator.password"
+	CmdAPISessionCreate      CommandType = "apiSession.create"
+	CmdAPISessionsTouch      CommandType = "apiSession.touch"
+	CmdAPISessionsDelete     CommandType = "apiSession.delete"
+)
+
+// IdentityCreate is the payload of CmdIdentityCreate.
+type IdentityCreate struct {
+	Identity       *store.Identity        `json:"identity"`
+	Enrollments    []*store.Enrollment    `json:"enrollments"`
+	Authenticators []*store.Authenticator `json:"authenticators"`
+}
+
+// Update is the payload of the update commands: a patch of one record.
+type Update struct {
+	ID    string      `json:"id"`
+	Patch store.Patch `json:"patch"`
+	At    time.Time   `json:"at"`
+}
+
+// Delete is the payload of the delete commands.
+type Delete struct {
+	ID string `json:"id"`
+}
+
+// Disable is the payload of CmdIdentityDisable and CmdIdentityEnable.
+type Disable struct {
+	ID    string     `json:"id"`
+	At    time.Time  `json:"at"`
+	Until *time.Time `json:"until"`
+}
+
+// SetPassword is the payload of CmdAuthenticatorPassword.
+type SetPassword struct {
+	ID       string    `json:"id"`
+	Username string    `json:"username"`
+	Hash     string    `json:"hash"`
+	At       time.Time `json:"at"`
+}
+
+// Touch is the payload of CmdAPISessionsTouch.
+type Touch struct {
+	Batch []store.Activity `json:"batch"`
+}
+
+// DeleteMany is the payload of commands that remove several records.
+type DeleteMany struct {
+	IDs []string `json:"ids"`
+}
+
+func registerBootstrap(f *FSM) {
+	on(f, CmdBootstrap, func(tx *store.Tx, b *store.Bootstrap) (any, error) {
+		return nil, tx.ApplyBootstrap(b)
+	})
+}
+
+func registerIdentities(f *FSM) {
+	on(f, CmdIdentityCreate, func(tx *store.Tx, p *IdentityCreate) (any, error) {
+		return nil, tx.CreateIdentity(p.Identity, p.Enrollments, p.Authenticators)
+	})
+	on(f, CmdIdentityUpdate, func(tx *store.Tx, p *Update) (any, error) {
+		return nil, tx.UpdateIdentity(p.ID, p.Patch, p.At)
+	})
+	on(f, CmdIdentityDelete, func(tx *store.Tx, p *Delete) (any, error) {
+		return nil, tx.DeleteIdentity(p.ID)
+	})
+	on(f, CmdIdentityDisable, func(tx *store.Tx, p *Disable) (any, error) {
+		return nil, tx.DisableIdentity(p.ID, p.At, p.Until)
+	})
+	on(f, CmdIdentityEnable, func(tx *store.Tx, p *Disable) (any, error) {
+		return nil, tx.EnableIdentity(p.ID, p.At)
+	})
+	on(f, CmdAuthenticatorCreate, func(tx *store.Tx, a *store.Authenticator) (any, error) {
+		return nil, tx.CreateAuthenticator(a)
+	})
+	on(f, CmdAuthenticatorPassword, func(tx *store.Tx, p *SetPassword) (any, error) {
+		return nil, tx.SetPassword(p.ID, p.Username, p.Hash, p.At)
+	})
+}
+
+func registerSessions(f *FSM) {
+	on(f, CmdAPISessionCreate, func(tx *store.Tx, s *store.APISession) (any, error) {
+		return nil, tx.CreateAPISession(s)
+	})
+	on(f, CmdAPISessionsTouch, func(tx *store.Tx, p *Touch) (any, error) {
+		return nil, tx.TouchAPISessions(p.Batch)
+	})
+	on(f, CmdAPISessionsDelete, func(tx *store.Tx, p *DeleteMany) (any, error) {
+		return nil, tx.DeleteAPISessions(p.IDs)
+	})
+}

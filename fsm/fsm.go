@@ -1,0 +1,166 @@
+// Package fsm applies replicated commands to the model. A command is a JSON
+// envelope {"type", "payload"}; each type has one handler, registered in an
+// explicit table built by New. Apply decodes, calls one model method, and
+// returns the encoded result; it never reads the clock, draws randomness or
+// does I/O, so every node reaches the same state from the same log.
+//
+// Writer is the one write path the API uses: build a command, propose it
+// through the cluster (which forwards to the leader and waits until this node
+// applied it), and turn the result back into a value or a domain error.
+package fsm
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"edgectl/store"
+
+	"github.com/hashicorp/raft"
+)
+
+// CommandType names a command. Types are added, never renamed or reused:
+// the log keeps them forever.
+type CommandType string
+
+// Command is the envelope of every replicated write.
+type Command struct {
+	Type    CommandType     `json:"type"`
+	Payload json.RawMessage `json:"payload"`
+}
+
+// result is what Apply returns, encoded, to the proposer.
+type result struct {
+	Data  json.RawMessage `json:"data,omitempty"`
+	Error *store.Error    `json:"error,omitempty"`
+}
+
+type handler func(tx *store.Tx, payload json.RawMessage) (any, error)
+
+// FSM is the raft.FSM of the controller.
+type FSM struct {
+	store    *store.Store
+	handlers map[CommandType]handler
+
+	applied atomic.Uint64
+	mu      sync.Mutex
+	notify  chan struct{} // closed and replaced whenever applied moves
+}
+
+// New returns an FSM that applies commands to s.
+func New(s *store.Store) *FSM {
+	f := &FSM{store: s, handlers: map[CommandType]handler{}, notify: make(chan struct{})}
+	registerBootstrap(f)
+	registerIdentities(f)
+	registerSessions(f)
+	return f
+}
+
+// register adds the handler of a command type; a type registered twice is a programming error.
+func (f *FSM) register(t CommandType, h handler) {
+	if _, dup := f.handlers[t]; dup {
+		panic(fmt.Sprintf("fsm: command %q registered twice", t))
+	}
+	f.handlers[t] = h
+}
+
+// on registers a handler whose payload decodes into P.
+func on[P any](f *FSM, t CommandType, fn func(tx *store.Tx, p *P) (any, error)) {
+	f.register(t, func(tx *store.Tx, raw json.RawMessage) (any, error) {
+		p := new(P)
+		if err := json.Unmarshal(raw, p); err != nil {
+			return nil, fmt.Errorf("%w: payload of %s: %v", errCorrupt, t, err)
+		}
+		return fn(tx, p)
+	})
+}
+
+var errCorrupt = errors.New("corrupt log entry")
+
+// Apply applies one committed entry.
+func (f *FSM) Apply(l *raft.Log) any {
+	defer f.setApplied(l.Index)
+	if l.Type != raft.LogCommand {
+		return nil
+	}
+	var c Command
+	if err := json.Unmarshal(l.Data, &c); err != nil {
+		// Every node would fail here alike: an undecodable entry is a corrupt log, and going on would diverge.
+		panic(fmt.Sprintf("fsm: entry %d: %v: %v", l.Index, errCorrupt, err))
+	}
+	h, ok := f.handlers[c.Type]
+	if !ok {
+		panic(fmt.Sprintf("fsm: entry %d: %v: unknown command type %q (is this node older than the cluster?)", l.Index, errCorrupt, c.Type))
+	}
+	tx := f.store.Write()
+	data, err := h(tx, c.Payload)
+	if err != nil {
+		tx.Abort()
+		var de *store.Error
+		if !errors.As(err, &de) {
+			if errors.Is(err, errCorrupt) {
+				panic(fmt.Sprintf("fsm: entry %d: %v", l.Index, err))
+			}
+			de = &store.Error{Kind: "internal", Message: err.Error()}
+		}
+		return encode(result{Error: de})
+	}
+	tx.Commit()
+	if data == nil {
+		return nil
+	}
+	raw, err := json.Marshal(data)
+	if err != nil {
+		return encode(result{Error: &store.Error{Kind: "internal", Message: err.Error()}})
+	}
+	return encode(result{Data: raw})
+}
+
+func encode(r result) []byte {
+	b, _ := json.Marshal(r)
+	return b
+}
+
+func (f *FSM) setApplied(i uint64) {
+	f.mu.Lock()
+	if i > f.applied.Load() {
+		f.applied.Store(i)
+		close(f.notify)
+		f.notify = make(chan struct{})
+	}
+	f.mu.Unlock()
+}
+
+// StoreConfiguration counts configuration entries as applied, so waiting for
+// an index that is a membership change does not hang.
+func (f *FSM) StoreConfiguration(index uint64, _ raft.Configuration) { f.setApplied(index) }
+
+// AppliedIndex is the index of the last entry this FSM applied.
+func (f *FSM) AppliedIndex() uint64 { return f.applied.Load() }
+
+// WaitApplied blocks until the FSM applied index or ctx ends.
+func (f *FSM) WaitApplied(ctx context.Context, index uint64) error {
+	for {
+		f.mu.Lock()
+		if f.applied.Load() >= index {
+			f.mu.Unlock()
+			return nil
+		}
+		ch := f.notify
+		f.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// Store returns the model the FSM writes to.
+func (f *FSM) Store() *store.Store { return f.store }
+
+var _ raft.FSM = (*FSM)(nil)
+var _ raft.ConfigurationStore = (*FSM)(nil)

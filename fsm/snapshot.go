@@ -1,0 +1,80 @@
+package fsm
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+
+	"edgectl/store"
+
+	"github.com/hashicorp/raft"
+)
+
+// snapshotFormat is the version of the snapshot stream; Restore refuses others.
+const snapshotFormat = 1
+
+// header starts every snapshot stream.
+type header struct {
+	Format int    `json:"format"`
+	Index  uint64 `json:"index"`
+}
+
+type snapshot struct {
+	tx    *store.Tx
+	index uint64
+}
+
+// Snapshot captures the model at the applied index. It only takes an MVCC
+// view, so Apply goes on while Persist encodes.
+func (f *FSM) Snapshot() (raft.FSMSnapshot, error) {
+	return &snapshot{tx: f.store.Read(), index: f.AppliedIndex()}, nil
+}
+
+// Persist encodes the view into the sink.
+func (s *snapshot) Persist(sink raft.SnapshotSink) error {
+	if err := WriteSnapshot(sink, s.tx, s.index); err != nil {
+		_ = sink.Cancel()
+		return err
+	}
+	return sink.Close()
+}
+
+// WriteSnapshot writes the header and every record of tx to w.
+func WriteSnapshot(w io.Writer, tx *store.Tx, index uint64) error {
+	bw := bufio.NewWriterSize(w, 1<<16)
+	enc := json.NewEncoder(bw)
+	if err := enc.Encode(header{Format: snapshotFormat, Index: index}); err != nil {
+		return fmt.Errorf("fsm: snapshot header: %w", err)
+	}
+	if err := tx.Dump(enc); err != nil {
+		return err
+	}
+	return bw.Flush()
+}
+
+// Release is a no-op: the view is garbage collected.
+func (s *snapshot) Release() {}
+
+// Restore replaces the model with the snapshot's. The new model is built
+// aside and swapped in whole.
+func (f *FSM) Restore(rc io.ReadCloser) error {
+	defer rc.Close()
+	dec := json.NewDecoder(bufio.NewReaderSize(rc, 1<<16))
+	var h header
+	if err := dec.Decode(&h); err != nil {
+		return fmt.Errorf("fsm: restore: header: %w", err)
+	}
+	if h.Format != snapshotFormat {
+		return fmt.Errorf("fsm: restore: snapshot format %d, this node reads %d", h.Format, snapshotFormat)
+	}
+	if err := f.store.Load(dec); err != nil {
+		return err
+	}
+	f.mu.Lock()
+	f.applied.Store(h.Index)
+	close(f.notify)
+	f.notify = make(chan struct{})
+	f.mu.Unlock()
+	return nil
+}

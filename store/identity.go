@@ -1,0 +1,117 @@
+package store
+
+import "time"
+
+// checkIdentityRefs verifies that an identity's references exist.
+func (tx *Tx) checkIdentityRefs(i *Identity) error {
+	if !tx.Exists(KindIdentityType, i.TypeID) {
+		return Invalid("type", "no identity type with this name", i.TypeID)
+	}
+	if !tx.Exists(KindAuthPolicy, i.AuthPolicyID) {
+		return Invalid("authPolicyId", "no auth policy with this id", i.AuthPolicyID)
+	}
+	return nil
+}
+
+// CreateIdentity adds an identity with the enrollments and authenticators made with it.
+func (tx *Tx) CreateIdentity(i *Identity, enrollments []*Enrollment, authenticators []*Authenticator) error {
+	if err := tx.checkIdentityRefs(i); err != nil {
+		return err
+	}
+	if err := tx.Insert(KindIdentity, i); err != nil {
+		return err
+	}
+	for _, e := range enrollments {
+		if err := tx.Insert(KindEnrollment, e); err != nil {
+			return err
+		}
+	}
+	for _, a := range authenticators {
+		if err := tx.insertAuthenticator(a); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// UpdateIdentity applies a PUT or PATCH to an identity.
+func (tx *Tx) UpdateIdentity(id string, p Patch, at time.Time) error {
+	_, _, err := tx.Update(KindIdentity, id, p, at, func(old, upd Record) error {
+		o, n := old.(*Identity), upd.(*Identity)
+		// The default admin stays an admin: losing it would lock every operator out.
+		if o.IsDefaultAdmin && !n.IsAdmin {
+			return Forbidden("the default admin cannot lose isAdmin")
+		}
+		n.IsDefaultAdmin = o.IsDefaultAdmin
+		return tx.checkIdentityRefs(n)
+	})
+	return err
+}
+
+// DeleteIdentity removes an identity with its authenticators, enrollments and API sessions.
+func (tx *Tx) DeleteIdentity(id string) error {
+	i, err := GetAs[*Identity](tx, KindIdentity, id)
+	if err != nil {
+		return err
+	}
+	if i.IsDefaultAdmin {
+		return Forbidden("the default admin cannot be deleted")
+	}
+	for _, k := range []*Kind{KindAuthenticator, KindEnrollment, KindAPISession} {
+		if err := tx.removeWhere(k, "identity", id); err != nil {
+			return err
+		}
+	}
+	return tx.Remove(KindIdentity, id)
+}
+
+// removeWhere deletes every record of k whose index matches value.
+func (tx *Tx) removeWhere(k *Kind, index, value string) error {
+	var ids []string
+	tx.Each(k, index, func(r Record) bool {
+		ids = append(ids, r.base().ID)
+		return true
+	}, value)
+	for _, id := range ids {
+		if err := tx.Remove(k, id); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// IdentitySessionCount returns how many API sessions the identity has.
+func (tx *Tx) IdentitySessionCount(id string) int {
+	n := 0
+	tx.Each(KindAPISession, "identity", func(Record) bool { n++; return true }, id)
+	return n
+}
+
+// DisableIdentity disables an identity from at until until (nil: until
+// enabled) and ends its API sessions.
+func (tx *Tx) DisableIdentity(id string, at time.Time, until *time.Time) error {
+	i, err := GetAs[*Identity](tx, KindIdentity, id)
+	if err != nil {
+		return err
+	}
+	if i.IsDefaultAdmin {
+		return Forbidden("the default admin cannot be disabled")
+	}
+	n := *i
+	n.Disabled, n.DisabledAt, n.DisabledUntil, n.UpdatedAt = true, &at, until, at
+	if err := tx.Replace(KindIdentity, &n); err != nil {
+		return err
+	}
+	return tx.removeWhere(KindAPISession, "identity", id)
+}
+
+// EnableIdentity clears every disabled state of an identity.
+func (tx *Tx) EnableIdentity(id string, at time.Time) error {
+	i, err := GetAs[*Identity](tx, KindIdentity, id)
+	if err != nil {
+		return err
+	}
+	n := *i
+	n.Disabled, n.DisabledAt, n.DisabledUntil, n.UpdatedAt = false, nil, nil, at
+	return tx.Replace(KindIdentity, &n)
+}

@@ -1,0 +1,132 @@
+package store
+
+import (
+	"encoding/binary"
+	"fmt"
+	"time"
+
+	"edgectl/store/filter"
+
+	"github.com/hashicorp/go-memdb"
+)
+
+// Kind describes one record kind: its table, how to make an empty record, its
+// indexes and the fields its lists accept. One table of kinds drives the
+// schema, snapshots, restores, lists and counts, so adding a kind is one entry.
+type Kind struct {
+	// Table is the memdb table and the plural used in paths and counts ("identities").
+	Table string
+	// Entity is the singular used in messages ("identity").
+	Entity string
+	// Named kinds have a unique, case-sensitive name and list by name then id;
+	// the others list by creation time then id.
+	Named   bool
+	new     func() Record
+	indexes []*memdb.IndexSchema
+	// Fields are the filterable and sortable fields.
+	Fields *filter.Schema
+}
+
+// New returns an empty record of the kind.
+func (k *Kind) New() Record { return k.new() }
+
+func strIndex(name, field string) *memdb.IndexSchema {
+	return &memdb.IndexSchema{Name: name, AllowMissing: true, Indexer: &memdb.StringFieldIndex{Field: field}}
+}
+
+func rolesIndex() *memdb.IndexSchema {
+	return &memdb.IndexSchema{Name: "roles", AllowMissing: true, Indexer: &memdb.StringSliceFieldIndex{Field: "RoleAttributes"}}
+}
+
+// createdIndexer orders records by creation time, for kinds without a name.
+type createdIndexer struct{}
+
+func (createdIndexer) FromObject(obj any) (bool, []byte, error) {
+	r, ok := obj.(Record)
+	if !ok {
+		return false, nil, fmt.Errorf("not a record: %T", obj)
+	}
+	return true, encodeTime(r.base().CreatedAt), nil
+}
+
+func (createdIndexer) FromArgs(args ...any) ([]byte, error) {
+	if len(args) != 1 {
+		return nil, fmt.Errorf("created index takes one time")
+	}
+	t, ok := args[0].(time.Time)
+	if !ok {
+		return nil, fmt.Errorf("created index takes a time.Time, not %T", args[0])
+	}
+	return encodeTime(t), nil
+}
+
+func encodeTime(t time.Time) []byte {
+	b := make([]byte, 8)
+	// Flipping the sign bit makes the byte order of negative and positive times agree with time order.
+	binary.BigEndian.PutUint64(b, uint64(t.UnixNano())^(1<<63))
+	return b
+}
+
+// Kinds of the model. The order is the snapshot order.
+var (
+	KindSetting = &Kind{Table: "settings", Entity: "setting",
+		new: func() Record { return &Setting{} }}
+	KindIdentityType = &Kind{Table: "identityTypes", Entity: "identity type", Named: true,
+		new: func() Record { return &IdentityType{} }, Fields: namedFields(nil)}
+	KindAuthPolicy = &Kind{Table: "authPolicies", Entity: "auth policy", Named: true,
+		new: func() Record { return &AuthPolicy{} }, Fields: namedFields(nil)}
+	KindIdentity = &Kind{Table: "identities", Entity: "identity", Named: true,
+		new:     func() Record { return &Identity{} },
+		indexes: []*memdb.IndexSchema{rolesIndex(), strIndex("authPolicy", "AuthPolicyID"), strIndex("type", "TypeID")},
+		Fields:  namedFields(identityFields)}
+	KindAuthenticator = &Kind{Table: "authenticators", Entity: "authenticator",
+		new: func() Record { return &Authenticator{} },
+		indexes: []*memdb.IndexSchema{strIndex("identity", "IdentityID"), strIndex("username", "Username"),
+			strIndex("fingerprint", "Fingerprint")},
+		Fields: baseFields(authenticatorFields)}
+	KindAPISession = &Kind{Table: "apiSessions", Entity: "API session",
+		new:     func() Record { return &APISession{} },
+		indexes: []*memdb.IndexSchema{strIndex("identity", "IdentityID"), strIndex("token", "TokenHash")},
+		Fields:  baseFields(apiSessionFields)}
+	KindEnrollment = &Kind{Table: "enrollments", Entity: "enrollment",
+		new:     func() Record { return &Enrollment{} },
+		indexes: []*memdb.IndexSchema{strIndex("identity", "IdentityID"), strIndex("token", "Token")},
+		Fields:  baseFields(enrollmentFields)}
+	KindPostureCheckType = &Kind{Table: "postureCheckTypes", Entity: "posture check type", Named: true,
+		new: func() Record { return &PostureCheckType{} }, Fields: namedFields(nil)}
+)
+
+// AllKinds lists every kind in snapshot order: records come after the records they reference.
+var AllKinds = []*Kind{KindSetting, KindIdentityType, KindAuthPolicy, KindPostureCheckType,
+	KindIdentity, KindAuthenticator, KindEnrollment, KindAPISession}
+
+// KindByTable returns the kind of a table name.
+func KindByTable(table string) (*Kind, bool) {
+	for _, k := range AllKinds {
+		if k.Table == table {
+			return k, true
+		}
+	}
+	return nil, false
+}
+
+func schema() *memdb.DBSchema {
+	s := &memdb.DBSchema{Tables: map[string]*memdb.TableSchema{}}
+	for _, k := range AllKinds {
+		t := &memdb.TableSchema{Name: k.Table, Indexes: map[string]*memdb.IndexSchema{
+			"id":      {Name: "id", Unique: true, Indexer: &memdb.StringFieldIndex{Field: "ID"}},
+			"created": {Name: "created", Indexer: createdIndexer{}},
+		}}
+		if k.Named {
+			t.Indexes["name"] = &memdb.IndexSchema{Name: "name", Indexer: &memdb.StringFieldIndex{Field: "Name"}}
+		}
+		for _, ix := range k.indexes {
+			t.Indexes[ix.Name] = ix
+		}
+		s.Tables[k.Table] = t
+	}
+	s.Tables[countsTable] = &memdb.TableSchema{Name: countsTable, Indexes: map[string]*memdb.IndexSchema{
+		"id": {Name: "id", Unique: true, Indexer: &memdb.StringFieldIndex{Field: "Table"}},
+	}}
+	return s
+}

@@ -1,0 +1,194 @@
+package store
+
+import (
+	"fmt"
+	"sync/atomic"
+
+	"github.com/hashicorp/go-memdb"
+)
+
+const countsTable = "counts"
+
+// count is the number of records of one table, kept in the same transaction
+// as the records so every view has an exact count without a scan.
+type count struct {
+	Table string
+	N     int
+}
+
+// Store is the in-memory model. Reads take an MVCC view; the FSM is the only writer.
+type Store struct {
+	db atomic.Pointer[memdb.MemDB]
+}
+
+// New returns an empty store.
+func New() *Store {
+	s := &Store{}
+	s.db.Store(newDB())
+	return s
+}
+
+func newDB() *memdb.MemDB {
+	db, err := memdb.NewMemDB(schema())
+	if err != nil {
+		// The schema is a constant of the program: an error here is a programming error.
+		panic(fmt.Sprintf("store: bad schema: %v", err))
+	}
+	return db
+}
+
+// Tx is a transaction on the model: a read view or the one write transaction of an Apply.
+type Tx struct {
+	txn *memdb.Txn
+}
+
+// Read returns a consistent read-only view. It never blocks and is never blocked.
+func (s *Store) Read() *Tx { return &Tx{txn: s.db.Load().Txn(false)} }
+
+// Write starts the write transaction of one Apply. Commit or Abort it.
+func (s *Store) Write() *Tx { return &Tx{txn: s.db.Load().Txn(true)} }
+
+// Commit makes the writes of the transaction visible.
+func (tx *Tx) Commit() { tx.txn.Commit() }
+
+// Abort drops the writes of the transaction.
+func (tx *Tx) Abort() { tx.txn.Abort() }
+
+// swap replaces the whole model, for Restore: readers that hold the old view keep it.
+func (s *Store) swap(db *memdb.MemDB) { s.db.Store(db) }
+
+// Get returns the record of kind k with id, or a NotFound error.
+func (tx *Tx) Get(k *Kind, id string) (Record, error) {
+	raw, err := tx.txn.First(k.Table, "id", id)
+	if err != nil {
+		return nil, fmt.Errorf("store: get %s: %w", k.Table, err)
+	}
+	if raw == nil {
+		return nil, NotFound(k.Entity, id)
+	}
+	return raw.(Record), nil
+}
+
+// GetAs returns the record of kind k with id as its concrete type.
+func GetAs[T Record](tx *Tx, k *Kind, id string) (T, error) {
+	r, err := tx.Get(k, id)
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	return r.(T), nil
+}
+
+// Exists reports whether a record of kind k with id exists.
+func (tx *Tx) Exists(k *Kind, id string) bool {
+	raw, _ := tx.txn.First(k.Table, "id", id)
+	return raw != nil
+}
+
+// ByName returns the record of a named kind with that name, or nil.
+func (tx *Tx) ByName(k *Kind, name string) Record {
+	raw, _ := tx.txn.First(k.Table, "name", name)
+	if raw == nil {
+		return nil
+	}
+	return raw.(Record)
+}
+
+// First returns the first record of k whose index matches args, or nil.
+func (tx *Tx) First(k *Kind, index string, args ...any) Record {
+	raw, err := tx.txn.First(k.Table, index, args...)
+	if err != nil || raw == nil {
+		return nil
+	}
+	return raw.(Record)
+}
+
+// Each calls fn for the records of k whose index matches args (all records when
+// args is empty), in index order, until fn returns false.
+func (tx *Tx) Each(k *Kind, index string, fn func(Record) bool, args ...any) {
+	it, err := tx.txn.Get(k.Table, index, args...)
+	if err != nil {
+		return
+	}
+	for raw := it.Next(); raw != nil; raw = it.Next() {
+		if !fn(raw.(Record)) {
+			return
+		}
+	}
+}
+
+// Count returns the number of records of kind k.
+func (tx *Tx) Count(k *Kind) int {
+	raw, _ := tx.txn.First(countsTable, "id", k.Table)
+	if raw == nil {
+		return 0
+	}
+	return raw.(*count).N
+}
+
+func (tx *Tx) addCount(k *Kind, d int) error {
+	return tx.txn.Insert(countsTable, &count{Table: k.Table, N: tx.Count(k) + d})
+}
+
+// checkName enforces the unique name of a named kind.
+func (tx *Tx) checkName(k *Kind, r Record) error {
+	if !k.Named {
+		return nil
+	}
+	if other := tx.ByName(k, r.RecordName()); other != nil && other.base().ID != r.base().ID {
+		return Conflict("name", r.RecordName(), "the name %q is already used by another %s", r.RecordName(), k.Entity)
+	}
+	return nil
+}
+
+// Insert adds a new record. The id must be new and the name unique.
+func (tx *Tx) Insert(k *Kind, r Record) error {
+	if tx.Exists(k, r.base().ID) {
+		return Conflict("id", r.base().ID, "a %s with id %q already exists", k.Entity, r.base().ID)
+	}
+	if err := tx.checkName(k, r); err != nil {
+		return err
+	}
+	if err := tx.txn.Insert(k.Table, r); err != nil {
+		return fmt.Errorf("store: insert %s: %w", k.Table, err)
+	}
+	return tx.addCount(k, 1)
+}
+
+// Replace stores a changed copy of an existing record.
+func (tx *Tx) Replace(k *Kind, r Record) error {
+	if !tx.Exists(k, r.base().ID) {
+		return NotFound(k.Entity, r.base().ID)
+	}
+	if err := tx.checkName(k, r); err != nil {
+		return err
+	}
+	if err := tx.txn.Insert(k.Table, r); err != nil {
+		return fmt.Errorf("store: replace %s: %w", k.Table, err)
+	}
+	return nil
+}
+
+// Upsert stores a record whether or not it exists (settings, restores).
+func (tx *Tx) Upsert(k *Kind, r Record) error {
+	existed := tx.Exists(k, r.base().ID)
+	if err := tx.txn.Insert(k.Table, r); err != nil {
+		return fmt.Errorf("store: upsert %s: %w", k.Table, err)
+	}
+	if existed {
+		return nil
+	}
+	return tx.addCount(k, 1)
+}
+
+// Remove deletes the record of kind k with id.
+func (tx *Tx) Remove(k *Kind, id string) error {
+	r, err := tx.Get(k, id)
+	if err != nil {
+		return err
+	}
+	if err := tx.txn.Delete(k.Table, r); err != nil {
+		return fmt.Errorf("store: delete %s: %w", k.Table, err)
+	}
+	return tx.addCount(k, -1)
+}
