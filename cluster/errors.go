@@ -29,6 +29,12 @@ var (
 	// ErrUnknownRPC: the remote node has no handler for the RPC name
 	// (typically a version skew between nodes).
 	ErrUnknownRPC = errors.New("cluster: unknown rpc")
+	// ErrOutcomeUnknown: the operation may or may not have taken effect
+	// (leadership was lost while the entry was in flight, or the connection
+	// to the leader broke after the request was sent). It is not retried
+	// automatically because commands need not be idempotent; callers may
+	// retry idempotent commands or re-read the state.
+	ErrOutcomeUnknown = errors.New("cluster: outcome unknown")
 )
 
 // Wire error codes (one byte in a response frame). Values are part of the
@@ -49,26 +55,28 @@ const (
 	// codeRefused: the node is shutting down and did not run the handler at
 	// all. Unlike codeShutdown (which a handler may return after it already
 	// proposed an entry) this one is always safe to retry elsewhere.
-	codeRefused byte = 12
+	codeRefused        byte = 12
+	codeOutcomeUnknown byte = 13
 )
 
 // errUnauthorized is returned to peers without a client certificate calling an
 // internal RPC (only possible when the TLS config does not require one).
 var errUnauthorized = errors.New("cluster: client certificate required")
 
-// codeSentinels maps a wire code to the sentinel a remote error unwraps to.
-var codeSentinels = map[byte]error{
-	codeNoLeader:           ErrNoLeader,
-	codeNotLeader:          ErrNotLeader,
-	codeSnapshotRunning:    ErrSnapshotRunning,
-	codeShutdown:           ErrShutdown,
-	codeUnknownRPC:         ErrUnknownRPC,
-	codeDeadline:           context.DeadlineExceeded,
-	codeCanceled:           context.Canceled,
-	codeLeadershipLost:     raft.ErrLeadershipLost,
-	codeTransferInProgress: raft.ErrLeadershipTransferInProgress,
-	codeUnauthorized:       errUnauthorized,
-	codeRefused:            ErrShutdown,
+// codeSentinels maps a wire code to the sentinels a remote error unwraps to.
+var codeSentinels = map[byte][]error{
+	codeNoLeader:           {ErrNoLeader},
+	codeNotLeader:          {ErrNotLeader},
+	codeSnapshotRunning:    {ErrSnapshotRunning},
+	codeShutdown:           {ErrShutdown},
+	codeUnknownRPC:         {ErrUnknownRPC},
+	codeDeadline:           {context.DeadlineExceeded},
+	codeCanceled:           {context.Canceled},
+	codeLeadershipLost:     {raft.ErrLeadershipLost, ErrOutcomeUnknown},
+	codeTransferInProgress: {raft.ErrLeadershipTransferInProgress},
+	codeUnauthorized:       {errUnauthorized},
+	codeRefused:            {ErrShutdown},
+	codeOutcomeUnknown:     {ErrOutcomeUnknown},
 }
 
 // errorCode picks the wire code for err. The order matters only for errors
@@ -85,6 +93,8 @@ func errorCode(err error) byte {
 		return codeTransferInProgress
 	case errors.Is(err, raft.ErrLeadershipLost):
 		return codeLeadershipLost
+	case errors.Is(err, ErrOutcomeUnknown):
+		return codeOutcomeUnknown
 	case errors.Is(err, ErrSnapshotRunning):
 		return codeSnapshotRunning
 	case errors.Is(err, ErrShutdown), errors.Is(err, raft.ErrRaftShutdown):
@@ -104,8 +114,9 @@ func errorCode(err error) byte {
 // RemoteError is an error returned by another node's RPC handler. Message is
 // the remote error text; errors.Is works against the sentinel the remote
 // error wrapped (ErrNoLeader, ErrNotLeader, ErrSnapshotRunning, ErrShutdown,
-// ErrUnknownRPC, context.DeadlineExceeded, context.Canceled,
-// raft.ErrLeadershipLost, raft.ErrLeadershipTransferInProgress).
+// ErrUnknownRPC, ErrOutcomeUnknown, context.DeadlineExceeded,
+// context.Canceled, raft.ErrLeadershipLost,
+// raft.ErrLeadershipTransferInProgress). Other errors keep only their text.
 type RemoteError struct {
 	Addr    string // node that produced the error
 	Code    byte   // wire code
@@ -116,8 +127,8 @@ func (e *RemoteError) Error() string {
 	return fmt.Sprintf("cluster: remote %s: %s", e.Addr, e.Message)
 }
 
-// Unwrap returns the sentinel that the remote error wrapped, if any.
-func (e *RemoteError) Unwrap() error { return codeSentinels[e.Code] }
+// Unwrap returns the sentinels that the remote error wrapped, if any.
+func (e *RemoteError) Unwrap() []error { return codeSentinels[e.Code] }
 
 // mapRaftErr turns raft's errors into this package's sentinels where one
 // exists, keeping raft's error in the chain for callers who care.
@@ -135,7 +146,8 @@ func mapRaftErr(op string, err error) error {
 
 // retryable reports whether an operation failed in a way that guarantees it
 // was not carried out, so that it is safe to try again on the (new) leader.
-// raft.ErrLeadershipLost is deliberately absent: the entry may still commit.
+// ErrOutcomeUnknown (raft.ErrLeadershipLost, a connection lost after the
+// request was written) is deliberately absent: the entry may still commit.
 func retryable(err error) bool {
 	var ns *notSentError
 	switch {

@@ -35,8 +35,9 @@ const (
 // Config.LeaderWait (bounded by ctx) and then fails with ErrNoLeader; a
 // forward that hits a node which is no longer leader is retried within that
 // same window. Errors where the command may or may not have been committed
-// (raft.ErrLeadershipLost, a connection lost after sending) are returned, not
-// retried, because commands need not be idempotent. If the FSM's Apply
+// (raft.ErrLeadershipLost, a connection lost after sending) wrap
+// ErrOutcomeUnknown and are not retried, because commands need not be
+// idempotent. If the FSM's Apply
 // returned an error, it comes back wrapped together with the index.
 func (n *Node) Apply(ctx context.Context, cmd []byte) ([]byte, uint64, error) {
 	if n.closed.Load() {
@@ -77,9 +78,12 @@ func (n *Node) applyLocal(ctx context.Context, cmd []byte) ([]byte, uint64, erro
 	}
 	f := n.raft.Apply(cmd, enqueue)
 	if err := f.Error(); err != nil {
-		if errors.Is(err, raft.ErrRaftShutdown) {
+		switch {
+		case errors.Is(err, raft.ErrRaftShutdown):
 			// The entry may have been committed before raft stopped.
-			return nil, 0, fmt.Errorf("cluster: apply: outcome unknown: %w", ErrShutdown)
+			return nil, 0, fmt.Errorf("cluster: apply: %w: %w", ErrOutcomeUnknown, ErrShutdown)
+		case errors.Is(err, raft.ErrLeadershipLost):
+			return nil, 0, fmt.Errorf("cluster: apply: %w: %w", ErrOutcomeUnknown, err)
 		}
 		return nil, 0, mapRaftErr("apply", err)
 	}

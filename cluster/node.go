@@ -335,7 +335,7 @@ type Stats struct {
 	Term              uint64
 	LastLogIndex      uint64
 	CommitIndex       uint64
-	AppliedIndex      uint64    // the FSM's, see FSM.AppliedIndex
+	AppliedIndex      uint64 // the FSM's, see FSM.AppliedIndex
 	LastSnapshotIndex uint64
 	LastContact       time.Time // last contact from the leader (zero on the leader)
 	LeaderID          string

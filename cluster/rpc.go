@@ -342,7 +342,8 @@ func (c *rpcConn) call(ctx context.Context, name string, body []byte) ([]byte, e
 	case r := <-call.ch:
 		callPool.Put(call)
 		if r.err != nil {
-			return nil, fmt.Errorf("cluster: rpc %s to %s: %w", name, c.addr, r.err)
+			// Written but never answered: the remote may have run it.
+			return nil, fmt.Errorf("cluster: rpc %s to %s: %w: %w", name, c.addr, ErrOutcomeUnknown, r.err)
 		}
 		if r.code != codeOK {
 			return nil, &RemoteError{Addr: c.addr, Code: r.code, Message: string(r.body)}
@@ -350,7 +351,7 @@ func (c *rpcConn) call(ctx context.Context, name string, body []byte) ([]byte, e
 		return r.body, nil
 	case <-ctx.Done():
 		c.forget(id, call)
-		return nil, ctx.Err()
+		return nil, fmt.Errorf("cluster: rpc %s to %s: %w: %w", name, c.addr, ErrOutcomeUnknown, ctx.Err())
 	}
 }
 

@@ -23,7 +23,7 @@ type SnapshotInfo struct {
 // its own) and returns where it is on disk. Raft keeps the newest 3
 // snapshots, so the file may be reaped by later snapshots: copy it (or use
 // OpenSnapshot) promptly. If nothing was applied since the latest snapshot,
-// that snapshot is returned. A second call while one runs fails with
+// that snapshot is returned instead of writing an identical one. A second call while one runs fails with
 // ErrSnapshotRunning. If ctx ends first, the snapshot still completes in the
 // background (raft cannot abort it) and the guard stays held until then.
 func (n *Node) Snapshot(ctx context.Context) (SnapshotInfo, error) {
@@ -32,6 +32,12 @@ func (n *Node) Snapshot(ctx context.Context) (SnapshotInfo, error) {
 	}
 	if !n.snapshotting.CompareAndSwap(false, true) {
 		return SnapshotInfo{}, ErrSnapshotRunning
+	}
+	// Raft would write an identical snapshot again if nothing was applied
+	// since the last one; hand out the existing one instead.
+	if list, err := n.snaps.List(); err == nil && len(list) > 0 && list[0].Index >= n.raft.AppliedIndex() {
+		n.snapshotting.Store(false)
+		return n.snapshotInfo(list[0]), nil
 	}
 	f := n.raft.Snapshot()
 	done := make(chan error, 1)

@@ -92,13 +92,32 @@ var (
 		new:     func() Record { return &Enrollment{} },
 		indexes: []*memdb.IndexSchema{strIndex("identity", "IdentityID"), strIndex("token", "Token")},
 		Fields:  baseFields(enrollmentFields)}
+	KindService = &Kind{Table: "services", Entity: "service", Named: true,
+		new: func() Record { return &Service{} }, indexes: []*memdb.IndexSchema{rolesIndex()},
+		Fields: namedFields(serviceFields)}
+	KindEdgeRouter = &Kind{Table: "edgeRouters", Entity: "edge router", Named: true,
+		new: func() Record { return &EdgeRouter{} }, indexes: []*memdb.IndexSchema{rolesIndex()},
+		Fields: namedFields(edgeRouterFields)}
+	KindRouter = &Kind{Table: "routers", Entity: "router", Named: true,
+		new: func() Record { return &Router{} }, Fields: namedFields(routerFields)}
+	KindPostureCheck = &Kind{Table: "postureChecks", Entity: "posture check", Named: true,
+		new: func() Record { return &PostureCheck{} }, indexes: []*memdb.IndexSchema{rolesIndex()},
+		Fields: namedFields(postureCheckFields)}
+	KindServicePolicy = &Kind{Table: "servicePolicies", Entity: "service policy", Named: true,
+		new: func() Record { return &ServicePolicy{} }, Fields: namedFields(servicePolicyFields)}
+	KindEdgeRouterPolicy = &Kind{Table: "edgeRouterPolicies", Entity: "edge router policy", Named: true,
+		new: func() Record { return &EdgeRouterPolicy{} }, Fields: namedFields(edgeRouterPolicyFields)}
+	KindServiceEdgeRouterPolicy = &Kind{Table: "serviceEdgeRouterPolicies", Entity: "service edge router policy", Named: true,
+		new: func() Record { return &ServiceEdgeRouterPolicy{} }, Fields: namedFields(serpFields)}
 	KindPostureCheckType = &Kind{Table: "postureCheckTypes", Entity: "posture check type", Named: true,
 		new: func() Record { return &PostureCheckType{} }, Fields: namedFields(nil)}
 )
 
 // AllKinds lists every kind in snapshot order: records come after the records they reference.
 var AllKinds = []*Kind{KindSetting, KindIdentityType, KindAuthPolicy, KindPostureCheckType,
-	KindIdentity, KindAuthenticator, KindEnrollment, KindAPISession}
+	KindIdentity, KindAuthenticator, KindEnrollment, KindAPISession,
+	KindService, KindEdgeRouter, KindRouter, KindPostureCheck,
+	KindServicePolicy, KindEdgeRouterPolicy, KindServiceEdgeRouterPolicy}
 
 // KindByTable returns the kind of a table name.
 func KindByTable(table string) (*Kind, bool) {
@@ -124,6 +143,9 @@ func schema() *memdb.DBSchema {
 			t.Indexes[ix.Name] = ix
 		}
 		s.Tables[k.Table] = t
+	}
+	for _, t := range relationTables() {
+		s.Tables[t.Name] = t
 	}
 	s.Tables[countsTable] = &memdb.TableSchema{Name: countsTable, Indexes: map[string]*memdb.IndexSchema{
 		"id": {Name: "id", Unique: true, Indexer: &memdb.StringFieldIndex{Field: "Table"}},

@@ -152,13 +152,17 @@ func (tx *Tx) Insert(k *Kind, r Record) error {
 	if err := tx.txn.Insert(k.Table, r); err != nil {
 		return fmt.Errorf("store: insert %s: %w", k.Table, err)
 	}
+	if err := tx.afterChange(k, nil, r); err != nil {
+		return err
+	}
 	return tx.addCount(k, 1)
 }
 
 // Replace stores a changed copy of an existing record.
 func (tx *Tx) Replace(k *Kind, r Record) error {
-	if !tx.Exists(k, r.base().ID) {
-		return NotFound(k.Entity, r.base().ID)
+	old, err := tx.Get(k, r.base().ID)
+	if err != nil {
+		return err
 	}
 	if err := tx.checkName(k, r); err != nil {
 		return err
@@ -166,19 +170,15 @@ func (tx *Tx) Replace(k *Kind, r Record) error {
 	if err := tx.txn.Insert(k.Table, r); err != nil {
 		return fmt.Errorf("store: replace %s: %w", k.Table, err)
 	}
-	return nil
+	return tx.afterChange(k, old, r)
 }
 
 // Upsert stores a record whether or not it exists (settings, restores).
 func (tx *Tx) Upsert(k *Kind, r Record) error {
-	existed := tx.Exists(k, r.base().ID)
-	if err := tx.txn.Insert(k.Table, r); err != nil {
-		return fmt.Errorf("store: upsert %s: %w", k.Table, err)
+	if tx.Exists(k, r.base().ID) {
+		return tx.Replace(k, r)
 	}
-	if existed {
-		return nil
-	}
-	return tx.addCount(k, 1)
+	return tx.Insert(k, r)
 }
 
 // Remove deletes the record of kind k with id.
@@ -189,6 +189,9 @@ func (tx *Tx) Remove(k *Kind, id string) error {
 	}
 	if err := tx.txn.Delete(k.Table, r); err != nil {
 		return fmt.Errorf("store: delete %s: %w", k.Table, err)
+	}
+	if err := tx.afterChange(k, r, nil); err != nil {
+		return err
 	}
 	return tx.addCount(k, -1)
 }

@@ -267,6 +267,20 @@ func containsFold(s, sub string) bool {
 	if sub == "" {
 		return true
 	}
+	if c0 := sub[0]; c0 < utf8.RuneSelf {
+		// Only try positions that could start a match: the same ASCII letter
+		// in either case, or a multi-byte rune (the Kelvin sign folds to k).
+		l0 := lowerASCII(c0)
+		for i := 0; i < len(s); i++ {
+			if b := s[i]; b < utf8.RuneSelf && lowerASCII(b) != l0 || !utf8.RuneStart(b) {
+				continue
+			}
+			if hasPrefixFold(s[i:], sub) {
+				return true
+			}
+		}
+		return false
+	}
 	for i := 0; i < len(s); {
 		if hasPrefixFold(s[i:], sub) {
 			return true

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 var fuzzSeeds = []string{
@@ -119,4 +120,36 @@ func sign(c int) int {
 		return 1
 	}
 	return 0
+}
+
+// FuzzContainsFold checks the allocation-free case-insensitive search
+// against a plain reference on valid UTF-8: try every rune position and
+// compare a window of as many runes as sub has with strings.EqualFold.
+func FuzzContainsFold(f *testing.F) {
+	for _, s := range [][2]string{{"Hello", "LL"}, {"\u212a", "k"}, {"l'été", "ÉTÉ"}, {"xσy", "Σ"}, {"abc", ""}, {"ſ", "S"}} {
+		f.Add(s[0], s[1])
+	}
+	f.Fuzz(func(t *testing.T, s, sub string) {
+		if !utf8.ValidString(s) || !utf8.ValidString(sub) {
+			containsFold(s, sub) // must not panic; the reference differs on invalid bytes
+			return
+		}
+		want := sub == ""
+		n := utf8.RuneCountInString(sub)
+		for i := range s {
+			j, k := i, 0
+			for k < n && j < len(s) {
+				_, w := utf8.DecodeRuneInString(s[j:])
+				j += w
+				k++
+			}
+			if k == n && strings.EqualFold(s[i:j], sub) {
+				want = true
+				break
+			}
+		}
+		if got := containsFold(s, sub); got != want {
+			t.Fatalf("containsFold(%q, %q) = %v, want %v", s, sub, got, want)
+		}
+	})
 }

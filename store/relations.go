@@ -1,0 +1,334 @@
+package store
+
+import (
+	"fmt"
+
+	"edgectl/policy"
+
+	"github.com/hashicorp/go-memdb"
+)
+
+// The prefix queries below pass "" as a last argument: memdb treats the last
+// argument of a compound prefix as a string prefix, and "" after the exact
+// fields makes the match exact on them.
+
+// Relation names: which policy kind selects which entity kind through which role array.
+const (
+	RelServicePolicyIdentity      = "sp.identity"
+	RelServicePolicyService       = "sp.service"
+	RelServicePolicyPostureCheck  = "sp.postureCheck"
+	RelEdgeRouterPolicyIdentity   = "erp.identity"
+	RelEdgeRouterPolicyEdgeRouter = "erp.edgeRouter"
+	RelSERPService                = "serp.service"
+	RelSERPEdgeRouter             = "serp.edgeRouter"
+)
+
+// relation is one role array of a policy kind and the entity kind it selects.
+type relation struct {
+	name     string
+	policy   *Kind
+	entity   *Kind
+	roles    func(Record) []string
+	semantic func(Record) string
+}
+
+// relations lists every policy→entity relation. The resolved sets of all of
+// them are kept as link rows, updated incrementally by every write, so a
+// relation list costs the size of its answer, not the size of the model.
+func relations() []*relation {
+	spSem := func(r Record) string { return r.(*ServicePolicy).Semantic }
+	erpSem := func(r Record) string { return r.(*EdgeRouterPolicy).Semantic }
+	serpSem := func(r Record) string { return r.(*ServiceEdgeRouterPolicy).Semantic }
+	return []*relation{
+		{RelServicePolicyIdentity, KindServicePolicy, KindIdentity, func(r Record) []string { return r.(*ServicePolicy).IdentityRoles }, spSem},
+		{RelServicePolicyService, KindServicePolicy, KindService, func(r Record) []string { return r.(*ServicePolicy).ServiceRoles }, spSem},
+		{RelServicePolicyPostureCheck, KindServicePolicy, KindPostureCheck, func(r Record) []string { return r.(*ServicePolicy).PostureCheckRoles }, spSem},
+		{RelEdgeRouterPolicyIdentity, KindEdgeRouterPolicy, KindIdentity, func(r Record) []string { return r.(*EdgeRouterPolicy).IdentityRoles }, erpSem},
+		{RelEdgeRouterPolicyEdgeRouter, KindEdgeRouterPolicy, KindEdgeRouter, func(r Record) []string { return r.(*EdgeRouterPolicy).EdgeRouterRoles }, erpSem},
+		{RelSERPService, KindServiceEdgeRouterPolicy, KindService, func(r Record) []string { return r.(*ServiceEdgeRouterPolicy).ServiceRoles }, serpSem},
+		{RelSERPEdgeRouter, KindServiceEdgeRouterPolicy, KindEdgeRouter, func(r Record) []string { return r.(*ServiceEdgeRouterPolicy).EdgeRouterRoles }, serpSem},
+	}
+}
+
+var allRelations = relations()
+
+// link says that policy selects entity in relation Rel.
+type link struct {
+	Rel, Policy, Entity string
+}
+
+// ref says that policy's role array of relation Rel names Ref (#attr, #all or @id).
+type ref struct {
+	Rel, Ref, Policy string
+}
+
+// roleCount counts the entities of a kind that carry a role attribute.
+type roleCount struct {
+	Table, Attr string
+	N           int
+}
+
+const (
+	linksTable = "links"
+	refsTable  = "refs"
+	rolesTable = "roleAttributes"
+)
+
+func compound(fields ...string) *memdb.CompoundIndex {
+	c := &memdb.CompoundIndex{}
+	for _, f := range fields {
+		c.Indexes = append(c.Indexes, &memdb.StringFieldIndex{Field: f})
+	}
+	return c
+}
+
+// relationTables are the derived tables: never in snapshots, rebuilt by every insert.
+func relationTables() []*memdb.TableSchema {
+	return []*memdb.TableSchema{
+		{Name: linksTable, Indexes: map[string]*memdb.IndexSchema{
+			"id":     {Name: "id", Unique: true, Indexer: compound("Rel", "Policy", "Entity")},
+			"entity": {Name: "entity", Unique: true, Indexer: compound("Rel", "Entity", "Policy")},
+		}},
+		{Name: refsTable, Indexes: map[string]*memdb.IndexSchema{
+			"id":     {Name: "id", Unique: true, Indexer: compound("Rel", "Ref", "Policy")},
+			"policy": {Name: "policy", Unique: true, Indexer: compound("Rel", "Policy", "Ref")},
+		}},
+		{Name: rolesTable, Indexes: map[string]*memdb.IndexSchema{
+			"id": {Name: "id", Unique: true, Indexer: compound("Table", "Attr")},
+		}},
+	}
+}
+
+// afterChange keeps the derived tables in step with a change of a record of
+// kind k: old is nil on insert, upd is nil on delete.
+func (tx *Tx) afterChange(k *Kind, old, upd Record) error {
+	for _, rel := range allRelations {
+		var err error
+		switch k {
+		case rel.policy:
+			err = tx.reindexPolicy(rel, old, upd)
+		case rel.entity:
+			err = tx.reindexEntity(rel, old, upd)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if _, ok := k.New().(roled); ok {
+		return tx.countRoles(k, old, upd)
+	}
+	return nil
+}
+
+// roled is a record with role attributes.
+type roled interface{ Roles() []string }
+
+func rolesOf(r Record) []string {
+	if r == nil {
+		return nil
+	}
+	return r.(roled).Roles()
+}
+
+// countRoles keeps the per-kind counts of role attributes in use.
+func (tx *Tx) countRoles(k *Kind, old, upd Record) error {
+	for _, a := range dedupe(rolesOf(old)) {
+		if err := tx.addRole(k, a, -1); err != nil {
+			return err
+		}
+	}
+	for _, a := range dedupe(rolesOf(upd)) {
+		if err := tx.addRole(k, a, 1); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (tx *Tx) addRole(k *Kind, attr string, d int) error {
+	n := 0
+	if raw, _ := tx.txn.First(rolesTable, "id", k.Table, attr); raw != nil {
+		n = raw.(*roleCount).N
+	}
+	n += d
+	if n <= 0 {
+		_, err := tx.txn.DeleteAll(rolesTable, "id", k.Table, attr)
+		return err
+	}
+	return tx.txn.Insert(rolesTable, &roleCount{Table: k.Table, Attr: attr, N: n})
+}
+
+// RoleAttributes calls fn with every role attribute in use by records of k, in order.
+func (tx *Tx) RoleAttributes(k *Kind, fn func(attr string) bool) {
+	it, err := tx.txn.Get(rolesTable, "id_prefix", k.Table, "")
+	if err != nil {
+		return
+	}
+	for raw := it.Next(); raw != nil; raw = it.Next() {
+		if !fn(raw.(*roleCount).Attr) {
+			return
+		}
+	}
+}
+
+func dedupe(l []string) []string {
+	if len(l) < 2 {
+		return l
+	}
+	seen := make(map[string]struct{}, len(l))
+	out := l[:0:0]
+	for _, s := range l {
+		if _, ok := seen[s]; !ok {
+			seen[s] = struct{}{}
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func (rel *relation) selector(p Record) *policy.Selector {
+	sel, err := policy.ParseSelector(rel.roles(p), rel.semantic(p))
+	if err != nil {
+		// Roles are validated before they are proposed; a bad one selects nothing rather than failing Apply.
+		return &policy.Selector{}
+	}
+	return sel
+}
+
+// reindexPolicy recomputes the refs and links of one policy for rel.
+func (tx *Tx) reindexPolicy(rel *relation, old, upd Record) error {
+	if old != nil {
+		id := old.GetID()
+		if _, err := tx.txn.DeleteAll(refsTable, "policy_prefix", rel.name, id, ""); err != nil {
+			return fmt.Errorf("store: refs of %s: %w", id, err)
+		}
+		if _, err := tx.txn.DeleteAll(linksTable, "id_prefix", rel.name, id, ""); err != nil {
+			return fmt.Errorf("store: links of %s: %w", id, err)
+		}
+	}
+	if upd == nil {
+		return nil
+	}
+	id := upd.GetID()
+	for _, r := range dedupe(rel.roles(upd)) {
+		if err := tx.txn.Insert(refsTable, &ref{Rel: rel.name, Ref: r, Policy: id}); err != nil {
+			return err
+		}
+	}
+	var err error
+	tx.selectEntities(rel, rel.selector(upd), func(entity string) {
+		if err == nil {
+			err = tx.txn.Insert(linksTable, &link{Rel: rel.name, Policy: id, Entity: entity})
+		}
+	})
+	return err
+}
+
+// selectEntities calls fn once for every entity sel selects, reading only
+// the entities that carry one of its attributes (or all, for #all).
+func (tx *Tx) selectEntities(rel *relation, sel *policy.Selector, fn func(id string)) {
+	seen := map[string]struct{}{}
+	emit := func(r Record) bool {
+		id := r.GetID()
+		if _, dup := seen[id]; !dup && sel.Matches(id, rolesOf(r)) {
+			seen[id] = struct{}{}
+			fn(id)
+		}
+		return true
+	}
+	if sel.All {
+		tx.Each(rel.entity, "id", emit)
+		return
+	}
+	for id := range sel.IDs {
+		if r, err := tx.Get(rel.entity, id); err == nil {
+			emit(r)
+		}
+	}
+	attrs := sel.Attrs
+	if sel.Semantic != policy.AnyOf && len(attrs) > 0 {
+		// AllOf: every match carries the first attribute; read only those.
+		attrs = attrs[:1]
+	}
+	for _, a := range attrs {
+		tx.Each(rel.entity, "roles", emit, a)
+	}
+}
+
+// reindexEntity updates the links of one entity for rel, looking only at the
+// policies that name #all, its id, or one of its old or new attributes.
+func (tx *Tx) reindexEntity(rel *relation, old, upd Record) error {
+	var id string
+	if upd != nil {
+		id = upd.GetID()
+	} else {
+		id = old.GetID()
+	}
+	if upd == nil {
+		_, err := tx.txn.DeleteAll(linksTable, "entity_prefix", rel.name, id, "")
+		return err
+	}
+	candidates := map[string]struct{}{}
+	addRefs := func(r string) {
+		it, err := tx.txn.Get(refsTable, "id_prefix", rel.name, r, "")
+		if err != nil {
+			return
+		}
+		for raw := it.Next(); raw != nil; raw = it.Next() {
+			candidates[raw.(*ref).Policy] = struct{}{}
+		}
+	}
+	addRefs("#all")
+	addRefs("@" + id)
+	for _, a := range rolesOf(old) {
+		addRefs("#" + a)
+	}
+	for _, a := range rolesOf(upd) {
+		addRefs("#" + a)
+	}
+	attrs := rolesOf(upd)
+	for pid := range candidates {
+		p, err := tx.Get(rel.policy, pid)
+		if err != nil {
+			continue
+		}
+		want := rel.selector(p).Matches(id, attrs)
+		has, _ := tx.txn.First(linksTable, "id", rel.name, pid, id)
+		switch {
+		case want && has == nil:
+			err = tx.txn.Insert(linksTable, &link{Rel: rel.name, Policy: pid, Entity: id})
+		case !want && has != nil:
+			err = tx.txn.Delete(linksTable, has)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// PolicyEntities calls fn with the ids of the entities the policy selects in rel.
+func (tx *Tx) PolicyEntities(rel, policyID string, fn func(entityID string) bool) {
+	it, err := tx.txn.Get(linksTable, "id_prefix", rel, policyID, "")
+	if err != nil {
+		return
+	}
+	for raw := it.Next(); raw != nil; raw = it.Next() {
+		if !fn(raw.(*link).Entity) {
+			return
+		}
+	}
+}
+
+// EntityPolicies calls fn with the ids of the policies that select the entity in rel.
+func (tx *Tx) EntityPolicies(rel, entityID string, fn func(policyID string) bool) {
+	it, err := tx.txn.Get(linksTable, "entity_prefix", rel, entityID, "")
+	if err != nil {
+		return
+	}
+	for raw := it.Next(); raw != nil; raw = it.Next() {
+		if !fn(raw.(*link).Policy) {
+			return
+		}
+	}
+}
