@@ -5,9 +5,22 @@ import "net/http"
 // routeTable lists every operation this node serves. It drives the router,
 // the OpenAPI documents and the route tests alike.
 func (s *Server) routeTable() []route {
-	const (
-		get, post, put, patch, del = http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete
-	)
+	var all []route
+	for _, family := range []func() []route{
+		s.coreRoutes,
+	} {
+		all = append(all, family()...)
+	}
+	return all
+}
+
+// Methods, short, for the route tables.
+const (
+	get, post, put, patch, del = http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete
+)
+
+// coreRoutes are the informational, authentication, identity and API session operations.
+func (s *Server) coreRoutes() []route {
 	return []route{
 		// Informational
 		{bothAPIs, get, "/", "listRoot", "Informational", public, s.getVersion},

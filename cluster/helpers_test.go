@@ -14,6 +14,7 @@ import (
 	"io"
 	"math/big"
 	"net"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -253,7 +254,11 @@ func (w *testLogWriter) Write(p []byte) (int, error) {
 func testLogger(tb testing.TB) hclog.Logger {
 	w := &testLogWriter{tb: tb}
 	tb.Cleanup(func() { w.mu.Lock(); w.done = true; w.mu.Unlock() })
-	return hclog.New(&hclog.LoggerOptions{Name: tb.Name(), Output: w, Level: hclog.Warn})
+	level := hclog.Warn
+	if l := os.Getenv("CLUSTER_TEST_LOG"); l != "" {
+		level = hclog.LevelFromString(l)
+	}
+	return hclog.New(&hclog.LoggerOptions{Name: tb.Name(), Output: w, Level: level})
 }
 
 type testNode struct {

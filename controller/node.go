@@ -74,9 +74,13 @@ func Start(ctx context.Context, cfg Config, log hclog.Logger, out io.Writer) (*N
 		return nil, err
 	}
 	_, clusterPort, _ := net.SplitHostPort(cfg.ClusterAddr)
+	clusterAdvertise := net.JoinHostPort(cfg.advertiseHost(), clusterPort)
+	if clusterPort == "0" {
+		clusterAdvertise = "" // the cluster package advertises the port it bound
+	}
 	n.Raft, err = cluster.New(cluster.Config{
 		NodeID: nodeID, DataDir: cfg.DataDir, BindAddr: cfg.ClusterAddr,
-		AdvertiseAddr: net.JoinHostPort(cfg.advertiseHost(), clusterPort),
+		AdvertiseAddr: clusterAdvertise,
 		TLS:           certs.clusterTLS(), FSM: n.FSM, Logger: log.Named("raft"),
 		SnapshotThreshold: cfg.SnapshotThreshold, SnapshotInterval: cfg.SnapshotInterval, TrailingLogs: cfg.TrailingLogs,
 		HeartbeatTimeout: cfg.HeartbeatTimeout, ElectionTimeout: cfg.ElectionTimeout,

@@ -211,3 +211,11 @@ func TestQuery_MatchIsSafeForConcurrentUse(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+func TestQuery_HasConditionOnlyWithAnExpression(t *testing.T) {
+	for src, want := range map[string]bool{``: false, `sort by name limit 3`: false, `a = 1`: true, `not isEmpty(roleAttributes) skip 1`: true} {
+		if got := mustCompile(t, src).HasCondition(); got != want {
+			t.Errorf("%q: HasCondition() = %v, want %v", src, got, want)
+		}
+	}
+}

@@ -154,6 +154,14 @@ func stringPred(n *cmpNode, s subject) (func(string) bool, bool, *Error) {
 			}
 			return func(x string) bool { _, ok := set[x]; return ok }, hasNull, nil
 		}
+		return func(x string) bool {
+			for _, v := range vals {
+				if x == v {
+					return true
+				}
+			}
+			return false
+		}, hasNull, nil
 	}
 	return ordered(n.op, vals, strings.Compare), hasNull, nil
 }
