@@ -11,9 +11,9 @@ import (
 
 func baseFields(extra map[string]filter.Field) *filter.Schema {
 	f := map[string]filter.Field{
-		"id":        {Type: filter.String, Get: func(r any) any { return r.(Record).base().ID }},
-		"createdAt": {Type: filter.Time, Get: func(r any) any { return r.(Record).base().CreatedAt }},
-		"updatedAt": {Type: filter.Time, Get: func(r any) any { return r.(Record).base().UpdatedAt }},
+		"id":        filter.StringField(func(r any) string { return r.(Record).base().ID }),
+		"createdAt": filter.TimeField(func(r any) time.Time { return r.(Record).base().CreatedAt }),
+		"updatedAt": filter.TimeField(func(r any) time.Time { return r.(Record).base().UpdatedAt }),
 	}
 	for name, fld := range extra {
 		f[name] = fld
@@ -31,7 +31,7 @@ func baseFields(extra map[string]filter.Field) *filter.Schema {
 
 func namedFields(extra map[string]filter.Field) *filter.Schema {
 	s := baseFields(extra)
-	s.Fields["name"] = filter.Field{Type: filter.String, Get: func(r any) any { return r.(Record).RecordName() }}
+	s.Fields["name"] = filter.StringField(func(r any) string { return r.(Record).RecordName() })
 	return s
 }
 
