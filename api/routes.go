@@ -8,6 +8,8 @@ func (s *Server) routeTable() []route {
 	var all []route
 	for _, family := range []func() []route{
 		s.coreRoutes,
+		s.policyRoutes,
+		s.relationRoutes,
 	} {
 		all = append(all, family()...)
 	}

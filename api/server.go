@@ -62,6 +62,9 @@ type Server struct {
 	router *httprouter.Router
 	routes []route
 
+	// extraViews are the Management views of kinds, for the relation lists.
+	extraViews map[*store.Kind]func(tx *store.Tx, r store.Record) any
+
 	pkiMu     sync.Mutex
 	pkiCache  *pki.Authority
 	pkiSource []byte
@@ -78,7 +81,7 @@ func New(d Deps, cfg Config) *Server {
 	if cfg.SessionTimeout == 0 {
 		cfg.SessionTimeout = 30 * time.Minute
 	}
-	s := &Server{Deps: d, cfg: cfg, router: httprouter.New()}
+	s := &Server{Deps: d, cfg: cfg, router: httprouter.New(), extraViews: map[*store.Kind]func(*store.Tx, store.Record) any{}}
 	s.router.RedirectTrailingSlash = false
 	s.router.HandleMethodNotAllowed = true
 	s.router.NotFound = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

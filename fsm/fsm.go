@@ -56,6 +56,7 @@ func New(s *store.Store) *FSM {
 	registerBootstrap(f)
 	registerIdentities(f)
 	registerSessions(f)
+	registerPolicies(f)
 	return f
 }
 

@@ -1,0 +1,140 @@
+package api
+
+import (
+	"sort"
+
+	"edgectl/store"
+)
+
+// The relation lists: which entities a policy selects, which policies select
+// an entity, and what an entity reaches through policies. They read the link
+// index the store keeps, so each costs the size of its answer.
+
+// viewOf returns the Management view function of an entity kind.
+func (s *Server) viewOf(k *store.Kind) func(tx *store.Tx, r store.Record) any {
+	for _, pf := range s.policyFamilies() {
+		if pf.kind == k {
+			return func(tx *store.Tx, r store.Record) any { return s.policyView(tx, pf, r) }
+		}
+	}
+	switch k {
+	case store.KindIdentity:
+		return func(tx *store.Tx, r store.Record) any { return s.identityView(tx, r.(*store.Identity)) }
+	}
+	if v, ok := s.extraViews[k]; ok {
+		return v
+	}
+	return func(tx *store.Tx, r store.Record) any { return namedView(r, k.Table) }
+}
+
+// idSet collects ids without duplicates.
+type idSet map[string]struct{}
+
+func (ids idSet) add(id string) bool { ids[id] = struct{}{}; return true }
+
+// listIDs serves a list of the records of k with the given ids, by name then id.
+func (s *Server) listIDs(c *call, k *store.Kind, ids idSet) error {
+	lr, err := c.parseList(k.Fields, false)
+	if err != nil {
+		return err
+	}
+	recs := make([]store.Record, 0, len(ids))
+	for id := range ids {
+		if r, err := c.tx.Get(k, id); err == nil {
+			recs = append(recs, r)
+		}
+	}
+	sort.Slice(recs, func(i, j int) bool {
+		a, b := recs[i], recs[j]
+		if a.RecordName() != b.RecordName() {
+			return a.RecordName() < b.RecordName()
+		}
+		return a.GetID() < b.GetID()
+	})
+	view := s.viewOf(k)
+	src := func(fn func(store.Record) bool) {
+		for _, r := range recs {
+			if !fn(r) {
+				return
+			}
+		}
+	}
+	return c.page(lr, src, len(recs), func(r store.Record) any { return view(c.tx, r) })
+}
+
+// policyEntities lists what a policy selects in one of its role arrays.
+func (s *Server) policyEntities(pk *store.Kind, rel string, ek *store.Kind) func(c *call) error {
+	return func(c *call) error {
+		id := c.param("id")
+		if !c.tx.Exists(pk, id) {
+			return notFound(pk.Entity, id)
+		}
+		ids := idSet{}
+		c.tx.PolicyEntities(rel, id, ids.add)
+		return s.listIDs(c, ek, ids)
+	}
+}
+
+// entityPolicies lists the policies that select an entity.
+func (s *Server) entityPolicies(ek *store.Kind, rel string, pk *store.Kind) func(c *call) error {
+	return func(c *call) error {
+		id := c.param("id")
+		if !c.tx.Exists(ek, id) {
+			return notFound(ek.Entity, id)
+		}
+		ids := idSet{}
+		c.tx.EntityPolicies(rel, id, ids.add)
+		return s.listIDs(c, pk, ids)
+	}
+}
+
+// reach collects what an entity reaches through the policies that select it:
+// the entities those policies select in their other role array.
+func reach(tx *store.Tx, fromRel, id, toRel string) idSet {
+	ids := idSet{}
+	tx.EntityPolicies(fromRel, id, func(p string) bool {
+		tx.PolicyEntities(toRel, p, ids.add)
+		return true
+	})
+	return ids
+}
+
+// reachList lists what an entity reaches through policies.
+func (s *Server) reachList(ek *store.Kind, fromRel, toRel string, tk *store.Kind) func(c *call) error {
+	return func(c *call) error {
+		id := c.param("id")
+		if !c.tx.Exists(ek, id) {
+			return notFound(ek.Entity, id)
+		}
+		return s.listIDs(c, tk, reach(c.tx, fromRel, id, toRel))
+	}
+}
+
+// relationRoutes are the relation lists of routes.md.
+func (s *Server) relationRoutes() []route {
+	var out []route
+	for _, pf := range s.policyFamilies() {
+		title := opTitle(pf.path)
+		for _, pr := range pf.roles {
+			out = append(out, route{managementAPI, get, "/" + pf.path + "/:id/" + pr.path,
+				"list" + title + opTitle(pr.path) + "s", title, admin, s.policyEntities(pf.kind, pr.rel, pr.entity)})
+		}
+	}
+	I, S, E := store.KindIdentity, store.KindService, store.KindEdgeRouter
+	SP, ERP, SERP := store.KindServicePolicy, store.KindEdgeRouterPolicy, store.KindServiceEdgeRouterPolicy
+	out = append(out,
+		route{managementAPI, get, "/identities/:id/service-policies", "listIdentityServicePolicies", "Identity", admin, s.entityPolicies(I, store.RelServicePolicyIdentity, SP)},
+		route{managementAPI, get, "/identities/:id/edge-router-policies", "listIdentitysEdgeRouterPolicies", "Identity", admin, s.entityPolicies(I, store.RelEdgeRouterPolicyIdentity, ERP)},
+		route{managementAPI, get, "/identities/:id/services", "listIdentityServices", "Identity", admin, s.reachList(I, store.RelServicePolicyIdentity, store.RelServicePolicyService, S)},
+		route{managementAPI, get, "/identities/:id/edge-routers", "listIdentityEdgeRouters", "Identity", admin, s.reachList(I, store.RelEdgeRouterPolicyIdentity, store.RelEdgeRouterPolicyEdgeRouter, E)},
+		route{managementAPI, get, "/services/:id/service-policies", "listServiceServicePolicies", "Service", admin, s.entityPolicies(S, store.RelServicePolicyService, SP)},
+		route{managementAPI, get, "/services/:id/service-edge-router-policies", "listServiceServiceEdgeRouterPolicies", "Service", admin, s.entityPolicies(S, store.RelSERPService, SERP)},
+		route{managementAPI, get, "/services/:id/identities", "listServiceIdentities", "Service", admin, s.reachList(S, store.RelServicePolicyService, store.RelServicePolicyIdentity, I)},
+		route{managementAPI, get, "/services/:id/edge-routers", "listServiceEdgeRouters", "Service", admin, s.reachList(S, store.RelSERPService, store.RelSERPEdgeRouter, E)},
+		route{managementAPI, get, "/edge-routers/:id/edge-router-policies", "listEdgeRouterEdgeRouterPolicies", "Edge Router", admin, s.entityPolicies(E, store.RelEdgeRouterPolicyEdgeRouter, ERP)},
+		route{managementAPI, get, "/edge-routers/:id/service-edge-router-policies", "listEdgeRouterServiceEdgeRouterPolicies", "Edge Router", admin, s.entityPolicies(E, store.RelSERPEdgeRouter, SERP)},
+		route{managementAPI, get, "/edge-routers/:id/identities", "listEdgeRouterIdentities", "Edge Router", admin, s.reachList(E, store.RelEdgeRouterPolicyEdgeRouter, store.RelEdgeRouterPolicyIdentity, I)},
+		route{managementAPI, get, "/edge-routers/:id/services", "listEdgeRouterServices", "Edge Router", admin, s.reachList(E, store.RelSERPEdgeRouter, store.RelSERPService, S)},
+	)
+	return out
+}
