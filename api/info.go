@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"strings"
 
+	"edgectl/cluster"
 	"edgectl/pki"
 	"edgectl/store"
 )
@@ -158,23 +159,40 @@ func (s *Server) listControllers(c *call) error {
 	if err != nil {
 		return err
 	}
-	stats := s.Cluster.Stats()
+	st := s.Cluster.Stats()
 	out := []any{}
 	for _, m := range members {
-		v := map[string]any{
-			"_links": selfLinks("controllers", m.ID), "id": m.ID, "name": m.ID, "address": m.Address,
-			"isOnline": m.IsLeader || m.ID == s.Cluster.ID(), "isLeader": m.IsLeader, "isVoter": m.IsVoter,
-			"apiAddresses": map[string]any{},
-		}
-		if m.ID == s.Cluster.ID() {
-			v["apiAddresses"] = map[string]any{
-				"edge-client":     []any{map[string]string{"url": s.cfg.AdvertiseURL + ClientPrefix, "version": "v1"}},
-				"edge-management": []any{map[string]string{"url": s.cfg.AdvertiseURL + ManagementPrefix, "version": "v1"}},
-			}
-			v["lastAppliedIndex"] = stats.AppliedIndex
-		}
-		out = append(out, v)
+		out = append(out, s.controllerView(c.tx, m, st))
 	}
 	c.okMeta(out, map[string]any{"pagination": map[string]any{"limit": len(out), "offset": 0, "totalCount": len(out)}})
 	return nil
+}
+
+// controllerView is a cluster member as /controllers shows it. The API
+// addresses come from the controller records each node keeps in the model.
+func (s *Server) controllerView(tx *store.Tx, m cluster.Member, st cluster.Stats) map[string]any {
+	v := map[string]any{
+		"_links": selfLinks("controllers", m.ID), "id": m.ID, "name": m.ID, "address": m.Address,
+		"isLeader": m.IsLeader, "isVoter": m.IsVoter, "apiAddresses": map[string]any{},
+		"isOnline": m.IsLeader || m.ID == s.Cluster.ID(),
+	}
+	if ctrl := tx.Controller(m.ID); ctrl != nil {
+		v["name"] = ctrl.Name
+		v["apiAddresses"] = apiAddresses(ctrl.APIURL)
+		v["createdAt"], v["updatedAt"] = ctrl.CreatedAt, ctrl.UpdatedAt
+	}
+	if m.ID == s.Cluster.ID() {
+		v["lastAppliedIndex"] = st.AppliedIndex
+	}
+	if m.IsLeader && st.State == "Leader" {
+		v["lastAppliedIndex"] = st.AppliedIndex
+	}
+	return v
+}
+
+func apiAddresses(url string) map[string]any {
+	return map[string]any{
+		"edge-client":     []any{map[string]string{"url": url + ClientPrefix, "version": "v1"}},
+		"edge-management": []any{map[string]string{"url": url + ManagementPrefix, "version": "v1"}},
+	}
 }

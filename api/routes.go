@@ -8,8 +8,12 @@ func (s *Server) routeTable() []route {
 	var all []route
 	for _, family := range []func() []route{
 		s.coreRoutes,
+		s.serviceFamilyRoutes,
+		s.routerRoutes,
 		s.policyRoutes,
 		s.relationRoutes,
+		s.clusterRoutes,
+		s.joinRoutes,
 	} {
 		all = append(all, family()...)
 	}

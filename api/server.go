@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/x509"
 	"encoding/json"
+	"io"
 	"net/http"
 	"sync"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"edgectl/store"
 
 	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/raft"
 	"github.com/julienschmidt/httprouter"
 )
 
@@ -31,6 +33,12 @@ type Cluster interface {
 	Stats() cluster.Stats
 	ID() string
 	Leader() (id, addr string)
+	AddVoter(ctx context.Context, id, addr string) error
+	AddNonvoter(ctx context.Context, id, addr string) error
+	RemoveServer(ctx context.Context, id string) error
+	TransferLeadership(ctx context.Context, toID string) error
+	Snapshot(ctx context.Context) (cluster.SnapshotInfo, error)
+	OpenSnapshot(id string) (io.ReadCloser, *raft.SnapshotMeta, error)
 }
 
 // Config holds the settings of the API.
@@ -39,6 +47,8 @@ type Config struct {
 	AdvertiseURL string
 	// SessionTimeout ends an API session after this long without activity.
 	SessionTimeout time.Duration
+	// BackupDir keeps the snapshots taken for download.
+	BackupDir string
 	// Version, Revision and BuildDate describe the build.
 	Version, Revision, BuildDate string
 }
@@ -64,6 +74,8 @@ type Server struct {
 
 	// extraViews are the Management views of kinds, for the relation lists.
 	extraViews map[*store.Kind]func(tx *store.Tx, r store.Record) any
+
+	integrity integrityRun
 
 	pkiMu     sync.Mutex
 	pkiCache  *pki.Authority

@@ -16,6 +16,8 @@ type Config struct {
 	NodeID        string // "" = generated once and kept in the data dir
 	AdminUsername string
 	AdminPassword string // "" = generated and printed once at bootstrap
+	Join          string // HOST:PORT (or https URL) of a node's API to join through
+	JoinToken     string // from `edgectl cluster join-token`
 
 	SessionTimeout    time.Duration
 	SnapshotThreshold uint64
@@ -69,6 +71,9 @@ func (c *Config) Validate() error {
 		if n := len(c.AdminPassword); n < 5 || n > 100 {
 			return errors.New("--admin-password must be 5 to 100 characters")
 		}
+	}
+	if (c.Join == "") != (c.JoinToken == "") {
+		return errors.New("--join and --join-token go together")
 	}
 	if c.SessionTimeout < time.Second {
 		return errors.New("--session-timeout must be at least 1s")

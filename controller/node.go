@@ -34,12 +34,14 @@ type Node struct {
 	Writer   *fsm.Writer
 	API      *api.Server
 	http     *http.Server
+	adminSrv *http.Server
 	apiLn    net.Listener
 	cancel   context.CancelFunc
 	wg       sync.WaitGroup
 	activity *auth.Activity
 	maint    *auth.Maintainer
 	stopOnce sync.Once
+	stopping chan struct{}
 }
 
 // Start brings a node up: on an empty data dir it creates the PKI and
@@ -60,11 +62,28 @@ func Start(ctx context.Context, cfg Config, log hclog.Logger, out io.Writer) (*N
 	if err != nil {
 		return nil, err
 	}
-	n := &Node{cfg: cfg, log: log, Store: store.New(), activity: auth.NewActivity()}
+	n := &Node{cfg: cfg, log: log, Store: store.New(), activity: auth.NewActivity(), stopping: make(chan struct{})}
 	n.FSM = fsm.New(n.Store)
 
 	fresh := !fileExists(filepath.Join(cfg.DataDir, "raft", "raft.db"))
-	if fresh && !fileExists(filepath.Join(cfg.DataDir, pkiDir, nodeCertFile)) {
+	_, clusterPort, _ := net.SplitHostPort(cfg.ClusterAddr)
+	clusterAdvertise := net.JoinHostPort(cfg.advertiseHost(), clusterPort)
+	if clusterPort == "0" {
+		clusterAdvertise = "" // the cluster package advertises the port it bound
+	}
+	switch {
+	case !fresh || fileExists(filepath.Join(cfg.DataDir, pkiDir, nodeCertFile)):
+		if cfg.Join != "" && !fileExists(filepath.Join(cfg.DataDir, joinPendingFile)) {
+			log.Info("this data dir already belongs to a cluster member: --join is ignored")
+		}
+	case cfg.Join != "":
+		if clusterAdvertise == "" {
+			return nil, errors.New("a joining node needs a fixed --cluster-addr port")
+		}
+		if err := n.requestJoin(ctx, nodeID, clusterAdvertise); err != nil {
+			return nil, err
+		}
+	default:
 		if err := n.createPKI(nodeID); err != nil {
 			return nil, fmt.Errorf("create PKI: %w", err)
 		}
@@ -72,11 +91,6 @@ func Start(ctx context.Context, cfg Config, log hclog.Logger, out io.Writer) (*N
 	certs, err := loadCertMaterial(cfg.DataDir)
 	if err != nil {
 		return nil, err
-	}
-	_, clusterPort, _ := net.SplitHostPort(cfg.ClusterAddr)
-	clusterAdvertise := net.JoinHostPort(cfg.advertiseHost(), clusterPort)
-	if clusterPort == "0" {
-		clusterAdvertise = "" // the cluster package advertises the port it bound
 	}
 	n.Raft, err = cluster.New(cluster.Config{
 		NodeID: nodeID, DataDir: cfg.DataDir, BindAddr: cfg.ClusterAddr,
@@ -90,7 +104,8 @@ func Start(ctx context.Context, cfg Config, log hclog.Logger, out io.Writer) (*N
 		return nil, err
 	}
 	n.Writer = fsm.NewWriter(n.Raft)
-	if !n.Raft.HasState() {
+	// Only the node that created the cluster bootstraps Raft; a joining node waits to be added.
+	if !n.Raft.HasState() && fileExists(filepath.Join(cfg.DataDir, pkiDir, bootstrapFile)) {
 		if err := n.Raft.BootstrapSelf(); err != nil {
 			_ = n.Raft.Shutdown(ctx)
 			return nil, fmt.Errorf("bootstrap raft: %w", err)
@@ -104,7 +119,16 @@ func Start(ctx context.Context, cfg Config, log hclog.Logger, out io.Writer) (*N
 		_ = n.Raft.Shutdown(ctx)
 		return nil, err
 	}
+	if err := n.startAdminSocket(); err != nil {
+		// The socket is a convenience for operators on this machine; the node serves without it.
+		log.Warn("the local admin socket could not be opened: `edgectl cluster` will not reach this node", "error", err)
+	}
+	if err := n.completeJoin(ctx, certs); err != nil {
+		_ = n.Shutdown(ctx)
+		return nil, err
+	}
 	n.startMaintenance()
+	n.registerController(n.APIURL())
 	log.Info("node started", "id", nodeID, "api", n.APIURL(), "cluster", n.Raft.Addr())
 	return n, nil
 }
@@ -238,7 +262,7 @@ func (n *Node) startAPI(certs *certMaterial) error {
 	n.API = api.New(api.Deps{
 		Store: n.Store, Writer: n.Writer, Cluster: n.Raft, Hasher: auth.NewHasher(auth.DefaultParams),
 		Log: n.log.Named("api"), Activity: n.activity,
-	}, api.Config{AdvertiseURL: advertiseURL, SessionTimeout: n.cfg.SessionTimeout,
+	}, api.Config{AdvertiseURL: advertiseURL, SessionTimeout: n.cfg.SessionTimeout, BackupDir: filepath.Join(n.cfg.DataDir, "backups"),
 		Version: n.cfg.Version, Revision: n.cfg.Revision, BuildDate: n.cfg.BuildDate})
 	n.http = &http.Server{
 		Handler: n.API.Handler(),
@@ -299,8 +323,12 @@ func (n *Node) DataDir() string { return n.cfg.DataDir }
 func (n *Node) Shutdown(ctx context.Context) error {
 	var err error
 	n.stopOnce.Do(func() {
-		if n.http != nil {
-			if e := n.http.Shutdown(ctx); e != nil {
+		close(n.stopping)
+		for _, srv := range []*http.Server{n.http, n.adminSrv} {
+			if srv == nil {
+				continue
+			}
+			if e := srv.Shutdown(ctx); e != nil {
 				err = errors.Join(err, e)
 			}
 		}
@@ -318,4 +346,35 @@ func (n *Node) Shutdown(ctx context.Context) error {
 		}
 	})
 	return err
+}
+
+// registerController keeps this node's record (name, API URL, cluster
+// address) in the model, in the background: in a cluster that is still
+// electing a leader it waits for one.
+func (n *Node) registerController(apiURL string) {
+	rec := &store.Controller{Base: store.Base{ID: n.Raft.ID(), CreatedAt: time.Now().UTC()}, Named: store.Named{Name: n.Raft.ID()},
+		APIURL: apiURL, ClusterAddr: n.Raft.Addr()}
+	rec.UpdatedAt = rec.CreatedAt
+	ctx, cancel := context.WithCancel(context.Background())
+	n.wg.Add(1)
+	go func() {
+		defer n.wg.Done()
+		defer cancel()
+		for attempt := 0; ; attempt++ {
+			if cur := n.Store.Read().Controller(rec.ID); cur != nil && cur.APIURL == rec.APIURL && cur.ClusterAddr == rec.ClusterAddr {
+				return
+			}
+			wctx, wcancel := context.WithTimeout(ctx, 10*time.Second)
+			_, err := n.Writer.Do(wctx, fsm.CmdControllerRegister, rec)
+			wcancel()
+			if err == nil {
+				return
+			}
+			select {
+			case <-n.stopping:
+				return
+			case <-time.After(time.Duration(min(attempt+1, 10)) * 500 * time.Millisecond):
+			}
+		}
+	}()
 }

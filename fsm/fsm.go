@@ -56,7 +56,12 @@ func New(s *store.Store) *FSM {
 	registerBootstrap(f)
 	registerIdentities(f)
 	registerSessions(f)
+	registerAuthn(f)
+	registerServices(f)
 	registerPolicies(f)
+	registerMaintenance(f)
+	registerCluster(f)
+	registerRouterFamily(f)
 	return f
 }
 

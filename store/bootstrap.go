@@ -6,6 +6,7 @@ import "time"
 const (
 	SettingBootstrapped = "bootstrapped"
 	SettingPKI          = "pki"
+	SettingDefaultAdmin = "defaultAdmin"
 )
 
 // Bootstrap is the set of records a new cluster starts with (conventions §9).
@@ -53,6 +54,9 @@ func (tx *Tx) ApplyBootstrap(b *Bootstrap) error {
 		}
 	}
 	if err := tx.CreateIdentity(b.Admin, nil, []*Authenticator{b.AdminAuthenticator}); err != nil {
+		return err
+	}
+	if err := tx.Upsert(KindSetting, &Setting{Base: Base{ID: SettingDefaultAdmin, CreatedAt: b.At, UpdatedAt: b.At}, Value: []byte(b.Admin.ID)}); err != nil {
 		return err
 	}
 	return tx.Upsert(KindSetting, &Setting{Base: Base{ID: SettingBootstrapped, CreatedAt: b.At, UpdatedAt: b.At}, Value: []byte("true")})

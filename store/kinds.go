@@ -114,10 +114,12 @@ var (
 )
 
 // AllKinds lists every kind in snapshot order: records come after the records they reference.
-var AllKinds = []*Kind{KindSetting, KindIdentityType, KindAuthPolicy, KindPostureCheckType,
+var AllKinds = []*Kind{KindSetting, KindController, KindJoinToken, KindIdentityType, KindAuthPolicy, KindPostureCheckType,
 	KindIdentity, KindAuthenticator, KindEnrollment, KindAPISession,
 	KindService, KindEdgeRouter, KindRouter, KindPostureCheck,
-	KindServicePolicy, KindEdgeRouterPolicy, KindServiceEdgeRouterPolicy}
+	KindServicePolicy, KindEdgeRouterPolicy, KindServiceEdgeRouterPolicy,
+	KindConfigType, KindConfig, KindTerminator, KindIdentityServiceConfig,
+	KindCA, KindExternalJWTSigner}
 
 // KindByTable returns the kind of a table name.
 func KindByTable(table string) (*Kind, bool) {

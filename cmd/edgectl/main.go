@@ -30,6 +30,7 @@ const usage = `edgectl: the controller of a zero-trust overlay network
 
 Usage:
   edgectl run [flags]                  run a node (a one-node cluster with no flags)
+  edgectl cluster list|join-token|add|remove|transfer-leadership   membership, via the node on --data-dir
   edgectl version                      print the version
 
 Run 'edgectl run -h' for the flags of run.
@@ -44,6 +45,8 @@ func main() {
 	switch os.Args[1] {
 	case "run":
 		err = run(os.Args[2:])
+	case "cluster":
+		err = clusterCmd(os.Args[2:])
 	case "version", "--version", "-v":
 		fmt.Printf("edgectl %s (revision %s, built %s, %s)\n", version, revision, buildDate, runtime.Version())
 	case "help", "-h", "--help":
@@ -93,9 +96,7 @@ func run(args []string) error {
 	if cfg.AdminPassword == "" {
 		cfg.AdminPassword = os.Getenv("EDGECTL_ADMIN_PASSWORD")
 	}
-	if join != "" || joinToken != "" {
-		return errors.New("--join is not supported by this build yet: start a one-node cluster without it")
-	}
+	cfg.Join, cfg.JoinToken = join, joinToken
 	cfg.Version, cfg.Revision, cfg.BuildDate = version, revision, buildDate
 	log := hclog.New(&hclog.LoggerOptions{Name: "edgectl", Level: hclog.LevelFromString(logLevel), Output: os.Stderr})
 

@@ -1,0 +1,287 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sync"
+	"time"
+
+	"edgectl/cluster"
+	"edgectl/fsm"
+	"edgectl/store"
+)
+
+// clusterRoutes are the cluster and database operations (conventions §8).
+func (s *Server) clusterRoutes() []route {
+	return []route{
+		{managementAPI, get, "/cluster/members", "listClusterMembers", "Cluster", admin, s.listMembers},
+		{managementAPI, post, "/cluster/members", "addClusterMember", "Cluster", admin, s.addMember},
+		{managementAPI, del, "/cluster/members/:id", "removeClusterMember", "Cluster", admin, s.removeMember},
+		{managementAPI, post, "/cluster/transfer-leadership", "transferLeadership", "Cluster", admin, s.transferLeadership},
+		{managementAPI, post, "/database/snapshot", "createDatabaseSnapshot", "Database", admin, s.createSnapshot},
+		{managementAPI, get, "/database/snapshots/:id", "downloadDatabaseSnapshot", "Database", admin, s.downloadSnapshot},
+		{managementAPI, post, "/database/check-data-integrity", "checkDataIntegrity", "Database", admin, s.startIntegrity(false)},
+		{managementAPI, post, "/database/fix-data-integrity", "fixDataIntegrity", "Database", admin, s.startIntegrity(true)},
+		{managementAPI, get, "/database/data-integrity-results", "dataIntegrityResults", "Database", admin, s.integrityResults},
+	}
+}
+
+func (s *Server) listMembers(c *call) error {
+	members, err := s.Cluster.Members()
+	if err != nil {
+		return err
+	}
+	st := s.Cluster.Stats()
+	out := []any{}
+	for _, m := range members {
+		v := s.controllerView(c.tx, m, st)
+		if m.ID == s.Cluster.ID() {
+			v["raft"] = map[string]any{"state": st.State, "term": st.Term, "lastLogIndex": st.LastLogIndex,
+				"commitIndex": st.CommitIndex, "appliedIndex": st.AppliedIndex, "lastSnapshotIndex": st.LastSnapshotIndex,
+				"lastContact": st.LastContact}
+		}
+		out = append(out, v)
+	}
+	c.okMeta(out, map[string]any{"pagination": map[string]any{"limit": len(out), "offset": 0, "totalCount": len(out)}})
+	return nil
+}
+
+// memberBody is the body of an add-member request.
+type memberBody struct {
+	ID      *string `json:"id"`
+	Address *string `json:"address"`
+	IsVoter *bool   `json:"isVoter"`
+}
+
+var hostPort = regexp.MustCompile(`^[A-Za-z0-9._\-\[\]:]+:[0-9]{1,5}$`)
+
+func (s *Server) addMember(c *call) error {
+	var b memberBody
+	if err := decodeInto(c.r, &b); err != nil {
+		return err
+	}
+	if b.ID == nil || *b.ID == "" {
+		return invalidField("id", "is required", nil)
+	}
+	if b.Address == nil || !hostPort.MatchString(*b.Address) {
+		return invalidField("address", "must be the member's cluster address, HOST:PORT", b.Address)
+	}
+	voter := b.IsVoter == nil || *b.IsVoter
+	var err error
+	if voter {
+		err = s.Cluster.AddVoter(c.r.Context(), *b.ID, *b.Address)
+	} else {
+		err = s.Cluster.AddNonvoter(c.r.Context(), *b.ID, *b.Address)
+	}
+	if err != nil {
+		return err
+	}
+	c.write(http.StatusCreated, map[string]any{"data": map[string]any{"id": *b.ID, "_links": selfLinks("cluster/members", *b.ID)}, "meta": meta(nil)})
+	return nil
+}
+
+// removeMember removes a member. Removing the leader hands leadership over first.
+func (s *Server) removeMember(c *call) error {
+	id := c.param("id")
+	members, err := s.Cluster.Members()
+	if err != nil {
+		return err
+	}
+	known := false
+	for _, m := range members {
+		known = known || m.ID == id
+	}
+	if !known {
+		return notFound("cluster member", id)
+	}
+	if leader, _ := s.Cluster.Leader(); leader == id && len(members) > 1 {
+		if err := s.Cluster.TransferLeadership(c.r.Context(), ""); err != nil {
+			return err
+		}
+		if err := s.waitNewLeader(c.r.Context(), id); err != nil {
+			return err
+		}
+	}
+	return s.Cluster.RemoveServer(c.r.Context(), id)
+}
+
+// waitNewLeader polls until a leader other than old is known.
+func (s *Server) waitNewLeader(ctx context.Context, old string) error {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	t := time.NewTicker(20 * time.Millisecond)
+	defer t.Stop()
+	for {
+		if id, _ := s.Cluster.Leader(); id != "" && id != old {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%w: no new leader after the transfer", cluster.ErrNoLeader)
+		case <-t.C:
+		}
+	}
+}
+
+func (s *Server) transferLeadership(c *call) error {
+	var b struct {
+		ID *string `json:"id"`
+	}
+	if err := decodeInto(c.r, &b); err != nil {
+		return err
+	}
+	to := ""
+	if b.ID != nil {
+		to = *b.ID
+	}
+	return s.Cluster.TransferLeadership(c.r.Context(), to)
+}
+
+// snapshotID is the form of snapshot ids, so a download can never name a path outside the backup dir.
+var snapshotID = regexp.MustCompile(`^[A-Za-z0-9._\-]+$`)
+
+// createSnapshot takes a Raft snapshot now and keeps a copy for download.
+func (s *Server) createSnapshot(c *call) error {
+	info, err := s.Cluster.Snapshot(c.r.Context())
+	if errors.Is(err, cluster.ErrSnapshotRunning) {
+		return tooMany("a snapshot is already being taken: try again when it is done")
+	}
+	if err != nil {
+		return err
+	}
+	rc, _, err := s.Cluster.OpenSnapshot(info.ID)
+	if err != nil {
+		return err
+	}
+	defer rc.Close()
+	if err := os.MkdirAll(s.cfg.BackupDir, 0o700); err != nil {
+		return err
+	}
+	path := filepath.Join(s.cfg.BackupDir, info.ID+".snapshot")
+	size, err := copyToFile(path, rc)
+	if err != nil {
+		return err
+	}
+	c.ok(map[string]any{"id": info.ID, "index": info.Index, "term": info.Term, "path": path, "size": size})
+	return nil
+}
+
+func copyToFile(path string, r io.Reader) (int64, error) {
+	tmp := path + ".tmp"
+	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
+	if err != nil {
+		return 0, err
+	}
+	n, err := io.Copy(f, r)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return 0, err
+	}
+	return n, os.Rename(tmp, path)
+}
+
+func (s *Server) downloadSnapshot(c *call) error {
+	id := c.param("id")
+	if !snapshotID.MatchString(id) {
+		return notFound("snapshot", id)
+	}
+	f, err := os.Open(filepath.Join(s.cfg.BackupDir, id+".snapshot"))
+	if err != nil {
+		return notFound("snapshot", id)
+	}
+	defer f.Close()
+	c.wrote = true
+	c.w.Header().Set("Content-Type", "application/octet-stream")
+	c.w.Header().Set("Content-Disposition", fmt.Sprintf("attachment; filename=%q", id+".snapshot"))
+	c.w.WriteHeader(http.StatusOK)
+	_, _ = io.Copy(c.w, f)
+	return nil
+}
+
+// integrityRun is the state of this node's integrity scan or fix.
+type integrityRun struct {
+	mu            sync.Mutex
+	inProgress    bool
+	fixing        bool
+	start, end    *time.Time
+	err           string
+	results       []store.Finding
+	tooManyErrors bool
+}
+
+// maxFindings bounds a run's report.
+const maxFindings = 1000
+
+// startIntegrity starts a scan (or a fix, which goes through Raft so every
+// node repairs alike) in the background; one run at a time.
+func (s *Server) startIntegrity(fix bool) func(c *call) error {
+	return func(c *call) error {
+		run := &s.integrity
+		run.mu.Lock()
+		if run.inProgress {
+			run.mu.Unlock()
+			return tooMany("a data integrity run is already in progress")
+		}
+		now := s.now()
+		run.inProgress, run.fixing, run.start, run.end, run.err, run.results, run.tooManyErrors = true, fix, &now, nil, "", nil, false
+		run.mu.Unlock()
+		go s.runIntegrity(fix)
+		c.write(http.StatusAccepted, map[string]any{"data": map[string]any{}, "meta": meta(nil)})
+		return nil
+	}
+}
+
+func (s *Server) runIntegrity(fix bool) {
+	var findings []store.Finding
+	var err error
+	if fix {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		var raw json.RawMessage
+		raw, err = s.Writer.Do(ctx, fsm.CmdIntegrityFix, fsm.IntegrityFix{Max: maxFindings})
+		cancel()
+		if err == nil && raw != nil {
+			err = json.Unmarshal(raw, &findings)
+		}
+	} else {
+		findings, err = s.Store.Read().CheckIntegrity(false, maxFindings)
+	}
+	run := &s.integrity
+	run.mu.Lock()
+	defer run.mu.Unlock()
+	end := s.now()
+	run.inProgress, run.end, run.results = false, &end, findings
+	run.tooManyErrors = len(findings) >= maxFindings
+	if err != nil {
+		run.err = err.Error()
+	}
+}
+
+func (s *Server) integrityResults(c *call) error {
+	run := &s.integrity
+	run.mu.Lock()
+	defer run.mu.Unlock()
+	results := run.results
+	if results == nil {
+		results = []store.Finding{}
+	}
+	var errv any
+	if run.err != "" {
+		errv = run.err
+	}
+	c.ok(map[string]any{"inProgress": run.inProgress, "fixingErrors": run.fixing, "startTime": run.start,
+		"endTime": run.end, "error": errv, "tooManyErrors": run.tooManyErrors, "results": results})
+	return nil
+}

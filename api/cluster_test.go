@@ -1,0 +1,90 @@
+package api_test
+
+import (
+	"bytes"
+	"io"
+	"net/http"
+	"testing"
+	"time"
+)
+
+func TestControllers_ListsThisNodeWithItsAPIAddress(t *testing.T) {
+	ts := newTestServer(t)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		st, out := ts.do(http.MethodGet, "/edge/client/v1/controllers", nil)
+		if st != 200 {
+			t.Fatalf("controllers: %d %v", st, out)
+		}
+		data := out["data"].([]any)
+		if len(data) != 1 {
+			t.Fatalf("controllers %v", data)
+		}
+		c := data[0].(map[string]any)
+		if c["isLeader"] != true || c["isVoter"] != true {
+			t.Fatalf("controller %v", c)
+		}
+		if addrs, _ := c["apiAddresses"].(map[string]any); len(addrs) == 2 {
+			url := addrs["edge-client"].([]any)[0].(map[string]any)["url"]
+			if url != ts.base+"/edge/client/v1" {
+				t.Fatalf("client url %v, want %s", url, ts.base+"/edge/client/v1")
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the node never registered its API address: %v", c)
+		}
+		time.Sleep(20 * time.Millisecond) // polling for the background registration, bounded by the deadline
+	}
+}
+
+func TestSnapshot_TakeAndDownload(t *testing.T) {
+	ts := newTestServer(t)
+	ts.create("/identities", map[string]any{"name": "in-the-snapshot", "type": "User", "isAdmin": false})
+	st, out := ts.do(http.MethodPost, mgmt("/database/snapshot"), nil)
+	if st != 200 {
+		t.Fatalf("snapshot: %d %v", st, out)
+	}
+	d := out["data"].(map[string]any)
+	id := d["id"].(string)
+	if d["index"].(float64) < 1 || d["size"].(float64) <= 0 || d["path"] == "" {
+		t.Fatalf("snapshot info %v", d)
+	}
+	req, _ := http.NewRequest(http.MethodGet, ts.base+mgmt("/database/snapshots/"+id), nil)
+	req.Header.Set("svc-session", ts.token)
+	resp, err := ts.client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || int(d["size"].(float64)) != len(body) || !bytes.Contains(body, []byte("in-the-snapshot")) {
+		t.Fatalf("download: %d, %d bytes", resp.StatusCode, len(body))
+	}
+	st, out = ts.do(http.MethodGet, mgmt("/database/snapshots/..%2F..%2Fnode.json"), nil)
+	wantError(t, st, out, 404, "NOT_FOUND", "")
+}
+
+func TestIntegrity_ScanReportsAConsistentModelClean(t *testing.T) {
+	ts := newTestServer(t)
+	if st, out := ts.do(http.MethodPost, mgmt("/database/check-data-integrity"), nil); st != http.StatusAccepted {
+		t.Fatalf("start: %d %v", st, out)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		r := ts.get("/database/data-integrity-results")
+		if r["inProgress"] == false && r["endTime"] != nil {
+			if len(r["results"].([]any)) != 0 || r["error"] != nil {
+				t.Fatalf("findings on a fresh model: %v", r)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("scan never finished: %v", r)
+		}
+		time.Sleep(10 * time.Millisecond) // polling the background run, bounded by the deadline
+	}
+	if st, out := ts.do(http.MethodPost, mgmt("/database/fix-data-integrity"), nil); st != http.StatusAccepted {
+		t.Fatalf("fix: %d %v", st, out)
+	}
+}

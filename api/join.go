@@ -1,0 +1,173 @@
+package api
+
+import (
+	"crypto/x509"
+	"net/http"
+	"regexp"
+	"strings"
+	"time"
+
+	"edgectl/auth"
+	"edgectl/fsm"
+	"edgectl/pki"
+	"edgectl/store"
+)
+
+// Join: a new node proves it holds a join token, gets its certificates, starts
+// Raft, then asks (with its new node certificate) to be added as a voter.
+
+// nodeCertValidity is the validity of node and server certificates issued at join.
+const nodeCertValidity = 2 * 365 * 24 * time.Hour
+
+// joinRoutes are the operations a joining node and the admin who lets it in use.
+func (s *Server) joinRoutes() []route {
+	return []route{
+		{managementAPI, post, "/cluster/join-tokens", "createJoinToken", "Cluster", admin, s.createJoinToken},
+		{managementAPI, post, "/cluster/join", "joinCluster", "Cluster", public, s.join},
+		{managementAPI, post, "/cluster/join/complete", "completeClusterJoin", "Cluster", public, s.completeJoin},
+	}
+}
+
+// createJoinToken makes a join token valid for ttlSeconds (default one hour),
+// stores it through Raft and answers its printable form.
+func (s *Server) createJoinToken(c *call) error {
+	var b struct {
+		TTLSeconds *int64 `json:"ttlSeconds"`
+	}
+	if err := decodeInto(c.r, &b); err != nil {
+		return err
+	}
+	ttl := time.Hour
+	if b.TTLSeconds != nil {
+		if *b.TTLSeconds < 1 || *b.TTLSeconds > 7*24*3600 {
+			return invalidField("ttlSeconds", "must be between 1 and 604800 (7 days)", *b.TTLSeconds)
+		}
+		ttl = time.Duration(*b.TTLSeconds) * time.Second
+	}
+	a, err := s.authority(c.tx)
+	if err != nil {
+		return err
+	}
+	root, err := rootOf(a)
+	if err != nil {
+		return err
+	}
+	var urls []string
+	c.tx.Controllers(func(ctrl *store.Controller) bool { urls = append(urls, ctrl.APIURL); return true })
+	tok := &auth.JoinToken{Secret: auth.NewToken(), CAFingerprint: auth.CAFingerprint(root.Raw), URLs: urls}
+	now := s.now()
+	exp := now.Add(ttl)
+	rec := &store.JoinToken{Base: store.Base{ID: tok.ID(), CreatedAt: now, UpdatedAt: now}, ExpiresAt: exp}
+	if _, err := s.Writer.Do(c.r.Context(), fsm.CmdJoinTokenCreate, rec); err != nil {
+		return err
+	}
+	c.write(http.StatusCreated, map[string]any{"data": map[string]any{"token": tok.Encode(), "expiresAt": exp}, "meta": meta(nil)})
+	return nil
+}
+
+// rootOf returns the self-signed root of the internal CA chain.
+func rootOf(a *pki.Authority) (*x509.Certificate, error) {
+	certs, err := pki.ParseCertsPEM(a.BundlePEM())
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range certs {
+		if c.IsCA && c.CheckSignatureFrom(c) == nil {
+			return c, nil
+		}
+	}
+	return certs[0], nil
+}
+
+// JoinRequest is what a joining node sends.
+type JoinRequest struct {
+	Token       string `json:"token"`
+	NodeID      string `json:"nodeId"`
+	ClusterAddr string `json:"clusterAddr"`
+	NodeCSR     string `json:"nodeCsr"`
+	ServerCSR   string `json:"serverCsr"`
+}
+
+// JoinResponse is what it gets back.
+type JoinResponse struct {
+	CABundle   string `json:"caBundle"`
+	NodeCert   string `json:"nodeCert"`
+	ServerCert string `json:"serverCert"`
+}
+
+var nodeIDPattern = regexp.MustCompile(`^[A-Za-z0-9._\-]{1,64}$`)
+
+func (s *Server) join(c *call) error {
+	var b JoinRequest
+	if err := decodeInto(c.r, &b); err != nil {
+		return err
+	}
+	tok, err := auth.DecodeJoinToken(b.Token)
+	if err != nil {
+		return invalidField("token", err.Error(), nil)
+	}
+	if !nodeIDPattern.MatchString(b.NodeID) {
+		return invalidField("nodeId", "must be 1 to 64 letters, digits, '.', '_' or '-'", b.NodeID)
+	}
+	if !hostPort.MatchString(b.ClusterAddr) {
+		return invalidField("clusterAddr", "must be HOST:PORT", b.ClusterAddr)
+	}
+	if members, err := s.Cluster.Members(); err == nil {
+		for _, m := range members {
+			if m.ID == b.NodeID {
+				return &apiError{status: http.StatusConflict, code: codeConflict, message: "a member with id " + b.NodeID + " is already in the cluster"}
+			}
+		}
+	}
+	a, err := s.authority(c.tx)
+	if err != nil {
+		return err
+	}
+	now := s.now()
+	nodeCert, err := a.SignCSR(now, []byte(b.NodeCSR), "node:"+b.NodeID, nodeCertValidity, pki.UsageClientServer)
+	if err != nil {
+		return invalidField("nodeCsr", err.Error(), nil)
+	}
+	host := b.ClusterAddr[:strings.LastIndex(b.ClusterAddr, ":")]
+	serverCert, err := a.SignCSR(now, []byte(b.ServerCSR), strings.Trim(host, "[]"), nodeCertValidity, pki.UsageServer)
+	if err != nil {
+		return invalidField("serverCsr", err.Error(), nil)
+	}
+	// The token is used up only once everything else checked out, and through Raft: a token works once cluster-wide.
+	if _, err := s.Writer.Do(c.r.Context(), fsm.CmdJoinTokenConsume, fsm.JoinTokenConsume{ID: tok.ID(), At: now}); err != nil {
+		return err
+	}
+	chain := string(a.ChainPEM())
+	c.ok(JoinResponse{CABundle: string(a.BundlePEM()), NodeCert: string(nodeCert) + chain, ServerCert: string(serverCert) + chain})
+	return nil
+}
+
+// completeJoin adds the caller as a voter. Only a node certificate of this
+// cluster (CN node:ID, presented as the TLS client certificate) may ask.
+func (s *Server) completeJoin(c *call) error {
+	certs := peerCerts(c.r)
+	if len(certs) == 0 {
+		return unauthorized("a node certificate is required")
+	}
+	a, err := s.authority(c.tx)
+	if err != nil {
+		return err
+	}
+	if err := pki.VerifyClientChain(certs, a.Pool(), s.now(), false); err != nil {
+		return unauthorized("the node certificate is not valid: " + err.Error())
+	}
+	cn := certs[0].Subject.CommonName
+	if !strings.HasPrefix(cn, "node:") {
+		return forbidden("the certificate is not a node certificate")
+	}
+	var b struct {
+		ClusterAddr string `json:"clusterAddr"`
+	}
+	if err := decodeInto(c.r, &b); err != nil {
+		return err
+	}
+	if !hostPort.MatchString(b.ClusterAddr) {
+		return invalidField("clusterAddr", "must be HOST:PORT", b.ClusterAddr)
+	}
+	return s.Cluster.AddVoter(c.r.Context(), strings.TrimPrefix(cn, "node:"), b.ClusterAddr)
+}

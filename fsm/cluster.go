@@ -1,0 +1,33 @@
+package fsm
+
+import (
+	"time"
+
+	"edgectl/store"
+)
+
+// Cluster commands.
+const (
+	// CmdControllerRegister records a node's name and API address.
+	CmdControllerRegister CommandType = "controller.register"
+	CmdJoinTokenCreate    CommandType = "joinToken.create"
+	CmdJoinTokenConsume   CommandType = "joinToken.consume"
+)
+
+// JoinTokenConsume is the payload of CmdJoinTokenConsume.
+type JoinTokenConsume struct {
+	ID string    `json:"id"`
+	At time.Time `json:"at"`
+}
+
+func registerCluster(f *FSM) {
+	on(f, CmdControllerRegister, func(tx *store.Tx, c *store.Controller) (any, error) {
+		return nil, tx.RegisterController(c)
+	})
+	on(f, CmdJoinTokenCreate, func(tx *store.Tx, t *store.JoinToken) (any, error) {
+		return nil, tx.CreateJoinToken(t)
+	})
+	on(f, CmdJoinTokenConsume, func(tx *store.Tx, p *JoinTokenConsume) (any, error) {
+		return nil, tx.ConsumeJoinToken(p.ID, p.At)
+	})
+}

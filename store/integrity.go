@@ -1,0 +1,153 @@
+package store
+
+import (
+	"fmt"
+	"sort"
+)
+
+// Finding is one integrity problem, and whether a fix repaired it.
+type Finding struct {
+	Description string `json:"description"`
+	Fixed       bool   `json:"fixed"`
+}
+
+// ref checks of records that point at an identity.
+var identityDependents = []*Kind{KindAuthenticator, KindEnrollment, KindAPISession}
+
+// CheckIntegrity scans the model for broken references, derived tables out of
+// step with the records, and wrong counts. With fix, it repairs what it can in
+// this (write) transaction: dangling dependents are removed, links, role
+// counts and record counts are rebuilt. It is deterministic, so a fix can run
+// inside Apply on every node alike.
+func (tx *Tx) CheckIntegrity(fix bool, max int) ([]Finding, error) {
+	var out []Finding
+	add := func(fixed bool, format string, args ...any) bool {
+		out = append(out, Finding{Description: fmt.Sprintf(format, args...), Fixed: fixed})
+		return max <= 0 || len(out) < max
+	}
+	// Records that reference a missing identity.
+	for _, k := range identityDependents {
+		var dangling []string
+		tx.Each(k, "id", func(r Record) bool {
+			id := identityOf(r)
+			if !tx.Exists(KindIdentity, id) {
+				dangling = append(dangling, r.GetID())
+			}
+			return true
+		})
+		for _, id := range dangling {
+			fixed := false
+			if fix {
+				if err := tx.Remove(k, id); err != nil {
+					return out, err
+				}
+				fixed = true
+			}
+			if !add(fixed, "%s %s references missing identity", k.Entity, id) {
+				return out, nil
+			}
+		}
+	}
+	// Identities whose type or auth policy is gone.
+	tx.Each(KindIdentity, "id", func(r Record) bool {
+		i := r.(*Identity)
+		if !tx.Exists(KindIdentityType, i.TypeID) {
+			if !add(false, "identity %s has unknown type %q", i.ID, i.TypeID) {
+				return false
+			}
+		}
+		if !tx.Exists(KindAuthPolicy, i.AuthPolicyID) {
+			if !add(false, "identity %s has unknown auth policy %q", i.ID, i.AuthPolicyID) {
+				return false
+			}
+		}
+		return true
+	})
+	// Derived tables and counts.
+	if problems := tx.checkDerived(); len(problems) > 0 {
+		for _, p := range problems {
+			if !add(fix, "%s", p) {
+				break
+			}
+		}
+		if fix {
+			if err := tx.rebuildDerived(); err != nil {
+				return out, err
+			}
+		}
+	}
+	return out, nil
+}
+
+func identityOf(r Record) string {
+	switch x := r.(type) {
+	case *Authenticator:
+		return x.IdentityID
+	case *Enrollment:
+		return x.IdentityID
+	case *APISession:
+		return x.IdentityID
+	}
+	return ""
+}
+
+// checkDerived compares the links, role counts and record counts with what
+// the records say they should be.
+func (tx *Tx) checkDerived() []string {
+	var problems []string
+	for _, rel := range allRelations {
+		want := map[string]bool{}
+		tx.Each(rel.policy, "id", func(p Record) bool {
+			tx.selectEntities(rel, rel.selector(p), func(e string) { want[p.GetID()+"\x00"+e] = true })
+			return true
+		})
+		have := map[string]bool{}
+		if it, err := tx.txn.Get(linksTable, "id_prefix", rel.name, ""); err == nil {
+			for raw := it.Next(); raw != nil; raw = it.Next() {
+				l := raw.(*link)
+				have[l.Policy+"\x00"+l.Entity] = true
+			}
+		}
+		for k := range want {
+			if !have[k] {
+				problems = append(problems, fmt.Sprintf("relation %s is missing link %q", rel.name, k))
+			}
+		}
+		for k := range have {
+			if !want[k] {
+				problems = append(problems, fmt.Sprintf("relation %s has stale link %q", rel.name, k))
+			}
+		}
+	}
+	for _, k := range AllKinds {
+		n := 0
+		tx.Each(k, "id", func(Record) bool { n++; return true })
+		if n != tx.Count(k) {
+			problems = append(problems, fmt.Sprintf("count of %s is %d, the table holds %d", k.Table, tx.Count(k), n))
+		}
+	}
+	sort.Strings(problems)
+	return problems
+}
+
+// rebuildDerived recomputes every derived table and count from the records.
+func (tx *Tx) rebuildDerived() error {
+	for _, t := range []string{linksTable, refsTable, rolesTable, countsTable} {
+		if _, err := tx.txn.DeleteAll(t, "id"); err != nil {
+			return err
+		}
+	}
+	for _, k := range AllKinds {
+		var recs []Record
+		tx.Each(k, "id", func(r Record) bool { recs = append(recs, r); return true })
+		for _, r := range recs {
+			if err := tx.afterChange(k, nil, r); err != nil {
+				return err
+			}
+		}
+		if err := tx.txn.Insert(countsTable, &count{Table: k.Table, N: len(recs)}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
