@@ -174,18 +174,16 @@ func (s *Server) controllerView(tx *store.Tx, m cluster.Member, st cluster.Stats
 	v := map[string]any{
 		"_links": selfLinks("controllers", m.ID), "id": m.ID, "name": m.ID, "address": m.Address,
 		"isLeader": m.IsLeader, "isVoter": m.IsVoter, "apiAddresses": map[string]any{},
-		"isOnline": m.IsLeader || m.ID == s.Cluster.ID(),
+	}
+	online, applied, known := s.Peers.PeerStatus(m.ID)
+	v["isOnline"] = online
+	if known {
+		v["lastAppliedIndex"] = applied
 	}
 	if ctrl := tx.Controller(m.ID); ctrl != nil {
 		v["name"] = ctrl.Name
 		v["apiAddresses"] = apiAddresses(ctrl.APIURL)
 		v["createdAt"], v["updatedAt"] = ctrl.CreatedAt, ctrl.UpdatedAt
-	}
-	if m.ID == s.Cluster.ID() {
-		v["lastAppliedIndex"] = st.AppliedIndex
-	}
-	if m.IsLeader && st.State == "Leader" {
-		v["lastAppliedIndex"] = st.AppliedIndex
 	}
 	return v
 }

@@ -63,6 +63,13 @@ type Deps struct {
 	Now     func() time.Time
 	// Activity keeps per-node API session activity, flushed through Raft in batches.
 	Activity *auth.Activity
+	// Peers tells what this node knows of the other members.
+	Peers Peers
+}
+
+// Peers reports the last known state of a cluster member.
+type Peers interface {
+	PeerStatus(id string) (online bool, applied uint64, known bool)
 }
 
 // Server is the HTTP side of one node.

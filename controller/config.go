@@ -25,6 +25,8 @@ type Config struct {
 	TrailingLogs      uint64
 	// MaintenanceInterval is how often activity is flushed and expired sessions removed.
 	MaintenanceInterval time.Duration
+	// ReadyTimeout bounds how long a restarting node waits to catch up with the cluster before serving.
+	ReadyTimeout time.Duration
 	// Raft timing; zero means the cluster package's defaults.
 	HeartbeatTimeout, ElectionTimeout time.Duration
 
@@ -50,6 +52,9 @@ func (c *Config) Defaults() {
 	}
 	if c.MaintenanceInterval == 0 {
 		c.MaintenanceInterval = 5 * time.Second
+	}
+	if c.ReadyTimeout == 0 {
+		c.ReadyTimeout = 30 * time.Second
 	}
 	if c.Version == "" {
 		c.Version = "v0.1.0"

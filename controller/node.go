@@ -42,6 +42,7 @@ type Node struct {
 	maint    *auth.Maintainer
 	stopOnce sync.Once
 	stopping chan struct{}
+	peers    *peers
 }
 
 // Start brings a node up: on an empty data dir it creates the PKI and
@@ -115,6 +116,9 @@ func Start(ctx context.Context, cfg Config, log hclog.Logger, out io.Writer) (*N
 		_ = n.Raft.Shutdown(ctx)
 		return nil, err
 	}
+	if n.Raft.HasState() {
+		n.waitCaughtUp(ctx)
+	}
 	if err := n.startAPI(certs); err != nil {
 		_ = n.Raft.Shutdown(ctx)
 		return nil, err
@@ -128,6 +132,7 @@ func Start(ctx context.Context, cfg Config, log hclog.Logger, out io.Writer) (*N
 		return nil, err
 	}
 	n.startMaintenance()
+	n.startPeerProbe(2 * time.Second)
 	n.registerController(n.APIURL())
 	log.Info("node started", "id", nodeID, "api", n.APIURL(), "cluster", n.Raft.Addr())
 	return n, nil
@@ -207,6 +212,22 @@ func (n *Node) applyBootstrap(ctx context.Context, out io.Writer) error {
 	return os.Remove(p)
 }
 
+// waitCaughtUp holds a resuming node back until it has applied what the
+// cluster committed, so its first answers are not from an empty model. A node
+// that cannot reach a quorum in time starts anyway and serves what it has,
+// as a partitioned node does.
+func (n *Node) waitCaughtUp(ctx context.Context) {
+	wctx, cancel := context.WithTimeout(ctx, n.cfg.ReadyTimeout)
+	defer cancel()
+	err := n.Raft.WaitForLeader(wctx)
+	if err == nil {
+		err = n.Raft.Barrier(wctx)
+	}
+	if err != nil {
+		n.log.Warn("started without reaching the cluster's leader: reads may be stale until it is back", "error", err)
+	}
+}
+
 // bootstrapRecords builds the records of conventions §9.
 func (n *Node) bootstrapRecords(ctx context.Context, pkiState []byte) (*store.Bootstrap, string, error) {
 	now := time.Now().UTC()
@@ -261,7 +282,7 @@ func (n *Node) startAPI(certs *certMaterial) error {
 	advertiseURL := "https://" + net.JoinHostPort(n.cfg.advertiseHost(), port)
 	n.API = api.New(api.Deps{
 		Store: n.Store, Writer: n.Writer, Cluster: n.Raft, Hasher: auth.NewHasher(auth.DefaultParams),
-		Log: n.log.Named("api"), Activity: n.activity,
+		Log: n.log.Named("api"), Activity: n.activity, Peers: n,
 	}, api.Config{AdvertiseURL: advertiseURL, SessionTimeout: n.cfg.SessionTimeout, BackupDir: filepath.Join(n.cfg.DataDir, "backups"),
 		Version: n.cfg.Version, Revision: n.cfg.Revision, BuildDate: n.cfg.BuildDate})
 	n.http = &http.Server{

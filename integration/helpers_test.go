@@ -107,12 +107,12 @@ type node struct {
 	clusterPort int
 	password    string // the admin password it was started with ("" if generated)
 
-	cmd      *exec.Cmd
-	stdout   *syncBuffer
-	stderr   *syncBuffer
-	done     chan struct{} // closed when the process has exited
-	waitErr  error         // cmd.Wait's result, set before done closes
-	httpc    *http.Client  // trusts this node's CA bundle; registered for its address
+	cmd     *exec.Cmd
+	stdout  *syncBuffer
+	stderr  *syncBuffer
+	done    chan struct{} // closed when the process has exited
+	waitErr error         // cmd.Wait's result, set before done closes
+	httpc   *http.Client  // trusts this node's CA bundle; registered for its address
 }
 
 // mgmt is the URL of a Management API path on this node.

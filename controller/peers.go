@@ -1,0 +1,89 @@
+package controller
+
+import (
+	"context"
+	"crypto/x509"
+	"encoding/binary"
+	"sync"
+	"time"
+)
+
+// rpcStatus is the cluster RPC a node answers with its applied index.
+const rpcStatus = "edgectl.status"
+
+// peerStatus is what this node last learned of another member.
+type peerStatus struct {
+	online  bool
+	applied uint64
+	seen    time.Time
+}
+
+// peers probes the other members over the cluster port, so /controllers can
+// tell which are online and how far each has applied.
+type peers struct {
+	mu     sync.Mutex
+	status map[string]peerStatus
+}
+
+func (n *Node) startPeerProbe(interval time.Duration) {
+	n.peers = &peers{status: map[string]peerStatus{}}
+	n.Raft.RegisterRPC(rpcStatus, func(context.Context, *x509.Certificate, []byte) ([]byte, error) {
+		return binary.BigEndian.AppendUint64(nil, n.FSM.AppliedIndex()), nil
+	})
+	n.wg.Add(1)
+	go func() {
+		defer n.wg.Done()
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		for {
+			select {
+			case <-n.stopping:
+				return
+			case <-t.C:
+				n.probePeers(interval)
+			}
+		}
+	}()
+}
+
+func (n *Node) probePeers(timeout time.Duration) {
+	members, err := n.Raft.Members()
+	if err != nil {
+		return
+	}
+	var wg sync.WaitGroup
+	for _, m := range members {
+		if m.ID == n.Raft.ID() {
+			continue
+		}
+		wg.Add(1)
+		go func(id, addr string) {
+			defer wg.Done()
+			ctx, cancel := context.WithTimeout(context.Background(), timeout)
+			defer cancel()
+			out, err := n.Raft.CallRPC(ctx, addr, rpcStatus, nil)
+			st := peerStatus{seen: time.Now()}
+			if err == nil && len(out) == 8 {
+				st.online, st.applied = true, binary.BigEndian.Uint64(out)
+			}
+			n.peers.mu.Lock()
+			n.peers.status[id] = st
+			n.peers.mu.Unlock()
+		}(m.ID, m.Address)
+	}
+	wg.Wait()
+}
+
+// PeerStatus reports whether member id answered the last probe and its applied index.
+func (n *Node) PeerStatus(id string) (online bool, applied uint64, known bool) {
+	if id == n.Raft.ID() {
+		return true, n.FSM.AppliedIndex(), true
+	}
+	if n.peers == nil {
+		return false, 0, false
+	}
+	n.peers.mu.Lock()
+	defer n.peers.mu.Unlock()
+	st, ok := n.peers.status[id]
+	return st.online, st.applied, ok
+}
