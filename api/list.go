@@ -98,11 +98,13 @@ type source func(fn func(store.Record) bool)
 
 // kindSource lists every record of k by name then id (or creation then id).
 func kindSource(tx *store.Tx, k *store.Kind) source {
-	index := "created"
-	if k.Named {
-		index = "name"
+	return func(fn func(store.Record) bool) {
+		for _, r := range tx.Sorted(k) {
+			if !fn(r) {
+				return
+			}
+		}
 	}
-	return func(fn func(store.Record) bool) { tx.Each(k, index, fn) }
 }
 
 // page runs a list: filters, sorts and pages the records of src. total is

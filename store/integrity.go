@@ -145,7 +145,7 @@ func (tx *Tx) rebuildDerived() error {
 				return err
 			}
 		}
-		if err := tx.txn.Insert(countsTable, &count{Table: k.Table, N: len(recs)}); err != nil {
+		if err := tx.txn.Insert(countsTable, &count{Table: k.Table, N: len(recs), Gen: uint64(len(recs)) + 1}); err != nil {
 			return err
 		}
 	}

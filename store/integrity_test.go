@@ -5,7 +5,13 @@ import "testing"
 func TestIntegrity_FindsAndFixesBrokenDerivedStateAndDanglingRecords(t *testing.T) {
 	s := New()
 	mustWrite(t, s, func(tx *Tx) error {
-		if err := tx.Insert(KindIdentity, &Identity{Base: Base{ID: "i1"}, Named: Named{Name: "i1"}, RoleAttributes: []string{"a"}}); err != nil {
+		if err := tx.Insert(KindIdentityType, &IdentityType{Base: Base{ID: "User"}, Named: Named{Name: "User"}}); err != nil {
+			return err
+		}
+		if err := tx.Insert(KindAuthPolicy, &AuthPolicy{Base: Base{ID: "default"}, Named: Named{Name: "Default"}}); err != nil {
+			return err
+		}
+		if err := tx.Insert(KindIdentity, &Identity{Base: Base{ID: "i1"}, Named: Named{Name: "i1"}, TypeID: "User", AuthPolicyID: "default", RoleAttributes: []string{"a"}}); err != nil {
 			return err
 		}
 		return tx.Insert(KindServicePolicy, &ServicePolicy{Base: Base{ID: "p1"}, Named: Named{Name: "p1"}, Semantic: "AllOf", IdentityRoles: []string{"#a"}})

@@ -35,7 +35,7 @@ func (tx *Tx) Dump(enc *json.Encoder) error {
 // The old model stays untouched until the new one is complete.
 func (s *Store) Load(dec *json.Decoder) error {
 	db := newDB()
-	tx := &Tx{txn: db.Txn(true)}
+	tx := &Tx{txn: db.Txn(true), s: s, db: db}
 	defer tx.Abort()
 	for {
 		var sec section

@@ -2,6 +2,7 @@ package store
 
 import (
 	"fmt"
+	"sync"
 	"sync/atomic"
 
 	"github.com/hashicorp/go-memdb"
@@ -14,11 +15,15 @@ const countsTable = "counts"
 type count struct {
 	Table string
 	N     int
+	// Gen moves on every change of the table, so derived read caches know when they are stale.
+	Gen uint64
 }
 
 // Store is the in-memory model. Reads take an MVCC view; the FSM is the only writer.
 type Store struct {
 	db atomic.Pointer[memdb.MemDB]
+	// sorted caches, per table, the records in list order at one generation.
+	sorted sync.Map // table → *sortedRecords
 }
 
 // New returns an empty store.
@@ -40,13 +45,21 @@ func newDB() *memdb.MemDB {
 // Tx is a transaction on the model: a read view or the one write transaction of an Apply.
 type Tx struct {
 	txn *memdb.Txn
+	s   *Store
+	db  *memdb.MemDB
 }
 
 // Read returns a consistent read-only view. It never blocks and is never blocked.
-func (s *Store) Read() *Tx { return &Tx{txn: s.db.Load().Txn(false)} }
+func (s *Store) Read() *Tx {
+	db := s.db.Load()
+	return &Tx{txn: db.Txn(false), s: s, db: db}
+}
 
 // Write starts the write transaction of one Apply. Commit or Abort it.
-func (s *Store) Write() *Tx { return &Tx{txn: s.db.Load().Txn(true)} }
+func (s *Store) Write() *Tx {
+	db := s.db.Load()
+	return &Tx{txn: db.Txn(true), s: s, db: db}
+}
 
 // Commit makes the writes of the transaction visible.
 func (tx *Tx) Commit() { tx.txn.Commit() }
@@ -127,7 +140,22 @@ func (tx *Tx) Count(k *Kind) int {
 }
 
 func (tx *Tx) addCount(k *Kind, d int) error {
-	return tx.txn.Insert(countsTable, &count{Table: k.Table, N: tx.Count(k) + d})
+	c := count{Table: k.Table}
+	if raw, _ := tx.txn.First(countsTable, "id", k.Table); raw != nil {
+		c = *raw.(*count)
+	}
+	c.N += d
+	c.Gen++
+	return tx.txn.Insert(countsTable, &c)
+}
+
+// gen is the change generation of k's table in this view.
+func (tx *Tx) gen(k *Kind) uint64 {
+	raw, _ := tx.txn.First(countsTable, "id", k.Table)
+	if raw == nil {
+		return 0
+	}
+	return raw.(*count).Gen
 }
 
 // checkName enforces the unique name of a named kind.
@@ -169,6 +197,9 @@ func (tx *Tx) Replace(k *Kind, r Record) error {
 	}
 	if err := tx.txn.Insert(k.Table, r); err != nil {
 		return fmt.Errorf("store: replace %s: %w", k.Table, err)
+	}
+	if err := tx.addCount(k, 0); err != nil {
+		return err
 	}
 	return tx.afterChange(k, old, r)
 }
