@@ -8,8 +8,10 @@ import (
 	"github.com/hashicorp/raft"
 )
 
-// Sentinel errors. Every error the package returns wraps at most one of them
-// (test with errors.Is, never by comparing strings). Errors produced on another
+// Sentinel errors. Test them with errors.Is, never by comparing strings; an
+// error may wrap several (ErrOutcomeUnknown with ErrShutdown or
+// raft.ErrLeadershipLost, ErrNoLeader with context.DeadlineExceeded). Errors
+// produced on another
 // node travel as a numeric code next to the message, so a forwarded write that
 // failed with ErrNoLeader on the leader is still errors.Is(err, ErrNoLeader)
 // on the follower that forwarded it.
@@ -140,6 +142,9 @@ func mapRaftErr(op string, err error) error {
 		return fmt.Errorf("cluster: %s: %w", op, ErrShutdown)
 	case errors.Is(err, raft.ErrNotLeader):
 		return fmt.Errorf("cluster: %s: %w", op, ErrNotLeader)
+	case errors.Is(err, raft.ErrEnqueueTimeout):
+		// Never proposed; report it like any other expired deadline.
+		return fmt.Errorf("cluster: %s: %w: %w", op, err, context.DeadlineExceeded)
 	}
 	return fmt.Errorf("cluster: %s: %w", op, err)
 }

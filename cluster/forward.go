@@ -50,7 +50,7 @@ func (n *Node) Apply(ctx context.Context, cmd []byte) ([]byte, uint64, error) {
 			return resp, idx, err
 		}
 	}
-	out, err := n.leaderCall(ctx, rpcApply, cmd, func(ctx context.Context) ([]byte, error) {
+	out, err := n.leaderCall(ctx, rpcApply, cmd, false, func(ctx context.Context) ([]byte, error) {
 		return n.applyLocalEncoded(ctx, cmd)
 	})
 	if err != nil {
@@ -63,7 +63,7 @@ func (n *Node) Apply(ctx context.Context, cmd []byte) ([]byte, uint64, error) {
 	// Read-your-writes on a follower: the leader answered once its own FSM
 	// applied the entry; wait for ours.
 	if werr := n.WaitForApplied(ctx, idx); werr != nil {
-		return nil, idx, werr
+		return nil, idx, fmt.Errorf("cluster: committed at index %d but not yet applied on this node: %w", idx, werr)
 	}
 	return resp, idx, err
 }
@@ -147,8 +147,9 @@ func decodeApplyResult(b []byte) ([]byte, uint64, error) {
 // leaderCall runs an operation on the leader: local() when this node leads,
 // else the RPC name with body on the leader. Retryable failures (see
 // retryable) are retried until Config.LeaderWait has passed since the
-// start, or ctx ends.
-func (n *Node) leaderCall(ctx context.Context, name string, body []byte, local func(context.Context) ([]byte, error)) ([]byte, error) {
+// start, or ctx ends. Idempotent operations (barrier, adding or removing a
+// member) are also retried after ErrOutcomeUnknown.
+func (n *Node) leaderCall(ctx context.Context, name string, body []byte, idempotent bool, local func(context.Context) ([]byte, error)) ([]byte, error) {
 	deadline := time.Now().Add(n.cfg.LeaderWait)
 	backoff := 5 * time.Millisecond
 	var lastErr error
@@ -169,7 +170,7 @@ func (n *Node) leaderCall(ctx context.Context, name string, body []byte, local f
 		default:
 			out, err = n.CallRPC(ctx, addr, name, body)
 		}
-		if err == nil || !retryable(err) {
+		if err == nil || !(retryable(err) || idempotent && errors.Is(err, ErrOutcomeUnknown) && ctx.Err() == nil) {
 			return out, err
 		}
 		lastErr = err
@@ -243,7 +244,7 @@ func (n *Node) WaitForApplied(ctx context.Context, index uint64) error {
 // runs raft.Barrier (which also proves it still leads); a follower asks the
 // leader to do so, gets back the leader's FSM index and waits for it.
 func (n *Node) Barrier(ctx context.Context) error {
-	out, err := n.leaderCall(ctx, rpcBarrier, nil, n.barrierLocal)
+	out, err := n.leaderCall(ctx, rpcBarrier, nil, true, n.barrierLocal)
 	if err != nil {
 		return err
 	}
@@ -262,7 +263,7 @@ func (n *Node) barrierLocal(ctx context.Context) ([]byte, error) {
 		return nil, ErrNotLeader
 	}
 	if err := n.raft.Barrier(timeoutOf(ctx)).Error(); err != nil {
-		return nil, mapRaftErr("barrier", err)
+		return nil, mapCommitErr("barrier", err)
 	}
 	return binary.BigEndian.AppendUint64(nil, n.fsm.AppliedIndex()), nil
 }

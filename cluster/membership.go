@@ -83,7 +83,9 @@ func (n *Node) membershipCall(ctx context.Context, name string, req memberReq, l
 	if err != nil {
 		return err
 	}
-	_, err = n.leaderCall(ctx, name, body, func(ctx context.Context) ([]byte, error) {
+	// Adding or removing a member twice has the same effect as once, so
+	// these are retried after an ambiguous failure; a transfer is not.
+	_, err = n.leaderCall(ctx, name, body, name != rpcTransfer, func(ctx context.Context) ([]byte, error) {
 		return nil, local(ctx, req)
 	})
 	return err
@@ -105,17 +107,26 @@ func (n *Node) membershipHandler(local func(context.Context, memberReq) error) R
 
 func (n *Node) addVoterLocal(ctx context.Context, r memberReq) error {
 	f := n.raft.AddVoter(raft.ServerID(r.ID), raft.ServerAddress(r.Addr), 0, timeoutOf(ctx))
-	return mapRaftErr("add voter "+r.ID, f.Error())
+	return mapCommitErr("add voter "+r.ID, f.Error())
 }
 
 func (n *Node) addNonvoterLocal(ctx context.Context, r memberReq) error {
 	f := n.raft.AddNonvoter(raft.ServerID(r.ID), raft.ServerAddress(r.Addr), 0, timeoutOf(ctx))
-	return mapRaftErr("add nonvoter "+r.ID, f.Error())
+	return mapCommitErr("add nonvoter "+r.ID, f.Error())
 }
 
 func (n *Node) removeServerLocal(ctx context.Context, r memberReq) error {
 	f := n.raft.RemoveServer(raft.ServerID(r.ID), 0, timeoutOf(ctx))
-	return mapRaftErr("remove server "+r.ID, f.Error())
+	return mapCommitErr("remove server "+r.ID, f.Error())
+}
+
+// mapCommitErr marks an entry (configuration change, barrier) whose leader
+// lost leadership mid-way as ErrOutcomeUnknown: it may still commit.
+func mapCommitErr(op string, err error) error {
+	if errors.Is(err, raft.ErrLeadershipLost) {
+		return fmt.Errorf("cluster: %s: %w: %w", op, ErrOutcomeUnknown, err)
+	}
+	return mapRaftErr(op, err)
 }
 
 func (n *Node) transferLocal(_ context.Context, r memberReq) error {

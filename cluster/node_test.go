@@ -5,6 +5,8 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -180,18 +182,49 @@ func TestLeaderShutdownFailover(t *testing.T) {
 	c := mustNewCluster(t, 3)
 	ctx := ctxTimeout(t, 40*time.Second)
 	old := c.Leader()
-	if _, _, err := old.Apply(ctx, setCmd("before", "1")); err != nil {
-		t.Fatal(err)
+	mustApply(t, ctx, old, setCmd("before", "1"))
+	// Writers keep going through the followers while the leader leaves.
+	stopWriters := make(chan struct{})
+	var wg sync.WaitGroup
+	var ok, unknown atomic.Int64
+	for i, f := range c.Followers() {
+		for j := 0; j < 4; j++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for k := 0; ; k++ {
+					select {
+					case <-stopWriters:
+						return
+					default:
+					}
+					_, _, err := f.Apply(ctx, setCmd(fmt.Sprintf("w%d-%d-%d", i, j, k), "x"))
+					switch {
+					case err == nil:
+						ok.Add(1)
+					case errors.Is(err, ErrOutcomeUnknown):
+						unknown.Add(1) // acceptable: in flight when leadership moved
+					default:
+						t.Errorf("write during graceful failover: %v", err)
+						return
+					}
+				}
+			}()
+		}
 	}
+	testPoll(t, func() bool { return ok.Load() > 50 }, 10*time.Second)
 	// Graceful: Shutdown hands leadership over first.
 	start := time.Now()
 	old.stop(t)
 	nl := c.WaitForNewLeader(old)
 	t.Logf("graceful failover took %s", time.Since(start))
+	before := ok.Load()
+	testPoll(t, func() bool { return ok.Load() > before+50 }, 10*time.Second)
+	close(stopWriters)
+	wg.Wait()
+	t.Logf("writes during failover: %d ok, %d outcome unknown", ok.Load(), unknown.Load())
 	for _, n := range c.running() {
-		if _, _, err := n.Apply(ctx, setCmd("after-"+n.ID(), "1")); err != nil {
-			t.Fatalf("apply on %s after failover: %v", n.ID(), err)
-		}
+		mustApply(t, ctx, n, setCmd("after-"+n.ID(), "1"))
 	}
 	if err := nl.Barrier(ctx); err != nil {
 		t.Fatal(err)
@@ -219,9 +252,7 @@ func TestLeaderCrashFailover(t *testing.T) {
 	ctx := ctxTimeout(t, 30*time.Second)
 	old := c.Leader()
 	f := c.Followers()[0]
-	if _, _, err := f.Apply(ctx, setCmd("before", "1")); err != nil {
-		t.Fatal(err)
-	}
+	mustApply(t, ctx, f, setCmd("before", "1"))
 	start := time.Now()
 	old.kill()
 	// Once the follower has noticed that its forwarding connection died, a
@@ -231,22 +262,18 @@ func TestLeaderCrashFailover(t *testing.T) {
 		f.pool.mu.Lock()
 		s := f.pool.slots[old.Addr()]
 		f.pool.mu.Unlock()
-		s.mu.Lock()
-		defer s.mu.Unlock()
+		s.sem <- struct{}{}
+		defer func() { <-s.sem }()
 		return s.conn == nil || s.conn.isClosed()
 	}, 5*time.Second)
-	if _, _, err := f.Apply(ctx, setCmd("during", "1")); err != nil {
-		t.Fatalf("write during failover: %v", err)
-	}
+	mustApply(t, ctx, f, setCmd("during", "1"))
 	elapsed := time.Since(start)
 	nl := c.WaitForNewLeader(old)
 	t.Logf("crash failover: write completed %s after the crash, new leader %s", elapsed, nl.ID())
 	if elapsed > 5*time.Second {
 		t.Fatalf("failover took %s", elapsed)
 	}
-	if _, _, err := f.Apply(ctx, setCmd("after", "1")); err != nil {
-		t.Fatal(err)
-	}
+	mustApply(t, ctx, f, setCmd("after", "1"))
 	if v, _ := f.fsm.get("before"); v != "1" {
 		t.Fatalf("before = %q", v)
 	}
@@ -289,9 +316,7 @@ func TestMembershipFromFollower(t *testing.T) {
 	testPoll(t, b.IsLeader, 10*time.Second)
 
 	// A non-voter added through a follower receives the data.
-	if _, _, err := a.Apply(ctx, setCmd("k", "v")); err != nil {
-		t.Fatal(err)
-	}
+	mustApply(t, ctx, a, setCmd("k", "v"))
 	nv := mustNewNode(t)
 	if err := a.AddNonvoter(ctx, nv.ID(), nv.Addr()); err != nil {
 		t.Fatal(err)
@@ -307,9 +332,7 @@ func TestMembershipFromFollower(t *testing.T) {
 		}
 	}
 	// Writes through the non-voter are forwarded as well.
-	if _, _, err := nv.Apply(ctx, setCmd("from-nonvoter", "1")); err != nil {
-		t.Fatal(err)
-	}
+	mustApply(t, ctx, nv, setCmd("from-nonvoter", "1"))
 	if v, _ := nv.fsm.get("from-nonvoter"); v != "1" {
 		t.Fatal("non-voter does not read its own write")
 	}

@@ -171,9 +171,30 @@ func (n *Node) serveRPC(c *tls.Conn, peer *x509.Certificate) {
 		}
 		name := string(f[14 : 14+nameLen])
 		body := f[14+nameLen:]
-		n.inflight.Add(1)
+		n.rpcGate.RLock()
+		draining := n.draining
+		if !draining {
+			n.inflight.Add(1)
+		}
+		n.rpcGate.RUnlock()
+		if draining {
+			// Answered inline: the handler never runs, so the caller may
+			// safely retry on another node.
+			msg := []byte(errRefused.Error())
+			_ = w.write(responseHeader(id, codeRefused, len(msg)), msg)
+			continue
+		}
 		go n.handleRPC(ctx, w, peer, id, timeout, name, body)
 	}
+}
+
+func responseHeader(id uint64, code byte, bodyLen int) []byte {
+	hdr := make([]byte, frameHeaderLen+1)
+	binary.BigEndian.PutUint32(hdr[0:4], uint32(1+8+1+bodyLen))
+	hdr[4] = frameResponse
+	binary.BigEndian.PutUint64(hdr[5:13], id)
+	hdr[13] = code
+	return hdr
 }
 
 func (n *Node) handleRPC(ctx context.Context, w *frameWriter, peer *x509.Certificate, id uint64, timeout time.Duration, name string, body []byte) {
@@ -184,8 +205,6 @@ func (n *Node) handleRPC(ctx context.Context, w *frameWriter, peer *x509.Certifi
 	h := n.handlers[name]
 	n.handlersMu.RUnlock()
 	switch {
-	case n.draining.Load():
-		err = errRefused
 	case h == nil:
 		err = fmt.Errorf("%w %q", ErrUnknownRPC, name)
 	case peer == nil && strings.HasPrefix(name, internalPrefix):
@@ -196,213 +215,29 @@ func (n *Node) handleRPC(ctx context.Context, w *frameWriter, peer *x509.Certifi
 			ctx, cancel = context.WithTimeout(ctx, timeout)
 			defer cancel()
 		}
-		resp, err = h(ctx, peer, body)
+		resp, err = n.runHandler(ctx, h, name, peer, body)
+	}
+	if err == nil && len(resp) > maxFrameSize-64 {
+		err = fmt.Errorf("cluster: rpc %s: response of %d bytes exceeds the frame limit", name, len(resp))
 	}
 	code := errorCode(err)
-	if err == errRefused {
-		code = codeRefused
-	}
 	if err != nil {
 		resp = []byte(err.Error())
 	}
-	var hdr [frameHeaderLen + 1]byte
-	binary.BigEndian.PutUint32(hdr[0:4], uint32(1+8+1+len(resp)))
-	hdr[4] = frameResponse
-	binary.BigEndian.PutUint64(hdr[5:13], id)
-	hdr[13] = code
 	// A write error means the connection is gone; the reader loop notices.
-	_ = w.write(hdr[:], resp)
+	_ = w.write(responseHeader(id, code, len(resp)), resp)
+}
+
+// runHandler turns a handler panic into an error for the caller: a bad
+// request from a peer must not take the whole controller down.
+func (n *Node) runHandler(ctx context.Context, h RPCHandler, name string, peer *x509.Certificate, body []byte) (resp []byte, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			n.logger.Error("rpc handler panicked", "rpc", name, "panic", r)
+			resp, err = nil, fmt.Errorf("cluster: rpc %s: handler panicked", name)
+		}
+	}()
+	return h(ctx, peer, body)
 }
 
 var errRefused = fmt.Errorf("node is shutting down: %w", ErrShutdown)
-
-// rpcPool keeps one multiplexed connection per remote address.
-type rpcPool struct {
-	n     *Node
-	mu    sync.Mutex
-	slots map[string]*poolSlot
-	done  bool
-}
-
-type poolSlot struct {
-	mu   sync.Mutex // held while dialing, so concurrent callers share one dial
-	conn *rpcConn
-}
-
-func (p *rpcPool) get(ctx context.Context, addr string) (*rpcConn, error) {
-	p.mu.Lock()
-	if p.done {
-		p.mu.Unlock()
-		return nil, ErrShutdown
-	}
-	s := p.slots[addr]
-	if s == nil {
-		s = &poolSlot{}
-		p.slots[addr] = s
-	}
-	p.mu.Unlock()
-
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.conn != nil && !s.conn.isClosed() {
-		return s.conn, nil
-	}
-	dctx, cancel := context.WithTimeout(ctx, handshakeTimeout)
-	defer cancel()
-	tc, err := p.n.mux.dial(dctx, addr, protoRPC)
-	if err != nil {
-		return nil, &notSentError{fmt.Errorf("cluster: dial %s: %w", addr, err)}
-	}
-	c := &rpcConn{addr: addr, c: tc, w: newFrameWriter(tc), pending: make(map[uint64]*rpcCall), m: p.n.mux}
-	go c.readLoop()
-	s.conn = c
-	return c, nil
-}
-
-func (p *rpcPool) close() {
-	p.mu.Lock()
-	p.done = true
-	slots := p.slots
-	p.slots = nil
-	p.mu.Unlock()
-	for _, s := range slots {
-		s.mu.Lock()
-		if s.conn != nil {
-			s.conn.fail(ErrShutdown)
-		}
-		s.mu.Unlock()
-	}
-}
-
-// rpcConn is the client side of one multiplexed RPC connection.
-type rpcConn struct {
-	addr string
-	c    *tls.Conn
-	w    *frameWriter
-	m    *mux
-
-	mu      sync.Mutex
-	nextID  uint64
-	pending map[uint64]*rpcCall
-	err     error // non-nil once the connection is dead
-}
-
-type rpcCall struct {
-	ch chan rpcResult // buffered(1): the reader never blocks on a caller
-}
-
-type rpcResult struct {
-	code byte
-	body []byte
-	err  error
-}
-
-var callPool = sync.Pool{New: func() any { return &rpcCall{ch: make(chan rpcResult, 1)} }}
-
-func (c *rpcConn) isClosed() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.err != nil
-}
-
-func (c *rpcConn) call(ctx context.Context, name string, body []byte) ([]byte, error) {
-	call := callPool.Get().(*rpcCall)
-	c.mu.Lock()
-	if c.err != nil {
-		err := c.err
-		c.mu.Unlock()
-		callPool.Put(call)
-		return nil, &notSentError{err}
-	}
-	c.nextID++
-	id := c.nextID
-	c.pending[id] = call
-	c.mu.Unlock()
-
-	var timeoutMs uint32
-	if dl, ok := ctx.Deadline(); ok {
-		ms := time.Until(dl).Milliseconds()
-		if ms <= 0 {
-			c.forget(id, call)
-			return nil, ctx.Err()
-		}
-		timeoutMs = uint32(min(ms, int64(^uint32(0))))
-	}
-	var hdr [frameHeaderLen + 4 + 1]byte
-	binary.BigEndian.PutUint32(hdr[0:4], uint32(1+8+4+1+len(name)+len(body)))
-	hdr[4] = frameRequest
-	binary.BigEndian.PutUint64(hdr[5:13], id)
-	binary.BigEndian.PutUint32(hdr[13:17], timeoutMs)
-	hdr[17] = byte(len(name))
-	if err := c.w.write(hdr[:], []byte(name), body); err != nil {
-		c.fail(err)
-		// The result (a failure) is delivered through the channel by fail.
-	}
-	select {
-	case r := <-call.ch:
-		callPool.Put(call)
-		if r.err != nil {
-			// Written but never answered: the remote may have run it.
-			return nil, fmt.Errorf("cluster: rpc %s to %s: %w: %w", name, c.addr, ErrOutcomeUnknown, r.err)
-		}
-		if r.code != codeOK {
-			return nil, &RemoteError{Addr: c.addr, Code: r.code, Message: string(r.body)}
-		}
-		return r.body, nil
-	case <-ctx.Done():
-		c.forget(id, call)
-		return nil, fmt.Errorf("cluster: rpc %s to %s: %w: %w", name, c.addr, ErrOutcomeUnknown, ctx.Err())
-	}
-}
-
-// forget drops a call the caller gave up on. The call object only goes back
-// to the pool if the reader had not already claimed it (it might still send).
-func (c *rpcConn) forget(id uint64, call *rpcCall) {
-	c.mu.Lock()
-	_, still := c.pending[id]
-	delete(c.pending, id)
-	c.mu.Unlock()
-	if still {
-		callPool.Put(call)
-	}
-}
-
-func (c *rpcConn) readLoop() {
-	br := bufio.NewReaderSize(c.c, 32<<10)
-	for {
-		f, err := readFrame(br)
-		if err != nil {
-			c.fail(err)
-			return
-		}
-		if f[0] != frameResponse || len(f) < 1+8+1 {
-			c.fail(errors.New("malformed rpc response"))
-			return
-		}
-		id := binary.BigEndian.Uint64(f[1:9])
-		c.mu.Lock()
-		call := c.pending[id]
-		delete(c.pending, id)
-		c.mu.Unlock()
-		if call != nil {
-			call.ch <- rpcResult{code: f[9], body: f[10:]}
-		}
-	}
-}
-
-// fail marks the connection dead and fails every pending call. Requests
-// already written may or may not have run on the remote node, so these
-// errors are not marked retryable.
-func (c *rpcConn) fail(err error) {
-	c.mu.Lock()
-	if c.err == nil {
-		c.err = err
-	}
-	pending := c.pending
-	c.pending = make(map[uint64]*rpcCall)
-	c.mu.Unlock()
-	for _, call := range pending {
-		call.ch <- rpcResult{err: err}
-	}
-	c.m.closeConn(c.c)
-}

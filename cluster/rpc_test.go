@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -125,20 +126,26 @@ func TestMutualTLSRefusesForeignCA(t *testing.T) {
 		"no cert":      nil,
 	} {
 		for _, proto := range []byte{protoRaft, protoRPC} {
-			cfg := &tls.Config{Certificates: certs, RootCAs: clusterPKI(t).pool, ServerName: "127.0.0.1"}
+			cfg := &tls.Config{RootCAs: clusterPKI(t).pool, ServerName: "127.0.0.1"}
+			if certs != nil {
+				// Force the foreign certificate out even though the server
+				// does not list its CA as acceptable.
+				cfg.GetClientCertificate = func(*tls.CertificateRequestInfo) (*tls.Certificate, error) {
+					return &certs[0], nil
+				}
+			}
 			c, err := tls.Dial("tcp", n.Addr(), cfg)
 			if err != nil {
 				continue // refused during the handshake: fine
 			}
 			c.SetDeadline(time.Now().Add(5 * time.Second))
-			c.Write([]byte{proto, 0, 0, 0, 0})
-			if _, err := io.ReadAll(c); err == nil {
-				// ReadAll returns nil on a clean EOF: the server closed
-				// the connection without answering, also a refusal.
-				t.Logf("%s/%d: closed by server", name, proto)
-			} else if !strings.Contains(err.Error(), "certificate") {
-				t.Logf("%s/%d: %v", name, proto, err)
+			// A well-formed echo request: a served connection would answer.
+			c.Write(append([]byte{proto}, requestFrame(1, "test.echo", []byte("hi"))...))
+			data, err := io.ReadAll(c)
+			if len(data) != 0 {
+				t.Fatalf("%s/proto %d: server answered %q", name, proto, data)
 			}
+			t.Logf("%s/proto %d refused: %v", name, proto, err)
 			c.Close()
 		}
 	}
@@ -168,5 +175,39 @@ func TestVerifyPeerHook(t *testing.T) {
 	ok := mustNewNode(t)
 	if _, err := ok.CallRPC(ctx, n.Addr(), "test.echo", []byte("x")); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// requestFrame builds a raw RPC request frame (see rpc.go).
+func requestFrame(id uint64, name string, body []byte) []byte {
+	f := binary.BigEndian.AppendUint32(nil, uint32(1+8+4+1+len(name)+len(body)))
+	f = append(f, frameRequest)
+	f = binary.BigEndian.AppendUint64(f, id)
+	f = binary.BigEndian.AppendUint32(f, 0)
+	f = append(f, byte(len(name)))
+	f = append(f, name...)
+	return append(f, body...)
+}
+
+func TestErrorCodesRoundTrip(t *testing.T) {
+	for _, sentinel := range []error{ErrNoLeader, ErrNotLeader, ErrSnapshotRunning, ErrShutdown,
+		ErrUnknownRPC, ErrOutcomeUnknown, context.DeadlineExceeded, context.Canceled} {
+		err := fmt.Errorf("wrapped: %w", sentinel)
+		re := &RemoteError{Addr: "x", Code: errorCode(err), Message: err.Error()}
+		if !errors.Is(re, sentinel) {
+			t.Errorf("%v does not survive the wire (code %d)", sentinel, re.Code)
+		}
+	}
+	if re := (&RemoteError{Code: codeRefused}); !retryable(re) || !errors.Is(re, ErrShutdown) {
+		t.Error("refused must be retryable and ErrShutdown")
+	}
+	if re := (&RemoteError{Code: codeShutdown}); retryable(re) {
+		t.Error("a handler's shutdown error must not be retried")
+	}
+	if re := (&RemoteError{Code: codeOutcomeUnknown}); retryable(re) {
+		t.Error("outcome unknown must not be retried")
+	}
+	if !retryable(&RemoteError{Code: codeNotLeader}) || !retryable(&notSentError{io.EOF}) {
+		t.Error("not leader / not sent must be retried")
 	}
 }

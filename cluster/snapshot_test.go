@@ -55,9 +55,7 @@ func TestSnapshotAndOpen(t *testing.T) {
 	}
 
 	// A restart restores the FSM from the snapshot (plus later log).
-	if _, _, err := n.Apply(ctx, setCmd("post", "snap")); err != nil {
-		t.Fatal(err)
-	}
+	mustApply(t, ctx, n, setCmd("post", "snap"))
 	cfg := n.cfg
 	cfg.BindAddr = n.Addr()
 	cfg.FSM = newKVFSM()
@@ -80,9 +78,7 @@ func TestSnapshotAndOpen(t *testing.T) {
 func TestSnapshotRunning(t *testing.T) {
 	n := mustBootstrapped(t)
 	ctx := ctxTimeout(t, 20*time.Second)
-	if _, _, err := n.Apply(ctx, setCmd("a", "1")); err != nil {
-		t.Fatal(err)
-	}
+	mustApply(t, ctx, n, setCmd("a", "1"))
 	n.fsm.persisting = make(chan struct{})
 	n.fsm.release = make(chan struct{})
 	done := make(chan error, 1)
@@ -100,9 +96,7 @@ func TestSnapshotRunning(t *testing.T) {
 	}
 	n.fsm.persisting, n.fsm.release = nil, nil
 	// The guard is released afterwards.
-	if _, _, err := n.Apply(ctx, setCmd("b", "2")); err != nil {
-		t.Fatal(err)
-	}
+	mustApply(t, ctx, n, setCmd("b", "2"))
 	if _, err := n.Snapshot(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -116,9 +110,7 @@ func TestAutomaticSnapshots(t *testing.T) {
 	})
 	ctx := ctxTimeout(t, 20*time.Second)
 	for i := 0; i < 60; i++ {
-		if _, _, err := n.Apply(ctx, setCmd(fmt.Sprint(i), "x")); err != nil {
-			t.Fatal(err)
-		}
+		mustApply(t, ctx, n, setCmd(fmt.Sprint(i), "x"))
 	}
 	testPoll(t, func() bool { return n.Stats().LastSnapshotIndex > 0 }, 10*time.Second)
 }

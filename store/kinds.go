@@ -31,11 +31,11 @@ type Kind struct {
 func (k *Kind) New() Record { return k.new() }
 
 func strIndex(name, field string) *memdb.IndexSchema {
-	return &memdb.IndexSchema{Name: name, AllowMissing: true, Indexer: &memdb.StringFieldIndex{Field: field}}
+	return &memdb.IndexSchema{Name: name, AllowMissing: true, Indexer: &stringIndex{field: field}}
 }
 
 func rolesIndex() *memdb.IndexSchema {
-	return &memdb.IndexSchema{Name: "roles", AllowMissing: true, Indexer: &memdb.StringSliceFieldIndex{Field: "RoleAttributes"}}
+	return &memdb.IndexSchema{Name: "roles", AllowMissing: true, Indexer: &stringsIndex{field: "RoleAttributes"}}
 }
 
 // createdIndexer orders records by creation time, for kinds without a name.
@@ -135,11 +135,11 @@ func schema() *memdb.DBSchema {
 	s := &memdb.DBSchema{Tables: map[string]*memdb.TableSchema{}}
 	for _, k := range AllKinds {
 		t := &memdb.TableSchema{Name: k.Table, Indexes: map[string]*memdb.IndexSchema{
-			"id":      {Name: "id", Unique: true, Indexer: &memdb.StringFieldIndex{Field: "ID"}},
+			"id":      {Name: "id", Unique: true, Indexer: idIndex{}},
 			"created": {Name: "created", Indexer: createdIndexer{}},
 		}}
 		if k.Named {
-			t.Indexes["name"] = &memdb.IndexSchema{Name: "name", Indexer: &memdb.StringFieldIndex{Field: "Name"}}
+			t.Indexes["name"] = &memdb.IndexSchema{Name: "name", Indexer: nameIndex{}}
 		}
 		for _, ix := range k.indexes {
 			t.Indexes[ix.Name] = ix

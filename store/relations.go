@@ -77,7 +77,7 @@ const (
 func compound(fields ...string) *memdb.CompoundIndex {
 	c := &memdb.CompoundIndex{}
 	for _, f := range fields {
-		c.Indexes = append(c.Indexes, &memdb.StringFieldIndex{Field: f})
+		c.Indexes = append(c.Indexes, &stringIndex{field: f})
 	}
 	return c
 }

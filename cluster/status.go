@@ -1,0 +1,83 @@
+package cluster
+
+import (
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/raft"
+)
+
+// Read-only views of the node's raft state.
+
+// Addr is the advertised cluster address (host:port).
+func (n *Node) Addr() string { return n.advertise }
+
+// ID is this node's raft server ID.
+func (n *Node) ID() string { return n.id }
+
+// IsLeader reports whether this node currently is the raft leader.
+func (n *Node) IsLeader() bool { return n.raft.State() == raft.Leader }
+
+// Leader returns the current leader's ID and cluster address as this node
+// knows them ("" when unknown).
+func (n *Node) Leader() (id, addr string) {
+	a, i := n.raft.LeaderWithID()
+	return string(i), string(a)
+}
+
+// Stats is a point-in-time view of this node's raft state.
+type Stats struct {
+	State             string // Follower, Candidate, Leader, Shutdown
+	Term              uint64
+	LastLogIndex      uint64
+	CommitIndex       uint64
+	AppliedIndex      uint64 // the FSM's, see FSM.AppliedIndex
+	LastSnapshotIndex uint64
+	LastContact       time.Time // last contact from the leader (zero on the leader)
+	LeaderID          string
+	LeaderAddr        string
+}
+
+// Stats returns the node's raft state.
+func (n *Node) Stats() Stats {
+	id, addr := n.Leader()
+	s := Stats{
+		State:        n.raft.State().String(),
+		Term:         n.raft.CurrentTerm(),
+		LastLogIndex: n.raft.LastIndex(),
+		CommitIndex:  n.raft.CommitIndex(),
+		AppliedIndex: n.fsm.AppliedIndex(),
+		LeaderID:     id,
+		LeaderAddr:   addr,
+	}
+	if !n.IsLeader() {
+		s.LastContact = n.raft.LastContact()
+	}
+	if !n.closed.Load() {
+		s.LastSnapshotIndex, _ = strconv.ParseUint(n.raft.Stats()["last_snapshot_index"], 10, 64)
+	}
+	return s
+}
+
+// signal is a broadcast: wait returns a channel that is closed by the next
+// fire. Cheaper than a sync.Cond when waiters also need select/timeouts.
+type signal struct {
+	mu sync.Mutex
+	ch chan struct{}
+}
+
+func (s *signal) init() { s.ch = make(chan struct{}) }
+
+func (s *signal) wait() <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.ch
+}
+
+func (s *signal) fire() {
+	s.mu.Lock()
+	close(s.ch)
+	s.ch = make(chan struct{})
+	s.mu.Unlock()
+}
