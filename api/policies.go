@@ -130,8 +130,11 @@ func opTitle(path string) string {
 		out = append(out, ch)
 	}
 	s := string(out)
-	if len(s) > 3 && s[len(s)-3:] == "ies" {
+	switch {
+	case len(s) > 3 && s[len(s)-3:] == "ies":
 		return s[:len(s)-3] + "y"
+	case len(s) > 1 && s[len(s)-1] == 's':
+		return s[:len(s)-1]
 	}
 	return s
 }

@@ -8,6 +8,7 @@ func (s *Server) routeTable() []route {
 	var all []route
 	for _, family := range []func() []route{
 		s.coreRoutes,
+		s.authnRoutes,
 		s.serviceFamilyRoutes,
 		s.routerRoutes,
 		s.policyRoutes,

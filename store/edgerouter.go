@@ -53,23 +53,28 @@ type Router struct {
 // RecordName is the router's name.
 func (r *Router) RecordName() string { return r.Name }
 
+// The filter getters use the typed constructors: lists of routers are scanned
+// whole when filtered, so an allocation per field read would add up.
 var edgeRouterFields = map[string]filter.Field{
-	"roleAttributes":    {Type: filter.StringList, Get: func(r any) any { return r.(*EdgeRouter).RoleAttributes }},
-	"cost":              {Type: filter.Number, Get: func(r any) any { return int64(r.(*EdgeRouter).Cost) }},
-	"disabled":          {Type: filter.Bool, Get: func(r any) any { return r.(*EdgeRouter).Disabled }},
-	"noTraversal":       {Type: filter.Bool, Get: func(r any) any { return r.(*EdgeRouter).NoTraversal }},
-	"isTunnelerEnabled": {Type: filter.Bool, Get: func(r any) any { return r.(*EdgeRouter).IsTunnelerEnabled }},
-	"isVerified":        {Type: filter.Bool, Get: func(r any) any { return r.(*EdgeRouter).IsVerified }},
-	"isOnline":          {Type: filter.Bool, Get: func(r any) any { return false }},
-	"hostname":          {Type: filter.String, Get: func(r any) any { return r.(*EdgeRouter).Hostname }},
-	"fingerprint":       {Type: filter.String, Get: func(r any) any { return optString(r.(*EdgeRouter).Fingerprint) }},
+	"roleAttributes":      filter.StringListField(func(r any) []string { return r.(*EdgeRouter).RoleAttributes }),
+	"cost":                filter.IntField(func(r any) int64 { return int64(r.(*EdgeRouter).Cost) }),
+	"disabled":            filter.BoolField(func(r any) bool { return r.(*EdgeRouter).Disabled }),
+	"noTraversal":         filter.BoolField(func(r any) bool { return r.(*EdgeRouter).NoTraversal }),
+	"isTunnelerEnabled":   filter.BoolField(func(r any) bool { return r.(*EdgeRouter).IsTunnelerEnabled }),
+	"isVerified":          filter.BoolField(func(r any) bool { return r.(*EdgeRouter).IsVerified }),
+	"isOnline":            filter.BoolField(func(any) bool { return false }),
+	"hostname":            filter.StringField(func(r any) string { return r.(*EdgeRouter).Hostname }),
+	"fingerprint":         {Type: filter.String, Get: func(r any) any { return optString(r.(*EdgeRouter).Fingerprint) }},
+	"enrollmentExpiresAt": {Type: filter.Time, Get: func(r any) any { return optTime(r.(*EdgeRouter).EnrollmentExpiresAt) }},
 }
 
 var routerFields = map[string]filter.Field{
-	"cost":        {Type: filter.Number, Get: func(r any) any { return int64(r.(*Router).Cost) }},
-	"disabled":    {Type: filter.Bool, Get: func(r any) any { return r.(*Router).Disabled }},
-	"noTraversal": {Type: filter.Bool, Get: func(r any) any { return r.(*Router).NoTraversal }},
-	"isVerified":  {Type: filter.Bool, Get: func(r any) any { return r.(*Router).IsVerified }},
-	"isOnline":    {Type: filter.Bool, Get: func(r any) any { return false }},
-	"fingerprint": {Type: filter.String, Get: func(r any) any { return optString(r.(*Router).Fingerprint) }},
+	"cost":                filter.IntField(func(r any) int64 { return int64(r.(*Router).Cost) }),
+	"disabled":            filter.BoolField(func(r any) bool { return r.(*Router).Disabled }),
+	"noTraversal":         filter.BoolField(func(r any) bool { return r.(*Router).NoTraversal }),
+	"isVerified":          filter.BoolField(func(r any) bool { return r.(*Router).IsVerified }),
+	"isOnline":            filter.BoolField(func(any) bool { return false }),
+	"fingerprint":         {Type: filter.String, Get: func(r any) any { return optString(r.(*Router).Fingerprint) }},
+	"enrollmentExpiresAt": {Type: filter.Time, Get: func(r any) any { return optTime(r.(*Router).EnrollmentExpiresAt) }},
 }
+

@@ -1,6 +1,11 @@
 package store
 
-import "edgectl/store/filter"
+import (
+	"fmt"
+	"time"
+
+	"edgectl/store/filter"
+)
 
 // Process is one process a PROCESS or PROCESS_MULTI posture check looks for.
 type Process struct {
@@ -40,7 +45,45 @@ func (r *PostureCheck) RecordName() string { return r.Name }
 func (r *PostureCheck) Roles() []string { return r.RoleAttributes }
 
 var postureCheckFields = map[string]filter.Field{
-	"roleAttributes": {Type: filter.StringList, Get: func(r any) any { return r.(*PostureCheck).RoleAttributes }},
-	"typeId":         {Type: filter.String, Get: func(r any) any { return r.(*PostureCheck).TypeID }},
-	"version":        {Type: filter.Number, Get: func(r any) any { return r.(*PostureCheck).Version }},
+	"roleAttributes": filter.StringListField(func(r any) []string { return r.(*PostureCheck).RoleAttributes }),
+	"typeId":         filter.StringField(func(r any) string { return r.(*PostureCheck).TypeID }),
+	"version":        filter.IntField(func(r any) int64 { return r.(*PostureCheck).Version }),
+}
+
+// CreatePostureCheck adds a posture check at version 1.
+func (tx *Tx) CreatePostureCheck(c *PostureCheck) error {
+	if !tx.Exists(KindPostureCheckType, c.TypeID) {
+		return Invalid("typeId", "no posture check type with this id", c.TypeID)
+	}
+	c.Version = 1
+	return tx.Insert(KindPostureCheck, c)
+}
+
+// UpdatePostureCheck applies a PUT or PATCH to a posture check. Every change
+// raises the version by one, so a client can tell that what it evaluated
+// against is out of date. The type is fixed at create: the fields of one
+// type mean nothing to another.
+func (tx *Tx) UpdatePostureCheck(id string, p Patch, at time.Time) error {
+	_, _, err := tx.Update(KindPostureCheck, id, p, at, func(old, upd Record) error {
+		o, n := old.(*PostureCheck), upd.(*PostureCheck)
+		if n.TypeID != o.TypeID {
+			return Invalid("typeId", fmt.Sprintf("the type of a posture check cannot change (it is %s)", o.TypeID), n.TypeID)
+		}
+		n.Version = o.Version + 1
+		return nil
+	})
+	return err
+}
+
+// DeletePostureCheck removes a posture check; service policies that name it
+// by @id lose that entry, and those that select it by attribute simply stop
+// selecting it.
+func (tx *Tx) DeletePostureCheck(id string) error {
+	if _, err := tx.Get(KindPostureCheck, id); err != nil {
+		return err
+	}
+	if err := tx.dropRoleRefs(KindPostureCheck, id); err != nil {
+		return err
+	}
+	return tx.Remove(KindPostureCheck, id)
 }

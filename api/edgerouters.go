@@ -1,0 +1,151 @@
+package api
+
+import (
+	"edgectl/auth"
+	"edgectl/fsm"
+	"edgectl/store"
+)
+
+// routerEnrollMethod is the enrollment method of edge and transit routers:
+// a one-time token (conventions §10 lists it as "erott").
+const routerEnrollMethod = "erott"
+
+// edgeRouterFields are the writable fields of an edge router.
+var edgeRouterFields = []field{
+	{name: "name", kind: fString, required: true, min: 1, max: 255},
+	{name: "cost", kind: fInt, nullable: true, min: 0, max: 65535, def: 0},
+	{name: "disabled", kind: fBool, nullable: true, def: false},
+	{name: "isTunnelerEnabled", kind: fBool, def: false},
+	{name: "noTraversal", kind: fBool, nullable: true, def: false},
+	{name: "roleAttributes", kind: fStringList, nullable: true, min: 1, max: 255},
+	{name: "appData", kind: fObject, nullable: true},
+	tagsField,
+}
+
+// newRouterEnrollment makes the one-time enrollment of an edge or transit
+// router. It reuses the identity enrollment maker for the token and the
+// signed JWT (subject: the router id); only those parts are kept.
+func (s *Server) newRouterEnrollment(tx *store.Tx, routerID string) (store.RouterEnrollment, error) {
+	e, err := s.newEnrollment(tx, routerID, routerEnrollMethod, nil, nil, s.now().Add(enrollmentDuration))
+	if err != nil {
+		return store.RouterEnrollment{}, err
+	}
+	return store.RouterEnrollment{
+		EnrollmentToken: &e.Token, EnrollmentJwt: &e.JWT,
+		EnrollmentCreatedAt: &e.CreatedAt, EnrollmentExpiresAt: &e.ExpiresAt,
+	}, nil
+}
+
+func (s *Server) createEdgeRouter(c *call) error {
+	raw, err := decodeObject(c.r)
+	if err != nil {
+		return err
+	}
+	p, err := parseFields(raw, edgeRouterFields, modeCreate)
+	if err != nil {
+		return err
+	}
+	r := &store.EdgeRouter{}
+	if err := fill(r, p.patch); err != nil {
+		return err
+	}
+	now := s.now()
+	r.ID, r.CreatedAt, r.UpdatedAt = auth.NewID(), now, now
+	if r.RouterEnrollment, err = s.newRouterEnrollment(c.tx, r.ID); err != nil {
+		return err
+	}
+	if _, err := s.Writer.Do(c.r.Context(), fsm.CmdEdgeRouterCreate, r); err != nil {
+		return err
+	}
+	c.created("edge-routers", r.ID)
+	return nil
+}
+
+func (s *Server) updateEdgeRouter(m mode) func(c *call) error {
+	return func(c *call) error {
+		id := c.param("id")
+		if !c.tx.Exists(store.KindEdgeRouter, id) {
+			return notFound("edge router", id)
+		}
+		raw, err := decodeObject(c.r)
+		if err != nil {
+			return err
+		}
+		p, err := parseFields(raw, edgeRouterFields, m)
+		if err != nil {
+			return err
+		}
+		_, err = s.Writer.Do(c.r.Context(), fsm.CmdEdgeRouterUpdate, fsm.Update{ID: id, Patch: p.patch, At: s.now()})
+		return err
+	}
+}
+
+func (s *Server) deleteEdgeRouter(c *call) error {
+	_, err := s.Writer.Do(c.r.Context(), fsm.CmdEdgeRouterDelete, fsm.Delete{ID: c.param("id")})
+	return err
+}
+
+// reEnrollEdgeRouter drops the router's certificate and issues a fresh
+// enrollment token and JWT, replacing an outstanding one.
+func (s *Server) reEnrollEdgeRouter(c *call) error {
+	id := c.param("id")
+	if !c.tx.Exists(store.KindEdgeRouter, id) {
+		return notFound("edge router", id)
+	}
+	e, err := s.newRouterEnrollment(c.tx, id)
+	if err != nil {
+		return err
+	}
+	_, err = s.Writer.Do(c.r.Context(), fsm.CmdEdgeRouterReEnroll, fsm.ReEnroll{ID: id, Enrollment: e, At: s.now()})
+	return err
+}
+
+func (s *Server) getEdgeRouter(c *call) error {
+	r, err := store.GetAs[*store.EdgeRouter](c.tx, store.KindEdgeRouter, c.param("id"))
+	if err != nil {
+		return err
+	}
+	c.ok(edgeRouterView(r))
+	return nil
+}
+
+func (s *Server) listEdgeRouters(c *call) error {
+	return c.listKind(store.KindEdgeRouter, true, func(r store.Record) any { return edgeRouterView(r.(*store.EdgeRouter)) })
+}
+
+// syncStatusUnknown is the sync status of a router that is not connected:
+// no router connects to this controller yet, so it is every router's status.
+const syncStatusUnknown = "SYNC_UNKNOWN"
+
+// edgeRouterView is the Management view of an edge router. The certificate
+// PEM is not part of it; the fingerprint is.
+func edgeRouterView(r *store.EdgeRouter) map[string]any {
+	links := selfLinks("edge-routers", r.ID)
+	for _, rel := range []string{"edge-router-policies", "service-edge-router-policies", "identities", "services"} {
+		links[rel] = map[string]string{"href": "./edge-routers/" + r.ID + "/" + rel}
+	}
+	return map[string]any{
+		"_links":              links,
+		"id":                  r.ID,
+		"createdAt":           r.CreatedAt,
+		"updatedAt":           r.UpdatedAt,
+		"tags":                tagsOrEmpty(r.Tags),
+		"name":                r.Name,
+		"appData":             objOrEmpty(r.AppData),
+		"cost":                r.Cost,
+		"disabled":            r.Disabled,
+		"noTraversal":         r.NoTraversal,
+		"isTunnelerEnabled":   r.IsTunnelerEnabled,
+		"roleAttributes":      nonNilStrings(r.RoleAttributes),
+		"hostname":            r.Hostname,
+		"supportedProtocols":  strMapOrEmpty(r.SupportedProtocols),
+		"isOnline":            false,
+		"syncStatus":          syncStatusUnknown,
+		"isVerified":          r.IsVerified,
+		"fingerprint":         r.Fingerprint,
+		"enrollmentToken":     r.EnrollmentToken,
+		"enrollmentJwt":       r.EnrollmentJwt,
+		"enrollmentCreatedAt": r.EnrollmentCreatedAt,
+		"enrollmentExpiresAt": r.EnrollmentExpiresAt,
+	}
+}

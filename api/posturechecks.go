@@ -1,0 +1,245 @@
+package api
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+
+	"edgectl/auth"
+	"edgectl/fsm"
+	"edgectl/store"
+)
+
+// Posture check types (the ids of the bootstrap posture check type records).
+const (
+	pcOS           = "OS"
+	pcMAC          = "MAC"
+	pcMFA          = "MFA"
+	pcProcess      = "PROCESS"
+	pcProcessMulti = "PROCESS_MULTI"
+	pcDomain       = "DOMAIN"
+)
+
+// postureTypeAliases are the other typeId spellings accepted for a type: the
+// typed schema names DOMAIN payloads after the operation.
+var postureTypeAliases = map[string]string{
+	"postureCheckDomainCreate": pcDomain,
+	"postureCheckDomainUpdate": pcDomain,
+	"postureCheckDomainPatch":  pcDomain,
+}
+
+// postureCommonFields are the writable fields every posture check has.
+var postureCommonFields = []field{
+	{name: "name", kind: fString, required: true, min: 1, max: 255},
+	{name: "roleAttributes", kind: fStringList, nullable: true, min: 1, max: 255},
+	tagsField,
+}
+
+// postureTypeFields are the writable fields of each type.
+var postureTypeFields = map[string][]field{
+	pcOS:  {{name: "operatingSystems", kind: fCustom, required: true, custom: decodeOperatingSystems}},
+	pcMAC: {{name: "macAddresses", kind: fCustom, required: true, custom: decodeMacAddresses}},
+	pcMFA: {
+		{name: "timeoutSeconds", kind: fInt, nullable: true, min: -1, max: math.MaxInt32, def: 0},
+		{name: "promptOnWake", kind: fBool, nullable: true, def: false},
+		{name: "promptOnUnlock", kind: fBool, nullable: true, def: false},
+	},
+	pcProcess: {{name: "process", kind: fCustom, required: true, custom: func(raw json.RawMessage) (any, error) {
+		return decodeProcess("process", raw)
+	}}},
+	pcProcessMulti: {
+		{name: "semantic", kind: fString, required: true, enum: []string{"AllOf", "OneOf"}},
+		{name: "processes", kind: fCustom, required: true, custom: decodeProcesses},
+	},
+	pcDomain: {{name: "domains", kind: fCustom, required: true, custom: decodeDomains}},
+}
+
+// postureFields are the writable fields of a posture check of type t.
+func postureFields(t string) []field {
+	return append(append([]field{}, postureCommonFields...), postureTypeFields[t]...)
+}
+
+// postureTypeOf reads the required typeId of a body and returns its canonical form.
+func postureTypeOf(raw map[string]json.RawMessage) (string, error) {
+	rv, ok := raw["typeId"]
+	if !ok {
+		return "", invalidField("typeId", "is required", nil)
+	}
+	var t string
+	if err := unmarshalField("typeId", rv, &t); err != nil {
+		return "", err
+	}
+	if a, ok := postureTypeAliases[t]; ok {
+		t = a
+	}
+	if _, ok := postureTypeFields[t]; !ok {
+		return "", invalidField("typeId", "must be one of OS, MAC, MFA, PROCESS, PROCESS_MULTI, DOMAIN", t)
+	}
+	return t, nil
+}
+
+func (s *Server) createPostureCheck(c *call) error {
+	raw, err := decodeObject(c.r)
+	if err != nil {
+		return err
+	}
+	t, err := postureTypeOf(raw)
+	if err != nil {
+		return err
+	}
+	p, err := parseFields(raw, postureFields(t), modeCreate)
+	if err != nil {
+		return err
+	}
+	pc := &store.PostureCheck{}
+	if err := fill(pc, p.patch); err != nil {
+		return err
+	}
+	now := s.now()
+	pc.ID, pc.CreatedAt, pc.UpdatedAt, pc.TypeID = auth.NewID(), now, now, t
+	if _, err := s.Writer.Do(c.r.Context(), fsm.CmdPostureCheckCreate, pc); err != nil {
+		return err
+	}
+	c.created("posture-checks", pc.ID)
+	return nil
+}
+
+// updatePostureCheck serves PUT and PATCH. Both carry the typeId, which must
+// be the check's own: the type is fixed when the check is created.
+func (s *Server) updatePostureCheck(m mode) func(c *call) error {
+	return func(c *call) error {
+		id := c.param("id")
+		old, err := store.GetAs[*store.PostureCheck](c.tx, store.KindPostureCheck, id)
+		if err != nil {
+			return err
+		}
+		raw, err := decodeObject(c.r)
+		if err != nil {
+			return err
+		}
+		t, err := postureTypeOf(raw)
+		if err != nil {
+			return err
+		}
+		if t != old.TypeID {
+			return invalidField("typeId", fmt.Sprintf("the type of a posture check cannot change (it is %s)", old.TypeID), t)
+		}
+		p, err := parseFields(raw, postureFields(t), m)
+		if err != nil {
+			return err
+		}
+		_, err = s.Writer.Do(c.r.Context(), fsm.CmdPostureCheckUpdate, fsm.Update{ID: id, Patch: p.patch, At: s.now()})
+		return err
+	}
+}
+
+func (s *Server) deletePostureCheck(c *call) error {
+	_, err := s.Writer.Do(c.r.Context(), fsm.CmdPostureCheckDelete, fsm.Delete{ID: c.param("id")})
+	return err
+}
+
+func (s *Server) getPostureCheck(c *call) error {
+	pc, err := store.GetAs[*store.PostureCheck](c.tx, store.KindPostureCheck, c.param("id"))
+	if err != nil {
+		return err
+	}
+	c.ok(postureCheckView(pc))
+	return nil
+}
+
+func (s *Server) listPostureChecks(c *call) error {
+	return c.listKind(store.KindPostureCheck, true, func(r store.Record) any { return postureCheckView(r.(*store.PostureCheck)) })
+}
+
+// postureCheckView shows the common fields and those of the check's type.
+func postureCheckView(pc *store.PostureCheck) map[string]any {
+	v := map[string]any{
+		"_links":         selfLinks("posture-checks", pc.ID),
+		"id":             pc.ID,
+		"createdAt":      pc.CreatedAt,
+		"updatedAt":      pc.UpdatedAt,
+		"tags":           tagsOrEmpty(pc.Tags),
+		"name":           pc.Name,
+		"roleAttributes": nonNilStrings(pc.RoleAttributes),
+		"typeId":         pc.TypeID,
+		"version":        pc.Version,
+	}
+	switch pc.TypeID {
+	case pcOS:
+		v["operatingSystems"] = osView(pc.OperatingSystems)
+	case pcMAC:
+		v["macAddresses"] = nonNilStrings(pc.MacAddresses)
+	case pcMFA:
+		v["timeoutSeconds"], v["promptOnWake"], v["promptOnUnlock"] = pc.TimeoutSeconds, pc.PromptOnWake, pc.PromptOnUnlock
+	case pcProcess:
+		if pc.Process != nil {
+			v["process"] = processView(*pc.Process)
+		}
+	case pcProcessMulti:
+		ps := []any{}
+		for _, p := range pc.Processes {
+			ps = append(ps, processView(p))
+		}
+		v["semantic"], v["processes"] = pc.Semantic, ps
+	case pcDomain:
+		v["domains"] = nonNilStrings(pc.Domains)
+	}
+	return v
+}
+
+func osView(l []store.OperatingSystem) []any {
+	out := []any{}
+	for _, o := range l {
+		out = append(out, map[string]any{"type": o.Type, "versions": nonNilStrings(o.Versions)})
+	}
+	return out
+}
+
+func processView(p store.Process) map[string]any {
+	return map[string]any{"osType": p.OSType, "path": p.Path,
+		"hashes": nonNilStrings(p.Hashes), "signerFingerprints": nonNilStrings(p.SignerFingerprints)}
+}
+
+func (s *Server) listPostureCheckTypes(c *call) error {
+	return c.listKind(store.KindPostureCheckType, false, func(r store.Record) any { return postureCheckTypeView(r.(*store.PostureCheckType)) })
+}
+
+func (s *Server) getPostureCheckType(c *call) error {
+	t, err := store.GetAs[*store.PostureCheckType](c.tx, store.KindPostureCheckType, c.param("id"))
+	if err != nil {
+		return err
+	}
+	c.ok(postureCheckTypeView(t))
+	return nil
+}
+
+func postureCheckTypeView(t *store.PostureCheckType) map[string]any {
+	return map[string]any{
+		"_links":           selfLinks("posture-check-types", t.ID),
+		"id":               t.ID,
+		"createdAt":        t.CreatedAt,
+		"updatedAt":        t.UpdatedAt,
+		"tags":             tagsOrEmpty(t.Tags),
+		"name":             t.Name,
+		"operatingSystems": osView(t.OperatingSystems),
+		"version":          t.Version,
+	}
+}
+
+// postureRoutes are the posture check, posture check type and role attribute operations.
+func (s *Server) postureRoutes() []route {
+	return []route{
+		{managementAPI, get, "/posture-checks", "listPostureChecks", "Posture Checks", admin, s.listPostureChecks},
+		{managementAPI, post, "/posture-checks", "createPostureCheck", "Posture Checks", admin, s.createPostureCheck},
+		{managementAPI, get, "/posture-checks/:id", "detailPostureCheck", "Posture Checks", admin, s.getPostureCheck},
+		{managementAPI, put, "/posture-checks/:id", "updatePostureCheck", "Posture Checks", admin, s.updatePostureCheck(modePut)},
+		{managementAPI, patch, "/posture-checks/:id", "patchPostureCheck", "Posture Checks", admin, s.updatePostureCheck(modePatch)},
+		{managementAPI, del, "/posture-checks/:id", "deletePostureCheck", "Posture Checks", admin, s.deletePostureCheck},
+		{managementAPI, get, "/posture-check-types", "listPostureCheckTypes", "Posture Checks", admin, s.listPostureCheckTypes},
+		{managementAPI, get, "/posture-check-types/:id", "detailPostureCheckType", "Posture Checks", admin, s.getPostureCheckType},
+		{managementAPI, get, "/edge-router-role-attributes", "listEdgeRouterRoleAttributes", "Role Attributes", admin, s.listRoleAttributes(store.KindEdgeRouter)},
+		{managementAPI, get, "/identity-role-attributes", "listIdentityRoleAttributes", "Role Attributes", admin, s.listRoleAttributes(store.KindIdentity)},
+		{managementAPI, get, "/service-role-attributes", "listServiceRoleAttributes", "Role Attributes", admin, s.listRoleAttributes(store.KindService)},
+		{managementAPI, get, "/posture-check-role-attributes", "listPostureCheckRoleAttributes", "Role Attributes", admin, s.listRoleAttributes(store.KindPostureCheck)},
+	}
+}

@@ -1,0 +1,140 @@
+package api
+
+import (
+	"edgectl/auth"
+	"edgectl/fsm"
+	"edgectl/store"
+)
+
+// routerFields are the writable fields of a transit router.
+var routerFields = []field{
+	{name: "name", kind: fString, required: true, min: 1, max: 255},
+	{name: "cost", kind: fInt, nullable: true, min: 0, max: 65535, def: 0},
+	{name: "disabled", kind: fBool, nullable: true, def: false},
+	{name: "noTraversal", kind: fBool, nullable: true, def: false},
+	tagsField,
+}
+
+// createRouter serves both /routers and /transit-routers; path is the
+// collection the request came through, for the links of the answer.
+func (s *Server) createRouter(path string) func(c *call) error {
+	return func(c *call) error {
+		raw, err := decodeObject(c.r)
+		if err != nil {
+			return err
+		}
+		p, err := parseFields(raw, routerFields, modeCreate)
+		if err != nil {
+			return err
+		}
+		r := &store.Router{}
+		if err := fill(r, p.patch); err != nil {
+			return err
+		}
+		now := s.now()
+		r.ID, r.CreatedAt, r.UpdatedAt = auth.NewID(), now, now
+		if r.RouterEnrollment, err = s.newRouterEnrollment(c.tx, r.ID); err != nil {
+			return err
+		}
+		if _, err := s.Writer.Do(c.r.Context(), fsm.CmdRouterCreate, r); err != nil {
+			return err
+		}
+		c.created(path, r.ID)
+		return nil
+	}
+}
+
+func (s *Server) updateRouter(m mode) func(c *call) error {
+	return func(c *call) error {
+		id := c.param("id")
+		if !c.tx.Exists(store.KindRouter, id) {
+			return notFound("router", id)
+		}
+		raw, err := decodeObject(c.r)
+		if err != nil {
+			return err
+		}
+		p, err := parseFields(raw, routerFields, m)
+		if err != nil {
+			return err
+		}
+		_, err = s.Writer.Do(c.r.Context(), fsm.CmdRouterUpdate, fsm.Update{ID: id, Patch: p.patch, At: s.now()})
+		return err
+	}
+}
+
+func (s *Server) deleteRouter(c *call) error {
+	_, err := s.Writer.Do(c.r.Context(), fsm.CmdRouterDelete, fsm.Delete{ID: c.param("id")})
+	return err
+}
+
+func (s *Server) getRouter(path string) func(c *call) error {
+	return func(c *call) error {
+		r, err := store.GetAs[*store.Router](c.tx, store.KindRouter, c.param("id"))
+		if err != nil {
+			return err
+		}
+		c.ok(routerView(r, path))
+		return nil
+	}
+}
+
+func (s *Server) listRouters(path string) func(c *call) error {
+	return func(c *call) error {
+		return c.listKind(store.KindRouter, false, func(r store.Record) any { return routerView(r.(*store.Router), path) })
+	}
+}
+
+// routerView is the Management view of a transit router.
+func routerView(r *store.Router, path string) map[string]any {
+	return map[string]any{
+		"_links":                selfLinks(path, r.ID),
+		"id":                    r.ID,
+		"createdAt":             r.CreatedAt,
+		"updatedAt":             r.UpdatedAt,
+		"tags":                  tagsOrEmpty(r.Tags),
+		"name":                  r.Name,
+		"cost":                  r.Cost,
+		"disabled":              r.Disabled,
+		"noTraversal":           r.NoTraversal,
+		"isOnline":              false,
+		"isVerified":            r.IsVerified,
+		"fingerprint":           r.Fingerprint,
+		"unverifiedCertPem":     r.UnverifiedCertPem,
+		"unverifiedFingerprint": r.UnverifiedFingerprint,
+		"enrollmentToken":       r.EnrollmentToken,
+		"enrollmentJwt":         r.EnrollmentJwt,
+		"enrollmentCreatedAt":   r.EnrollmentCreatedAt,
+		"enrollmentExpiresAt":   r.EnrollmentExpiresAt,
+	}
+}
+
+// routerRoutes are the operations of edge routers, transit routers (at two
+// paths), posture checks and their types, and the role attribute lists.
+// It also registers the views of these kinds for the relation lists.
+func (s *Server) routerRoutes() []route {
+	s.extraViews[store.KindEdgeRouter] = func(_ *store.Tx, r store.Record) any { return edgeRouterView(r.(*store.EdgeRouter)) }
+	s.extraViews[store.KindRouter] = func(_ *store.Tx, r store.Record) any { return routerView(r.(*store.Router), "routers") }
+	s.extraViews[store.KindPostureCheck] = func(_ *store.Tx, r store.Record) any { return postureCheckView(r.(*store.PostureCheck)) }
+	rs := []route{
+		{managementAPI, get, "/edge-routers", "listEdgeRouters", "Edge Router", admin, s.listEdgeRouters},
+		{managementAPI, post, "/edge-routers", "createEdgeRouter", "Edge Router", admin, s.createEdgeRouter},
+		{managementAPI, get, "/edge-routers/:id", "detailEdgeRouter", "Edge Router", admin, s.getEdgeRouter},
+		{managementAPI, put, "/edge-routers/:id", "updateEdgeRouter", "Edge Router", admin, s.updateEdgeRouter(modePut)},
+		{managementAPI, patch, "/edge-routers/:id", "patchEdgeRouter", "Edge Router", admin, s.updateEdgeRouter(modePatch)},
+		{managementAPI, del, "/edge-routers/:id", "deleteEdgeRouter", "Edge Router", admin, s.deleteEdgeRouter},
+		{managementAPI, post, "/edge-routers/:id/re-enroll", "reEnrollEdgeRouter", "Edge Router", admin, s.reEnrollEdgeRouter},
+	}
+	for _, p := range []struct{ path, suffix string }{{"routers", "Router"}, {"transit-routers", "TransitRouter"}} {
+		base := "/" + p.path
+		rs = append(rs,
+			route{managementAPI, get, base, "list" + p.suffix + "s", "Router", admin, s.listRouters(p.path)},
+			route{managementAPI, post, base, "create" + p.suffix, "Router", admin, s.createRouter(p.path)},
+			route{managementAPI, get, base + "/:id", "detail" + p.suffix, "Router", admin, s.getRouter(p.path)},
+			route{managementAPI, put, base + "/:id", "update" + p.suffix, "Router", admin, s.updateRouter(modePut)},
+			route{managementAPI, patch, base + "/:id", "patch" + p.suffix, "Router", admin, s.updateRouter(modePatch)},
+			route{managementAPI, del, base + "/:id", "delete" + p.suffix, "Router", admin, s.deleteRouter},
+		)
+	}
+	return append(rs, s.postureRoutes()...)
+}

@@ -1,0 +1,64 @@
+package fsm
+
+import (
+	"time"
+
+	"edgectl/store"
+)
+
+// Commands of edge routers, transit routers and posture checks.
+const (
+	CmdEdgeRouterCreate   CommandType = "edgeRouter.create"
+	CmdEdgeRouterUpdate   CommandType = "edgeRouter.update"
+	CmdEdgeRouterDelete   CommandType = "edgeRouter.delete"
+	CmdEdgeRouterReEnroll CommandType = "edgeRouter.reEnroll"
+	CmdRouterCreate       CommandType = "router.create"
+	CmdRouterUpdate       CommandType = "router.update"
+	CmdRouterDelete       CommandType = "router.delete"
+	CmdPostureCheckCreate CommandType = "postureCheck.create"
+	CmdPostureCheckUpdate CommandType = "postureCheck.update"
+	CmdPostureCheckDelete CommandType = "postureCheck.delete"
+)
+
+// ReEnroll is the payload of CmdEdgeRouterReEnroll: the fresh enrollment,
+// made (token, JWT, times) by the API before proposing.
+type ReEnroll struct {
+	ID         string                 `json:"id"`
+	Enrollment store.RouterEnrollment `json:"enrollment"`
+	At         time.Time              `json:"at"`
+}
+
+// registerRouterFamily registers the commands of edge routers, transit
+// routers and posture checks.
+func registerRouterFamily(f *FSM) {
+	on(f, CmdEdgeRouterCreate, func(tx *store.Tx, r *store.EdgeRouter) (any, error) {
+		return nil, tx.CreateEdgeRouter(r)
+	})
+	on(f, CmdEdgeRouterUpdate, func(tx *store.Tx, p *Update) (any, error) {
+		return nil, tx.UpdateEdgeRouter(p.ID, p.Patch, p.At)
+	})
+	on(f, CmdEdgeRouterDelete, func(tx *store.Tx, p *Delete) (any, error) {
+		return nil, tx.DeleteEdgeRouter(p.ID)
+	})
+	on(f, CmdEdgeRouterReEnroll, func(tx *store.Tx, p *ReEnroll) (any, error) {
+		return nil, tx.ReEnrollEdgeRouter(p.ID, p.Enrollment, p.At)
+	})
+	on(f, CmdRouterCreate, func(tx *store.Tx, r *store.Router) (any, error) {
+		return nil, tx.CreateRouter(r)
+	})
+	on(f, CmdRouterUpdate, func(tx *store.Tx, p *Update) (any, error) {
+		return nil, tx.UpdateRouter(p.ID, p.Patch, p.At)
+	})
+	on(f, CmdRouterDelete, func(tx *store.Tx, p *Delete) (any, error) {
+		return nil, tx.DeleteRouter(p.ID)
+	})
+	on(f, CmdPostureCheckCreate, func(tx *store.Tx, c *store.PostureCheck) (any, error) {
+		return nil, tx.CreatePostureCheck(c)
+	})
+	on(f, CmdPostureCheckUpdate, func(tx *store.Tx, p *Update) (any, error) {
+		return nil, tx.UpdatePostureCheck(p.ID, p.Patch, p.At)
+	})
+	on(f, CmdPostureCheckDelete, func(tx *store.Tx, p *Delete) (any, error) {
+		return nil, tx.DeletePostureCheck(p.ID)
+	})
+}
