@@ -77,4 +77,3 @@ var routerFields = map[string]filter.Field{
 	"fingerprint":         {Type: filter.String, Get: func(r any) any { return optString(r.(*Router).Fingerprint) }},
 	"enrollmentExpiresAt": {Type: filter.Time, Get: func(r any) any { return optTime(r.(*Router).EnrollmentExpiresAt) }},
 }
-

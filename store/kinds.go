@@ -96,9 +96,9 @@ var (
 		new: func() Record { return &Service{} }, indexes: []*memdb.IndexSchema{rolesIndex()},
 		Fields: namedFields(serviceFields)}
 	KindEdgeRouter = &Kind{Table: "edgeRouters", Entity: "edge router", Named: true,
-		new: func() Record { return &EdgeRouter{} },
+		new:     func() Record { return &EdgeRouter{} },
 		indexes: []*memdb.IndexSchema{rolesIndex(), strIndex("enrollmentToken", "EnrollmentToken"), strIndex("fingerprint", "Fingerprint")},
-		Fields: namedFields(edgeRouterFields)}
+		Fields:  namedFields(edgeRouterFields)}
 	KindRouter = &Kind{Table: "routers", Entity: "router", Named: true,
 		new: func() Record { return &Router{} }, Fields: namedFields(routerFields),
 		indexes: []*memdb.IndexSchema{strIndex("enrollmentToken", "EnrollmentToken"), strIndex("fingerprint", "Fingerprint")}}
