@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"edgectl/store"
 
@@ -30,6 +31,9 @@ type CommandType string
 type Command struct {
 	Type    CommandType     `json:"type"`
 	Payload json.RawMessage `json:"payload"`
+	// At is when the proposer made the command; Apply uses it as the time of
+	// the change (change markers), never the clock of the applying node.
+	At time.Time `json:"at,omitempty"`
 }
 
 // result is what Apply returns, encoded, to the proposer.
@@ -61,6 +65,7 @@ func New(s *store.Store) *FSM {
 	registerPolicies(f)
 	registerMaintenance(f)
 	registerCluster(f)
+	registerClientSessions(f)
 	registerRouterFamily(f)
 	return f
 }
@@ -102,7 +107,11 @@ func (f *FSM) Apply(l *raft.Log) any {
 		panic(fmt.Sprintf("fsm: entry %d: %v: unknown command type %q (is this node older than the cluster?)", l.Index, errCorrupt, c.Type))
 	}
 	tx := f.store.Write()
+	tx.SetTime(c.At)
 	data, err := h(tx, c.Payload)
+	if err == nil {
+		err = tx.Finish()
+	}
 	if err != nil {
 		tx.Abort()
 		var de *store.Error

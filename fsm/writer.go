@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"time"
 )
 
 // Proposer replicates an encoded command and returns the FSM's result once
@@ -27,7 +28,7 @@ func (w *Writer) Do(ctx context.Context, t CommandType, payload any) (json.RawMe
 	if err != nil {
 		return nil, fmt.Errorf("fsm: encode %s: %w", t, err)
 	}
-	cmd, err := json.Marshal(Command{Type: t, Payload: raw})
+	cmd, err := json.Marshal(Command{Type: t, Payload: raw, At: time.Now().UTC()})
 	if err != nil {
 		return nil, fmt.Errorf("fsm: encode %s: %w", t, err)
 	}

@@ -93,8 +93,10 @@ var (
 		indexes: []*memdb.IndexSchema{strIndex("identity", "IdentityID"), strIndex("token", "Token")},
 		Fields:  baseFields(enrollmentFields)}
 	KindService = &Kind{Table: "services", Entity: "service", Named: true,
-		new: func() Record { return &Service{} }, indexes: []*memdb.IndexSchema{rolesIndex()},
-		Fields: namedFields(serviceFields)}
+		new: func() Record { return &Service{} },
+		// configs answers "which services use this config" without a scan.
+		indexes: []*memdb.IndexSchema{rolesIndex(), {Name: "configs", AllowMissing: true, Indexer: &stringsIndex{field: "Configs"}}},
+		Fields:  namedFields(serviceFields)}
 	KindEdgeRouter = &Kind{Table: "edgeRouters", Entity: "edge router", Named: true,
 		new:     func() Record { return &EdgeRouter{} },
 		indexes: []*memdb.IndexSchema{rolesIndex(), strIndex("enrollmentToken", "EnrollmentToken"), strIndex("fingerprint", "Fingerprint")},
@@ -121,7 +123,7 @@ var AllKinds = []*Kind{KindSetting, KindController, KindJoinToken, KindIdentityT
 	KindService, KindEdgeRouter, KindRouter, KindPostureCheck,
 	KindServicePolicy, KindEdgeRouterPolicy, KindServiceEdgeRouterPolicy,
 	KindConfigType, KindConfig, KindTerminator, KindIdentityServiceConfig,
-	KindCA, KindExternalJWTSigner}
+	KindCA, KindExternalJWTSigner, KindSession}
 
 // KindByTable returns the kind of a table name.
 func KindByTable(table string) (*Kind, bool) {

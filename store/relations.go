@@ -14,13 +14,13 @@ import (
 
 // Relation names: which policy kind selects which entity kind through which role array.
 const (
-	RelServicePolicyIdentity      = "sp.identity"
-	RelServicePolicyService       = "sp.service"
-	RelServicePolicyPostureCheck  = "sp.postureCheck"
-	RelEdgeRouterPolicyIdentity   = "erp.identity"
-	RelEdgeRouterPolicyEdgeRouter = "erp.edgeRouter"
-	RelSERPService                = "serp.service"
-	RelSERPEdgeRouter             = "serp.edgeRouter"
+	RelServicePolicyIdentity      = policy.RelServicePolicyIdentity
+	RelServicePolicyService       = policy.RelServicePolicyService
+	RelServicePolicyPostureCheck  = policy.RelServicePolicyPostureCheck
+	RelEdgeRouterPolicyIdentity   = policy.RelEdgeRouterPolicyIdentity
+	RelEdgeRouterPolicyEdgeRouter = policy.RelEdgeRouterPolicyEdgeRouter
+	RelSERPService                = policy.RelSERPService
+	RelSERPEdgeRouter             = policy.RelSERPEdgeRouter
 )
 
 // relation is one role array of a policy kind and the entity kind it selects.
@@ -96,6 +96,9 @@ func relationTables() []*memdb.TableSchema {
 		{Name: rolesTable, Indexes: map[string]*memdb.IndexSchema{
 			"id": {Name: "id", Unique: true, Indexer: compound("Table", "Attr")},
 		}},
+		{Name: changesTable, Indexes: map[string]*memdb.IndexSchema{
+			"id": {Name: "id", Unique: true, Indexer: &stringIndex{field: "ID"}},
+		}},
 	}
 }
 
@@ -115,9 +118,11 @@ func (tx *Tx) afterChange(k *Kind, old, upd Record) error {
 		}
 	}
 	if _, ok := k.New().(roled); ok {
-		return tx.countRoles(k, old, upd)
+		if err := tx.countRoles(k, old, upd); err != nil {
+			return err
+		}
 	}
-	return nil
+	return tx.recordChanged(k, old, upd)
 }
 
 // roled is a record with role attributes.
@@ -195,33 +200,62 @@ func (rel *relation) selector(p Record) *policy.Selector {
 	return sel
 }
 
-// reindexPolicy recomputes the refs and links of one policy for rel.
+// reindexPolicy recomputes the refs and links of one policy for rel. Links
+// are diffed, not rewritten, so only real changes reach the change tracking.
 func (tx *Tx) reindexPolicy(rel *relation, old, upd Record) error {
+	var id string
 	if old != nil {
-		id := old.GetID()
+		id = old.GetID()
 		if _, err := tx.txn.DeleteAll(refsTable, "policy_prefix", rel.name, id, ""); err != nil {
 			return fmt.Errorf("store: refs of %s: %w", id, err)
 		}
-		if _, err := tx.txn.DeleteAll(linksTable, "id_prefix", rel.name, id, ""); err != nil {
-			return fmt.Errorf("store: links of %s: %w", id, err)
+	} else {
+		id = upd.GetID()
+	}
+	have := map[string]struct{}{}
+	if old != nil {
+		tx.PolicyEntities(rel.name, id, func(e string) bool { have[e] = struct{}{}; return true })
+	}
+	want := map[string]struct{}{}
+	if upd != nil {
+		for _, r := range dedupe(rel.roles(upd)) {
+			if err := tx.txn.Insert(refsTable, &ref{Rel: rel.name, Ref: r, Policy: id}); err != nil {
+				return err
+			}
+		}
+		tx.selectEntities(rel, rel.selector(upd), func(entity string) { want[entity] = struct{}{} })
+	}
+	for e := range have {
+		if _, keep := want[e]; !keep {
+			if err := tx.unlink(rel, id, e); err != nil {
+				return err
+			}
 		}
 	}
-	if upd == nil {
-		return nil
-	}
-	id := upd.GetID()
-	for _, r := range dedupe(rel.roles(upd)) {
-		if err := tx.txn.Insert(refsTable, &ref{Rel: rel.name, Ref: r, Policy: id}); err != nil {
-			return err
+	for e := range want {
+		if _, had := have[e]; !had {
+			if err := tx.link(rel, id, e); err != nil {
+				return err
+			}
 		}
 	}
-	var err error
-	tx.selectEntities(rel, rel.selector(upd), func(entity string) {
-		if err == nil {
-			err = tx.txn.Insert(linksTable, &link{Rel: rel.name, Policy: id, Entity: entity})
-		}
-	})
-	return err
+	return nil
+}
+
+// link adds a link and tells the change tracking.
+func (tx *Tx) link(rel *relation, policyID, entityID string) error {
+	if err := tx.txn.Insert(linksTable, &link{Rel: rel.name, Policy: policyID, Entity: entityID}); err != nil {
+		return err
+	}
+	return tx.linkChanged(rel, policyID, entityID, false)
+}
+
+// unlink removes a link and tells the change tracking.
+func (tx *Tx) unlink(rel *relation, policyID, entityID string) error {
+	if _, err := tx.txn.DeleteAll(linksTable, "id", rel.name, policyID, entityID); err != nil {
+		return err
+	}
+	return tx.linkChanged(rel, policyID, entityID, true)
 }
 
 // selectEntities calls fn once for every entity sel selects, reading only
@@ -265,8 +299,14 @@ func (tx *Tx) reindexEntity(rel *relation, old, upd Record) error {
 		id = old.GetID()
 	}
 	if upd == nil {
-		_, err := tx.txn.DeleteAll(linksTable, "entity_prefix", rel.name, id, "")
-		return err
+		var policies []string
+		tx.EntityPolicies(rel.name, id, func(p string) bool { policies = append(policies, p); return true })
+		for _, p := range policies {
+			if err := tx.unlink(rel, p, id); err != nil {
+				return err
+			}
+		}
+		return nil
 	}
 	candidates := map[string]struct{}{}
 	addRefs := func(r string) {
@@ -296,15 +336,21 @@ func (tx *Tx) reindexEntity(rel *relation, old, upd Record) error {
 		has, _ := tx.txn.First(linksTable, "id", rel.name, pid, id)
 		switch {
 		case want && has == nil:
-			err = tx.txn.Insert(linksTable, &link{Rel: rel.name, Policy: pid, Entity: id})
+			err = tx.link(rel, pid, id)
 		case !want && has != nil:
-			err = tx.txn.Delete(linksTable, has)
+			err = tx.unlink(rel, pid, id)
 		}
 		if err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// Linked reports whether the policy selects the entity in rel.
+func (tx *Tx) Linked(rel, policyID, entityID string) bool {
+	raw, _ := tx.txn.First(linksTable, "id", rel, policyID, entityID)
+	return raw != nil
 }
 
 // PolicyEntities calls fn with the ids of the entities the policy selects in rel.

@@ -1,6 +1,11 @@
 package store
 
-import "edgectl/store/filter"
+import (
+	"fmt"
+	"time"
+
+	"edgectl/store/filter"
+)
 
 // Service is a network service that identities dial or bind.
 type Service struct {
@@ -20,8 +25,64 @@ func (r *Service) RecordName() string { return r.Name }
 func (r *Service) Roles() []string { return r.RoleAttributes }
 
 var serviceFields = map[string]filter.Field{
-	"roleAttributes":     {Type: filter.StringList, Get: func(r any) any { return r.(*Service).RoleAttributes }},
-	"configs":            {Type: filter.StringList, Get: func(r any) any { return r.(*Service).Configs }},
-	"encryptionRequired": {Type: filter.Bool, Get: func(r any) any { return r.(*Service).EncryptionRequired }},
-	"terminatorStrategy": {Type: filter.String, Get: func(r any) any { return r.(*Service).TerminatorStrategy }},
+	"roleAttributes":     filter.StringListField(func(r any) []string { return r.(*Service).RoleAttributes }),
+	"configs":            filter.StringListField(func(r any) []string { return r.(*Service).Configs }),
+	"encryptionRequired": filter.BoolField(func(r any) bool { return r.(*Service).EncryptionRequired }),
+	"terminatorStrategy": filter.StringField(func(r any) string { return r.(*Service).TerminatorStrategy }),
+	"maxIdleTimeMillis":  filter.IntField(func(r any) int64 { return r.(*Service).MaxIdleTimeMillis }),
+}
+
+// checkServiceConfigs verifies that every config of a service exists and that
+// no two share a config type: a service has at most one config per type.
+func (tx *Tx) checkServiceConfigs(s *Service) error {
+	byType := map[string]string{}
+	for i, id := range s.Configs {
+		field := fmt.Sprintf("configs[%d]", i)
+		c, err := GetAs[*Config](tx, KindConfig, id)
+		if err != nil {
+			return Invalid(field, "no config with this id", id)
+		}
+		if other, dup := byType[c.ConfigTypeID]; dup {
+			return Invalid(field, fmt.Sprintf("config %q has the same config type (%s) as config %q: a service has at most one config per config type",
+				id, c.ConfigTypeID, other), id)
+		}
+		byType[c.ConfigTypeID] = id
+	}
+	return nil
+}
+
+// CreateService adds a service.
+func (tx *Tx) CreateService(s *Service) error {
+	if err := tx.checkServiceConfigs(s); err != nil {
+		return err
+	}
+	return tx.Insert(KindService, s)
+}
+
+// UpdateService applies a PUT or PATCH to a service. encryptionRequired is
+// set at create: a patch that changes it is refused.
+func (tx *Tx) UpdateService(id string, p Patch, at time.Time) error {
+	_, _, err := tx.Update(KindService, id, p, at, func(old, upd Record) error {
+		o, n := old.(*Service), upd.(*Service)
+		if o.EncryptionRequired != n.EncryptionRequired {
+			return Invalid("encryptionRequired", "is set when the service is created and cannot change", n.EncryptionRequired)
+		}
+		return tx.checkServiceConfigs(n)
+	})
+	return err
+}
+
+// DeleteService removes a service with its terminators and the identity
+// service-config associations that name it. The policies that select it
+// drop it through the relation index.
+func (tx *Tx) DeleteService(id string) error {
+	if !tx.Exists(KindService, id) {
+		return NotFound(KindService.Entity, id)
+	}
+	for _, k := range []*Kind{KindTerminator, KindIdentityServiceConfig} {
+		if err := tx.removeWhere(k, "service", id); err != nil {
+			return err
+		}
+	}
+	return tx.Remove(KindService, id)
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/hashicorp/go-memdb"
 )
@@ -47,6 +48,10 @@ type Tx struct {
 	txn *memdb.Txn
 	s   *Store
 	db  *memdb.MemDB
+	// at is the time of the command being applied (SetTime); lost collects
+	// the service policy links it removed, for Finish.
+	at   time.Time
+	lost []lostLink
 }
 
 // Read returns a consistent read-only view. It never blocks and is never blocked.

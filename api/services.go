@@ -1,0 +1,201 @@
+package api
+
+import (
+	"bytes"
+	"encoding/json"
+
+	"edgectl/auth"
+	"edgectl/fsm"
+	"edgectl/store"
+)
+
+// terminatorStrategies are the strategies a service may pick its terminators by.
+var terminatorStrategies = []string{"smartrouting", "weighted", "random", "ha"}
+
+// maxIdleTimeMillis is the largest idle time a service accepts (2^53-1, the
+// largest integer every JSON client reads exactly).
+const maxIdleTimeMillis = 1<<53 - 1
+
+// serviceFields are the writable fields of a service. encryptionRequired is
+// set at create; updates handle it apart (see updateService).
+var serviceFields = []field{
+	{name: "name", kind: fString, required: true, min: 1, max: 255},
+	{name: "configs", kind: fStringList, nullable: true, min: 1},
+	{name: "encryptionRequired", kind: fBool, nullable: true, create: true, def: false},
+	{name: "terminatorStrategy", kind: fString, nullable: true, enum: terminatorStrategies, def: "smartrouting"},
+	{name: "roleAttributes", kind: fStringList, nullable: true, min: 1, max: 255},
+	{name: "maxIdleTimeMillis", kind: fInt, nullable: true, min: 0, max: maxIdleTimeMillis, def: 0},
+	tagsField,
+}
+
+func (s *Server) createService(c *call) error {
+	raw, err := decodeObject(c.r)
+	if err != nil {
+		return err
+	}
+	p, err := parseFields(raw, serviceFields, modeCreate)
+	if err != nil {
+		return err
+	}
+	svc := &store.Service{}
+	if err := fill(svc, p.patch); err != nil {
+		return err
+	}
+	now := s.now()
+	svc.ID, svc.CreatedAt, svc.UpdatedAt = auth.NewID(), now, now
+	if _, err := s.Writer.Do(c.r.Context(), fsm.CmdServiceCreate, svc); err != nil {
+		return err
+	}
+	c.created("services", svc.ID)
+	return nil
+}
+
+// updateService applies a PUT or PATCH. encryptionRequired is read-only
+// after create: absent (also on PUT) keeps it, the same value is accepted,
+// another value is refused by the model with a 400 on encryptionRequired.
+func (s *Server) updateService(m mode) func(c *call) error {
+	return func(c *call) error {
+		id := c.param("id")
+		if !c.tx.Exists(store.KindService, id) {
+			return notFound("service", id)
+		}
+		raw, err := decodeObject(c.r)
+		if err != nil {
+			return err
+		}
+		p, err := parseFields(raw, serviceFields, m)
+		if err != nil {
+			return err
+		}
+		if rv, ok := raw["encryptionRequired"]; ok && string(bytes.TrimSpace(rv)) != "null" {
+			var b bool
+			if err := unmarshalField("encryptionRequired", rv, &b); err != nil {
+				return err
+			}
+			p.patch["encryptionRequired"], _ = json.Marshal(b)
+		}
+		_, err = s.Writer.Do(c.r.Context(), fsm.CmdServiceUpdate, fsm.Update{ID: id, Patch: p.patch, At: s.now()})
+		return err
+	}
+}
+
+func (s *Server) deleteService(c *call) error {
+	_, err := s.Writer.Do(c.r.Context(), fsm.CmdServiceDelete, fsm.Delete{ID: c.param("id")})
+	return err
+}
+
+func (s *Server) getService(c *call) error {
+	svc, err := store.GetAs[*store.Service](c.tx, store.KindService, c.param("id"))
+	if err != nil {
+		return err
+	}
+	c.ok(s.serviceView(c.tx, svc))
+	return nil
+}
+
+func (s *Server) listServices(c *call) error {
+	return c.listKind(store.KindService, true, func(r store.Record) any { return s.serviceView(c.tx, r.(*store.Service)) })
+}
+
+// serviceConfigs lists the configs of a service, in the service's order.
+func (s *Server) serviceConfigs(c *call) error {
+	svc, err := store.GetAs[*store.Service](c.tx, store.KindService, c.param("id"))
+	if err != nil {
+		return err
+	}
+	lr, err := c.parseList(store.KindConfig.Fields, false)
+	if err != nil {
+		return err
+	}
+	recs := make([]store.Record, 0, len(svc.Configs))
+	for _, id := range svc.Configs {
+		if r, err := c.tx.Get(store.KindConfig, id); err == nil {
+			recs = append(recs, r)
+		}
+	}
+	return c.page(lr, recordsSource(recs), len(recs), func(r store.Record) any { return s.configView(c.tx, r.(*store.Config)) })
+}
+
+// serviceTerminators lists the terminators of a service.
+func (s *Server) serviceTerminators(c *call) error {
+	id := c.param("id")
+	if !c.tx.Exists(store.KindService, id) {
+		return notFound("service", id)
+	}
+	return s.listIndexed(c, store.KindTerminator, "service", id, func(r store.Record) any { return s.terminatorView(c.tx, r.(*store.Terminator)) })
+}
+
+// serviceView is a service as the Management API shows it. config maps the
+// name of each config's type to the config's data.
+func (s *Server) serviceView(tx *store.Tx, svc *store.Service) map[string]any {
+	l := selfLinks("services", svc.ID)
+	for _, rel := range []string{"configs", "terminators", "service-policies", "service-edge-router-policies",
+		"identities", "edge-routers"} {
+		l[rel] = map[string]string{"href": "./services/" + svc.ID + "/" + rel}
+	}
+	config := map[string]json.RawMessage{}
+	for _, id := range svc.Configs {
+		cfg, err := store.GetAs[*store.Config](tx, store.KindConfig, id)
+		if err != nil {
+			continue
+		}
+		if t, err := tx.Get(store.KindConfigType, cfg.ConfigTypeID); err == nil {
+			config[t.RecordName()] = rawOrEmpty(cfg.Data)
+		}
+	}
+	return map[string]any{
+		"_links":             l,
+		"id":                 svc.ID,
+		"createdAt":          svc.CreatedAt,
+		"updatedAt":          svc.UpdatedAt,
+		"tags":               tagsOrEmpty(svc.Tags),
+		"name":               svc.Name,
+		"configs":            nonNilStrings(svc.Configs),
+		"config":             config,
+		"encryptionRequired": svc.EncryptionRequired,
+		"terminatorStrategy": svc.TerminatorStrategy,
+		"roleAttributes":     nonNilStrings(svc.RoleAttributes),
+		"maxIdleTimeMillis":  svc.MaxIdleTimeMillis,
+	}
+}
+
+// serviceFamilyRoutes are the Management operations of config types,
+// configs, services, terminators and identity service configs.
+func (s *Server) serviceFamilyRoutes() []route {
+	// The relation lists (policies' owner) show services with this view.
+	s.extraViews[store.KindService] = func(tx *store.Tx, r store.Record) any { return s.serviceView(tx, r.(*store.Service)) }
+	s.extraViews[store.KindConfig] = func(tx *store.Tx, r store.Record) any { return s.configView(tx, r.(*store.Config)) }
+	return []route{
+		{managementAPI, get, "/config-types", "listConfigTypes", "Config", admin, s.listConfigTypes},
+		{managementAPI, post, "/config-types", "createConfigType", "Config", admin, s.createConfigType},
+		{managementAPI, get, "/config-types/:id", "detailConfigType", "Config", admin, s.getConfigType},
+		{managementAPI, put, "/config-types/:id", "updateConfigType", "Config", admin, s.updateConfigType(modePut)},
+		{managementAPI, patch, "/config-types/:id", "patchConfigType", "Config", admin, s.updateConfigType(modePatch)},
+		{managementAPI, del, "/config-types/:id", "deleteConfigType", "Config", admin, s.deleteConfigType},
+		{managementAPI, get, "/config-types/:id/configs", "listConfigsForConfigType", "Config", admin, s.configTypeConfigs},
+		{managementAPI, get, "/configs", "listConfigs", "Config", admin, s.listConfigs},
+		{managementAPI, post, "/configs", "createConfig", "Config", admin, s.createConfig},
+		{managementAPI, get, "/configs/:id", "detailConfig", "Config", admin, s.getConfig},
+		{managementAPI, put, "/configs/:id", "updateConfig", "Config", admin, s.updateConfig(modePut)},
+		{managementAPI, patch, "/configs/:id", "patchConfig", "Config", admin, s.updateConfig(modePatch)},
+		{managementAPI, del, "/configs/:id", "deleteConfig", "Config", admin, s.deleteConfig},
+		{managementAPI, get, "/configs/:id/services", "listConfigServices", "Config", admin, s.configServices},
+		{managementAPI, get, "/services", "listServices", "Service", admin, s.listServices},
+		{managementAPI, post, "/services", "createService", "Service", admin, s.createService},
+		{managementAPI, get, "/services/:id", "detailService", "Service", admin, s.getService},
+		{managementAPI, put, "/services/:id", "updateService", "Service", admin, s.updateService(modePut)},
+		{managementAPI, patch, "/services/:id", "patchService", "Service", admin, s.updateService(modePatch)},
+		{managementAPI, del, "/services/:id", "deleteService", "Service", admin, s.deleteService},
+		{managementAPI, get, "/services/:id/configs", "listServiceConfig", "Service", admin, s.serviceConfigs},
+		{managementAPI, get, "/services/:id/terminators", "listServiceTerminators", "Service", admin, s.serviceTerminators},
+		{managementAPI, get, "/terminators", "listTerminators", "Terminator", admin, s.listTerminators},
+		{managementAPI, post, "/terminators", "createTerminator", "Terminator", admin, s.createTerminator},
+		{managementAPI, get, "/terminators/:id", "detailTerminator", "Terminator", admin, s.getTerminator},
+		{managementAPI, put, "/terminators/:id", "updateTerminator", "Terminator", admin, s.updateTerminator(modePut)},
+		{managementAPI, patch, "/terminators/:id", "patchTerminator", "Terminator", admin, s.updateTerminator(modePatch)},
+		{managementAPI, del, "/terminators/:id", "deleteTerminator", "Terminator", admin, s.deleteTerminator},
+		{managementAPI, get, "/identities/:id/service-configs", "listIdentitysServiceConfigs", "Identity", admin, s.listIdentityServiceConfigs},
+		{managementAPI, post, "/identities/:id/service-configs", "associateIdentitysServiceConfigs", "Identity", admin, s.associateIdentityServiceConfigs},
+		{managementAPI, del, "/identities/:id/service-configs", "disassociateIdentitysServiceConfigs", "Identity", admin, s.disassociateIdentityServiceConfigs},
+	}
+}

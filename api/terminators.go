@@ -1,0 +1,106 @@
+package api
+
+import (
+	"edgectl/auth"
+	"edgectl/fsm"
+	"edgectl/store"
+)
+
+// terminatorFields are the writable fields of a terminator.
+var terminatorFields = []field{
+	{name: "service", to: "serviceId", kind: fString, required: true, min: 1},
+	{name: "router", to: "routerId", kind: fString, required: true, min: 1},
+	{name: "binding", kind: fString, required: true, min: 1, max: 255},
+	{name: "address", kind: fString, required: true, min: 1, max: 4096},
+	{name: "identity", kind: fString, nullable: true, max: 255, def: ""},
+	{name: "identitySecret", kind: fString, nullable: true, max: 4096, def: ""},
+	{name: "cost", kind: fInt, nullable: true, min: 0, max: 65535, def: 0},
+	{name: "precedence", kind: fString, nullable: true, enum: precedences, def: "default"},
+	{name: "hostId", kind: fString, nullable: true, max: 255, def: ""},
+	tagsField,
+}
+
+func (s *Server) createTerminator(c *call) error {
+	raw, err := decodeObject(c.r)
+	if err != nil {
+		return err
+	}
+	p, err := parseFields(raw, terminatorFields, modeCreate)
+	if err != nil {
+		return err
+	}
+	t := &store.Terminator{}
+	if err := fill(t, p.patch); err != nil {
+		return err
+	}
+	now := s.now()
+	t.ID, t.CreatedAt, t.UpdatedAt = auth.NewID(), now, now
+	if _, err := s.Writer.Do(c.r.Context(), fsm.CmdTerminatorCreate, t); err != nil {
+		return err
+	}
+	c.created("terminators", t.ID)
+	return nil
+}
+
+func (s *Server) updateTerminator(m mode) func(c *call) error {
+	return func(c *call) error {
+		id := c.param("id")
+		if !c.tx.Exists(store.KindTerminator, id) {
+			return notFound("terminator", id)
+		}
+		raw, err := decodeObject(c.r)
+		if err != nil {
+			return err
+		}
+		p, err := parseFields(raw, terminatorFields, m)
+		if err != nil {
+			return err
+		}
+		_, err = s.Writer.Do(c.r.Context(), fsm.CmdTerminatorUpdate, fsm.Update{ID: id, Patch: p.patch, At: s.now()})
+		return err
+	}
+}
+
+func (s *Server) deleteTerminator(c *call) error {
+	_, err := s.Writer.Do(c.r.Context(), fsm.CmdTerminatorDelete, fsm.Delete{ID: c.param("id")})
+	return err
+}
+
+func (s *Server) getTerminator(c *call) error {
+	t, err := store.GetAs[*store.Terminator](c.tx, store.KindTerminator, c.param("id"))
+	if err != nil {
+		return err
+	}
+	c.ok(s.terminatorView(c.tx, t))
+	return nil
+}
+
+func (s *Server) listTerminators(c *call) error {
+	return c.listKind(store.KindTerminator, false, func(r store.Record) any { return s.terminatorView(c.tx, r.(*store.Terminator)) })
+}
+
+// terminatorView is a terminator without its identity secret. The router
+// reference points at /edge-routers or /routers, wherever the router is.
+func (s *Server) terminatorView(tx *store.Tx, t *store.Terminator) map[string]any {
+	rk, rpath := store.KindRouter, "routers"
+	if tx.TerminatorRouterKind(t.RouterID) == store.KindEdgeRouter {
+		rk, rpath = store.KindEdgeRouter, "edge-routers"
+	}
+	return map[string]any{
+		"_links":     selfLinks("terminators", t.ID),
+		"id":         t.ID,
+		"createdAt":  t.CreatedAt,
+		"updatedAt":  t.UpdatedAt,
+		"tags":       tagsOrEmpty(t.Tags),
+		"service":    s.entityRef(tx, store.KindService, "services", t.ServiceID),
+		"serviceId":  t.ServiceID,
+		"router":     s.entityRef(tx, rk, rpath, t.RouterID),
+		"routerId":   t.RouterID,
+		"binding":    t.Binding,
+		"address":    t.Address,
+		"identity":   t.Identity,
+		"cost":       t.Cost,
+		"precedence": t.Precedence,
+		"hostId":     t.HostID,
+	}
+}

@@ -1,0 +1,148 @@
+package policy
+
+import "sort"
+
+// Relation names: which policy kind selects which entity kind through which
+// role array. The store keeps the resolved sets of each as link rows.
+const (
+	RelServicePolicyIdentity      = "sp.identity"
+	RelServicePolicyService       = "sp.service"
+	RelServicePolicyPostureCheck  = "sp.postureCheck"
+	RelEdgeRouterPolicyIdentity   = "erp.identity"
+	RelEdgeRouterPolicyEdgeRouter = "erp.edgeRouter"
+	RelSERPService                = "serp.service"
+	RelSERPEdgeRouter             = "serp.edgeRouter"
+)
+
+// Session and permission types.
+const (
+	Dial = "Dial"
+	Bind = "Bind"
+)
+
+// Graph is what the engine reads of the model: the resolved policy sets the
+// store maintains incrementally. store.Tx implements it.
+type Graph interface {
+	EntityPolicies(rel, entityID string, fn func(policyID string) bool)
+	PolicyEntities(rel, policyID string, fn func(entityID string) bool)
+	Linked(rel, policyID, entityID string) bool
+	// ServicePolicyType returns Dial or Bind for a service policy, "" if there is none.
+	ServicePolicyType(policyID string) string
+}
+
+// Grant is one service policy that gives an identity a permission on a
+// service, with the posture checks that policy requires.
+type Grant struct {
+	PolicyID string
+	Type     string
+	Checks   []string
+}
+
+// Passing decides whether a grant's posture checks pass for the caller. A
+// grant without checks always passes (spec: a policy with no posture checks
+// always passes); nil means "no posture data": only such grants pass.
+type Passing func(Grant) bool
+
+func (p Passing) ok(g Grant) bool {
+	if len(g.Checks) == 0 {
+		return true
+	}
+	return p != nil && p(g)
+}
+
+func grant(g Graph, policyID string) Grant {
+	gr := Grant{PolicyID: policyID, Type: g.ServicePolicyType(policyID)}
+	g.PolicyEntities(RelServicePolicyPostureCheck, policyID, func(c string) bool {
+		gr.Checks = append(gr.Checks, c)
+		return true
+	})
+	return gr
+}
+
+// IdentityServices returns, for every service an identity is granted by some
+// service policy, the grants. It reads the identity's policies and their
+// services: the cost is the size of the answer.
+func IdentityServices(g Graph, identityID string) map[string][]Grant {
+	out := map[string][]Grant{}
+	g.EntityPolicies(RelServicePolicyIdentity, identityID, func(p string) bool {
+		gr := grant(g, p)
+		g.PolicyEntities(RelServicePolicyService, p, func(s string) bool {
+			out[s] = append(out[s], gr)
+			return true
+		})
+		return true
+	})
+	return out
+}
+
+// PairGrants returns the grants of one identity on one service.
+func PairGrants(g Graph, identityID, serviceID string) []Grant {
+	var out []Grant
+	g.EntityPolicies(RelServicePolicyIdentity, identityID, func(p string) bool {
+		if g.Linked(RelServicePolicyService, p, serviceID) {
+			out = append(out, grant(g, p))
+		}
+		return true
+	})
+	return out
+}
+
+// Permissions returns whether the grants allow Dial and Bind, counting only
+// grants whose posture passes. One passing policy is enough.
+func Permissions(grants []Grant, passing Passing) (dial, bind bool) {
+	for _, gr := range grants {
+		if !passing.ok(gr) {
+			continue
+		}
+		switch gr.Type {
+		case Dial:
+			dial = true
+		case Bind:
+			bind = true
+		}
+	}
+	return dial, bind
+}
+
+// Allowed reports whether the grants allow a session of type typ.
+func Allowed(grants []Grant, typ string, passing Passing) bool {
+	dial, bind := Permissions(grants, passing)
+	return (typ == Dial && dial) || (typ == Bind && bind)
+}
+
+// reach collects what an entity reaches through the policies that select it.
+func reach(g Graph, fromRel, id, toRel string) map[string]struct{} {
+	out := map[string]struct{}{}
+	g.EntityPolicies(fromRel, id, func(p string) bool {
+		g.PolicyEntities(toRel, p, func(e string) bool {
+			out[e] = struct{}{}
+			return true
+		})
+		return true
+	})
+	return out
+}
+
+// IdentityEdgeRouters are the edge routers edge router policies give an identity.
+func IdentityEdgeRouters(g Graph, identityID string) map[string]struct{} {
+	return reach(g, RelEdgeRouterPolicyIdentity, identityID, RelEdgeRouterPolicyEdgeRouter)
+}
+
+// ServiceEdgeRouters are the edge routers service edge router policies give a service.
+func ServiceEdgeRouters(g Graph, serviceID string) map[string]struct{} {
+	return reach(g, RelSERPService, serviceID, RelSERPEdgeRouter)
+}
+
+// SessionEdgeRouters are the edge routers a session of identity on service
+// may use: those the identity may use and the service may use, sorted.
+func SessionEdgeRouters(g Graph, identityID, serviceID string) []string {
+	mine := IdentityEdgeRouters(g, identityID)
+	var out []string
+	for er := range ServiceEdgeRouters(g, serviceID) {
+		if _, ok := mine[er]; ok {
+			out = append(out, er)
+		}
+	}
+	sort.Strings(out)
+	return out
+}

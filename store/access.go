@@ -1,0 +1,209 @@
+package store
+
+import (
+	"time"
+
+	"edgectl/policy"
+)
+
+// SetTime sets the time of the command being applied: the time its proposer
+// decided, carried in the log, so change markers are the same on every node.
+func (tx *Tx) SetTime(t time.Time) { tx.at = t }
+
+// ServicePolicyType returns Dial or Bind for a service policy, "" if there is none.
+func (tx *Tx) ServicePolicyType(policyID string) string {
+	p, err := GetAs[*ServicePolicy](tx, KindServicePolicy, policyID)
+	if err != nil {
+		return ""
+	}
+	return p.Type
+}
+
+var _ policy.Graph = (*Tx)(nil)
+
+// change marks when something that an identity's service list shows last
+// changed: "i:ID" for an identity's own grants and overrides, "p:ID" for what
+// a service policy grants, "s:ID" for a service as shown.
+type change struct {
+	ID string
+	At time.Time
+}
+
+const changesTable = "changes"
+
+// lostLink is a service policy link removed by the command being applied:
+// sessions that relied on it are checked when the command finishes.
+type lostLink struct {
+	rel, policy, entity string
+}
+
+func (tx *Tx) mark(id string) error {
+	if tx.at.IsZero() {
+		return nil
+	}
+	return tx.txn.Insert(changesTable, &change{ID: id, At: tx.at})
+}
+
+// changedAt returns the marker time of id, zero if never marked.
+func (tx *Tx) changedAt(id string) time.Time {
+	raw, _ := tx.txn.First(changesTable, "id", id)
+	if raw == nil {
+		return time.Time{}
+	}
+	return raw.(*change).At
+}
+
+// linkChanged is told of every link added or removed.
+func (tx *Tx) linkChanged(rel *relation, policyID, entityID string, removed bool) error {
+	switch rel.name {
+	case RelServicePolicyIdentity:
+		if removed {
+			tx.lost = append(tx.lost, lostLink{rel.name, policyID, entityID})
+		}
+		return tx.mark("i:" + entityID)
+	case RelServicePolicyService:
+		if removed {
+			tx.lost = append(tx.lost, lostLink{rel.name, policyID, entityID})
+		}
+		return tx.mark("p:" + policyID)
+	case RelServicePolicyPostureCheck:
+		return tx.mark("p:" + policyID)
+	}
+	return nil
+}
+
+// recordChanged keeps sessions and change markers in step with a change of
+// a record other than a link: old is nil on insert, upd nil on delete.
+func (tx *Tx) recordChanged(k *Kind, old, upd Record) error {
+	r := upd
+	if r == nil {
+		r = old
+	}
+	id := r.GetID()
+	switch k {
+	case KindService:
+		if upd == nil {
+			if err := tx.removeWhere(KindSession, "service", id); err != nil {
+				return err
+			}
+		}
+		return tx.mark("s:" + id)
+	case KindAPISession:
+		if upd == nil {
+			return tx.removeWhere(KindSession, "apiSession", id)
+		}
+	case KindConfig:
+		return tx.markServicesOfConfig(id)
+	case KindConfigType:
+		var configs []string
+		tx.Each(KindConfig, "configType", func(c Record) bool { configs = append(configs, c.GetID()); return true }, id)
+		for _, c := range configs {
+			if err := tx.markServicesOfConfig(c); err != nil {
+				return err
+			}
+		}
+	case KindIdentityServiceConfig:
+		return tx.mark("i:" + r.(*IdentityServiceConfig).IdentityID)
+	case KindPostureCheck:
+		var policies []string
+		tx.EntityPolicies(RelServicePolicyPostureCheck, id, func(p string) bool { policies = append(policies, p); return true })
+		for _, p := range policies {
+			if err := tx.mark("p:" + p); err != nil {
+				return err
+			}
+		}
+	case KindServicePolicy:
+		return tx.mark("p:" + id)
+	}
+	return nil
+}
+
+func (tx *Tx) markServicesOfConfig(configID string) error {
+	var services []string
+	tx.Each(KindService, "configs", func(s Record) bool { services = append(services, s.GetID()); return true }, configID)
+	for _, s := range services {
+		if err := tx.mark("s:" + s); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Finish ends the sessions that the command took access away from: for
+// every service policy link it removed, the sessions of that identity and
+// service are checked against the grants that remain.
+func (tx *Tx) Finish() error {
+	lost := tx.lost
+	tx.lost = nil
+	type pair struct{ identity, service string }
+	check := map[pair]struct{}{}
+	for _, l := range lost {
+		switch l.rel {
+		case RelServicePolicyIdentity:
+			tx.Each(KindSession, "identity", func(r Record) bool {
+				check[pair{l.entity, r.(*Session).ServiceID}] = struct{}{}
+				return true
+			}, l.entity)
+		case RelServicePolicyService:
+			tx.Each(KindSession, "service", func(r Record) bool {
+				check[pair{r.(*Session).IdentityID, l.entity}] = struct{}{}
+				return true
+			}, l.entity)
+		}
+	}
+	for p := range check {
+		grants := policy.PairGrants(tx, p.identity, p.service)
+		var revoke []string
+		tx.Each(KindSession, "identity", func(r Record) bool {
+			s := r.(*Session)
+			if s.ServiceID == p.service && !hasType(grants, s.Type) {
+				revoke = append(revoke, s.ID)
+			}
+			return true
+		}, p.identity)
+		for _, id := range revoke {
+			if err := tx.Remove(KindSession, id); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// hasType reports whether some grant is of type typ, whatever its posture:
+// posture is judged by the node that takes the request, with its clock.
+func hasType(grants []policy.Grant, typ string) bool {
+	for _, g := range grants {
+		if g.Type == typ {
+			return true
+		}
+	}
+	return false
+}
+
+// LastServiceChange is when anything last changed that an identity's
+// service list shows: its own grants and overrides, what its policies
+// grant, and the services it sees. It reads the identity's policies and
+// services, so it costs what listing them costs.
+func (tx *Tx) LastServiceChange(i *Identity) time.Time {
+	last := i.CreatedAt
+	later := func(t time.Time) {
+		if t.After(last) {
+			last = t
+		}
+	}
+	later(tx.changedAt("i:" + i.ID))
+	seen := map[string]struct{}{}
+	tx.EntityPolicies(RelServicePolicyIdentity, i.ID, func(p string) bool {
+		later(tx.changedAt("p:" + p))
+		tx.PolicyEntities(RelServicePolicyService, p, func(s string) bool {
+			if _, ok := seen[s]; !ok {
+				seen[s] = struct{}{}
+				later(tx.changedAt("s:" + s))
+			}
+			return true
+		})
+		return true
+	})
+	return last
+}
