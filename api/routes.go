@@ -15,6 +15,7 @@ func (s *Server) routeTable() []route {
 		s.relationRoutes,
 		s.clusterRoutes,
 		s.joinRoutes,
+		s.clientRoutes,
 	} {
 		all = append(all, family()...)
 	}

@@ -6,6 +6,7 @@ import "edgectl/store"
 const (
 	CmdSessionCreate CommandType = "session.create"
 	CmdSessionDelete CommandType = "session.delete"
+	CmdFailedRequest CommandType = "failedRequest.record"
 )
 
 func registerClientSessions(f *FSM) {
@@ -14,5 +15,8 @@ func registerClientSessions(f *FSM) {
 	})
 	on(f, CmdSessionDelete, func(tx *store.Tx, p *Delete) (any, error) {
 		return nil, tx.DeleteSession(p.ID)
+	})
+	on(f, CmdFailedRequest, func(tx *store.Tx, r *store.FailedServiceRequest) (any, error) {
+		return nil, tx.RecordFailedRequest(r)
 	})
 }

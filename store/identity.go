@@ -57,7 +57,7 @@ func (tx *Tx) DeleteIdentity(id string) error {
 	if i.IsDefaultAdmin {
 		return Forbidden("the default admin cannot be deleted")
 	}
-	for _, k := range []*Kind{KindAuthenticator, KindEnrollment, KindAPISession, KindIdentityServiceConfig} {
+	for _, k := range []*Kind{KindAuthenticator, KindEnrollment, KindAPISession, KindFailedServiceRequest, KindIdentityServiceConfig} {
 		if err := tx.removeWhere(k, "identity", id); err != nil {
 			return err
 		}

@@ -123,7 +123,7 @@ var AllKinds = []*Kind{KindSetting, KindController, KindJoinToken, KindIdentityT
 	KindService, KindEdgeRouter, KindRouter, KindPostureCheck,
 	KindServicePolicy, KindEdgeRouterPolicy, KindServiceEdgeRouterPolicy,
 	KindConfigType, KindConfig, KindTerminator, KindIdentityServiceConfig,
-	KindCA, KindExternalJWTSigner, KindSession}
+	KindCA, KindExternalJWTSigner, KindSession, KindFailedServiceRequest}
 
 // KindByTable returns the kind of a table name.
 func KindByTable(table string) (*Kind, bool) {

@@ -1,0 +1,226 @@
+package api
+
+import (
+	"net/http"
+
+	"edgectl/auth"
+	"edgectl/fsm"
+	"edgectl/policy"
+	"edgectl/store"
+)
+
+// sessionFields are the writable fields of a session create.
+var sessionFields = []field{
+	{name: "serviceId", kind: fString, required: true, min: 1},
+	{name: "type", kind: fString, enum: []string{policy.Dial, policy.Bind}, def: policy.Dial, nullable: true},
+	tagsField,
+}
+
+// createSession creates a Dial or Bind session when a service policy grants
+// that permission and its posture passes. A refusal is recorded as a failed
+// service request (the last fifty per identity).
+func (s *Server) createSession(c *call) error {
+	raw, err := decodeObject(c.r)
+	if err != nil {
+		return err
+	}
+	p, err := parseFields(raw, sessionFields, modeCreate)
+	if err != nil {
+		return err
+	}
+	serviceID, typ := p.values["serviceId"].(string), p.values["type"].(string)
+	svc, err := store.GetAs[*store.Service](c.tx, store.KindService, serviceID)
+	grants := policy.PairGrants(c.tx, c.identity.ID, serviceID)
+	if err != nil || len(grants) == 0 {
+		return notFound("service", serviceID)
+	}
+	now := s.now()
+	if !policy.Allowed(grants, typ, s.passing(c.tx, c.session)) {
+		failure := &store.FailedServiceRequest{Base: store.Base{ID: auth.NewID(), CreatedAt: now, UpdatedAt: now},
+			IdentityID: c.identity.ID, APISessionID: c.session.ID, ServiceID: svc.ID, ServiceName: svc.Name,
+			SessionType: typ, When: now, PolicyFailures: s.policyFailures(c.tx, c.session, grants, typ)}
+		msg := "no service policy grants " + typ + " on this service"
+		if len(failure.PolicyFailures) > 0 {
+			failure.Reason, msg = "posture", "the posture checks of the service's policies do not pass: the failure is recorded"
+		} else {
+			failure.Reason = "permission"
+		}
+		if _, err := s.Writer.Do(c.r.Context(), fsm.CmdFailedRequest, failure); err != nil {
+			s.Log.Warn("could not record a failed service request", "error", err)
+		}
+		return forbidden(msg)
+	}
+	token := auth.NewToken()
+	sess := &store.Session{Base: store.Base{ID: auth.NewID(), CreatedAt: now, UpdatedAt: now},
+		TokenHash: auth.HashToken(token), APISessionID: c.session.ID, IdentityID: c.identity.ID, ServiceID: svc.ID, Type: typ}
+	if tags, ok := p.values["tags"].(map[string]any); ok {
+		sess.Tags = tags
+	}
+	if _, err := s.Writer.Do(c.r.Context(), fsm.CmdSessionCreate, sess); err != nil {
+		return err
+	}
+	v := s.sessionView(s.Store.Read(), sess)
+	v["token"] = token
+	c.write(http.StatusCreated, map[string]any{"data": v, "meta": meta(nil)})
+	return nil
+}
+
+// policyFailures lists, for the grants of the wanted type, the posture checks that fail.
+func (s *Server) policyFailures(tx *store.Tx, sess *store.APISession, grants []policy.Grant, typ string) []store.PolicyFailure {
+	var out []store.PolicyFailure
+	for _, g := range grants {
+		if g.Type != typ || len(g.Checks) == 0 {
+			continue
+		}
+		pf := store.PolicyFailure{PolicyID: g.PolicyID}
+		if p, err := tx.Get(store.KindServicePolicy, g.PolicyID); err == nil {
+			pf.PolicyName = p.RecordName()
+		}
+		for _, id := range g.Checks {
+			if ok, f := s.checkPasses(tx, sess, id); !ok && f != nil {
+				pf.Checks = append(pf.Checks, *f)
+			}
+		}
+		out = append(out, pf)
+	}
+	return out
+}
+
+// sessionView is a session with the edge routers it may use.
+func (s *Server) sessionView(tx *store.Tx, sess *store.Session) map[string]any {
+	ers := []any{}
+	for _, id := range policy.SessionEdgeRouters(tx, sess.IdentityID, sess.ServiceID) {
+		er, err := store.GetAs[*store.EdgeRouter](tx, store.KindEdgeRouter, id)
+		if err != nil {
+			continue
+		}
+		v := clientEdgeRouterView(er)
+		delete(v, "_links")
+		delete(v, "createdAt")
+		delete(v, "updatedAt")
+		delete(v, "tags")
+		delete(v, "id")
+		ers = append(ers, v)
+	}
+	return map[string]any{
+		"_links": selfLinks("sessions", sess.ID), "id": sess.ID, "createdAt": sess.CreatedAt, "updatedAt": sess.UpdatedAt,
+		"tags": tagsOrEmpty(sess.Tags), "apiSession": s.entityRef(tx, store.KindAPISession, "api-sessions", sess.APISessionID),
+		"apiSessionId": sess.APISessionID, "identityId": sess.IdentityID,
+		"service":   s.entityRef(tx, store.KindService, "services", sess.ServiceID),
+		"serviceId": sess.ServiceID, "type": sess.Type, "edgeRouters": ers,
+	}
+}
+
+// listSessions lists sessions: a client sees its own, an admin on the Management API all.
+func (s *Server) listSessions(c *call) error {
+	lr, err := c.parseList(store.KindSession.Fields, false)
+	if err != nil {
+		return err
+	}
+	view := func(r store.Record) any { return s.sessionView(c.tx, r.(*store.Session)) }
+	if c.api == managementAPI {
+		return c.page(lr, kindSource(c.tx, store.KindSession), c.tx.Count(store.KindSession), view)
+	}
+	var recs []store.Record
+	c.tx.Each(store.KindSession, "identity", func(r store.Record) bool { recs = append(recs, r); return true }, c.identity.ID)
+	return c.page(lr, recordsSource(recs), len(recs), view)
+}
+
+// ownSession returns a session the caller may see: its own, or any for an admin on the Management API.
+func (s *Server) ownSession(c *call) (*store.Session, error) {
+	sess, err := store.GetAs[*store.Session](c.tx, store.KindSession, c.param("id"))
+	if err != nil || (c.api != managementAPI && sess.IdentityID != c.identity.ID) {
+		return nil, notFound("session", c.param("id"))
+	}
+	return sess, nil
+}
+
+func (s *Server) getSession(c *call) error {
+	sess, err := s.ownSession(c)
+	if err != nil {
+		return err
+	}
+	c.ok(s.sessionView(c.tx, sess))
+	return nil
+}
+
+func (s *Server) deleteSession(c *call) error {
+	sess, err := s.ownSession(c)
+	if err != nil {
+		return err
+	}
+	_, err = s.Writer.Do(c.r.Context(), fsm.CmdSessionDelete, fsm.Delete{ID: sess.ID})
+	return err
+}
+
+// failedServiceRequests lists an identity's last fifty refused session requests.
+func (s *Server) failedServiceRequests(c *call) error {
+	id := c.param("id")
+	if !c.tx.Exists(store.KindIdentity, id) {
+		return notFound("identity", id)
+	}
+	out := []any{}
+	for _, f := range c.tx.FailedRequests(id) {
+		pfs := f.PolicyFailures
+		if pfs == nil {
+			pfs = []store.PolicyFailure{}
+		}
+		out = append(out, map[string]any{"apiSessionId": f.APISessionID, "serviceId": f.ServiceID, "serviceName": f.ServiceName,
+			"sessionType": f.SessionType, "when": f.When, "reason": f.Reason, "policyFailures": pfs})
+	}
+	c.ok(out)
+	return nil
+}
+
+// policyAdvice explains whether an identity may dial or bind a service and
+// through which edge routers, computed by the same engine clients get.
+func (s *Server) policyAdvice(c *call) error {
+	ident, err := store.GetAs[*store.Identity](c.tx, store.KindIdentity, c.param("id"))
+	if err != nil {
+		return err
+	}
+	svc, err := store.GetAs[*store.Service](c.tx, store.KindService, c.param("serviceId"))
+	if err != nil {
+		return err
+	}
+	dial, bind := policy.Permissions(policy.PairGrants(c.tx, ident.ID, svc.ID), func(policy.Grant) bool { return true })
+	mine, theirs := policy.IdentityEdgeRouters(c.tx, ident.ID), policy.ServiceEdgeRouters(c.tx, svc.ID)
+	common := []any{}
+	for _, id := range policy.SessionEdgeRouters(c.tx, ident.ID, svc.ID) {
+		ref := s.entityRef(c.tx, store.KindEdgeRouter, "edge-routers", id)
+		ref["isOnline"] = false
+		common = append(common, ref)
+	}
+	c.ok(map[string]any{
+		"identityId": ident.ID, "identity": s.entityRef(c.tx, store.KindIdentity, "identities", ident.ID),
+		"serviceId": svc.ID, "service": s.entityRef(c.tx, store.KindService, "services", svc.ID),
+		"isDialAllowed": dial, "isBindAllowed": bind,
+		"identityRouterCount": len(mine), "serviceRouterCount": len(theirs), "commonRouters": common,
+	})
+	return nil
+}
+
+// clientRoutes are the Client API operations of services, sessions and edge routers.
+func (s *Server) clientRoutes() []route {
+	return []route{
+		{clientAPI, get, "/services", "listServices", "Service", full, s.listClientServices},
+		{clientAPI, get, "/services/:id", "detailService", "Service", full, s.getClientService},
+		{clientAPI, put, "/services/:id", "updateService", "Service", admin, s.updateService(modePut)},
+		{clientAPI, patch, "/services/:id", "patchService", "Service", admin, s.updateService(modePatch)},
+		{clientAPI, del, "/services/:id", "deleteService", "Service", admin, s.deleteService},
+		{clientAPI, get, "/services/:id/terminators", "listServiceTerminators", "Service", full, s.clientServiceTerminators},
+		{clientAPI, get, "/services/:id/edge-routers", "listServiceEdgeRouters", "Service", full, s.clientServiceEdgeRouters},
+		{clientAPI, get, "/current-identity/edge-routers", "getCurrentIdentityEdgeRouters", "Current Identity, Edge Router", full, s.currentIdentityEdgeRouters},
+		{clientAPI, get, "/current-api-session/service-updates", "listServiceUpdates", "Current API Session, Services", full, s.serviceUpdates},
+		{clientAPI, get, "/protocols", "listProtocols", "Informational", public, s.listProtocols},
+		{clientAPI, get, "/sessions", "listSessions", "Session", full, s.listSessions},
+		{clientAPI, post, "/sessions", "createSession", "Session", full, s.createSession},
+		{clientAPI, get, "/sessions/:id", "detailSession", "Session", full, s.getSession},
+		{clientAPI, del, "/sessions/:id", "deleteSession", "Session", full, s.deleteSession},
+		{managementAPI, get, "/sessions", "listSessions", "Session", admin, s.listSessions},
+		{managementAPI, get, "/sessions/:id", "detailSession", "Session", admin, s.getSession},
+		{managementAPI, del, "/sessions/:id", "deleteSession", "Session", admin, s.deleteSession},
+		{managementAPI, get, "/identities/:id/failed-service-requests", "getIdentityFailedServiceRequests", "Identity", admin, s.failedServiceRequests},
+		{managementAPI, get, "/identities/:id/policy-advice/:serviceId", "getIdentityPolicyAdvice", "Identity", admin, s.policyAdvice},
+	}
+}
