@@ -53,7 +53,14 @@ func (s *Server) newIdentityEnrollments(c *call, identityID string, e *identityE
 		out = append(out, en)
 	}
 	if e.Ottca != nil {
-		return nil, invalidField("enrollment.ottca", "no verified certificate authority with this id", *e.Ottca)
+		if reason := ottCAProblem(c.tx, *e.Ottca); reason != "" {
+			return nil, invalidField("enrollment.ottca", reason, *e.Ottca)
+		}
+		en, err := s.newEnrollment(c.tx, identityID, "ottca", e.Ottca, nil, exp)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, en)
 	}
 	if e.Updb != nil {
 		en, err := s.newEnrollment(c.tx, identityID, "updb", nil, e.Updb, exp)
@@ -68,4 +75,18 @@ func (s *Server) newIdentityEnrollments(c *call, identityID string, e *identityE
 // controllerURLs are the API URLs of the controllers clients may use.
 func (s *Server) controllerURLs() []string {
 	return []string{s.cfg.AdvertiseURL}
+}
+
+// ottCAProblem says why the CA caID cannot take ottca enrollments ("" when it can).
+func ottCAProblem(tx *store.Tx, caID string) string {
+	ca, err := store.GetAs[*store.CA](tx, store.KindCA, caID)
+	switch {
+	case err != nil:
+		return "no CA with this id"
+	case !ca.IsVerified:
+		return "the CA is not verified"
+	case !ca.IsOttCaEnrollmentEnabled:
+		return "the CA does not allow ottca enrollment (isOttCaEnrollmentEnabled is false)"
+	}
+	return ""
 }

@@ -1,6 +1,8 @@
 package store
 
-import "time"
+import (
+	"time"
+)
 
 func (tx *Tx) insertAuthenticator(a *Authenticator) error {
 	if !tx.Exists(KindIdentity, a.IdentityID) {
@@ -9,6 +11,9 @@ func (tx *Tx) insertAuthenticator(a *Authenticator) error {
 	if a.Method == "updb" {
 		if other := tx.First(KindAuthenticator, "username", a.Username); other != nil {
 			return Conflict("username", a.Username, "the username %q is already used", a.Username)
+		}
+		if e := tx.updbEnrollmentOf(a.Username); e != nil {
+			return Conflict("username", a.Username, "the username %q is reserved by updb enrollment %s", a.Username, e.ID)
 		}
 	}
 	if a.Method == "cert" && a.Fingerprint != "" {
@@ -113,4 +118,93 @@ func (tx *Tx) DeleteAPISessions(ids []string) error {
 		}
 	}
 	return nil
+}
+
+// updbEnrollmentOf returns the updb enrollment that reserves username, or nil.
+func (tx *Tx) updbEnrollmentOf(username string) *Enrollment {
+	var found *Enrollment
+	tx.Each(KindEnrollment, "username", func(r Record) bool {
+		if e := r.(*Enrollment); e.Method == "updb" {
+			found = e
+		}
+		return found == nil
+	}, username)
+	return found
+}
+
+// UpdateAuthenticator applies a PUT or PATCH (username, passwordHash, tags).
+// Only updb authenticators have a username and password.
+func (tx *Tx) UpdateAuthenticator(id string, p Patch, at time.Time) error {
+	_, _, err := tx.Update(KindAuthenticator, id, p, at, func(old, upd Record) error {
+		o, n := old.(*Authenticator), upd.(*Authenticator)
+		if o.Method != "updb" {
+			if n.Username != o.Username {
+				return Invalid("username", "only updb authenticators have a username", n.Username)
+			}
+			if n.PasswordHash != o.PasswordHash {
+				return Invalid("password", "only updb authenticators have a password", nil)
+			}
+			return nil
+		}
+		if n.Username == o.Username {
+			return nil
+		}
+		if other := tx.First(KindAuthenticator, "username", n.Username); other != nil && other.GetID() != id {
+			return Conflict("username", n.Username, "the username %q is already used", n.Username)
+		}
+		if e := tx.updbEnrollmentOf(n.Username); e != nil && e.IdentityID != o.IdentityID {
+			return Conflict("username", n.Username, "the username %q is reserved by updb enrollment %s", n.Username, e.ID)
+		}
+		return nil
+	})
+	return err
+}
+
+// DeleteAuthenticator removes an authenticator. The last authenticator of the
+// default admin stays: without it no operator could log in again.
+func (tx *Tx) DeleteAuthenticator(id string) error {
+	a, err := GetAs[*Authenticator](tx, KindAuthenticator, id)
+	if err != nil {
+		return err
+	}
+	if i, err := GetAs[*Identity](tx, KindIdentity, a.IdentityID); err == nil && i.IsDefaultAdmin {
+		n := 0
+		tx.Each(KindAuthenticator, "identity", func(Record) bool { n++; return true }, i.ID)
+		if n <= 1 {
+			return Forbidden("the last authenticator of the default admin cannot be deleted")
+		}
+	}
+	return tx.Remove(KindAuthenticator, id)
+}
+
+// ReEnrollAuthenticator replaces an authenticator by an enrollment of the
+// same identity in one step, so the identity is never left with both or
+// neither when one of them fails.
+func (tx *Tx) ReEnrollAuthenticator(id string, e *Enrollment, at time.Time) error {
+	a, err := GetAs[*Authenticator](tx, KindAuthenticator, id)
+	if err != nil {
+		return err
+	}
+	if e.IdentityID != a.IdentityID {
+		return Invalid("identityId", "the enrollment is not for the authenticator's identity", e.IdentityID)
+	}
+	if err := tx.Remove(KindAuthenticator, id); err != nil {
+		return err
+	}
+	return tx.insertEnrollment(e, at)
+}
+
+// RequestExtendAuthenticator flags a cert authenticator as asked to extend
+// its certificate, optionally with a new key.
+func (tx *Tx) RequestExtendAuthenticator(id string, rollKeys bool, at time.Time) error {
+	a, err := GetAs[*Authenticator](tx, KindAuthenticator, id)
+	if err != nil {
+		return err
+	}
+	if a.Method != "cert" {
+		return Invalid("method", "only cert authenticators can be asked to extend", a.Method)
+	}
+	n := *a
+	n.IsExtendRequested, n.IsKeyRollRequested, n.ExtendRequestedAt, n.UpdatedAt = true, rollKeys, &at, at
+	return tx.Replace(KindAuthenticator, &n)
 }

@@ -80,10 +80,11 @@ var identityFields = map[string]filter.Field{
 }
 
 var authenticatorFields = map[string]filter.Field{
-	"identityId":  {Type: filter.String, Get: func(r any) any { return r.(*Authenticator).IdentityID }},
-	"method":      {Type: filter.String, Get: func(r any) any { return r.(*Authenticator).Method }},
-	"username":    {Type: filter.String, Get: func(r any) any { return r.(*Authenticator).Username }},
-	"fingerprint": {Type: filter.String, Get: func(r any) any { return r.(*Authenticator).Fingerprint }},
+	"identityId":        {Type: filter.String, Get: func(r any) any { return r.(*Authenticator).IdentityID }},
+	"method":            {Type: filter.String, Get: func(r any) any { return r.(*Authenticator).Method }},
+	"username":          {Type: filter.String, Get: func(r any) any { return r.(*Authenticator).Username }},
+	"fingerprint":       {Type: filter.String, Get: func(r any) any { return r.(*Authenticator).Fingerprint }},
+	"isExtendRequested": filter.BoolField(func(r any) bool { return r.(*Authenticator).IsExtendRequested }),
 }
 
 var apiSessionFields = map[string]filter.Field{
@@ -99,4 +100,6 @@ var enrollmentFields = map[string]filter.Field{
 	"identityId": {Type: filter.String, Get: func(r any) any { return r.(*Enrollment).IdentityID }},
 	"method":     {Type: filter.String, Get: func(r any) any { return r.(*Enrollment).Method }},
 	"expiresAt":  {Type: filter.Time, Get: func(r any) any { return r.(*Enrollment).ExpiresAt }},
+	"caId":       {Type: filter.String, Get: func(r any) any { return optString(r.(*Enrollment).CaID) }},
+	"username":   {Type: filter.String, Get: func(r any) any { return optString(r.(*Enrollment).Username) }},
 }

@@ -89,9 +89,11 @@ var (
 		indexes: []*memdb.IndexSchema{strIndex("identity", "IdentityID"), strIndex("token", "TokenHash")},
 		Fields:  baseFields(apiSessionFields)}
 	KindEnrollment = &Kind{Table: "enrollments", Entity: "enrollment",
-		new:     func() Record { return &Enrollment{} },
-		indexes: []*memdb.IndexSchema{strIndex("identity", "IdentityID"), strIndex("token", "Token")},
-		Fields:  baseFields(enrollmentFields)}
+		new: func() Record { return &Enrollment{} },
+		// username: the username an updb enrollment reserves; ca: the CA of an ottca one.
+		indexes: []*memdb.IndexSchema{strIndex("identity", "IdentityID"), strIndex("token", "Token"),
+			strIndex("username", "Username"), strIndex("ca", "CaID")},
+		Fields: baseFields(enrollmentFields)}
 	KindService = &Kind{Table: "services", Entity: "service", Named: true,
 		new: func() Record { return &Service{} },
 		// configs answers "which services use this config" without a scan.

@@ -130,6 +130,11 @@ type Authenticator struct {
 	PasswordHash string `json:"passwordHash,omitempty"`
 	CertPem      string `json:"certPem,omitempty"`
 	Fingerprint  string `json:"fingerprint,omitempty"`
+	// IsExtendRequested asks the holder of a cert authenticator to extend its
+	// certificate (IsKeyRollRequested: with a new key); set by an admin.
+	IsExtendRequested  bool       `json:"isExtendRequested,omitempty"`
+	IsKeyRollRequested bool       `json:"isKeyRollRequested,omitempty"`
+	ExtendRequestedAt  *time.Time `json:"extendRequestedAt,omitempty"`
 }
 
 // APISession is an authenticated session of an identity.

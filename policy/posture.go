@@ -1,0 +1,273 @@
+package policy
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/Masterminds/semver/v3"
+)
+
+// Posture check types.
+const (
+	CheckOS           = "OS"
+	CheckMAC          = "MAC"
+	CheckMFA          = "MFA"
+	CheckProcess      = "PROCESS"
+	CheckProcessMulti = "PROCESS_MULTI"
+	CheckDomain       = "DOMAIN"
+)
+
+// MFAGrace is how long an MFA check keeps passing after a wake or unlock
+// event before it needs a new TOTP code (spec: five minutes).
+const MFAGrace = 5 * time.Minute
+
+// OSRule is one operating system a check accepts, with version statements.
+type OSRule struct {
+	Type     string
+	Versions []string
+}
+
+// ProcessRule is one process a check looks for.
+type ProcessRule struct {
+	OSType             string
+	Path               string
+	Hashes             []string
+	SignerFingerprints []string
+}
+
+// Check is a posture check as the evaluator needs it.
+type Check struct {
+	ID, Name, TypeID string
+	OperatingSystems []OSRule
+	MacAddresses     []string
+	TimeoutSeconds   int64
+	PromptOnWake     bool
+	PromptOnUnlock   bool
+	Semantic         string // AllOf or OneOf, for PROCESS_MULTI
+	Processes        []ProcessRule
+	Domains          []string
+}
+
+// OSData is the operating system an endpoint reported.
+type OSData struct {
+	Type, Version, Build string
+}
+
+// ProcessData is what an endpoint reported about one process.
+type ProcessData struct {
+	IsRunning          bool
+	Hash               string
+	SignerFingerprints []string
+}
+
+// MFAData is the TOTP state of an API session.
+type MFAData struct {
+	PassedMfa      bool
+	PassedAt       *time.Time
+	PassedOnWake   bool
+	PassedOnUnlock bool
+}
+
+// Data is the posture an API session reported, plus its MFA state.
+type Data struct {
+	OS         *OSData
+	MACs       []string
+	Domain     *string
+	Processes  map[string]ProcessData // by path
+	MFA        MFAData
+	UnlockedAt *time.Time
+	WokenAt    *time.Time
+}
+
+// Result is the verdict on one check.
+type Result struct {
+	Passing bool
+	// Timeout and TimeoutRemaining are seconds, -1 when the check does not time out.
+	Timeout, TimeoutRemaining int64
+	Actual, Expected          map[string]any
+}
+
+// Evaluate judges a check against reported data at now. The clock is passed
+// in, so tests move it and every caller judges with its own request time.
+func Evaluate(c *Check, d *Data, now time.Time) Result {
+	r := Result{Timeout: -1, TimeoutRemaining: -1, Actual: map[string]any{}, Expected: map[string]any{}}
+	if d == nil {
+		d = &Data{}
+	}
+	switch c.TypeID {
+	case CheckOS:
+		r.Passing = evalOS(c, d, &r)
+	case CheckMAC:
+		r.Expected["macAddresses"] = c.MacAddresses
+		r.Actual["macAddresses"] = d.MACs
+		r.Passing = anyMAC(c.MacAddresses, d.MACs)
+	case CheckDomain:
+		r.Expected["domains"] = c.Domains
+		if d.Domain != nil {
+			r.Actual["domain"] = *d.Domain
+			for _, want := range c.Domains {
+				r.Passing = r.Passing || strings.EqualFold(want, *d.Domain)
+			}
+		}
+	case CheckProcess, CheckProcessMulti:
+		r.Passing = evalProcesses(c, d, &r)
+	case CheckMFA:
+		r.Passing = evalMFA(c, d, now, &r)
+	}
+	return r
+}
+
+// NormalizeOS makes OS type spellings comparable: "Windows Server", "WINDOWS_SERVER" and "windowsserver" agree.
+func NormalizeOS(s string) string {
+	s = strings.ToUpper(strings.NewReplacer(" ", "", "_", "", "-", "").Replace(s))
+	if s == "MAXOC" || s == "DARWIN" || s == "MACOSX" {
+		return "MACOS"
+	}
+	return s
+}
+
+func evalOS(c *Check, d *Data, r *Result) bool {
+	r.Expected["operatingSystems"] = c.OperatingSystems
+	if d.OS == nil {
+		return false
+	}
+	r.Actual["type"], r.Actual["version"], r.Actual["build"] = d.OS.Type, d.OS.Version, d.OS.Build
+	for _, rule := range c.OperatingSystems {
+		if NormalizeOS(rule.Type) != NormalizeOS(d.OS.Type) {
+			continue
+		}
+		if len(rule.Versions) == 0 {
+			return true
+		}
+		v, err := osVersion(d.OS.Version, d.OS.Build)
+		if err != nil {
+			return false
+		}
+		for _, stmt := range rule.Versions {
+			if con, err := semver.NewConstraint(stmt); err == nil && con.Check(v) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// osVersion reads a reported OS version. A version without a patch level
+// takes the build number as its patch (spec: compared by its build number).
+func osVersion(version, build string) (*semver.Version, error) {
+	version = strings.TrimSpace(version)
+	if parts := strings.Split(version, "."); len(parts) == 2 && build != "" {
+		version = fmt.Sprintf("%s.%s", version, strings.TrimSpace(build))
+	}
+	return semver.NewVersion(version)
+}
+
+func normMAC(s string) string {
+	return strings.ToUpper(strings.NewReplacer(":", "", "-", "", ".", "").Replace(s))
+}
+
+func anyMAC(allowed, reported []string) bool {
+	for _, a := range allowed {
+		for _, m := range reported {
+			if normMAC(a) == normMAC(m) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func processOK(rule ProcessRule, d *Data) (bool, ProcessData) {
+	p, ok := d.Processes[rule.Path]
+	if !ok || !p.IsRunning {
+		return false, p
+	}
+	if len(rule.Hashes) > 0 && !containsFold(rule.Hashes, p.Hash) {
+		return false, p
+	}
+	if len(rule.SignerFingerprints) > 0 {
+		found := false
+		for _, f := range p.SignerFingerprints {
+			found = found || containsFold(rule.SignerFingerprints, f)
+		}
+		if !found {
+			return false, p
+		}
+	}
+	return true, p
+}
+
+func containsFold(l []string, s string) bool {
+	for _, x := range l {
+		if strings.EqualFold(x, s) {
+			return true
+		}
+	}
+	return false
+}
+
+func evalProcesses(c *Check, d *Data, r *Result) bool {
+	r.Expected["semantic"], r.Expected["processes"] = c.Semantic, c.Processes
+	actual := []any{}
+	passed := 0
+	for _, rule := range c.Processes {
+		ok, p := processOK(rule, d)
+		if ok {
+			passed++
+		}
+		actual = append(actual, map[string]any{"path": rule.Path, "isRunning": p.IsRunning, "hash": p.Hash, "signerFingerprints": p.SignerFingerprints})
+	}
+	r.Actual["processes"] = actual
+	if c.TypeID == CheckProcessMulti && c.Semantic == "OneOf" {
+		return passed > 0
+	}
+	return len(c.Processes) > 0 && passed == len(c.Processes)
+}
+
+func evalMFA(c *Check, d *Data, now time.Time, r *Result) bool {
+	r.Expected["passedMfa"] = true
+	r.Actual["passedMfa"] = d.MFA.PassedMfa
+	if c.PromptOnWake {
+		r.Expected["passedOnWake"], r.Actual["passedOnWake"] = true, d.MFA.PassedOnWake
+	}
+	if c.PromptOnUnlock {
+		r.Expected["passedOnUnlock"], r.Actual["passedOnUnlock"] = true, d.MFA.PassedOnUnlock
+	}
+	if !d.MFA.PassedMfa || d.MFA.PassedAt == nil {
+		return false
+	}
+	passedAt := *d.MFA.PassedAt
+	remaining := int64(-1)
+	if c.TimeoutSeconds > 0 {
+		r.Timeout = c.TimeoutSeconds
+		left := passedAt.Add(time.Duration(c.TimeoutSeconds) * time.Second).Sub(now)
+		if left <= 0 {
+			r.TimeoutRemaining = 0
+			return false
+		}
+		remaining = int64(left / time.Second)
+	}
+	// A wake or unlock after the last TOTP gives five minutes, then needs a new code.
+	for _, ev := range []struct {
+		on bool
+		at *time.Time
+	}{{c.PromptOnWake, d.WokenAt}, {c.PromptOnUnlock, d.UnlockedAt}} {
+		if !ev.on || ev.at == nil || !ev.at.After(passedAt) {
+			continue
+		}
+		left := ev.at.Add(MFAGrace).Sub(now)
+		if left <= 0 {
+			r.TimeoutRemaining = 0
+			return false
+		}
+		if r.Timeout < 0 {
+			r.Timeout = int64(MFAGrace / time.Second)
+		}
+		if secs := int64(left / time.Second); remaining < 0 || secs < remaining {
+			remaining = secs
+		}
+	}
+	r.TimeoutRemaining = remaining
+	return true
+}
