@@ -13,29 +13,33 @@ import (
 // each granting policy needs. Every answer comes from policy's engine over
 // the store's link index, the same as the Management views.
 
-// passing is the posture seam: whether the caller's posture satisfies a
-// grant's checks. Posture evaluation proper judges each check; a grant
-// without checks always passes.
+// passing is whether the caller's posture satisfies a grant's checks, judged
+// at the request's time. A grant without checks always passes.
 func (s *Server) passing(tx *store.Tx, sess *store.APISession) policy.Passing {
-	return func(g policy.Grant) bool {
-		for _, id := range g.Checks {
-			if ok, _ := s.checkPasses(tx, sess, id); !ok {
-				return false
-			}
-		}
-		return true
-	}
+	return tx.Passing(sess, s.now())
 }
 
-// checkPasses judges one posture check for an API session. With no posture
-// data reported, no check can pass.
+// checkPasses judges one posture check for an API session now, and says
+// what was expected and found when it fails.
 func (s *Server) checkPasses(tx *store.Tx, sess *store.APISession, checkID string) (bool, *store.CheckFailure) {
-	pc, err := store.GetAs[*store.PostureCheck](tx, store.KindPostureCheck, checkID)
-	if err != nil {
+	r, pc := s.evaluate(tx, sess, checkID)
+	if pc == nil {
 		return false, nil
 	}
+	if r.Passing {
+		return true, nil
+	}
 	return false, &store.CheckFailure{PostureCheckID: pc.ID, PostureCheckName: pc.Name, PostureCheckType: pc.TypeID,
-		ActualValue: map[string]any{}, ExpectedValue: map[string]any{}}
+		ActualValue: r.Actual, ExpectedValue: r.Expected}
+}
+
+// evaluate judges one posture check for an API session now.
+func (s *Server) evaluate(tx *store.Tx, sess *store.APISession, checkID string) (policy.Result, *store.PostureCheck) {
+	pc, err := store.GetAs[*store.PostureCheck](tx, store.KindPostureCheck, checkID)
+	if err != nil {
+		return policy.Result{Timeout: -1, TimeoutRemaining: -1}, nil
+	}
+	return policy.Evaluate(store.CheckOf(pc), tx.PostureInput(sess), s.now()), pc
 }
 
 // wantsConfigType reports whether the API session asked for configs of type t.
@@ -117,11 +121,11 @@ func (s *Server) policyPostureQueries(tx *store.Tx, sess *store.APISession, g po
 		if err != nil {
 			continue
 		}
-		ok, _ := s.checkPasses(tx, sess, id)
-		all = all && ok
+		r, _ := s.evaluate(tx, sess, id)
+		all = all && r.Passing
 		q := map[string]any{
 			"_links": selfLinks("posture-checks", pc.ID), "id": pc.ID, "createdAt": pc.CreatedAt, "updatedAt": pc.UpdatedAt,
-			"tags": tagsOrEmpty(pc.Tags), "queryType": pc.TypeID, "isPassing": ok, "timeout": int64(-1), "timeoutRemaining": int64(-1),
+			"tags": tagsOrEmpty(pc.Tags), "queryType": pc.TypeID, "isPassing": r.Passing, "timeout": r.Timeout, "timeoutRemaining": r.TimeoutRemaining,
 		}
 		if pc.Process != nil {
 			q["process"] = map[string]any{"osType": pc.Process.OSType, "path": pc.Process.Path}

@@ -16,6 +16,7 @@ func (s *Server) routeTable() []route {
 		s.clusterRoutes,
 		s.joinRoutes,
 		s.clientRoutes,
+		s.postureDataRoutes,
 	} {
 		all = append(all, family()...)
 	}

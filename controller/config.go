@@ -9,15 +9,18 @@ import (
 
 // Config is the configuration of one node (conventions §1).
 type Config struct {
-	DataDir       string
-	APIAddr       string // HTTPS listener of both APIs
-	ClusterAddr   string // mTLS listener of Raft and forwarding
-	Advertise     string // host other nodes and clients use; "" = host of APIAddr
-	NodeID        string // "" = generated once and kept in the data dir
-	AdminUsername string
-	AdminPassword string // "" = generated and printed once at bootstrap
-	Join          string // HOST:PORT (or https URL) of a node's API to join through
-	JoinToken     string // from `edgectl cluster join-token`
+	DataDir     string
+	APIAddr     string // HTTPS listener of both APIs
+	ClusterAddr string // mTLS listener of Raft and forwarding
+	Advertise   string // host other nodes and clients use; "" = host of APIAddr
+	// ClusterAdvertise is the HOST:PORT other nodes dial for Raft and forwarding, when it is not the advertise
+	// host with the port of ClusterAddr (behind NAT, a port mapping or a TCP proxy); "" = that default.
+	ClusterAdvertise string
+	NodeID           string // "" = generated once and kept in the data dir
+	AdminUsername    string
+	AdminPassword    string // "" = generated and printed once at bootstrap
+	Join             string // HOST:PORT (or https URL) of a node's API to join through
+	JoinToken        string // from `edgectl cluster join-token`
 
 	SessionTimeout    time.Duration
 	SnapshotThreshold uint64
@@ -25,6 +28,8 @@ type Config struct {
 	TrailingLogs      uint64
 	// MaintenanceInterval is how often activity is flushed and expired sessions removed.
 	MaintenanceInterval time.Duration
+	// PostureSweepInterval is how often the leader re-evaluates time-dependent posture checks.
+	PostureSweepInterval time.Duration
 	// ReadyTimeout bounds how long a restarting node waits to catch up with the cluster before serving.
 	ReadyTimeout time.Duration
 	// Raft timing; zero means the cluster package's defaults.
@@ -53,6 +58,9 @@ func (c *Config) Defaults() {
 	if c.MaintenanceInterval == 0 {
 		c.MaintenanceInterval = 5 * time.Second
 	}
+	if c.PostureSweepInterval == 0 {
+		c.PostureSweepInterval = 5 * time.Second
+	}
 	if c.ReadyTimeout == 0 {
 		c.ReadyTimeout = 30 * time.Second
 	}
@@ -77,6 +85,11 @@ func (c *Config) Validate() error {
 			return errors.New("--admin-password must be 5 to 100 characters")
 		}
 	}
+	if c.ClusterAdvertise != "" {
+		if _, port, err := net.SplitHostPort(c.ClusterAdvertise); err != nil || port == "0" || port == "" {
+			return fmt.Errorf("--cluster-advertise %q: must be HOST:PORT with a fixed port", c.ClusterAdvertise)
+		}
+	}
 	if (c.Join == "") != (c.JoinToken == "") {
 		return errors.New("--join and --join-token go together")
 	}
@@ -96,4 +109,17 @@ func (c *Config) advertiseHost() string {
 		return "127.0.0.1"
 	}
 	return host
+}
+
+// clusterAdvertiseAddr is the Raft address other nodes dial: --cluster-advertise if set, else the advertise host
+// with the port of --cluster-addr; "" when that port is 0 (the cluster package then advertises the port it bound).
+func (c *Config) clusterAdvertiseAddr() string {
+	if c.ClusterAdvertise != "" {
+		return c.ClusterAdvertise
+	}
+	_, port, _ := net.SplitHostPort(c.ClusterAddr)
+	if port == "0" {
+		return ""
+	}
+	return net.JoinHostPort(c.advertiseHost(), port)
 }

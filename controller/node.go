@@ -67,11 +67,7 @@ func Start(ctx context.Context, cfg Config, log hclog.Logger, out io.Writer) (*N
 	n.FSM = fsm.New(n.Store)
 
 	fresh := !fileExists(filepath.Join(cfg.DataDir, "raft", "raft.db"))
-	_, clusterPort, _ := net.SplitHostPort(cfg.ClusterAddr)
-	clusterAdvertise := net.JoinHostPort(cfg.advertiseHost(), clusterPort)
-	if clusterPort == "0" {
-		clusterAdvertise = "" // the cluster package advertises the port it bound
-	}
+	clusterAdvertise := cfg.clusterAdvertiseAddr()
 	switch {
 	case !fresh || fileExists(filepath.Join(cfg.DataDir, pkiDir, nodeCertFile)):
 		if cfg.Join != "" && !fileExists(filepath.Join(cfg.DataDir, joinPendingFile)) {
@@ -328,6 +324,38 @@ func (n *Node) startMaintenance() {
 		defer n.wg.Done()
 		n.maint.Run(ctx)
 	}()
+	n.wg.Add(1)
+	go func() {
+		defer n.wg.Done()
+		n.runPostureSweep(ctx)
+	}()
+}
+
+// runPostureSweep has the leader re-evaluate posture periodically: time
+// alone (an MFA timeout, the end of a wake grace) can make a check fail, and
+// the sweep goes through Raft so every node removes the same sessions.
+func (n *Node) runPostureSweep(ctx context.Context) {
+	t := time.NewTicker(n.cfg.PostureSweepInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if !n.Raft.IsLeader() {
+			continue
+		}
+		tx := n.Store.Read()
+		if !tx.HasTimedPostureChecks() || tx.Count(store.KindSession)+tx.Count(store.KindPostureData) == 0 {
+			continue
+		}
+		sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		if _, err := n.Writer.Do(sctx, fsm.CmdPostureSweep, fsm.PostureSweep{}); err != nil {
+			n.log.Warn("posture sweep failed", "error", err)
+		}
+		cancel()
+	}
 }
 
 // APIURL is the https URL of this node's APIs.

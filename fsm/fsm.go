@@ -66,6 +66,7 @@ func New(s *store.Store) *FSM {
 	registerMaintenance(f)
 	registerCluster(f)
 	registerClientSessions(f)
+	registerPosture(f)
 	registerRouterFamily(f)
 	return f
 }

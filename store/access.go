@@ -90,7 +90,20 @@ func (tx *Tx) recordChanged(k *Kind, old, upd Record) error {
 		return tx.mark("s:" + id)
 	case KindAPISession:
 		if upd == nil {
-			return tx.removeWhere(KindSession, "apiSession", id)
+			if err := tx.removeWhere(KindSession, "apiSession", id); err != nil {
+				return err
+			}
+			if tx.Exists(KindPostureData, id) {
+				return tx.Remove(KindPostureData, id)
+			}
+			return nil
+		}
+		// A new TOTP changes MFA posture.
+		if old == nil {
+			return nil
+		}
+		if o, n := old.(*APISession), upd.(*APISession); o.IsMfaComplete != n.IsMfaComplete || !timesEqual(o.LastMfaAt, n.LastMfaAt) {
+			return tx.reevaluatePosture(id)
 		}
 	case KindConfig:
 		return tx.markServicesOfConfig(id)
@@ -206,4 +219,11 @@ func (tx *Tx) LastServiceChange(i *Identity) time.Time {
 		return true
 	})
 	return last
+}
+
+func timesEqual(a, b *time.Time) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.Equal(*b)
 }

@@ -125,7 +125,7 @@ var AllKinds = []*Kind{KindSetting, KindController, KindJoinToken, KindIdentityT
 	KindService, KindEdgeRouter, KindRouter, KindPostureCheck,
 	KindServicePolicy, KindEdgeRouterPolicy, KindServiceEdgeRouterPolicy,
 	KindConfigType, KindConfig, KindTerminator, KindIdentityServiceConfig,
-	KindCA, KindExternalJWTSigner, KindSession, KindFailedServiceRequest}
+	KindCA, KindExternalJWTSigner, KindSession, KindFailedServiceRequest, KindPostureData}
 
 // KindByTable returns the kind of a table name.
 func KindByTable(table string) (*Kind, bool) {

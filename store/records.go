@@ -141,13 +141,15 @@ type Authenticator struct {
 type APISession struct {
 	Base
 	// TokenHash is the SHA-256 of the token; the token itself is never stored.
-	TokenHash            string      `json:"tokenHash"`
-	IdentityID           string      `json:"identityId"`
-	AuthenticatorID      string      `json:"authenticatorId"`
-	IPAddress            string      `json:"ipAddress"`
-	ConfigTypes          []string    `json:"configTypes"`
-	IsMfaRequired        bool        `json:"isMfaRequired"`
-	IsMfaComplete        bool        `json:"isMfaComplete"`
+	TokenHash       string   `json:"tokenHash"`
+	IdentityID      string   `json:"identityId"`
+	AuthenticatorID string   `json:"authenticatorId"`
+	IPAddress       string   `json:"ipAddress"`
+	ConfigTypes     []string `json:"configTypes"`
+	IsMfaRequired   bool     `json:"isMfaRequired"`
+	IsMfaComplete   bool     `json:"isMfaComplete"`
+	// LastMfaAt is when the session last passed a TOTP (or recovery) code; MFA posture checks time from it.
+	LastMfaAt            *time.Time  `json:"lastMfaAt,omitempty"`
 	CachedLastActivityAt time.Time   `json:"cachedLastActivityAt"`
 	AuthQueries          []AuthQuery `json:"authQueries"`
 	// EnvInfo and SdkInfo, when reported at authentication, are copied to the identity.
