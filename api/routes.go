@@ -57,6 +57,8 @@ func (s *Server) coreRoutes() []route {
 		{managementAPI, get, "/identities/:id/authenticators", "getIdentityAuthenticators", "Identity", admin, s.identityAuthenticators},
 		{managementAPI, post, "/identities/:id/disable", "disableIdentity", "Identity", admin, s.disableIdentity},
 		{managementAPI, post, "/identities/:id/enable", "enableIdentity", "Identity", admin, s.enableIdentity},
+		{managementAPI, put, "/identities/:id/trace", "updateIdentityTracing", "Identity, Tracing", admin, s.traceIdentity},
+		{bothAPIs, get, "/enumerated-capabilities", "listEnumeratedCapabilities", "Informational", public, s.enumeratedCapabilities},
 		{managementAPI, get, "/identity-types", "listIdentityTypes", "Identity", admin, s.listIdentityTypes},
 		{managementAPI, get, "/identity-types/:id", "detailIdentityType", "Identity", admin, s.getIdentityType},
 

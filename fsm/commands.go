@@ -14,6 +14,7 @@ const (
 	CmdIdentityDelete        CommandType = "identity.delete"
 	CmdIdentityDisable       CommandType = "identity.disable"
 	CmdIdentityEnable        CommandType = "identity.enable"
+	CmdIdentityTrace         CommandType = "identity.trace"
 	CmdAuthenticatorCreate   CommandType = "authenticator.create"
 	CmdAuthenticatorPassword CommandType = "authenticator.password"
 	CmdAPISessionCreate      CommandType = "apiSession.create"
@@ -45,6 +46,13 @@ type Disable struct {
 	ID    string     `json:"id"`
 	At    time.Time  `json:"at"`
 	Until *time.Time `json:"until"`
+}
+
+// Trace is the payload of CmdIdentityTrace.
+type Trace struct {
+	ID   string           `json:"id"`
+	Spec *store.TraceSpec `json:"spec"`
+	At   time.Time        `json:"at"`
 }
 
 // SetPassword is the payload of CmdAuthenticatorPassword.
@@ -86,6 +94,9 @@ func registerIdentities(f *FSM) {
 	})
 	on(f, CmdIdentityEnable, func(tx *store.Tx, p *Disable) (any, error) {
 		return nil, tx.EnableIdentity(p.ID, p.At)
+	})
+	on(f, CmdIdentityTrace, func(tx *store.Tx, p *Trace) (any, error) {
+		return nil, tx.SetTrace(p.ID, p.Spec, p.At)
 	})
 	on(f, CmdAuthenticatorCreate, func(tx *store.Tx, a *store.Authenticator) (any, error) {
 		return nil, tx.CreateAuthenticator(a)

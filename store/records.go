@@ -68,6 +68,7 @@ type Identity struct {
 	DisabledUntil             *time.Time        `json:"disabledUntil"`
 	EnvInfo                   *EnvInfo          `json:"envInfo"`
 	SdkInfo                   *SdkInfo          `json:"sdkInfo"`
+	Trace                     *TraceSpec        `json:"trace,omitempty"`
 }
 
 // RecordName is the identity's name.
