@@ -262,4 +262,3 @@ func (s *Server) postureDataRoutes() []route {
 		{managementAPI, get, "/identities/:id/posture-data", "getIdentityPostureData", "Identity", admin, s.identityPostureData},
 	}
 }
-
