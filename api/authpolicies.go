@@ -104,28 +104,10 @@ func (s *Server) createAuthPolicy(c *call) error {
 }
 
 func (s *Server) updateAuthPolicy(m mode) func(c *call) error {
-	return func(c *call) error {
-		id := c.param("id")
-		if !c.tx.Exists(store.KindAuthPolicy, id) {
-			return notFound("auth policy", id)
-		}
-		raw, err := decodeObject(c.r)
-		if err != nil {
-			return err
-		}
-		p, err := parseFields(raw, authPolicyFields(m), m)
-		if err != nil {
-			return err
-		}
-		_, err = s.Writer.Do(c.r.Context(), fsm.CmdAuthPolicyUpdate, fsm.Update{ID: id, Patch: p.patch, At: s.now()})
-		return err
-	}
+	return s.updateHandler(store.KindAuthPolicy, authPolicyFields(m), fsm.CmdAuthPolicyUpdate, m)
 }
 
-func (s *Server) deleteAuthPolicy(c *call) error {
-	_, err := s.Writer.Do(c.r.Context(), fsm.CmdAuthPolicyDelete, fsm.Delete{ID: c.param("id")})
-	return err
-}
+func (s *Server) deleteAuthPolicy(c *call) error { return s.deleteHandler(fsm.CmdAuthPolicyDelete)(c) }
 
 func (s *Server) getAuthPolicy(c *call) error {
 	p, err := store.GetAs[*store.AuthPolicy](c.tx, store.KindAuthPolicy, c.param("id"))

@@ -62,28 +62,10 @@ func (s *Server) createEdgeRouter(c *call) error {
 }
 
 func (s *Server) updateEdgeRouter(m mode) func(c *call) error {
-	return func(c *call) error {
-		id := c.param("id")
-		if !c.tx.Exists(store.KindEdgeRouter, id) {
-			return notFound("edge router", id)
-		}
-		raw, err := decodeObject(c.r)
-		if err != nil {
-			return err
-		}
-		p, err := parseFields(raw, edgeRouterFields, m)
-		if err != nil {
-			return err
-		}
-		_, err = s.Writer.Do(c.r.Context(), fsm.CmdEdgeRouterUpdate, fsm.Update{ID: id, Patch: p.patch, At: s.now()})
-		return err
-	}
+	return s.updateHandler(store.KindEdgeRouter, edgeRouterFields, fsm.CmdEdgeRouterUpdate, m)
 }
 
-func (s *Server) deleteEdgeRouter(c *call) error {
-	_, err := s.Writer.Do(c.r.Context(), fsm.CmdEdgeRouterDelete, fsm.Delete{ID: c.param("id")})
-	return err
-}
+func (s *Server) deleteEdgeRouter(c *call) error { return s.deleteHandler(fsm.CmdEdgeRouterDelete)(c) }
 
 // reEnrollEdgeRouter drops the router's certificate and issues a fresh
 // enrollment token and JWT, replacing an outstanding one.

@@ -93,28 +93,10 @@ func fill(r store.Record, p store.Patch) error {
 }
 
 func (s *Server) updateIdentity(m mode) func(c *call) error {
-	return func(c *call) error {
-		id := c.param("id")
-		if !c.tx.Exists(store.KindIdentity, id) {
-			return notFound("identity", id)
-		}
-		raw, err := decodeObject(c.r)
-		if err != nil {
-			return err
-		}
-		p, err := parseFields(raw, identityFields, m)
-		if err != nil {
-			return err
-		}
-		_, err = s.Writer.Do(c.r.Context(), fsm.CmdIdentityUpdate, fsm.Update{ID: id, Patch: p.patch, At: s.now()})
-		return err
-	}
+	return s.updateHandler(store.KindIdentity, identityFields, fsm.CmdIdentityUpdate, m)
 }
 
-func (s *Server) deleteIdentity(c *call) error {
-	_, err := s.Writer.Do(c.r.Context(), fsm.CmdIdentityDelete, fsm.Delete{ID: c.param("id")})
-	return err
-}
+func (s *Server) deleteIdentity(c *call) error { return s.deleteHandler(fsm.CmdIdentityDelete)(c) }
 
 func (s *Server) getIdentity(c *call) error {
 	i, err := store.GetAs[*store.Identity](c.tx, store.KindIdentity, c.param("id"))

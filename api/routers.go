@@ -45,28 +45,10 @@ func (s *Server) createRouter(path string) func(c *call) error {
 }
 
 func (s *Server) updateRouter(m mode) func(c *call) error {
-	return func(c *call) error {
-		id := c.param("id")
-		if !c.tx.Exists(store.KindRouter, id) {
-			return notFound("router", id)
-		}
-		raw, err := decodeObject(c.r)
-		if err != nil {
-			return err
-		}
-		p, err := parseFields(raw, routerFields, m)
-		if err != nil {
-			return err
-		}
-		_, err = s.Writer.Do(c.r.Context(), fsm.CmdRouterUpdate, fsm.Update{ID: id, Patch: p.patch, At: s.now()})
-		return err
-	}
+	return s.updateHandler(store.KindRouter, routerFields, fsm.CmdRouterUpdate, m)
 }
 
-func (s *Server) deleteRouter(c *call) error {
-	_, err := s.Writer.Do(c.r.Context(), fsm.CmdRouterDelete, fsm.Delete{ID: c.param("id")})
-	return err
-}
+func (s *Server) deleteRouter(c *call) error { return s.deleteHandler(fsm.CmdRouterDelete)(c) }
 
 func (s *Server) getRouter(path string) func(c *call) error {
 	return func(c *call) error {

@@ -43,28 +43,10 @@ func (s *Server) createTerminator(c *call) error {
 }
 
 func (s *Server) updateTerminator(m mode) func(c *call) error {
-	return func(c *call) error {
-		id := c.param("id")
-		if !c.tx.Exists(store.KindTerminator, id) {
-			return notFound("terminator", id)
-		}
-		raw, err := decodeObject(c.r)
-		if err != nil {
-			return err
-		}
-		p, err := parseFields(raw, terminatorFields, m)
-		if err != nil {
-			return err
-		}
-		_, err = s.Writer.Do(c.r.Context(), fsm.CmdTerminatorUpdate, fsm.Update{ID: id, Patch: p.patch, At: s.now()})
-		return err
-	}
+	return s.updateHandler(store.KindTerminator, terminatorFields, fsm.CmdTerminatorUpdate, m)
 }
 
-func (s *Server) deleteTerminator(c *call) error {
-	_, err := s.Writer.Do(c.r.Context(), fsm.CmdTerminatorDelete, fsm.Delete{ID: c.param("id")})
-	return err
-}
+func (s *Server) deleteTerminator(c *call) error { return s.deleteHandler(fsm.CmdTerminatorDelete)(c) }
 
 func (s *Server) getTerminator(c *call) error {
 	t, err := store.GetAs[*store.Terminator](c.tx, store.KindTerminator, c.param("id"))
