@@ -1,0 +1,76 @@
+package integration
+
+import (
+	"fmt"
+	"net/http"
+	"testing"
+	"time"
+)
+
+// TestPostureAcrossTheCluster: a posture response sent to node A lets a
+// session be created on node C; a failing response makes node B refuse it
+// and record the failure, which the Management API shows on any node.
+func TestPostureAcrossTheCluster(t *testing.T) {
+	c := startCluster(t, clusterOpts{size: 3})
+	a, b, cn := c.nodes[0], c.nodes[1], c.nodes[2]
+	admin := c.token
+	create := func(n *node, path string, body any) string {
+		t.Helper()
+		st, m := do(t, http.MethodPost, n.mgmt(path), admin, body)
+		if st != http.StatusCreated {
+			t.Fatalf("create %s: %d %s", path, st, js(m))
+		}
+		return jget(m, "data", "id").(string)
+	}
+	alice := create(a, "/identities", map[string]any{"name": "alice", "type": "User", "isAdmin": false, "roleAttributes": []string{"eng"}})
+	create(a, "/authenticators", map[string]any{"identityId": alice, "method": "updb", "username": "alice", "password": "Alice-pass-1"})
+	svc := create(a, "/services", map[string]any{"name": "web", "roleAttributes": []string{"web"}})
+	check := create(a, "/posture-checks", map[string]any{"name": "domain", "typeId": "DOMAIN", "roleAttributes": []string{"dom"}, "domains": []string{"corp.example"}})
+	create(a, "/service-policies", map[string]any{"name": "dial-web", "type": "Dial", "semantic": "AllOf",
+		"identityRoles": []string{"#eng"}, "serviceRoles": []string{"#web"}, "postureCheckRoles": []string{"#dom"}})
+
+	st, m := do(t, http.MethodPost, a.client("/authenticate?method=password"), "", map[string]any{"username": "alice", "password": "Alice-pass-1"})
+	if st != http.StatusOK {
+		t.Fatalf("alice login: %d %s", st, js(m))
+	}
+	tok := jget(m, "data", "token").(string)
+
+	// A passing response on A; a session on C (which may lag A by a commit: poll).
+	if st, m := do(t, http.MethodPost, a.client("/posture-response"), tok, map[string]any{"id": check, "typeId": "DOMAIN", "domain": "corp.example"}); st != http.StatusCreated {
+		t.Fatalf("posture response on A: %d %s", st, js(m))
+	}
+	waitUntil(t, "a session on C after the passing response on A", 15*time.Second, func() error {
+		st, m := do(t, http.MethodPost, cn.client("/sessions"), tok, map[string]any{"serviceId": svc, "type": "Dial"})
+		if st != http.StatusCreated {
+			return fmt.Errorf("%d %s", st, js(m))
+		}
+		return nil
+	})
+
+	// A failing response on A; B refuses and records the failure.
+	if st, m := do(t, http.MethodPost, a.client("/posture-response"), tok, map[string]any{"id": check, "typeId": "DOMAIN", "domain": "home"}); st != http.StatusCreated {
+		t.Fatalf("failing posture response on A: %d %s", st, js(m))
+	}
+	waitUntil(t, "B refuses a session after the failing response", 15*time.Second, func() error {
+		st, m := do(t, http.MethodPost, b.client("/sessions"), tok, map[string]any{"serviceId": svc, "type": "Dial"})
+		if st != http.StatusForbidden {
+			return fmt.Errorf("%d %s", st, js(m))
+		}
+		return nil
+	})
+	for _, n := range c.nodes {
+		waitUntil(t, "the failed request visible on "+n.name, 15*time.Second, func() error {
+			st, m := do(t, http.MethodGet, n.mgmt("/identities/"+alice+"/failed-service-requests"), admin, nil)
+			if st != http.StatusOK {
+				return fmt.Errorf("%d %s", st, js(m))
+			}
+			for _, f := range m["data"].([]any) {
+				pf, _ := f.(map[string]any)["policyFailures"].([]any)
+				if len(pf) == 1 {
+					return nil
+				}
+			}
+			return fmt.Errorf("no failure with policyFailures yet: %s", js(m))
+		})
+	}
+}
