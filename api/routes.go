@@ -9,6 +9,7 @@ func (s *Server) routeTable() []route {
 	for _, family := range []func() []route{
 		s.coreRoutes,
 		s.authnRoutes,
+		s.authFlowRoutes,
 		s.serviceFamilyRoutes,
 		s.routerRoutes,
 		s.policyRoutes,
@@ -16,6 +17,7 @@ func (s *Server) routeTable() []route {
 		s.clusterRoutes,
 		s.joinRoutes,
 		s.clientRoutes,
+		s.enrollRoutes,
 		s.postureDataRoutes,
 	} {
 		all = append(all, family()...)

@@ -61,6 +61,7 @@ func New(s *store.Store) *FSM {
 	registerIdentities(f)
 	registerSessions(f)
 	registerAuthn(f)
+	registerMFA(f)
 	registerServices(f)
 	registerPolicies(f)
 	registerMaintenance(f)
@@ -68,6 +69,7 @@ func New(s *store.Store) *FSM {
 	registerClientSessions(f)
 	registerPosture(f)
 	registerRouterFamily(f)
+	registerEnroll(f)
 	return f
 }
 

@@ -88,9 +88,17 @@ func (tx *Tx) recordChanged(k *Kind, old, upd Record) error {
 			}
 		}
 		return tx.mark("s:" + id)
+	case KindAuthenticator:
+		// A pending certificate extension goes with its authenticator (same id).
+		if upd == nil && tx.Exists(KindCertExtension, id) {
+			return tx.Remove(KindCertExtension, id)
+		}
 	case KindAPISession:
 		if upd == nil {
 			if err := tx.removeWhere(KindSession, "apiSession", id); err != nil {
+				return err
+			}
+			if err := tx.dropAPISessionCertificates(id); err != nil {
 				return err
 			}
 			if tx.Exists(KindPostureData, id) {

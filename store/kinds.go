@@ -77,7 +77,7 @@ var (
 		new: func() Record { return &AuthPolicy{} }, Fields: namedFields(nil)}
 	KindIdentity = &Kind{Table: "identities", Entity: "identity", Named: true,
 		new:     func() Record { return &Identity{} },
-		indexes: []*memdb.IndexSchema{rolesIndex(), strIndex("authPolicy", "AuthPolicyID"), strIndex("type", "TypeID")},
+		indexes: []*memdb.IndexSchema{rolesIndex(), strIndex("authPolicy", "AuthPolicyID"), strIndex("type", "TypeID"), strIndex("externalId", "ExternalID")},
 		Fields:  namedFields(identityFields)}
 	KindAuthenticator = &Kind{Table: "authenticators", Entity: "authenticator",
 		new: func() Record { return &Authenticator{} },
@@ -125,7 +125,9 @@ var AllKinds = []*Kind{KindSetting, KindController, KindJoinToken, KindIdentityT
 	KindService, KindEdgeRouter, KindRouter, KindPostureCheck,
 	KindServicePolicy, KindEdgeRouterPolicy, KindServiceEdgeRouterPolicy,
 	KindConfigType, KindConfig, KindTerminator, KindIdentityServiceConfig,
-	KindCA, KindExternalJWTSigner, KindSession, KindFailedServiceRequest, KindPostureData}
+	KindCA, KindExternalJWTSigner, KindSession, KindFailedServiceRequest, KindPostureData,
+	KindAPISessionCertificate, KindCertExtension,
+	KindMFA, KindLoginFailures}
 
 // KindByTable returns the kind of a table name.
 func KindByTable(table string) (*Kind, bool) {
