@@ -80,8 +80,9 @@ func (s *Server) getSpecBody(c *call) error {
 func (s *Server) summary(c *call) error {
 	out := map[string]int{}
 	for _, k := range store.AllKinds {
-		if k == store.KindSetting {
-			continue
+		switch k {
+		case store.KindSetting, store.KindJoinToken, store.KindCertExtension:
+			continue // bookkeeping, not resources
 		}
 		out[k.Table] = c.tx.Count(k)
 	}
