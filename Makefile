@@ -4,7 +4,7 @@ VERSION ?= v0.1.0
 REVISION := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 LDFLAGS := -X main.version=$(VERSION) -X main.revision=$(REVISION) -X main.buildDate=$(shell date -u +%Y-%m-%dT%H:%M:%SZ)
 
-.PHONY: build run test bench fuzz vet clean
+.PHONY: build run cluster test bench fuzz vet clean
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o bin/edgectl ./cmd/edgectl
@@ -12,6 +12,11 @@ build:
 # A one-node cluster on 127.0.0.1:1280 with its data in ./data.
 run: build
 	./bin/edgectl run
+
+# A three-node cluster on 127.0.0.1 (APIs on ports 1381-1383) with its data in ./cluster-data;
+# it prints how to reach and stop it (scripts/cluster.sh stop).
+cluster: build
+	sh scripts/cluster.sh start
 
 # Unit tests, then the integration tests that start real nodes.
 test:

@@ -109,7 +109,12 @@ func (s *Server) removeMember(c *call) error {
 			return err
 		}
 	}
-	return s.Cluster.RemoveServer(c.r.Context(), id)
+	if err := s.Cluster.RemoveServer(c.r.Context(), id); err != nil {
+		return err
+	}
+	// The member's record would otherwise keep its API URL in /controllers and in join tokens.
+	_, err = s.Writer.Do(c.r.Context(), fsm.CmdControllerRemove, fsm.Delete{ID: id})
+	return err
 }
 
 // waitNewLeader polls until a leader other than old is known.

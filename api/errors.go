@@ -106,12 +106,13 @@ func toAPIError(err error) *apiError {
 		}
 	}
 	switch {
-	case errors.Is(err, cluster.ErrNoLeader), errors.Is(err, cluster.ErrShutdown):
-		return &apiError{status: http.StatusServiceUnavailable, code: codeUnavailable,
-			message: "the cluster has no leader: the write was not accepted, try again"}
+	// Outcome unknown first: it comes wrapped together with ErrShutdown when raft stops mid-write.
 	case errors.Is(err, cluster.ErrOutcomeUnknown):
 		return &apiError{status: http.StatusServiceUnavailable, code: codeUnavailable,
 			message: "the cluster lost its leader during the write: it may or may not have been applied; read before retrying"}
+	case errors.Is(err, cluster.ErrNoLeader), errors.Is(err, cluster.ErrShutdown):
+		return &apiError{status: http.StatusServiceUnavailable, code: codeUnavailable,
+			message: "the cluster has no leader: the write was not accepted, try again"}
 	case errors.Is(err, context.DeadlineExceeded):
 		return &apiError{status: http.StatusServiceUnavailable, code: codeUnavailable,
 			message: "the cluster did not apply the write in time"}

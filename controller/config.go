@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"net"
@@ -36,6 +37,11 @@ type Config struct {
 	HeartbeatTimeout, ElectionTimeout time.Duration
 
 	Version, Revision, BuildDate string
+
+	// Now is the API's clock (lockout, TOTP, certificate and JWT validity); nil = time.Now. For tests.
+	Now func() time.Time
+	// JWKSRootCAs are the CAs trusted when fetching external JWT signers' key sets; nil = the system pool.
+	JWKSRootCAs *x509.CertPool
 }
 
 // Defaults fills zero fields with the defaults of conventions §1.

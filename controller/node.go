@@ -278,9 +278,9 @@ func (n *Node) startAPI(certs *certMaterial) error {
 	advertiseURL := "https://" + net.JoinHostPort(n.cfg.advertiseHost(), port)
 	n.API = api.New(api.Deps{
 		Store: n.Store, Writer: n.Writer, Cluster: n.Raft, Hasher: auth.NewHasher(auth.DefaultParams),
-		Log: n.log.Named("api"), Activity: n.activity, Peers: n,
+		Log: n.log.Named("api"), Activity: n.activity, Peers: n, Now: n.cfg.Now,
 	}, api.Config{AdvertiseURL: advertiseURL, SessionTimeout: n.cfg.SessionTimeout, BackupDir: filepath.Join(n.cfg.DataDir, "backups"),
-		Version: n.cfg.Version, Revision: n.cfg.Revision, BuildDate: n.cfg.BuildDate})
+		Version: n.cfg.Version, Revision: n.cfg.Revision, BuildDate: n.cfg.BuildDate, JWKSRootCAs: n.cfg.JWKSRootCAs})
 	n.http = &http.Server{
 		Handler: n.API.Handler(),
 		TLSConfig: &tls.Config{

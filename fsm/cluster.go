@@ -12,6 +12,7 @@ const (
 	CmdControllerRegister CommandType = "controller.register"
 	CmdJoinTokenCreate    CommandType = "joinToken.create"
 	CmdJoinTokenConsume   CommandType = "joinToken.consume"
+	CmdControllerRemove   CommandType = "controller.remove"
 )
 
 // JoinTokenConsume is the payload of CmdJoinTokenConsume.
@@ -23,6 +24,9 @@ type JoinTokenConsume struct {
 func registerCluster(f *FSM) {
 	on(f, CmdControllerRegister, func(tx *store.Tx, c *store.Controller) (any, error) {
 		return nil, tx.RegisterController(c)
+	})
+	on(f, CmdControllerRemove, func(tx *store.Tx, p *Delete) (any, error) {
+		return nil, tx.RemoveController(p.ID)
 	})
 	on(f, CmdJoinTokenCreate, func(tx *store.Tx, t *store.JoinToken) (any, error) {
 		return nil, tx.CreateJoinToken(t)

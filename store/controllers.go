@@ -38,3 +38,11 @@ func (tx *Tx) RegisterController(c *Controller) error {
 	}
 	return tx.Insert(KindController, c)
 }
+
+// RemoveController drops the record of a node that left the cluster.
+func (tx *Tx) RemoveController(id string) error {
+	if !tx.Exists(KindController, id) {
+		return nil
+	}
+	return tx.Remove(KindController, id)
+}

@@ -31,6 +31,7 @@ const usage = `edgectl: the controller of a zero-trust overlay network
 Usage:
   edgectl run [flags]                  run a node (a one-node cluster with no flags)
   edgectl cluster list|join-token|add|remove|transfer-leadership   membership, via the node on --data-dir
+  edgectl restore --data-dir DIR FILE  a new one-node cluster from a snapshot file (GET /database/snapshots/{id})
   edgectl version                      print the version
 
 Run 'edgectl run -h' for the flags of run.
@@ -47,6 +48,8 @@ func main() {
 		err = run(os.Args[2:])
 	case "cluster":
 		err = clusterCmd(os.Args[2:])
+	case "restore":
+		err = restoreCmd(os.Args[2:])
 	case "version", "--version", "-v":
 		fmt.Printf("edgectl %s (revision %s, built %s, %s)\n", version, revision, buildDate, runtime.Version())
 	case "help", "-h", "--help":
@@ -69,6 +72,7 @@ func run(args []string) error {
 	fs.StringVar(&cfg.APIAddr, "api-addr", "127.0.0.1:1280", "HTTPS address of both APIs")
 	fs.StringVar(&cfg.ClusterAddr, "cluster-addr", "127.0.0.1:6262", "mTLS address of Raft and forwarding")
 	fs.StringVar(&cfg.Advertise, "advertise", "", "name or address other nodes and clients use (default: host of --api-addr)")
+	fs.StringVar(&cfg.ClusterAdvertise, "cluster-advertise", "", "HOST:PORT other nodes dial for Raft, if not --advertise with the port of --cluster-addr (NAT, proxies)")
 	fs.StringVar(&cfg.NodeID, "node-id", "", "node id (default: generated once, kept in the data dir)")
 	fs.StringVar(&cfg.AdminUsername, "admin-username", "admin", "username of the default admin")
 	fs.StringVar(&cfg.AdminPassword, "admin-password", "", "password of the default admin (or env EDGECTL_ADMIN_PASSWORD; default: generated, printed once)")

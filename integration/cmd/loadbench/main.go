@@ -4,6 +4,11 @@
 //
 //	go run ./integration/cmd/loadbench -bin bin/edgectl
 //
+// With -cluster it measures a three-node cluster instead (see cluster.go):
+// creates per second next to one node, and failover times.
+//
+//	go run ./integration/cmd/loadbench -bin bin/edgectl -cluster -trials 7
+//
 // It starts the node in a temporary data dir on free loopback ports, trusts
 // only the node's CA bundle, stops the node with SIGTERM at the end and
 // removes the temporary dir. The figures are printed as text and as a
@@ -52,7 +57,20 @@ func main() {
 	identities := flag.Int("identities", 10000, "total identities in the table for the list latencies")
 	clients := flag.Int("clients", 32, "concurrent clients of the concurrent phases")
 	requests := flag.Int("requests", 500, "sequential requests per list latency figure")
+	clusterMode := flag.Bool("cluster", false, "measure a three-node cluster: create rate next to one node, and failover time")
+	trials := flag.Int("trials", 5, "failover trials of -cluster")
 	flag.Parse()
+	if *clusterMode {
+		if *clients < 1 || *trials < 1 || *duration <= 0 {
+			fmt.Fprintln(os.Stderr, "loadbench: -clients, -trials and -duration must be positive")
+			os.Exit(2)
+		}
+		if err := runCluster(*bin, *duration, *clients, *trials); err != nil {
+			fmt.Fprintln(os.Stderr, "loadbench:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if *identities < needleCount+1 || *clients < 1 || *requests < 1 || *duration <= 0 {
 		fmt.Fprintln(os.Stderr, "loadbench: -identities must be > 10, -clients, -requests and -duration positive")
 		os.Exit(2)

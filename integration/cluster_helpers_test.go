@@ -1,0 +1,428 @@
+package integration
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Helpers for tests that run several nodes as one cluster.
+
+// testCluster is a set of edgectl processes joined into one cluster.
+type testCluster struct {
+	t       *testing.T
+	nodes   []*node
+	ids     []string    // node ids, in the order of nodes
+	proxies []*tcpProxy // with clusterOpts.proxies: the proxy in front of each node's cluster port
+	token   string      // an admin session; API sessions are replicated, so it works on every node
+	// joinTokens are the tokens the nodes joined with (spent).
+	joinTokens []string
+}
+
+// clusterOpts says how to start a cluster.
+type clusterOpts struct {
+	size int
+	// proxies puts a TCP proxy (tcpProxy) in front of each node's cluster
+	// port and has the node advertise it with --cluster-advertise, so that a
+	// test can cut the node's cluster traffic.
+	proxies bool
+}
+
+// startCluster starts the first node, then joins the others one by one with
+// join tokens (from `edgectl cluster join-token`, which uses the first
+// node's admin socket), and waits until every node sees all members as
+// voters and the same leader.
+func startCluster(t *testing.T, o clusterOpts) *testCluster {
+	t.Helper()
+	c := &testCluster{t: t}
+	for i := range o.size {
+		opts := nodeOpts{}
+		if o.proxies {
+			// The ports are fixed before the start: the proxy must know its target.
+			opts.apiPort, opts.clusterPort = freePort(t), freePort(t)
+			p := newTCPProxy(t, fmt.Sprintf("127.0.0.1:%d", opts.clusterPort))
+			c.proxies = append(c.proxies, p)
+			opts.args = append(opts.args, "--cluster-advertise", p.addr())
+		}
+		if i > 0 {
+			tok := cliJoinToken(t, c.nodes[0])
+			c.joinTokens = append(c.joinTokens, tok)
+			opts.args = append(opts.args, "--join", c.nodes[0].host(), "--join-token", tok)
+		}
+		n := startNode(t, opts)
+		n.name = fmt.Sprintf("node%d@%d", i+1, n.apiPort)
+		c.nodes = append(c.nodes, n)
+		c.ids = append(c.ids, readNodeID(t, n))
+		if i == 0 {
+			c.token = login(t, n, adminUser, n.password)
+		}
+	}
+	c.waitMembers(c.ids, 30*time.Second)
+	return c
+}
+
+// readNodeID is the id kept in the node's data dir.
+func readNodeID(t *testing.T, n *node) string {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(n.dataDir, "node.json"))
+	if err != nil {
+		t.Fatalf("%s: node.json: %v", n.name, err)
+	}
+	var info struct {
+		ID string `json:"id"`
+	}
+	if err := json.Unmarshal(raw, &info); err != nil || info.ID == "" {
+		t.Fatalf("%s: node.json: %v: %s", n.name, err, raw)
+	}
+	return info.ID
+}
+
+// cliJoinToken runs `edgectl cluster join-token` against n's admin socket.
+func cliJoinToken(t *testing.T, n *node) string {
+	t.Helper()
+	out, err := runEdgectl(t, 30*time.Second, "cluster", "join-token", "--data-dir", n.dataDir)
+	if err != nil {
+		t.Fatalf("edgectl cluster join-token: %v\n%s", err, out)
+	}
+	for _, line := range strings.Split(out, "\n") {
+		if strings.HasPrefix(line, "edgectl-join.") {
+			return strings.TrimSpace(line)
+		}
+	}
+	t.Fatalf("edgectl cluster join-token printed no token:\n%s", out)
+	return ""
+}
+
+// runEdgectl runs the binary with args and returns its combined output; a
+// run that outlives timeout is killed and reported as an error.
+func runEdgectl(t *testing.T, timeout time.Duration, args ...string) (string, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, binPath, args...)
+	cmd.Env = envWithout("EDGECTL_ADMIN_PASSWORD")
+	out, err := cmd.CombinedOutput()
+	if ctx.Err() != nil {
+		return string(out), fmt.Errorf("edgectl %s did not finish within %s", strings.Join(args, " "), timeout)
+	}
+	return string(out), err
+}
+
+// running are the nodes whose process is up.
+func (c *testCluster) running() []*node {
+	var out []*node
+	for _, n := range c.nodes {
+		if !n.exited() {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// indexOf is the position of node id in the cluster.
+func (c *testCluster) indexOf(id string) int {
+	for i, x := range c.ids {
+		if x == id {
+			return i
+		}
+	}
+	c.t.Fatalf("no node with id %q in %v", id, c.ids)
+	return -1
+}
+
+// memberView is what GET /cluster/members answers about one member.
+type memberView struct {
+	ID       string `json:"id"`
+	Address  string `json:"address"`
+	IsLeader bool   `json:"isLeader"`
+	IsVoter  bool   `json:"isVoter"`
+}
+
+// members asks node n for the cluster's members.
+func (c *testCluster) members(n *node) ([]memberView, error) {
+	status, m, err := doErr(http.MethodGet, n.mgmt("/cluster/members"), c.token, nil)
+	if err != nil {
+		return nil, err
+	}
+	if status != http.StatusOK {
+		return nil, fmt.Errorf("GET /cluster/members on %s: %d %s", n.name, status, js(m))
+	}
+	raw, _ := json.Marshal(m["data"])
+	var out []memberView
+	err = json.Unmarshal(raw, &out)
+	return out, err
+}
+
+// waitMembers waits until every running node lists exactly ids as voters
+// and all of them name the same leader, which it returns.
+func (c *testCluster) waitMembers(ids []string, timeout time.Duration) string {
+	c.t.Helper()
+	want := append([]string(nil), ids...)
+	var leader string
+	waitUntil(c.t, fmt.Sprintf("every node lists the voters %v and one leader", want), timeout, func() error {
+		leader = ""
+		for _, n := range c.running() {
+			ms, err := c.members(n)
+			if err != nil {
+				return err
+			}
+			var got []string
+			nodeLeader := ""
+			for _, m := range ms {
+				if !m.IsVoter {
+					return fmt.Errorf("%s: %s is not a voter", n.name, m.ID)
+				}
+				got = append(got, m.ID)
+				if m.IsLeader {
+					nodeLeader = m.ID
+				}
+			}
+			if !sameSet(got, want) {
+				return fmt.Errorf("%s lists %v", n.name, got)
+			}
+			if nodeLeader == "" || (leader != "" && nodeLeader != leader) {
+				return fmt.Errorf("%s names leader %q, another node %q", n.name, nodeLeader, leader)
+			}
+			leader = nodeLeader
+		}
+		return nil
+	})
+	return leader
+}
+
+// leader waits until the running nodes agree on a leader that is running
+// and returns its index.
+func (c *testCluster) leader(timeout time.Duration) int {
+	c.t.Helper()
+	idx := -1
+	waitUntil(c.t, "the running nodes agree on a running leader", timeout, func() error {
+		leader := ""
+		for _, n := range c.running() {
+			ms, err := c.members(n)
+			if err != nil {
+				return err
+			}
+			l := ""
+			for _, m := range ms {
+				if m.IsLeader {
+					l = m.ID
+				}
+			}
+			if l == "" || (leader != "" && l != leader) {
+				return fmt.Errorf("%s names leader %q, another node %q", n.name, l, leader)
+			}
+			leader = l
+		}
+		idx = c.indexOf(leader)
+		if c.nodes[idx].exited() {
+			return fmt.Errorf("the leader %s is not running", leader)
+		}
+		return nil
+	})
+	return idx
+}
+
+func sameSet(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	seen := map[string]int{}
+	for _, x := range a {
+		seen[x]++
+	}
+	for _, x := range b {
+		seen[x]--
+	}
+	for _, v := range seen {
+		if v != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// waitUntil polls cond until it returns nil, failing the test with cond's
+// last error when timeout passes.
+func waitUntil(t *testing.T, what string, timeout time.Duration, cond func() error) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	tick := time.NewTicker(pollInterval)
+	defer tick.Stop()
+	for {
+		err := cond()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("waited %s for: %s; last: %v", timeout, what, err)
+		}
+		<-tick.C
+	}
+}
+
+// listAll reads a whole list by pages of 500 (the maximum) and returns its items.
+func listAll(t *testing.T, n *node, token, path string) ([]any, error) {
+	t.Helper()
+	var items []any
+	for offset := 0; ; {
+		q := url.Values{"limit": {"500"}, "offset": {fmt.Sprint(offset)}}
+		status, m, err := doErr(http.MethodGet, n.mgmt(path+"?"+q.Encode()), token, nil)
+		if err != nil {
+			return nil, err
+		}
+		if status != http.StatusOK {
+			return nil, fmt.Errorf("GET %s on %s: %d %s", path, n.name, status, js(m))
+		}
+		page, _ := m["data"].([]any)
+		items = append(items, page...)
+		total, _ := jget(m, "meta", "pagination", "totalCount").(float64)
+		offset += len(page)
+		if len(page) == 0 || offset >= int(total) {
+			return items, nil
+		}
+	}
+}
+
+// names are the "name" fields of list items.
+func names(items []any) []string {
+	out := make([]string, 0, len(items))
+	for _, it := range items {
+		s, _ := jget(it, "name").(string)
+		out = append(out, s)
+	}
+	return out
+}
+
+// sameLists reports the first difference between two lists, "" if equal.
+func sameLists(a, b []any) string {
+	if len(a) != len(b) {
+		return fmt.Sprintf("%d items against %d", len(a), len(b))
+	}
+	for i := range a {
+		if !reflect.DeepEqual(a[i], b[i]) {
+			return fmt.Sprintf("item %d differs:\n  %s\n  %s", i, js(a[i]), js(b[i]))
+		}
+	}
+	return ""
+}
+
+// restartAll starts every stopped node of the cluster again, all at once: a
+// node that restarts waits for a quorum before it serves, so starting them
+// one after the other would stall on the first.
+func (c *testCluster) restartAll() {
+	c.t.Helper()
+	var wg sync.WaitGroup
+	errs := make([]error, len(c.nodes))
+	for i, n := range c.nodes {
+		if !n.exited() {
+			continue
+		}
+		wg.Go(func() {
+			nn, err := tryStart(c.t, nodeOpts{dataDir: n.dataDir, apiPort: n.apiPort, clusterPort: n.clusterPort,
+				adminPassword: n.password, args: n.restartArgs()})
+			if err != nil {
+				errs[i] = fmt.Errorf("%s: %w", n.name, err)
+				return
+			}
+			nn.name = n.name
+			c.nodes[i] = nn
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		c.t.Fatalf("restarting the cluster: %v", err)
+	}
+}
+
+// restart starts node i again on its data dir and ports.
+func (c *testCluster) restart(i int) {
+	c.t.Helper()
+	n := c.nodes[i]
+	nn := n.restart(c.t, nodeOpts{args: n.restartArgs()})
+	nn.name = n.name
+	c.nodes[i] = nn
+}
+
+// restartArgs are the flags a restart must repeat: the advertised cluster
+// address is in the Raft configuration (the join flags are not needed).
+func (n *node) restartArgs() []string {
+	args := n.cmd.Args
+	for i, a := range args {
+		if a == "--cluster-advertise" && i+1 < len(args) {
+			return []string{a, args[i+1]}
+		}
+	}
+	return nil
+}
+
+// doWith sends one request with client (not the node's registered one):
+// body as JSON, the answer decoded as a JSON object. It does not fail the test.
+func doWith(client *http.Client, method, u, token string, body any) (int, map[string]any, error) {
+	var rd io.Reader
+	if body != nil {
+		raw, err := json.Marshal(body)
+		if err != nil {
+			return 0, nil, err
+		}
+		rd = bytes.NewReader(raw)
+	}
+	req, err := http.NewRequest(method, u, rd)
+	if err != nil {
+		return 0, nil, err
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if token != "" {
+		req.Header.Set("svc-session", token)
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return resp.StatusCode, nil, err
+	}
+	var m map[string]any
+	if len(bytes.TrimSpace(data)) > 0 {
+		if err := json.Unmarshal(data, &m); err != nil {
+			return resp.StatusCode, nil, fmt.Errorf("%s %s: answer is not a JSON object: %.300s", method, u, data)
+		}
+	}
+	return resp.StatusCode, m, nil
+}
+
+// getRaw GETs a Management API path and returns the body as is.
+func getRaw(n *node, token, path string) (int, []byte, error) {
+	req, err := http.NewRequest(http.MethodGet, n.mgmt(path), nil)
+	if err != nil {
+		return 0, nil, err
+	}
+	req.Header.Set("svc-session", token)
+	c := clientFor(n.host())
+	if c == nil {
+		return 0, nil, fmt.Errorf("no running node at %s", n.host())
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, body, err
+}

@@ -1,0 +1,287 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"os"
+	"path/filepath"
+	"runtime/pprof"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+const (
+	mgmt   = "/edge/management/v1"
+	client = "/edge/client/v1"
+)
+
+// newClient is a keep-alive HTTPS client that trusts only the CA bundle of
+// the node's data dir; every concurrent client keeps its own connection.
+func newClient(dataDir string, conns int) (*http.Client, error) {
+	pem, err := os.ReadFile(filepath.Join(dataDir, "pki", "ca-bundle.pem"))
+	if err != nil {
+		return nil, err
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(pem) {
+		return nil, fmt.Errorf("%s/pki/ca-bundle.pem holds no certificates", dataDir)
+	}
+	return &http.Client{
+		Timeout: 2 * time.Minute,
+		Transport: &http.Transport{
+			TLSClientConfig:     &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12},
+			MaxIdleConns:        conns * 4,
+			MaxIdleConnsPerHost: conns * 2,
+			IdleConnTimeout:     5 * time.Minute,
+		},
+	}, nil
+}
+
+// do sends one request to base and reads the whole answer, so that the
+// connection goes back to the pool.
+func (b *bench) do(ctx context.Context, base, method, path, token string, body []byte) (int, []byte, error) {
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, base+path, rd)
+	if err != nil {
+		return 0, nil, err
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if token != "" {
+		req.Header.Set("zt-session", token)
+	}
+	resp, err := b.http.Do(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, data, err
+}
+
+// call sends a JSON body (nil: none) to the first node and expects want.
+func (b *bench) call(ctx context.Context, method, path, token string, body any, want int) ([]byte, error) {
+	var raw []byte
+	if body != nil {
+		var err error
+		if raw, err = json.Marshal(body); err != nil {
+			return nil, err
+		}
+	}
+	st, data, err := b.do(ctx, b.base, method, path, token, raw)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %w", method, path, err)
+	}
+	if st != want {
+		return nil, fmt.Errorf("%s %s: status %d, want %d: %.400s", method, path, st, want, data)
+	}
+	return data, nil
+}
+
+// createdID creates a record and returns its id.
+func (b *bench) createdID(ctx context.Context, path string, body any) (string, error) {
+	data, err := b.call(ctx, http.MethodPost, mgmt+path, b.admin, body, http.StatusCreated)
+	if err != nil {
+		return "", err
+	}
+	var out struct {
+		Data struct {
+			ID string `json:"id"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal(data, &out); err != nil || out.Data.ID == "" {
+		return "", fmt.Errorf("POST %s: no id in %.300s", path, data)
+	}
+	return out.Data.ID, nil
+}
+
+// stats is the outcome of one measured phase.
+type stats struct {
+	name     string
+	ok, errs int64
+	elapsed  time.Duration
+	lat      []time.Duration // of the 2xx answers, sorted
+	mu       sync.Mutex
+	byKind   map[string]int64 // "409", "transport", ...
+	firstErr string
+}
+
+func (s *stats) fail(kind, detail string) {
+	atomic.AddInt64(&s.errs, 1)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.byKind == nil {
+		s.byKind = map[string]int64{}
+	}
+	s.byKind[kind]++
+	if s.firstErr == "" {
+		s.firstErr = detail
+	}
+}
+
+// rate is 2xx answers per second.
+func (s *stats) rate() float64 {
+	if s.elapsed <= 0 {
+		return 0
+	}
+	return float64(s.ok) / s.elapsed.Seconds()
+}
+
+func (s *stats) pct(p float64) time.Duration {
+	if len(s.lat) == 0 {
+		return 0
+	}
+	rank := int(math.Ceil(p / 100 * float64(len(s.lat))))
+	return s.lat[max(rank, 1)-1]
+}
+
+func (s *stats) maxLat() time.Duration {
+	if len(s.lat) == 0 {
+		return 0
+	}
+	return s.lat[len(s.lat)-1]
+}
+
+// errText describes the errors, "none" without.
+func (s *stats) errText() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.errs == 0 {
+		return "none"
+	}
+	var parts []string
+	for k, v := range s.byKind {
+		parts = append(parts, fmt.Sprintf("%s: %d", k, v))
+	}
+	sort.Strings(parts)
+	return fmt.Sprintf("%d (%s; first: %.200s)", s.errs, strings.Join(parts, ", "), s.firstErr)
+}
+
+// request is one request of a phase: worker w, its i-th request. It
+// answers the status (2xx counts) and the body for the error report.
+type request func(ctx context.Context, w, i int) (int, []byte, error)
+
+func (s *stats) record(st int, body []byte, err error, d time.Duration, lat *[]time.Duration) {
+	switch {
+	case err != nil:
+		s.fail("transport", err.Error())
+	case st >= 200 && st < 300:
+		atomic.AddInt64(&s.ok, 1)
+		*lat = append(*lat, d)
+	default:
+		s.fail(fmt.Sprint(st), string(body))
+	}
+}
+
+// sequential runs warm requests not counted, then n one after the other.
+func (b *bench) sequential(ctx context.Context, name string, warm, n int, fn request) *stats {
+	for i := range warm {
+		_, _, _ = fn(ctx, 0, -1-i)
+	}
+	s := &stats{name: name}
+	lat := make([]time.Duration, 0, n)
+	stop := b.profile(name)
+	start := time.Now()
+	for i := range n {
+		if ctx.Err() != nil {
+			break
+		}
+		t0 := time.Now()
+		st, body, err := fn(ctx, 0, i)
+		s.record(st, body, err, time.Since(t0), &lat)
+	}
+	s.elapsed = time.Since(start)
+	stop()
+	slices.Sort(lat)
+	s.lat = lat
+	b.logStats(s)
+	return s
+}
+
+// concurrent runs `clients` workers for b.cfg.warmup (not counted), then
+// for b.cfg.duration, each sending requests one after the other.
+func (b *bench) concurrent(ctx context.Context, name string, clients int, fn request) *stats {
+	var seq atomic.Int64
+	phase := func(d time.Duration, s *stats, lats [][]time.Duration) time.Duration {
+		end := time.Now().Add(d)
+		start := time.Now()
+		var wg sync.WaitGroup
+		for w := range clients {
+			wg.Go(func() {
+				for time.Now().Before(end) && ctx.Err() == nil {
+					i := int(seq.Add(1))
+					t0 := time.Now()
+					st, body, err := fn(ctx, w, i)
+					s.record(st, body, err, time.Since(t0), &lats[w])
+				}
+			})
+		}
+		wg.Wait()
+		return time.Since(start)
+	}
+	if b.cfg.warmup > 0 {
+		phase(b.cfg.warmup, &stats{}, make([][]time.Duration, clients))
+	}
+	s := &stats{name: name}
+	lats := make([][]time.Duration, clients)
+	stop := b.profile(name)
+	s.elapsed = phase(b.cfg.duration, s, lats)
+	stop()
+	for _, l := range lats {
+		s.lat = append(s.lat, l...)
+	}
+	slices.Sort(s.lat)
+	b.logStats(s)
+	return s
+}
+
+func (b *bench) logStats(s *stats) {
+	fmt.Printf("  %-58s %6d ok in %6.2fs = %7.0f/s  p50 %7s  p99 %7s  max %7s  errors: %s\n", s.name, s.ok, s.elapsed.Seconds(),
+		s.rate(), ms(s.pct(50)), ms(s.pct(99)), ms(s.maxLat()), s.errText())
+}
+
+// profile starts a CPU profile of the phase when -cpuprofile is set; the
+// returned function stops it.
+func (b *bench) profile(name string) func() {
+	if b.cfg.cpuprofile == "" {
+		return func() {}
+	}
+	if err := os.MkdirAll(b.cfg.cpuprofile, 0o755); err != nil {
+		fmt.Fprintln(os.Stderr, "cpuprofile:", err)
+		return func() {}
+	}
+	file := strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' {
+			return r
+		}
+		return '_'
+	}, name)
+	f, err := os.Create(filepath.Join(b.cfg.cpuprofile, file+".pprof"))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "cpuprofile:", err)
+		return func() {}
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		fmt.Fprintln(os.Stderr, "cpuprofile:", err)
+		f.Close()
+		return func() {}
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }
+}
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.2f", float64(d)/float64(time.Millisecond)) }

@@ -1,0 +1,415 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"edgectl/auth"
+	"edgectl/fsm"
+	"edgectl/store"
+)
+
+// model is what buildModel made: the ids the measurements draw from.
+type model struct {
+	attrs      []string // attr-00 ...
+	identities []string
+	services   []string
+	routers    []string
+	checks     []postureCheck // of the client identity's posture policy
+
+	clientID       string   // the identity of the Client API figures
+	clientServices []string // the services it sees (about 50)
+	clientPass     string
+
+	steps []step // how long each part of the fill took
+}
+
+// step is one part of the fill, for the report.
+type step struct {
+	what  string
+	n     int
+	took  time.Duration
+	extra string
+}
+
+func (s step) rate() float64 { return float64(s.n) / s.took.Seconds() }
+
+// postureCheck is one posture check of the client identity, with the
+// response that satisfies it.
+type postureCheck struct {
+	id       string
+	response map[string]any
+}
+
+const (
+	clientAttr    = "scale-client"
+	postureAttr   = "scale-posture"
+	clientWantSvc = 50
+	processHash   = "6f1ed002ab5595859014ebf0951522d9e0e8f3c54c6a6e6b9b6f6c6f4c5a6e7b"
+)
+
+// pick returns k distinct elements of l.
+func pick(rng *rand.Rand, l []string, k int) []string {
+	k = min(k, len(l))
+	out := make([]string, 0, k)
+	for _, i := range rng.Perm(len(l))[:k] {
+		out = append(out, l[i])
+	}
+	return out
+}
+
+// attrRoles are 1..maxN distinct #attr roles.
+func (m *model) attrRoles(rng *rand.Rand, maxN int) []string {
+	var out []string
+	for _, a := range pick(rng, m.attrs, 1+rng.IntN(maxN)) {
+		out = append(out, "#"+a)
+	}
+	return out
+}
+
+func idRoles(rng *rand.Rand, ids []string, maxN int) []string {
+	var out []string
+	for _, id := range pick(rng, ids, 1+rng.IntN(maxN)) {
+		out = append(out, "@"+id)
+	}
+	return out
+}
+
+func semantic(rng *rand.Rand) string {
+	if rng.IntN(2) == 0 {
+		return "AllOf"
+	}
+	return "AnyOf"
+}
+
+// buildModel fills the node: services, edge routers and posture checks over
+// HTTPS, identities in-process with many writers, then the policies over
+// HTTPS, then the client identity of the Client API figures.
+func (b *bench) buildModel(ctx context.Context) (*model, error) {
+	c := b.cfg
+	rng := rand.New(rand.NewPCG(c.seed, 42))
+	m := &model{}
+	for i := range c.attrs {
+		m.attrs = append(m.attrs, fmt.Sprintf("attr-%02d", i))
+	}
+	entityRoles := func() []string { return pick(rng, m.attrs, 1+rng.IntN(3)) }
+	fmt.Printf("building the model: %d identities, %d services, %d edge routers, %d/%d/%d service/edge router/service edge router policies\n",
+		c.identities, c.services, c.routers, c.servicePolicies, c.erps, c.serps)
+
+	var bodies []any
+	for i := range c.services {
+		bodies = append(bodies, map[string]any{"name": fmt.Sprintf("svc-%04d", i), "roleAttributes": entityRoles()})
+	}
+	var err error
+	if m.services, err = b.fillHTTPS(ctx, m, "services", "/services", bodies); err != nil {
+		return nil, err
+	}
+	bodies = nil
+	for i := range c.routers {
+		bodies = append(bodies, map[string]any{"name": fmt.Sprintf("er-%04d", i), "roleAttributes": entityRoles(), "isTunnelerEnabled": false})
+	}
+	if m.routers, err = b.fillHTTPS(ctx, m, "edge routers", "/edge-routers", bodies); err != nil {
+		return nil, err
+	}
+	if err := b.createPostureChecks(ctx, m); err != nil {
+		return nil, err
+	}
+
+	// Identities: the record the createIdentity handler builds for
+	// {name, type: Device, isAdmin: false, roleAttributes}, proposed with
+	// fsm.CmdIdentityCreate by many writers at once.
+	idents := make([]*store.Identity, c.identities)
+	for i := range idents {
+		idents[i] = &store.Identity{Named: store.Named{Name: fmt.Sprintf("id-%06d", i)}, TypeID: "Device",
+			AuthPolicyID: "default", DefaultHostingPrecedence: "default", RoleAttributes: entityRoles()}
+		idents[i].ID = auth.NewID()
+		m.identities = append(m.identities, idents[i].ID)
+	}
+	if err := b.fillIdentities(ctx, m, idents); err != nil {
+		return nil, err
+	}
+
+	// Policies. A few select #all; some name entities by @id.
+	bodies = nil
+	for i := range c.servicePolicies {
+		sem := semantic(rng)
+		p := map[string]any{"name": fmt.Sprintf("sp-%04d", i), "type": "Dial", "postureCheckRoles": []string{}}
+		if i%4 == 3 {
+			p["type"] = "Bind"
+		}
+		switch {
+		case i%125 == 10:
+			// Every identity: one attribute of services (a tenth of them), so that the
+			// client identity still sees about 50 services.
+			p["identityRoles"], p["serviceRoles"] = []string{"#all"}, m.attrRoles(rng, 1)
+		case i%10 == 7:
+			sem = "AnyOf"
+			p["identityRoles"], p["serviceRoles"] = idRoles(rng, m.identities, 3), m.attrRoles(rng, 2)
+		case i%10 == 3:
+			sem = "AnyOf"
+			p["identityRoles"], p["serviceRoles"] = m.attrRoles(rng, 2), idRoles(rng, m.services, 3)
+		default:
+			p["identityRoles"], p["serviceRoles"] = m.attrRoles(rng, 2), m.attrRoles(rng, 2)
+		}
+		p["semantic"] = sem
+		bodies = append(bodies, p)
+	}
+	if _, err := b.fillHTTPS(ctx, m, "service policies", "/service-policies", bodies); err != nil {
+		return nil, err
+	}
+	bodies = nil
+	for i := range c.erps {
+		sem := semantic(rng)
+		p := map[string]any{"name": fmt.Sprintf("erp-%04d", i)}
+		switch {
+		case i%125 == 10:
+			p["identityRoles"], p["edgeRouterRoles"] = []string{"#all"}, m.attrRoles(rng, 1)
+		case i%125 == 60:
+			p["identityRoles"], p["edgeRouterRoles"] = m.attrRoles(rng, 2), []string{"#all"}
+		case i%10 == 7:
+			sem = "AnyOf"
+			p["identityRoles"], p["edgeRouterRoles"] = idRoles(rng, m.identities, 3), m.attrRoles(rng, 2)
+		default:
+			p["identityRoles"], p["edgeRouterRoles"] = m.attrRoles(rng, 2), m.attrRoles(rng, 2)
+		}
+		p["semantic"] = sem
+		bodies = append(bodies, p)
+	}
+	if _, err := b.fillHTTPS(ctx, m, "edge router policies", "/edge-router-policies", bodies); err != nil {
+		return nil, err
+	}
+	bodies = nil
+	for i := range c.serps {
+		sem := semantic(rng)
+		p := map[string]any{"name": fmt.Sprintf("serp-%04d", i)}
+		switch {
+		case i%50 == 25:
+			p["serviceRoles"], p["edgeRouterRoles"] = []string{"#all"}, m.attrRoles(rng, 2)
+		case i%10 == 3:
+			sem = "AnyOf"
+			p["serviceRoles"], p["edgeRouterRoles"] = m.attrRoles(rng, 2), idRoles(rng, m.routers, 3)
+		default:
+			p["serviceRoles"], p["edgeRouterRoles"] = m.attrRoles(rng, 2), m.attrRoles(rng, 2)
+		}
+		p["semantic"] = sem
+		bodies = append(bodies, p)
+	}
+	if _, err := b.fillHTTPS(ctx, m, "service edge router policies", "/service-edge-router-policies", bodies); err != nil {
+		return nil, err
+	}
+	if err := b.makeClientIdentity(ctx, m, rng); err != nil {
+		return nil, err
+	}
+	tx := b.nodes[0].Store.Read()
+	fmt.Printf("model ready: %d identities, %d services, %d edge routers, %d service policies, %d edge router policies, %d service edge router policies, %d posture checks\n",
+		tx.Count(store.KindIdentity), tx.Count(store.KindService), tx.Count(store.KindEdgeRouter), tx.Count(store.KindServicePolicy),
+		tx.Count(store.KindEdgeRouterPolicy), tx.Count(store.KindServiceEdgeRouterPolicy), tx.Count(store.KindPostureCheck))
+	return m, nil
+}
+
+// fillHTTPS creates the records of bodies with b.cfg.clients concurrent
+// HTTPS clients and returns their ids in the order of bodies.
+func (b *bench) fillHTTPS(ctx context.Context, m *model, what, path string, bodies []any) ([]string, error) {
+	ids := make([]string, len(bodies))
+	var next atomic.Int64
+	var mu sync.Mutex
+	var firstErr error
+	start := time.Now()
+	var wg sync.WaitGroup
+	for range min(b.cfg.clients, len(bodies)) {
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				i := int(next.Add(1)) - 1
+				if i >= len(bodies) {
+					return
+				}
+				id, err := b.createdID(ctx, path, bodies[i])
+				if err != nil {
+					mu.Lock()
+					firstErr = cmpErr(firstErr, err)
+					mu.Unlock()
+					return
+				}
+				ids[i] = id
+			}
+		})
+	}
+	wg.Wait()
+	if firstErr != nil {
+		return nil, fmt.Errorf("create %s: %w", what, firstErr)
+	}
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	s := step{what: what + " (HTTPS, " + fmt.Sprint(b.cfg.clients) + " clients)", n: len(bodies), took: time.Since(start)}
+	m.steps = append(m.steps, s)
+	fmt.Printf("  %d %s in %s (%.0f/s)\n", len(bodies), what, s.took.Round(time.Millisecond), s.rate())
+	return ids, nil
+}
+
+func cmpErr(have, err error) error {
+	if have != nil {
+		return have
+	}
+	return err
+}
+
+// fillIdentities proposes the identities with b.cfg.fillWorkers writers.
+func (b *bench) fillIdentities(ctx context.Context, m *model, idents []*store.Identity) error {
+	w := b.nodes[0].Writer
+	var next, done atomic.Int64
+	var mu sync.Mutex
+	var firstErr error
+	start := time.Now()
+	var wg sync.WaitGroup
+	for range b.cfg.fillWorkers {
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				i := int(next.Add(1)) - 1
+				if i >= len(idents) {
+					return
+				}
+				now := time.Now().UTC()
+				idents[i].CreatedAt, idents[i].UpdatedAt = now, now
+				if _, err := w.Do(ctx, fsm.CmdIdentityCreate, fsm.IdentityCreate{Identity: idents[i]}); err != nil {
+					mu.Lock()
+					firstErr = cmpErr(firstErr, fmt.Errorf("identity %d: %w", i, err))
+					mu.Unlock()
+					return
+				}
+				if n := done.Add(1); n%20000 == 0 {
+					fmt.Printf("    %d identities (%.0f/s)\n", n, float64(n)/time.Since(start).Seconds())
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if firstErr != nil {
+		return fmt.Errorf("create identities: %w", firstErr)
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	s := step{what: fmt.Sprintf("identities (in-process fsm.Writer.Do, %d writers)", b.cfg.fillWorkers), n: len(idents), took: time.Since(start)}
+	m.steps = append(m.steps, s)
+	fmt.Printf("  %d identities in %s (%.0f/s)\n", len(idents), s.took.Round(time.Millisecond), s.rate())
+	return nil
+}
+
+// createPostureChecks makes one OS, MAC and DOMAIN check and two PROCESS
+// checks, all with the posture attribute, and the responses that pass them.
+func (b *bench) createPostureChecks(ctx context.Context, m *model) error {
+	start := time.Now()
+	proc := func(path string) map[string]any {
+		return map[string]any{"osType": "WINDOWS", "path": path, "hashes": []string{processHash}}
+	}
+	defs := []struct {
+		body     map[string]any
+		response map[string]any
+	}{
+		{map[string]any{"name": "scale-os", "typeId": "OS", "operatingSystems": []any{map[string]any{"type": "WINDOWS", "versions": []string{">=10.0.19041"}}}},
+			map[string]any{"typeId": "OS", "type": "Windows", "version": "10.0.19045"}},
+		{map[string]any{"name": "scale-mac", "typeId": "MAC", "macAddresses": []string{"aa:bb:cc:dd:ee:01", "aa:bb:cc:dd:ee:02"}},
+			map[string]any{"typeId": "MAC", "macAddresses": []string{"aa:bb:cc:dd:ee:02"}}},
+		{map[string]any{"name": "scale-domain", "typeId": "DOMAIN", "domains": []string{"corp.example"}},
+			map[string]any{"typeId": "DOMAIN", "domain": "corp.example"}},
+		{map[string]any{"name": "scale-agent", "typeId": "PROCESS", "process": proc(`C:\bench\agent.exe`)},
+			map[string]any{"typeId": "PROCESS", "path": `C:\bench\agent.exe`, "isRunning": true, "hash": processHash}},
+		{map[string]any{"name": "scale-guard", "typeId": "PROCESS", "process": proc(`C:\bench\guard.exe`)},
+			map[string]any{"typeId": "PROCESS", "path": `C:\bench\guard.exe`, "isRunning": true, "hash": processHash}},
+	}
+	for _, d := range defs {
+		d.body["roleAttributes"] = []string{postureAttr}
+		id, err := b.createdID(ctx, "/posture-checks", d.body)
+		if err != nil {
+			return err
+		}
+		d.response["id"] = id
+		m.checks = append(m.checks, postureCheck{id: id, response: d.response})
+	}
+	m.steps = append(m.steps, step{what: "posture checks (HTTPS)", n: len(defs), took: time.Since(start)})
+	return nil
+}
+
+// makeClientIdentity makes the identity of the Client API figures: only the
+// client attribute, so that just the #all policies and two policies of its
+// own select it; the own Dial policy tops its services up to about 50, and a
+// second Dial policy on ten of them requires the five posture checks. It
+// gets a password authenticator.
+func (b *bench) makeClientIdentity(ctx context.Context, m *model, rng *rand.Rand) error {
+	var err error
+	m.clientID, err = b.createdID(ctx, "/identities", map[string]any{"name": "scale-client", "type": "User", "isAdmin": false,
+		"roleAttributes": []string{clientAttr}})
+	if err != nil {
+		return err
+	}
+	have, err := b.identityServices(ctx, m.clientID)
+	if err != nil {
+		return err
+	}
+	seen := map[string]bool{}
+	for _, id := range have {
+		seen[id] = true
+	}
+	var extra []string
+	for _, i := range rng.Perm(len(m.services)) {
+		if len(have)+len(extra) >= clientWantSvc {
+			break
+		}
+		if id := m.services[i]; !seen[id] {
+			extra = append(extra, "@"+id)
+		}
+	}
+	if len(extra) > 0 {
+		if _, err := b.createdID(ctx, "/service-policies", map[string]any{"name": "scale-client-dial", "type": "Dial", "semantic": "AnyOf",
+			"identityRoles": []string{"#" + clientAttr}, "serviceRoles": extra, "postureCheckRoles": []string{}}); err != nil {
+			return err
+		}
+	}
+	if m.clientServices, err = b.identityServices(ctx, m.clientID); err != nil {
+		return err
+	}
+	var guarded []string
+	for _, id := range m.clientServices[:min(10, len(m.clientServices))] {
+		guarded = append(guarded, "@"+id)
+	}
+	if _, err := b.createdID(ctx, "/service-policies", map[string]any{"name": "scale-client-posture", "type": "Dial", "semantic": "AnyOf",
+		"identityRoles": []string{"#" + clientAttr}, "serviceRoles": guarded, "postureCheckRoles": []string{"#" + postureAttr}}); err != nil {
+		return err
+	}
+	m.clientPass = "scale-client-" + auth.NewID()
+	if _, err := b.createdID(ctx, "/authenticators", map[string]any{"identityId": m.clientID, "method": "updb",
+		"username": "scale-client", "password": m.clientPass}); err != nil {
+		return err
+	}
+	fmt.Printf("  client identity %s sees %d services (%d through #all policies, %d through its own Dial policy; 10 also through a Dial policy with 5 posture checks)\n",
+		m.clientID, len(m.clientServices), len(have), len(extra))
+	return nil
+}
+
+// identityServices lists the ids of the services an identity reaches (Management relation list).
+func (b *bench) identityServices(ctx context.Context, id string) ([]string, error) {
+	data, err := b.call(ctx, http.MethodGet, mgmt+"/identities/"+id+"/services?limit=500", b.admin, nil, http.StatusOK)
+	if err != nil {
+		return nil, err
+	}
+	var out struct {
+		Data []struct {
+			ID string `json:"id"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal(data, &out); err != nil {
+		return nil, err
+	}
+	ids := make([]string, 0, len(out.Data))
+	for _, d := range out.Data {
+		ids = append(ids, d.ID)
+	}
+	return ids, nil
+}

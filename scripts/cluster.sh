@@ -1,0 +1,139 @@
+#!/bin/sh
+# A local three-node edgectl cluster on loopback, for trying it out.
+#
+#   scripts/cluster.sh [start]   start it (or resume it: the data stays in ./cluster-data)
+#   scripts/cluster.sh stop      stop the three nodes (SIGTERM, they hand over leadership)
+#   scripts/cluster.sh status    the members, as node 1 sees them
+#   scripts/cluster.sh clean     stop and delete ./cluster-data
+#
+# Fixed ports: APIs on 127.0.0.1:1381-1383, cluster (Raft) on 127.0.0.1:6381-6383;
+# override the first of each with EDGECTL_API_PORT / EDGECTL_CLUSTER_PORT.
+# The admin password is generated once into cluster-data/admin-password
+# (or taken from EDGECTL_ADMIN_PASSWORD on the first start).
+set -eu
+
+cd "$(dirname "$0")/.."
+BIN=${EDGECTL_BIN:-bin/edgectl}
+DATA=${EDGECTL_CLUSTER_DATA:-cluster-data}
+API_PORT=${EDGECTL_API_PORT:-1381}
+CLUSTER_PORT=${EDGECTL_CLUSTER_PORT:-6381}
+
+api_port() { echo $((API_PORT + $1 - 1)); }
+cluster_port() { echo $((CLUSTER_PORT + $1 - 1)); }
+
+# running N: whether node N's process (from its pid file) is alive.
+running() {
+	[ -f "$DATA/n$1.pid" ] && kill -0 "$(cat "$DATA/n$1.pid")" 2>/dev/null
+}
+
+# wait_ready N: until node N's admin socket answers (it opens after the API), or it died.
+wait_ready() {
+	i=0
+	until "$BIN" cluster list --data-dir "$DATA/n$1" >/dev/null 2>&1; do
+		if ! running "$1"; then
+			echo "node $1 exited; the end of $DATA/n$1.log:" >&2
+			tail -n 20 "$DATA/n$1.log" >&2
+			exit 1
+		fi
+		i=$((i + 1))
+		if [ "$i" -gt 600 ]; then
+			echo "node $1 not ready after 60s; see $DATA/n$1.log" >&2
+			exit 1
+		fi
+		sleep 0.1
+	done
+}
+
+# launch N [extra run flags]: start node N in the background.
+launch() {
+	n=$1
+	shift
+	nohup "$BIN" run --data-dir "$DATA/n$n" \
+		--api-addr "127.0.0.1:$(api_port "$n")" --cluster-addr "127.0.0.1:$(cluster_port "$n")" \
+		--admin-password "$PASSWORD" "$@" >>"$DATA/n$n.log" 2>&1 &
+	echo $! >"$DATA/n$n.pid"
+}
+
+start() {
+	[ -x "$BIN" ] || { echo "$BIN is missing: run 'make build' (or 'make cluster')" >&2; exit 1; }
+	mkdir -p "$DATA"
+	chmod 700 "$DATA"
+	if [ ! -f "$DATA/admin-password" ]; then
+		pw=${EDGECTL_ADMIN_PASSWORD:-$(od -An -N12 -tx1 /dev/urandom | tr -d ' \n')}
+		(umask 077 && printf '%s\n' "$pw" >"$DATA/admin-password")
+	fi
+	PASSWORD=$(cat "$DATA/admin-password")
+	for n in 1 2 3; do
+		if running "$n"; then
+			echo "node $n is already running (pid $(cat "$DATA/n$n.pid")); 'scripts/cluster.sh stop' first" >&2
+			exit 1
+		fi
+	done
+	if [ -f "$DATA/n1/node.json" ]; then
+		# Resume: all three at once, since each waits for a quorum before it serves.
+		for n in 1 2 3; do launch "$n"; done
+		for n in 1 2 3; do wait_ready "$n"; done
+	else
+		launch 1
+		wait_ready 1
+		for n in 2 3; do
+			token=$("$BIN" cluster join-token --data-dir "$DATA/n1" --ttl 10m 2>/dev/null)
+			launch "$n" --join "127.0.0.1:$(api_port 1)" --join-token "$token"
+			wait_ready "$n"
+		done
+	fi
+	"$BIN" cluster list --data-dir "$DATA/n1"
+	api1="https://127.0.0.1:$(api_port 1)"
+	cat <<EOF
+
+A three-node edgectl cluster is running (data and logs in $DATA/).
+
+  APIs:       $api1, https://127.0.0.1:$(api_port 2), https://127.0.0.1:$(api_port 3)
+              (Client API under /edge/client/v1, Management API under /edge/management/v1; any node takes any request)
+  CA bundle:  $DATA/n1/pki/ca-bundle.pem (the same CA on every node)
+  Admin:      admin / $PASSWORD   (also in $DATA/admin-password)
+
+Log in (the token works on every node):
+  curl --cacert $DATA/n1/pki/ca-bundle.pem -H 'Content-Type: application/json' \\
+       -d '{"username":"admin","password":"$PASSWORD"}' '$api1/edge/management/v1/authenticate?method=password'
+
+Members:        $BIN cluster list --data-dir $DATA/n1
+Stop:           scripts/cluster.sh stop     (start again with 'make cluster': the data is kept)
+Delete it all:  scripts/cluster.sh clean
+EOF
+}
+
+stop() {
+	for n in 1 2 3; do
+		if running "$n"; then
+			kill -TERM "$(cat "$DATA/n$n.pid")"
+		fi
+	done
+	for n in 1 2 3; do
+		i=0
+		while running "$n"; do
+			i=$((i + 1))
+			if [ "$i" -gt 300 ]; then
+				echo "node $n did not stop within 30s of SIGTERM" >&2
+				exit 1
+			fi
+			sleep 0.1
+		done
+		rm -f "$DATA/n$n.pid"
+	done
+	echo "stopped (the data stays in $DATA/)"
+}
+
+case "${1:-start}" in
+start) start ;;
+stop) stop ;;
+status) "$BIN" cluster list --data-dir "$DATA/n1" ;;
+clean)
+	stop
+	rm -rf "$DATA"
+	;;
+*)
+	echo "usage: scripts/cluster.sh [start|stop|status|clean]" >&2
+	exit 2
+	;;
+esac
