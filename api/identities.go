@@ -85,11 +85,7 @@ func (s *Server) createIdentity(c *call) error {
 
 // fill sets the fields of a new record from a validated patch.
 func fill(r store.Record, p store.Patch) error {
-	raw, err := json.Marshal(p)
-	if err != nil {
-		return err
-	}
-	return json.Unmarshal(raw, r)
+	return json.Unmarshal(p.JSON(), r)
 }
 
 func (s *Server) updateIdentity(m mode) func(c *call) error {

@@ -28,10 +28,7 @@ func (w *Writer) Do(ctx context.Context, t CommandType, payload any) (json.RawMe
 	if err != nil {
 		return nil, fmt.Errorf("fsm: encode %s: %w", t, err)
 	}
-	cmd, err := json.Marshal(Command{Type: t, Payload: raw, At: time.Now().UTC()})
-	if err != nil {
-		return nil, fmt.Errorf("fsm: encode %s: %w", t, err)
-	}
+	cmd := envelope(t, raw, time.Now().UTC())
 	resp, _, err := w.p.Apply(ctx, cmd)
 	if err != nil {
 		return nil, err
@@ -47,4 +44,18 @@ func (w *Writer) Do(ctx context.Context, t CommandType, payload any) (json.RawMe
 		return nil, r.Error
 	}
 	return r.Data, nil
+}
+
+// envelope encodes a Command. It is json.Marshal(Command{...}) without the
+// second pass over the payload that RawMessage costs: t is one of the
+// constants (plain characters) and raw was just encoded by json.Marshal.
+func envelope(t CommandType, raw json.RawMessage, at time.Time) []byte {
+	buf := make([]byte, 0, len(raw)+len(t)+64)
+	buf = append(buf, `{"type":"`...)
+	buf = append(buf, t...)
+	buf = append(buf, `","payload":`...)
+	buf = append(buf, raw...)
+	buf = append(buf, `,"at":"`...)
+	buf = at.AppendFormat(buf, time.RFC3339Nano)
+	return append(buf, `"}`...)
 }

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"encoding/json"
 	"fmt"
 	"math/rand"
 	"sort"
@@ -186,5 +187,19 @@ func TestRoleAttributes_CountsFollowChanges(t *testing.T) {
 	s.Read().RoleAttributes(KindIdentity, func(a string) bool { got = append(got, a); return true })
 	if fmt.Sprint(got) != "[y]" {
 		t.Fatalf("role attributes %v, want [y]", got)
+	}
+}
+
+func TestPatchJSON_IsTheObjectOfItsFields(t *testing.T) {
+	p := Patch{"name": []byte(`"x"`), "roleAttributes": []byte(`["a"]`), "tags": []byte(`{"k":1}`)}
+	var got map[string]any
+	if err := json.Unmarshal(p.JSON(), &got); err != nil {
+		t.Fatal(err)
+	}
+	if got["name"] != "x" || len(got["roleAttributes"].([]any)) != 1 || got["tags"].(map[string]any)["k"].(float64) != 1 || len(got) != 3 {
+		t.Fatalf("decoded %v", got)
+	}
+	if string(Patch{}.JSON()) != "{}" {
+		t.Fatal("empty patch")
 	}
 }
