@@ -51,6 +51,8 @@ type Config struct {
 	BackupDir string
 	// Version, Revision and BuildDate describe the build.
 	Version, Revision, BuildDate string
+	// JWKSRootCAs are the CAs trusted when fetching external JWT signers' key sets; nil = the system pool.
+	JWKSRootCAs *x509.CertPool
 }
 
 // Deps are the parts of the controller the API uses.
@@ -87,6 +89,8 @@ type Server struct {
 	pkiMu     sync.Mutex
 	pkiCache  *pki.Authority
 	pkiSource []byte
+
+	authnSt authnState // per-node authentication state: throttle, JWKS cache, sealing key (api/authnstate.go)
 }
 
 // New builds the server and its routes.

@@ -21,7 +21,7 @@ func sessionToken(r *http.Request) string {
 }
 
 // authenticateCall resolves the caller's API session and enforces the
-// route's access level.
+// route's access level, and the secondary JWT its auth policy may require.
 func (s *Server) authenticateCall(c *call, need access) error {
 	if c.r.Context().Value(localAdminKey{}) != nil {
 		return s.localAdmin(c)
@@ -41,6 +41,11 @@ func (s *Server) authenticateCall(c *call, need access) error {
 		return unauthorized("the API session is unknown or expired: authenticate again")
 	}
 	c.session, c.identity = sess, ident
+	if need > public {
+		if err := s.checkSecondaryJWT(c); err != nil {
+			return err
+		}
+	}
 	s.Activity.Touch(sess.ID, s.now())
 	if need >= full && len(sess.AuthQueries) > 0 {
 		return unauthorized("the API session is only partially authenticated: answer its authQueries first")

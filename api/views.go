@@ -57,7 +57,7 @@ func (s *Server) identityView(tx *store.Tx, i *store.Identity) map[string]any {
 		"externalId":                i.ExternalID,
 		"hasApiSession":             hasSession,
 		"hasEdgeRouterConnection":   false,
-		"isMfaEnabled":              false,
+		"isMfaEnabled":              mfaEnabled(tx, i.ID),
 		"roleAttributes":            nonNilStrings(i.RoleAttributes),
 	}
 }

@@ -57,7 +57,8 @@ func (tx *Tx) DeleteIdentity(id string) error {
 	if i.IsDefaultAdmin {
 		return Forbidden("the default admin cannot be deleted")
 	}
-	for _, k := range []*Kind{KindAuthenticator, KindEnrollment, KindAPISession, KindFailedServiceRequest, KindIdentityServiceConfig} {
+	for _, k := range []*Kind{KindAuthenticator, KindEnrollment, KindAPISession, KindFailedServiceRequest, KindIdentityServiceConfig,
+		KindMFA, KindLoginFailures} {
 		if err := tx.removeWhere(k, "identity", id); err != nil {
 			return err
 		}

@@ -1,0 +1,151 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"net/http"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"edgectl/auth"
+	"edgectl/fsm"
+	"edgectl/pki"
+	"edgectl/store"
+)
+
+// Throttle limits of failed authentication attempts, per node.
+var (
+	// limitCredential: per username or certificate fingerprint.
+	limitCredential = auth.Limit{Burst: 10, Every: 6 * time.Second}
+	// limitAddress: per source address, across every credential.
+	limitAddress = auth.Limit{Burst: 100, Every: 500 * time.Millisecond}
+	// limitMFA: wrong TOTP or recovery codes per identity.
+	limitMFA = auth.Limit{Burst: 5, Every: 20 * time.Second}
+)
+
+// throttleKeys bounds the throttle table (about 100 bytes a key).
+const throttleKeys = 100_000
+
+// authnState is the per-node state of authentication. Nothing in it decides
+// who is who on its own: lockout, replay and MFA state are in the model.
+type authnState struct {
+	once     sync.Once
+	throttle *auth.Throttle
+	jwks     *auth.JWKS
+	certs    auth.CertCache
+
+	// failWrite is an average of how long recording a failed attempt through
+	// Raft takes (ns); failures that record nothing wait as long, so the time
+	// of an answer does not tell whether the username exists.
+	failWrite atomic.Int64
+
+	boxMu  sync.Mutex
+	box    *auth.SecretBox
+	boxSrc []byte
+}
+
+func (s *Server) authn() *authnState {
+	a := &s.authnSt
+	a.once.Do(func() {
+		a.throttle = auth.NewThrottle(throttleKeys)
+		a.jwks = auth.NewJWKS(s.cfg.JWKSRootCAs)
+	})
+	return a
+}
+
+// throttled checks the buckets of keys and answers 429 with Retry-After when
+// one is empty.
+func (s *Server) throttled(c *call, now time.Time, keys map[string]auth.Limit) error {
+	t := s.authn().throttle
+	var wait time.Duration
+	for k, l := range keys {
+		if w, ok := t.Check(k, l, now); !ok && w > wait {
+			wait = w
+		}
+	}
+	if wait == 0 {
+		return nil
+	}
+	secs := int(math.Ceil(wait.Seconds()))
+	c.w.Header().Set("Retry-After", strconv.Itoa(secs))
+	return tooMany(fmt.Sprintf("too many failed attempts: try again in %d s", secs))
+}
+
+// failed takes a token of each key's bucket.
+func (s *Server) failed(now time.Time, keys map[string]auth.Limit) {
+	t := s.authn().throttle
+	for k, l := range keys {
+		t.Fail(k, l, now)
+	}
+}
+
+// recordFailure counts a failed attempt of an identity through Raft (the
+// lockout holds on every node).
+func (s *Server) recordFailure(ctx context.Context, identityID string, now time.Time) {
+	start := time.Now()
+	if _, err := s.Writer.Do(ctx, fsm.CmdLoginFailed, fsm.LoginFailed{IdentityID: identityID, At: now}); err != nil {
+		s.Log.Warn("recording a failed login", "identity", identityID, "error", err)
+		return
+	}
+	s.noteWrite(time.Since(start))
+}
+
+// noteWrite keeps a running average of how long an authentication write
+// (a failure or a login) takes through Raft.
+func (s *Server) noteWrite(d time.Duration) {
+	a := s.authn()
+	old := a.failWrite.Load()
+	if old == 0 {
+		a.failWrite.Store(int64(d))
+		return
+	}
+	a.failWrite.Store(old + (int64(d)-old)/8)
+}
+
+// padFailure waits about as long as recording a failure takes, for failures
+// that record nothing (unknown username, identity without lockout).
+func (s *Server) padFailure(ctx context.Context) {
+	d := time.Duration(s.authn().failWrite.Load())
+	if d <= 0 {
+		return
+	}
+	if d > time.Second {
+		d = time.Second
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	}
+}
+
+// secretBox returns the box that seals MFA secrets, keyed from the cluster
+// PKI's root key: every node derives the same key, no new secret is to be
+// distributed, and the sealed values are exactly as safe as the CA itself.
+func (s *Server) secretBox(tx *store.Tx) (*auth.SecretBox, error) {
+	raw := tx.Setting(store.SettingPKI)
+	a := s.authn()
+	a.boxMu.Lock()
+	defer a.boxMu.Unlock()
+	if a.box != nil && string(raw) == string(a.boxSrc) {
+		return a.box, nil
+	}
+	var st pki.State
+	if err := json.Unmarshal(raw, &st); err != nil {
+		return nil, fmt.Errorf("api: PKI state: %w", err)
+	}
+	box, err := auth.NewSecretBox([]byte(st.RootKeyPEM), "mfa v1")
+	if err != nil {
+		return nil, err
+	}
+	a.box, a.boxSrc = box, raw
+	return box, nil
+}
+
+// addrKey names the throttle bucket of the request's source address.
+func addrKey(r *http.Request) string { return "addr:" + clientIP(r) }

@@ -1,0 +1,62 @@
+package fsm
+
+import (
+	"time"
+
+	"edgectl/store"
+)
+
+// Commands of authentication itself: logins, failed attempts (lockout) and
+// MFA enrollments. Added, never renamed or reused.
+const (
+	CmdLogin            CommandType = "authn.login"
+	CmdLoginFailed      CommandType = "authn.loginFailed"
+	CmdMFACreate        CommandType = "mfa.create"
+	CmdMFAVerify        CommandType = "mfa.verify"
+	CmdMFAAccept        CommandType = "mfa.accept"
+	CmdMFARecoveryCodes CommandType = "mfa.recoveryCodes"
+	CmdMFADelete        CommandType = "mfa.delete"
+)
+
+// Login is the payload of CmdLogin: the new API session, and whether the
+// identity's run of failed attempts ends with it (no further factor due).
+type Login struct {
+	Session       *store.APISession `json:"session"`
+	ResetFailures bool              `json:"resetFailures"`
+}
+
+// LoginFailed is the payload of CmdLoginFailed.
+type LoginFailed struct {
+	IdentityID string    `json:"identityId"`
+	At         time.Time `json:"at"`
+}
+
+// MFARecoveryCodes is the payload of CmdMFARecoveryCodes: the code that
+// authorized the change and the new codes.
+type MFARecoveryCodes struct {
+	Use   store.MFAUse         `json:"use"`
+	Codes []store.RecoveryCode `json:"codes"`
+}
+
+// MFADelete is the payload of CmdMFADelete.
+type MFADelete struct {
+	IdentityID string `json:"identityId"`
+	// OnlyUnverified refuses a verified enrollment (the owner sent no code).
+	OnlyUnverified bool `json:"onlyUnverified"`
+}
+
+func registerMFA(f *FSM) {
+	on(f, CmdLogin, func(tx *store.Tx, p *Login) (any, error) { return nil, tx.Login(p.Session, p.ResetFailures) })
+	on(f, CmdLoginFailed, func(tx *store.Tx, p *LoginFailed) (any, error) {
+		return tx.RecordLoginFailure(p.IdentityID, p.At)
+	})
+	on(f, CmdMFACreate, func(tx *store.Tx, m *store.MFA) (any, error) { return nil, tx.CreateMFA(m) })
+	on(f, CmdMFAVerify, func(tx *store.Tx, u *store.MFAUse) (any, error) { return nil, tx.VerifyMFA(u) })
+	on(f, CmdMFAAccept, func(tx *store.Tx, u *store.MFAUse) (any, error) { return nil, tx.AcceptMFACode(u) })
+	on(f, CmdMFARecoveryCodes, func(tx *store.Tx, p *MFARecoveryCodes) (any, error) {
+		return nil, tx.ReplaceRecoveryCodes(&p.Use, p.Codes)
+	})
+	on(f, CmdMFADelete, func(tx *store.Tx, p *MFADelete) (any, error) {
+		return nil, tx.DeleteMFA(p.IdentityID, p.OnlyUnverified)
+	})
+}
