@@ -100,7 +100,7 @@ func Start(ctx context.Context, cfg Config, log hclog.Logger, out io.Writer) (*N
 	if err != nil {
 		return nil, err
 	}
-	n.Writer = fsm.NewWriter(n.Raft)
+	n.Writer = fsm.NewWriter(n.Raft, cfg.Now)
 	// Only the node that created the cluster bootstraps Raft; a joining node waits to be added.
 	if !n.Raft.HasState() && fileExists(filepath.Join(cfg.DataDir, pkiDir, bootstrapFile)) {
 		if err := n.Raft.BootstrapSelf(); err != nil {

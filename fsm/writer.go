@@ -15,11 +15,18 @@ type Proposer interface {
 
 // Writer is the one write path: encode, propose, wait, decode.
 type Writer struct {
-	p Proposer
+	p   Proposer
+	now func() time.Time
 }
 
-// NewWriter returns a Writer that proposes through p.
-func NewWriter(p Proposer) *Writer { return &Writer{p: p} }
+// NewWriter returns a Writer that proposes through p, stamping commands with
+// now (nil: time.Now), the same clock the API judges requests with.
+func NewWriter(p Proposer, now func() time.Time) *Writer {
+	if now == nil {
+		now = time.Now
+	}
+	return &Writer{p: p, now: now}
+}
 
 // Do proposes a command and returns its result data, a *store.Error for a
 // domain error, or the cluster's error (no leader, shutdown).
@@ -28,7 +35,7 @@ func (w *Writer) Do(ctx context.Context, t CommandType, payload any) (json.RawMe
 	if err != nil {
 		return nil, fmt.Errorf("fsm: encode %s: %w", t, err)
 	}
-	cmd := envelope(t, raw, time.Now().UTC())
+	cmd := envelope(t, raw, w.now().UTC())
 	resp, _, err := w.p.Apply(ctx, cmd)
 	if err != nil {
 		return nil, err

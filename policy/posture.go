@@ -253,7 +253,8 @@ func evalMFA(c *Check, d *Data, now time.Time, r *Result) bool {
 		on bool
 		at *time.Time
 	}{{c.PromptOnWake, d.WokenAt}, {c.PromptOnUnlock, d.UnlockedAt}} {
-		if !ev.on || ev.at == nil || !ev.at.After(passedAt) {
+		// An event at the very instant of the code counts as after it: the safe side asks for a new code.
+		if !ev.on || ev.at == nil || ev.at.Before(passedAt) {
 			continue
 		}
 		left := ev.at.Add(MFAGrace).Sub(now)
