@@ -21,15 +21,10 @@ func (tx *Tx) ServicePolicyType(policyID string) string {
 
 var _ policy.Graph = (*Tx)(nil)
 
-// change marks when something that an identity's service list shows last
-// changed: "i:ID" for an identity's own grants and overrides, "p:ID" for what
-// a service policy grants, "s:ID" for a service as shown.
-type change struct {
-	ID string
-	At time.Time
-}
-
-const changesTable = "changes"
+// Change markers (side tree treeChanges) say when something that an
+// identity's service list shows last changed: "i:ID" for an identity's own
+// grants and overrides, "p:ID" for what a service policy grants, "s:ID" for a
+// service as shown.
 
 // lostLink is a service policy link removed by the command being applied:
 // sessions that relied on it are checked when the command finishes.
@@ -41,16 +36,17 @@ func (tx *Tx) mark(id string) error {
 	if tx.at.IsZero() {
 		return nil
 	}
-	return tx.txn.Insert(changesTable, &change{ID: id, At: tx.at})
+	tx.sideTxn(treeChanges).Insert([]byte(id), tx.at)
+	return nil
 }
 
 // changedAt returns the marker time of id, zero if never marked.
 func (tx *Tx) changedAt(id string) time.Time {
-	raw, _ := tx.txn.First(changesTable, "id", id)
-	if raw == nil {
+	v, ok := tx.tree(treeChanges).Get([]byte(id))
+	if !ok {
 		return time.Time{}
 	}
-	return raw.(*change).At
+	return v.(time.Time)
 }
 
 // linkChanged is told of every link added or removed.

@@ -102,12 +102,10 @@ func (tx *Tx) checkDerived() []string {
 			return true
 		})
 		have := map[string]bool{}
-		if it, err := tx.txn.Get(linksTable, "id_prefix", rel.name, ""); err == nil {
-			for raw := it.Next(); raw != nil; raw = it.Next() {
-				l := raw.(*link)
-				have[l.Policy+"\x00"+l.Entity] = true
-			}
-		}
+		tx.Each(rel.policy, "id", func(p Record) bool {
+			tx.PolicyEntities(rel.name, p.GetID(), func(e string) bool { have[p.GetID()+"\x00"+e] = true; return true })
+			return true
+		})
 		for k := range want {
 			if !have[k] {
 				problems = append(problems, fmt.Sprintf("relation %s is missing link %q", rel.name, k))
@@ -132,7 +130,9 @@ func (tx *Tx) checkDerived() []string {
 
 // rebuildDerived recomputes every derived table and count from the records.
 func (tx *Tx) rebuildDerived() error {
-	for _, t := range []string{linksTable, refsTable, rolesTable, countsTable} {
+	tx.resetTree(treeLinks)
+	tx.resetTree(treeByEntity)
+	for _, t := range []string{refsTable, rolesTable, countsTable} {
 		if _, err := tx.txn.DeleteAll(t, "id"); err != nil {
 			return err
 		}

@@ -22,9 +22,7 @@ func TestIntegrity_FindsAndFixesBrokenDerivedStateAndDanglingRecords(t *testing.
 	}
 	// Break it behind the model's back: drop a link, and leave an authenticator whose identity is gone.
 	mustWrite(t, s, func(tx *Tx) error {
-		if _, err := tx.txn.DeleteAll(linksTable, "id", RelServicePolicyIdentity, "p1", "i1"); err != nil {
-			return err
-		}
+		tx.sideTxn(treeLinks).Delete(key(RelServicePolicyIdentity, "p1", "i1"))
 		return tx.txn.Insert(KindAuthenticator.Table, &Authenticator{Base: Base{ID: "a1"}, IdentityID: "gone", Method: "updb"})
 	})
 	found, _ := s.Read().CheckIntegrity(false, 0)

@@ -52,11 +52,6 @@ func relations() []*relation {
 
 var allRelations = relations()
 
-// link says that policy selects entity in relation Rel.
-type link struct {
-	Rel, Policy, Entity string
-}
-
 // ref says that policy's role array of relation Rel names Ref (#attr, #all or @id).
 type ref struct {
 	Rel, Ref, Policy string
@@ -69,7 +64,6 @@ type roleCount struct {
 }
 
 const (
-	linksTable = "links"
 	refsTable  = "refs"
 	rolesTable = "roleAttributes"
 )
@@ -85,19 +79,13 @@ func compound(fields ...string) *memdb.CompoundIndex {
 // relationTables are the derived tables: never in snapshots, rebuilt by every insert.
 func relationTables() []*memdb.TableSchema {
 	return []*memdb.TableSchema{
-		{Name: linksTable, Indexes: map[string]*memdb.IndexSchema{
-			"id":     {Name: "id", Unique: true, Indexer: compound("Rel", "Policy", "Entity")},
-			"entity": {Name: "entity", Unique: true, Indexer: compound("Rel", "Entity", "Policy")},
-		}},
+		treesSchema(),
 		{Name: refsTable, Indexes: map[string]*memdb.IndexSchema{
 			"id":     {Name: "id", Unique: true, Indexer: compound("Rel", "Ref", "Policy")},
 			"policy": {Name: "policy", Unique: true, Indexer: compound("Rel", "Policy", "Ref")},
 		}},
 		{Name: rolesTable, Indexes: map[string]*memdb.IndexSchema{
 			"id": {Name: "id", Unique: true, Indexer: compound("Table", "Attr")},
-		}},
-		{Name: changesTable, Indexes: map[string]*memdb.IndexSchema{
-			"id": {Name: "id", Unique: true, Indexer: &stringIndex{field: "ID"}},
 		}},
 	}
 }
@@ -234,7 +222,7 @@ func (tx *Tx) reindexPolicy(rel *relation, old, upd Record) error {
 	}
 	for e := range want {
 		if _, had := have[e]; !had {
-			if err := tx.link(rel, id, e); err != nil {
+			if err := tx.link(rel, id, e, true); err != nil {
 				return err
 			}
 		}
@@ -242,19 +230,21 @@ func (tx *Tx) reindexPolicy(rel *relation, old, upd Record) error {
 	return nil
 }
 
-// link adds a link and tells the change tracking.
-func (tx *Tx) link(rel *relation, policyID, entityID string) error {
-	if err := tx.txn.Insert(linksTable, &link{Rel: rel.name, Policy: policyID, Entity: entityID}); err != nil {
-		return err
+// link adds a link and tells the change tracking. byPolicy says the policy
+// itself changed (its own marker moves), so the entity needs no marker of its own.
+func (tx *Tx) link(rel *relation, policyID, entityID string, byPolicy bool) error {
+	tx.sideTxn(treeLinks).Insert(key(rel.name, policyID, entityID), nil)
+	tx.sideTxn(treeByEntity).Insert(key(rel.name, entityID, policyID), nil)
+	if byPolicy {
+		return nil
 	}
 	return tx.linkChanged(rel, policyID, entityID, false)
 }
 
 // unlink removes a link and tells the change tracking.
 func (tx *Tx) unlink(rel *relation, policyID, entityID string) error {
-	if _, err := tx.txn.DeleteAll(linksTable, "id", rel.name, policyID, entityID); err != nil {
-		return err
-	}
+	tx.sideTxn(treeLinks).Delete(key(rel.name, policyID, entityID))
+	tx.sideTxn(treeByEntity).Delete(key(rel.name, entityID, policyID))
 	return tx.linkChanged(rel, policyID, entityID, true)
 }
 
@@ -333,11 +323,11 @@ func (tx *Tx) reindexEntity(rel *relation, old, upd Record) error {
 			continue
 		}
 		want := rel.selector(p).Matches(id, attrs)
-		has, _ := tx.txn.First(linksTable, "id", rel.name, pid, id)
+		has := tx.Linked(rel.name, pid, id)
 		switch {
-		case want && has == nil:
-			err = tx.link(rel, pid, id)
-		case !want && has != nil:
+		case want && !has:
+			err = tx.link(rel, pid, id, false)
+		case !want && has:
 			err = tx.unlink(rel, pid, id)
 		}
 		if err != nil {
@@ -349,32 +339,16 @@ func (tx *Tx) reindexEntity(rel *relation, old, upd Record) error {
 
 // Linked reports whether the policy selects the entity in rel.
 func (tx *Tx) Linked(rel, policyID, entityID string) bool {
-	raw, _ := tx.txn.First(linksTable, "id", rel, policyID, entityID)
-	return raw != nil
+	_, ok := tx.tree(treeLinks).Get(key(rel, policyID, entityID))
+	return ok
 }
 
 // PolicyEntities calls fn with the ids of the entities the policy selects in rel.
 func (tx *Tx) PolicyEntities(rel, policyID string, fn func(entityID string) bool) {
-	it, err := tx.txn.Get(linksTable, "id_prefix", rel, policyID, "")
-	if err != nil {
-		return
-	}
-	for raw := it.Next(); raw != nil; raw = it.Next() {
-		if !fn(raw.(*link).Entity) {
-			return
-		}
-	}
+	eachSuffix(tx.tree(treeLinks), key(rel, policyID), fn)
 }
 
 // EntityPolicies calls fn with the ids of the policies that select the entity in rel.
 func (tx *Tx) EntityPolicies(rel, entityID string, fn func(policyID string) bool) {
-	it, err := tx.txn.Get(linksTable, "entity_prefix", rel, entityID, "")
-	if err != nil {
-		return
-	}
-	for raw := it.Next(); raw != nil; raw = it.Next() {
-		if !fn(raw.(*link).Policy) {
-			return
-		}
-	}
+	eachSuffix(tx.tree(treeByEntity), key(rel, entityID), fn)
 }

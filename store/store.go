@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	iradix "github.com/hashicorp/go-immutable-radix"
 	"github.com/hashicorp/go-memdb"
 )
 
@@ -40,7 +41,10 @@ func newDB() *memdb.MemDB {
 		// The schema is a constant of the program: an error here is a programming error.
 		panic(fmt.Sprintf("store: bad schema: %v", err))
 	}
-	return db
+	// The store uses no watches. The write transactions of a snapshot do not
+	// track mutated radix nodes for them, so a large transaction does not walk
+	// whole trees at commit (go-immutable-radix's slowNotify past 8192 nodes).
+	return db.Snapshot()
 }
 
 // Tx is a transaction on the model: a read view or the one write transaction of an Apply.
@@ -52,6 +56,8 @@ type Tx struct {
 	// the service policy links it removed, for Finish.
 	at   time.Time
 	lost []lostLink
+	// sideTxns are the open write transactions of side trees (trees.go).
+	sideTxns map[string]*iradix.Txn
 }
 
 // Read returns a consistent read-only view. It never blocks and is never blocked.
@@ -67,7 +73,13 @@ func (s *Store) Write() *Tx {
 }
 
 // Commit makes the writes of the transaction visible.
-func (tx *Tx) Commit() { tx.txn.Commit() }
+func (tx *Tx) Commit() {
+	if err := tx.flushTrees(); err != nil {
+		// Inserting a row of a fixed schema cannot fail short of a programming error.
+		panic(err)
+	}
+	tx.txn.Commit()
+}
 
 // Abort drops the writes of the transaction.
 func (tx *Tx) Abort() { tx.txn.Abort() }
