@@ -27,6 +27,7 @@ test:
 bench: build
 	$(GO) test -run '^$$' -bench . -benchtime 2s ./store/filter/ ./cluster/
 	$(GO) run ./integration/cmd/loadbench -bin bin/edgectl
+	$(GO) run ./integration/cmd/scalebench -quick
 
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzCompile -fuzztime 60s ./store/filter/

@@ -113,8 +113,11 @@ func (s *Server) removeMember(c *call) error {
 		return err
 	}
 	// The member's record would otherwise keep its API URL in /controllers and in join tokens.
-	_, err = s.Writer.Do(c.r.Context(), fsm.CmdControllerRemove, fsm.Delete{ID: id})
-	return err
+	// The member is gone either way: a failure here (leadership moving right now) is logged, not answered.
+	if _, err := s.Writer.Do(c.r.Context(), fsm.CmdControllerRemove, fsm.Delete{ID: id}); err != nil {
+		s.Log.Warn("removed member's controller record stays until the next removal", "id", id, "error", err)
+	}
+	return nil
 }
 
 // waitNewLeader polls until a leader other than old is known.

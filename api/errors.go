@@ -9,6 +9,8 @@ import (
 	"edgectl/cluster"
 	"edgectl/store"
 	"edgectl/store/filter"
+
+	"github.com/hashicorp/raft"
 )
 
 // Error codes of the error envelope (conventions §3).
@@ -113,6 +115,10 @@ func toAPIError(err error) *apiError {
 	case errors.Is(err, cluster.ErrNoLeader), errors.Is(err, cluster.ErrShutdown):
 		return &apiError{status: http.StatusServiceUnavailable, code: codeUnavailable,
 			message: "the cluster has no leader: the write was not accepted, try again"}
+	case errors.Is(err, cluster.ErrNotLeader), errors.Is(err, raft.ErrLeadershipTransferInProgress),
+		errors.Is(err, raft.ErrNotLeader), errors.Is(err, raft.ErrLeadershipLost):
+		return &apiError{status: http.StatusServiceUnavailable, code: codeUnavailable,
+			message: "the cluster's leadership is changing: try again"}
 	case errors.Is(err, context.DeadlineExceeded):
 		return &apiError{status: http.StatusServiceUnavailable, code: codeUnavailable,
 			message: "the cluster did not apply the write in time"}

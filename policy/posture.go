@@ -120,7 +120,7 @@ func Evaluate(c *Check, d *Data, now time.Time) Result {
 
 // NormalizeOS makes OS type spellings comparable: "Windows Server", "WINDOWS_SERVER" and "windowsserver" agree.
 func NormalizeOS(s string) string {
-	s = strings.ToUpper(strings.NewReplacer(" ", "", "_", "", "-", "").Replace(s))
+	s = strings.ToUpper(osSeparators.Replace(s))
 	if s == "MAXOC" || s == "DARWIN" || s == "MACOSX" {
 		return "MACOS"
 	}
@@ -164,8 +164,14 @@ func osVersion(version, build string) (*semver.Version, error) {
 }
 
 func normMAC(s string) string {
-	return strings.ToUpper(strings.NewReplacer(":", "", "-", "", ".", "").Replace(s))
+	return strings.ToUpper(macSeparators.Replace(s))
 }
+
+// The replacers are built once: posture checks run on every session create and response.
+var (
+	osSeparators  = strings.NewReplacer(" ", "", "_", "", "-", "")
+	macSeparators = strings.NewReplacer(":", "", "-", "", ".", "")
+)
 
 func anyMAC(allowed, reported []string) bool {
 	for _, a := range allowed {

@@ -59,13 +59,18 @@ func scalePolicy(name string, attr int) *ServicePolicy {
 		IdentityRoles: []string{fmt.Sprintf("#attr-%02d", attr)}, ServiceRoles: []string{}, PostureCheckRoles: []string{}}
 }
 
+// scaleSeq numbers the policies the benchmark writes: the benchmark
+// function runs more than once on the same store.
+var scaleSeq int
+
 // createPolicies writes one policy of one attribute (~10,000 links) per iteration, as FSM.Apply does.
 func createPolicies(b *testing.B, s *Store, prefix string) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
+		scaleSeq++
 		tx := s.Write()
 		tx.SetTime(time.Now().UTC())
-		if err := tx.CreatePolicy(KindServicePolicy, scalePolicy(fmt.Sprintf("%s-%05d", prefix, i), i%scaleAttrs)); err != nil {
+		if err := tx.CreatePolicy(KindServicePolicy, scalePolicy(fmt.Sprintf("%s-%05d", prefix, scaleSeq), scaleSeq%scaleAttrs)); err != nil {
 			b.Fatal(err)
 		}
 		if err := tx.Finish(); err != nil {
@@ -78,10 +83,7 @@ func createPolicies(b *testing.B, s *Store, prefix string) {
 func BenchmarkPolicyCreateOnLargeModel(b *testing.B) {
 	s := scaleStore(b)
 	links := 0
-	it, _ := s.Read().txn.Get(linksTable, "id")
-	for raw := it.Next(); raw != nil; raw = it.Next() {
-		links++
-	}
+	links = s.Read().tree(treeLinks).Len()
 	b.Logf("model: %d identities, %d link rows", scaleIdentities, links)
 	// The primary MemDB first (as the store runs today), then a snapshot of
 	// it, whose write transactions do not track watch channels.

@@ -51,10 +51,10 @@ func (b *bench) issue7Cluster(ctx context.Context, r *report) error {
 		}
 	}
 	r.posture3 = b.concurrent(ctx, "POST /edge/client/v1/posture-response-bulk (3 nodes)", b.cfg.clients, func(ctx context.Context, w, _ int) (int, []byte, error) {
-		return b.do(ctx, bases[w%len(bases)], http.MethodPost, client+"/posture-response-bulk", r.postureTokens[w], body)
+		return b.send(ctx, bases[w%len(bases)], http.MethodPost, client+"/posture-response-bulk", r.postureTokens[w], body)
 	})
 	r.posture3Leader = b.concurrent(ctx, "POST /edge/client/v1/posture-response-bulk (3 nodes, all to leader)", b.cfg.clients, func(ctx context.Context, w, _ int) (int, []byte, error) {
-		return b.do(ctx, bases[0], http.MethodPost, client+"/posture-response-bulk", r.postureTokens[w], body)
+		return b.send(ctx, bases[0], http.MethodPost, client+"/posture-response-bulk", r.postureTokens[w], body)
 	})
 	return nil
 }

@@ -12,6 +12,8 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
+	"runtime/metrics"
 	"runtime/pprof"
 	"slices"
 	"sort"
@@ -74,6 +76,37 @@ func (b *bench) do(ctx context.Context, base, method, path, token string, body [
 	return resp.StatusCode, data, err
 }
 
+// send is do for measured requests: a 2xx answer is read into io.Discard
+// (the load generator shares the process, and so the garbage collector,
+// with the node: it should allocate little), any other answer is returned.
+func (b *bench) send(ctx context.Context, base, method, path, token string, body []byte) (int, []byte, error) {
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, base+path, rd)
+	if err != nil {
+		return 0, nil, err
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if token != "" {
+		req.Header.Set("zt-session", token)
+	}
+	resp, err := b.http.Do(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
+		_, err = io.Copy(io.Discard, resp.Body)
+		return resp.StatusCode, nil, err
+	}
+	data, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, data, err
+}
+
 // call sends a JSON body (nil: none) to the first node and expects want.
 func (b *bench) call(ctx context.Context, method, path, token string, body any, want int) ([]byte, error) {
 	var raw []byte
@@ -99,15 +132,24 @@ func (b *bench) createdID(ctx context.Context, path string, body any) (string, e
 	if err != nil {
 		return "", err
 	}
+	id := idOf(data)
+	if id == "" {
+		return "", fmt.Errorf("POST %s: no id in %.300s", path, data)
+	}
+	return id, nil
+}
+
+// idOf is data.id of an answer, "" if it has none.
+func idOf(data []byte) string {
 	var out struct {
 		Data struct {
 			ID string `json:"id"`
 		} `json:"data"`
 	}
-	if err := json.Unmarshal(data, &out); err != nil || out.Data.ID == "" {
-		return "", fmt.Errorf("POST %s: no id in %.300s", path, data)
+	if json.Unmarshal(data, &out) != nil {
+		return ""
 	}
-	return out.Data.ID, nil
+	return out.Data.ID
 }
 
 // stats is the outcome of one measured phase.
@@ -119,6 +161,17 @@ type stats struct {
 	mu       sync.Mutex
 	byKind   map[string]int64 // "409", "transport", ...
 	firstErr string
+	gcs      uint64 // garbage collections completed during the phase
+}
+
+// gcCycles is the number of completed garbage collections so far.
+func gcCycles() uint64 {
+	ms := []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}}
+	metrics.Read(ms)
+	if ms[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return ms[0].Value.Uint64()
 }
 
 func (s *stats) fail(kind, detail string) {
@@ -190,12 +243,14 @@ func (s *stats) record(st int, body []byte, err error, d time.Duration, lat *[]t
 
 // sequential runs warm requests not counted, then n one after the other.
 func (b *bench) sequential(ctx context.Context, name string, warm, n int, fn request) *stats {
+	b.settle()
 	for i := range warm {
 		_, _, _ = fn(ctx, 0, -1-i)
 	}
 	s := &stats{name: name}
 	lat := make([]time.Duration, 0, n)
 	stop := b.profile(name)
+	g0 := gcCycles()
 	start := time.Now()
 	for i := range n {
 		if ctx.Err() != nil {
@@ -206,6 +261,7 @@ func (b *bench) sequential(ctx context.Context, name string, warm, n int, fn req
 		s.record(st, body, err, time.Since(t0), &lat)
 	}
 	s.elapsed = time.Since(start)
+	s.gcs = gcCycles() - g0
 	stop()
 	slices.Sort(lat)
 	s.lat = lat
@@ -216,6 +272,7 @@ func (b *bench) sequential(ctx context.Context, name string, warm, n int, fn req
 // concurrent runs `clients` workers for b.cfg.warmup (not counted), then
 // for b.cfg.duration, each sending requests one after the other.
 func (b *bench) concurrent(ctx context.Context, name string, clients int, fn request) *stats {
+	b.settle()
 	var seq atomic.Int64
 	phase := func(d time.Duration, s *stats, lats [][]time.Duration) time.Duration {
 		end := time.Now().Add(d)
@@ -240,7 +297,9 @@ func (b *bench) concurrent(ctx context.Context, name string, clients int, fn req
 	s := &stats{name: name}
 	lats := make([][]time.Duration, clients)
 	stop := b.profile(name)
+	g0 := gcCycles()
 	s.elapsed = phase(b.cfg.duration, s, lats)
+	s.gcs = gcCycles() - g0
 	stop()
 	for _, l := range lats {
 		s.lat = append(s.lat, l...)
@@ -250,9 +309,16 @@ func (b *bench) concurrent(ctx context.Context, name string, clients int, fn req
 	return s
 }
 
+// settle runs a full garbage collection when -gc-before is set.
+func (b *bench) settle() {
+	if b.cfg.gcBefore {
+		runtime.GC()
+	}
+}
+
 func (b *bench) logStats(s *stats) {
-	fmt.Printf("  %-58s %6d ok in %6.2fs = %7.0f/s  p50 %7s  p99 %7s  max %7s  errors: %s\n", s.name, s.ok, s.elapsed.Seconds(),
-		s.rate(), ms(s.pct(50)), ms(s.pct(99)), ms(s.maxLat()), s.errText())
+	fmt.Printf("  %-58s %6d ok in %6.2fs = %7.0f/s  p50 %7s  p99 %7s  max %7s  GCs ended %d  errors: %s\n", s.name, s.ok, s.elapsed.Seconds(),
+		s.rate(), ms(s.pct(50)), ms(s.pct(99)), ms(s.maxLat()), s.gcs, s.errText())
 }
 
 // profile starts a CPU profile of the phase when -cpuprofile is set; the

@@ -2,10 +2,8 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"math/rand/v2"
-	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -28,6 +26,7 @@ type model struct {
 	clientPass     string
 
 	steps []step // how long each part of the fill took
+	mem   memory
 }
 
 // step is one part of the fill, for the report.
@@ -102,7 +101,7 @@ func (b *bench) buildModel(ctx context.Context) (*model, error) {
 	fmt.Printf("building the model: %d identities, %d services, %d edge routers, %d/%d/%d service/edge router/service edge router policies\n",
 		c.identities, c.services, c.routers, c.servicePolicies, c.erps, c.serps)
 
-	var bodies []any
+	bodies := make([]any, 0, c.services)
 	for i := range c.services {
 		bodies = append(bodies, map[string]any{"name": fmt.Sprintf("svc-%04d", i), "roleAttributes": entityRoles()})
 	}
@@ -131,12 +130,9 @@ func (b *bench) buildModel(ctx context.Context) (*model, error) {
 		idents[i].ID = auth.NewID()
 		m.identities = append(m.identities, idents[i].ID)
 	}
-	if err := b.fillIdentities(ctx, m, idents); err != nil {
-		return nil, err
-	}
 
 	// Policies. A few select #all; some name entities by @id.
-	bodies = nil
+	var spBodies, erpBodies, serpBodies []any
 	for i := range c.servicePolicies {
 		sem := semantic(rng)
 		p := map[string]any{"name": fmt.Sprintf("sp-%04d", i), "type": "Dial", "postureCheckRoles": []string{}}
@@ -158,12 +154,8 @@ func (b *bench) buildModel(ctx context.Context) (*model, error) {
 			p["identityRoles"], p["serviceRoles"] = m.attrRoles(rng, 2), m.attrRoles(rng, 2)
 		}
 		p["semantic"] = sem
-		bodies = append(bodies, p)
+		spBodies = append(spBodies, p)
 	}
-	if _, err := b.fillHTTPS(ctx, m, "service policies", "/service-policies", bodies); err != nil {
-		return nil, err
-	}
-	bodies = nil
 	for i := range c.erps {
 		sem := semantic(rng)
 		p := map[string]any{"name": fmt.Sprintf("erp-%04d", i)}
@@ -179,12 +171,8 @@ func (b *bench) buildModel(ctx context.Context) (*model, error) {
 			p["identityRoles"], p["edgeRouterRoles"] = m.attrRoles(rng, 2), m.attrRoles(rng, 2)
 		}
 		p["semantic"] = sem
-		bodies = append(bodies, p)
+		erpBodies = append(erpBodies, p)
 	}
-	if _, err := b.fillHTTPS(ctx, m, "edge router policies", "/edge-router-policies", bodies); err != nil {
-		return nil, err
-	}
-	bodies = nil
 	for i := range c.serps {
 		sem := semantic(rng)
 		p := map[string]any{"name": fmt.Sprintf("serp-%04d", i)}
@@ -198,15 +186,56 @@ func (b *bench) buildModel(ctx context.Context) (*model, error) {
 			p["serviceRoles"], p["edgeRouterRoles"] = m.attrRoles(rng, 2), m.attrRoles(rng, 2)
 		}
 		p["semantic"] = sem
-		bodies = append(bodies, p)
+		serpBodies = append(serpBodies, p)
 	}
-	if _, err := b.fillHTTPS(ctx, m, "service edge router policies", "/service-edge-router-policies", bodies); err != nil {
+
+	// The policies go in before most identities: a policy written over a
+	// table of 100,000 identities is one transaction with ~10,000 link rows,
+	// which go-memdb commits slowly (see docs/performance.md), while an
+	// identity written under existing policies is a small transaction. The
+	// identities the policies name by @id must exist first.
+	named := map[string]bool{}
+	for _, l := range [][]any{spBodies, erpBodies} {
+		for _, p := range l {
+			for _, r := range p.(map[string]any)["identityRoles"].([]string) {
+				if r[0] == '@' {
+					named[r[1:]] = true
+				}
+			}
+		}
+	}
+	var first, rest []*store.Identity
+	for _, id := range idents {
+		if named[id.ID] {
+			first = append(first, id)
+		} else {
+			rest = append(rest, id)
+		}
+	}
+	if err := b.fillIdentities(ctx, m, "identities named by @id in policies", first); err != nil {
+		return nil, err
+	}
+	for _, f := range []struct {
+		what, path string
+		bodies     []any
+	}{
+		{"service policies", "/service-policies", spBodies},
+		{"edge router policies", "/edge-router-policies", erpBodies},
+		{"service edge router policies", "/service-edge-router-policies", serpBodies},
+	} {
+		if _, err := b.fillHTTPS(ctx, m, f.what, f.path, f.bodies); err != nil {
+			return nil, err
+		}
+	}
+	if err := b.fillIdentities(ctx, m, "identities", rest); err != nil {
 		return nil, err
 	}
 	if err := b.makeClientIdentity(ctx, m, rng); err != nil {
 		return nil, err
 	}
+	m.mem = b.measureMemory()
 	tx := b.nodes[0].Store.Read()
+	fmt.Printf("  %d link rows; live heap after a full GC %.1f GiB, process RSS %.1f GiB\n", m.mem.links, gib(m.mem.heapLive), gib(m.mem.rss))
 	fmt.Printf("model ready: %d identities, %d services, %d edge routers, %d service policies, %d edge router policies, %d service edge router policies, %d posture checks\n",
 		tx.Count(store.KindIdentity), tx.Count(store.KindService), tx.Count(store.KindEdgeRouter), tx.Count(store.KindServicePolicy),
 		tx.Count(store.KindEdgeRouterPolicy), tx.Count(store.KindServiceEdgeRouterPolicy), tx.Count(store.KindPostureCheck))
@@ -261,12 +290,14 @@ func cmpErr(have, err error) error {
 }
 
 // fillIdentities proposes the identities with b.cfg.fillWorkers writers.
-func (b *bench) fillIdentities(ctx context.Context, m *model, idents []*store.Identity) error {
+func (b *bench) fillIdentities(ctx context.Context, m *model, what string, idents []*store.Identity) error {
 	w := b.nodes[0].Writer
 	var next, done atomic.Int64
 	var mu sync.Mutex
 	var firstErr error
 	start := time.Now()
+	stop := b.profile("fill " + what)
+	defer stop()
 	var wg sync.WaitGroup
 	for range b.cfg.fillWorkers {
 		wg.Go(func() {
@@ -296,120 +327,8 @@ func (b *bench) fillIdentities(ctx context.Context, m *model, idents []*store.Id
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
-	s := step{what: fmt.Sprintf("identities (in-process fsm.Writer.Do, %d writers)", b.cfg.fillWorkers), n: len(idents), took: time.Since(start)}
+	s := step{what: fmt.Sprintf("%s (in-process fsm.Writer.Do, %d writers)", what, b.cfg.fillWorkers), n: len(idents), took: time.Since(start)}
 	m.steps = append(m.steps, s)
-	fmt.Printf("  %d identities in %s (%.0f/s)\n", len(idents), s.took.Round(time.Millisecond), s.rate())
+	fmt.Printf("  %d %s in %s (%.0f/s)\n", len(idents), what, s.took.Round(time.Millisecond), s.rate())
 	return nil
-}
-
-// createPostureChecks makes one OS, MAC and DOMAIN check and two PROCESS
-// checks, all with the posture attribute, and the responses that pass them.
-func (b *bench) createPostureChecks(ctx context.Context, m *model) error {
-	start := time.Now()
-	proc := func(path string) map[string]any {
-		return map[string]any{"osType": "WINDOWS", "path": path, "hashes": []string{processHash}}
-	}
-	defs := []struct {
-		body     map[string]any
-		response map[string]any
-	}{
-		{map[string]any{"name": "scale-os", "typeId": "OS", "operatingSystems": []any{map[string]any{"type": "WINDOWS", "versions": []string{">=10.0.19041"}}}},
-			map[string]any{"typeId": "OS", "type": "Windows", "version": "10.0.19045"}},
-		{map[string]any{"name": "scale-mac", "typeId": "MAC", "macAddresses": []string{"aa:bb:cc:dd:ee:01", "aa:bb:cc:dd:ee:02"}},
-			map[string]any{"typeId": "MAC", "macAddresses": []string{"aa:bb:cc:dd:ee:02"}}},
-		{map[string]any{"name": "scale-domain", "typeId": "DOMAIN", "domains": []string{"corp.example"}},
-			map[string]any{"typeId": "DOMAIN", "domain": "corp.example"}},
-		{map[string]any{"name": "scale-agent", "typeId": "PROCESS", "process": proc(`C:\bench\agent.exe`)},
-			map[string]any{"typeId": "PROCESS", "path": `C:\bench\agent.exe`, "isRunning": true, "hash": processHash}},
-		{map[string]any{"name": "scale-guard", "typeId": "PROCESS", "process": proc(`C:\bench\guard.exe`)},
-			map[string]any{"typeId": "PROCESS", "path": `C:\bench\guard.exe`, "isRunning": true, "hash": processHash}},
-	}
-	for _, d := range defs {
-		d.body["roleAttributes"] = []string{postureAttr}
-		id, err := b.createdID(ctx, "/posture-checks", d.body)
-		if err != nil {
-			return err
-		}
-		d.response["id"] = id
-		m.checks = append(m.checks, postureCheck{id: id, response: d.response})
-	}
-	m.steps = append(m.steps, step{what: "posture checks (HTTPS)", n: len(defs), took: time.Since(start)})
-	return nil
-}
-
-// makeClientIdentity makes the identity of the Client API figures: only the
-// client attribute, so that just the #all policies and two policies of its
-// own select it; the own Dial policy tops its services up to about 50, and a
-// second Dial policy on ten of them requires the five posture checks. It
-// gets a password authenticator.
-func (b *bench) makeClientIdentity(ctx context.Context, m *model, rng *rand.Rand) error {
-	var err error
-	m.clientID, err = b.createdID(ctx, "/identities", map[string]any{"name": "scale-client", "type": "User", "isAdmin": false,
-		"roleAttributes": []string{clientAttr}})
-	if err != nil {
-		return err
-	}
-	have, err := b.identityServices(ctx, m.clientID)
-	if err != nil {
-		return err
-	}
-	seen := map[string]bool{}
-	for _, id := range have {
-		seen[id] = true
-	}
-	var extra []string
-	for _, i := range rng.Perm(len(m.services)) {
-		if len(have)+len(extra) >= clientWantSvc {
-			break
-		}
-		if id := m.services[i]; !seen[id] {
-			extra = append(extra, "@"+id)
-		}
-	}
-	if len(extra) > 0 {
-		if _, err := b.createdID(ctx, "/service-policies", map[string]any{"name": "scale-client-dial", "type": "Dial", "semantic": "AnyOf",
-			"identityRoles": []string{"#" + clientAttr}, "serviceRoles": extra, "postureCheckRoles": []string{}}); err != nil {
-			return err
-		}
-	}
-	if m.clientServices, err = b.identityServices(ctx, m.clientID); err != nil {
-		return err
-	}
-	var guarded []string
-	for _, id := range m.clientServices[:min(10, len(m.clientServices))] {
-		guarded = append(guarded, "@"+id)
-	}
-	if _, err := b.createdID(ctx, "/service-policies", map[string]any{"name": "scale-client-posture", "type": "Dial", "semantic": "AnyOf",
-		"identityRoles": []string{"#" + clientAttr}, "serviceRoles": guarded, "postureCheckRoles": []string{"#" + postureAttr}}); err != nil {
-		return err
-	}
-	m.clientPass = "scale-client-" + auth.NewID()
-	if _, err := b.createdID(ctx, "/authenticators", map[string]any{"identityId": m.clientID, "method": "updb",
-		"username": "scale-client", "password": m.clientPass}); err != nil {
-		return err
-	}
-	fmt.Printf("  client identity %s sees %d services (%d through #all policies, %d through its own Dial policy; 10 also through a Dial policy with 5 posture checks)\n",
-		m.clientID, len(m.clientServices), len(have), len(extra))
-	return nil
-}
-
-// identityServices lists the ids of the services an identity reaches (Management relation list).
-func (b *bench) identityServices(ctx context.Context, id string) ([]string, error) {
-	data, err := b.call(ctx, http.MethodGet, mgmt+"/identities/"+id+"/services?limit=500", b.admin, nil, http.StatusOK)
-	if err != nil {
-		return nil, err
-	}
-	var out struct {
-		Data []struct {
-			ID string `json:"id"`
-		} `json:"data"`
-	}
-	if err := json.Unmarshal(data, &out); err != nil {
-		return nil, err
-	}
-	ids := make([]string, 0, len(out.Data))
-	for _, d := range out.Data {
-		ids = append(ids, d.ID)
-	}
-	return ids, nil
 }

@@ -16,8 +16,8 @@ type report struct {
 	model   *model
 	tokens  []string // API sessions of the client identity, one per client
 
-	identityCreate, policyCreate, policyAllCreate, identityServices *stats
-	policyLinks, identityReach                                      intStats
+	identityCreate, policyCreate, policyAllCreate, policyAllDelete, identityServices *stats
+	policyLinks, identityReach                                                       intStats
 
 	clientServices, clientServicesPage, sessionCreate *stats
 	clientListed, clientListBytes, dialServices       int
@@ -57,7 +57,8 @@ func latRow(w io.Writer, what string, s *stats, aim string) {
 }
 
 func rateRow(w io.Writer, what string, s *stats, aim string) {
-	fmt.Fprintf(w, "| %s | %.0f | %d in %.1f s | %s | %s | %s | %s |\n", what, s.rate(), s.ok, s.elapsed.Seconds(), ms(s.pct(50)), ms(s.pct(99)), aim, errCell(s))
+	fmt.Fprintf(w, "| %s | %.0f | %d in %.1f s | %s | %s | %s | %s |\n", what, s.rate(), s.ok, s.elapsed.Seconds(), ms(s.pct(50)), ms(s.pct(99)),
+		aim, errCell(s))
 }
 
 func errCell(s *stats) string {
@@ -80,14 +81,21 @@ func (r *report) print(w io.Writer) {
 	for _, s := range m.steps {
 		fmt.Fprintf(w, "| %s | %d | %.1f s | %.0f |\n", s.what, s.n, s.took.Seconds(), s.rate())
 	}
+	fmt.Fprintf(w, "\nThe store then holds %d policy→entity link rows; the live heap after a full GC is %.1f GiB (process RSS %.1f GiB, "+
+		"node and load generator together).\n", m.mem.links, gib(m.mem.heapLive), gib(m.mem.rss))
 
+	if c.gcBefore {
+		fmt.Fprintf(w, "\nEach measured phase starts right after a forced full garbage collection (-gc-before).\n")
+	}
 	fmt.Fprintf(w, "\n#### Issue 4: management at scale\n\n")
-	fmt.Fprintf(w, "Sequential HTTPS requests (one at a time, after 20 warm-up requests; the #all row: 10 after 1).\n\n")
+	fmt.Fprintf(w, "Sequential HTTPS requests, one at a time: %d each after 20 warm-up requests; %d policy creates after 10; "+
+		"3 `#all` policy creates after 1, then the 4 deletes.\n\n", c.requests, c.policyRequests)
 	fmt.Fprintf(w, "| request | answers (2xx) | p50 ms | p99 ms | max ms | aim | errors |\n|---|---|---|---|---|---|---|\n")
 	latRow(w, "`POST /identities` (1–3 attributes)", r.identityCreate, latencyAim(r.identityCreate, 20*time.Millisecond))
 	latRow(w, fmt.Sprintf("`POST /service-policies` (1–2 attributes per role array; selects %d identities on average, %d at most)",
 		r.policyLinks.mean, r.policyLinks.max), r.policyCreate, latencyAim(r.policyCreate, 20*time.Millisecond))
 	latRow(w, fmt.Sprintf("`POST /service-policies` with identityRoles `#all` (selects all %d+ identities)", c.identities), r.policyAllCreate, "(no aim; for scale)")
+	latRow(w, "`DELETE /service-policies/{id}` of those `#all` policies", r.policyAllDelete, "(no aim; for scale)")
 	latRow(w, fmt.Sprintf("`GET /identities/{id}/services` (random identity; default page of 10; they reach %d services on average, %d at most)",
 		r.identityReach.mean, r.identityReach.max), r.identityServices, latencyAim(r.identityServices, 2*time.Millisecond))
 
