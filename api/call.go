@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"strings"
+	"time"
 
 	"edgectl/store"
 
@@ -74,6 +75,10 @@ func (s *Server) add(rt route) {
 		rt, a := rt, a
 		s.routes = append(s.routes, route{api: a, method: rt.method, path: rt.path, op: rt.op, tag: rt.tag, access: rt.access, h: rt.h})
 		s.router.Handle(rt.method, prefix+rt.path, func(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
+			start := time.Now()
+			sw := &statusWriter{ResponseWriter: w, code: http.StatusOK}
+			defer func() { s.metrics.observe(a, rt.op, sw.code, time.Since(start)) }()
+			w = sw
 			c := &call{s: s, w: w, r: r, ps: ps, api: a, reqID: newRequestID(), tx: s.Store.Read()}
 			w.Header().Set("X-Request-Id", c.reqID)
 			if err := s.authenticateCall(c, rt.access); err != nil {
@@ -89,6 +94,17 @@ func (s *Server) add(rt route) {
 			}
 		})
 	}
+}
+
+// statusWriter remembers the status code for the metrics.
+type statusWriter struct {
+	http.ResponseWriter
+	code int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	w.code = code
+	w.ResponseWriter.WriteHeader(code)
 }
 
 // param returns a path parameter.

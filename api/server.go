@@ -85,6 +85,7 @@ type Server struct {
 	extraViews map[*store.Kind]func(tx *store.Tx, r store.Record) any
 
 	integrity integrityRun
+	metrics   *metrics
 
 	pkiMu     sync.Mutex
 	pkiCache  *pki.Authority
@@ -119,6 +120,7 @@ func New(d Deps, cfg Config) *Server {
 		s.Log.Error("handler panic", "path", r.URL.Path, "panic", v)
 		s.writeError(w, r, newRequestID(), &apiError{status: http.StatusInternalServerError, code: codeInternal, message: "internal error"})
 	}
+	s.metrics = newMetrics(s)
 	for _, rt := range s.routeTable() {
 		s.add(rt)
 	}

@@ -29,6 +29,8 @@ type Config struct {
 	TrailingLogs      uint64
 	// MaintenanceInterval is how often activity is flushed and expired sessions removed.
 	MaintenanceInterval time.Duration
+	// MetricsAddr, when set, serves Prometheus metrics over plain HTTP at /metrics (keep it on loopback or a private network).
+	MetricsAddr string
 	// PostureSweepInterval is how often the leader re-evaluates time-dependent posture checks.
 	PostureSweepInterval time.Duration
 	// ReadyTimeout bounds how long a restarting node waits to catch up with the cluster before serving.

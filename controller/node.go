@@ -35,14 +35,16 @@ type Node struct {
 	API      *api.Server
 	http     *http.Server
 	adminSrv *http.Server
-	apiLn    net.Listener
-	cancel   context.CancelFunc
-	wg       sync.WaitGroup
-	activity *auth.Activity
-	maint    *auth.Maintainer
-	stopOnce sync.Once
-	stopping chan struct{}
-	peers    *peers
+	// metricsSrv serves /metrics when Config.MetricsAddr is set.
+	metricsSrv *http.Server
+	apiLn      net.Listener
+	cancel     context.CancelFunc
+	wg         sync.WaitGroup
+	activity   *auth.Activity
+	maint      *auth.Maintainer
+	stopOnce   sync.Once
+	stopping   chan struct{}
+	peers      *peers
 }
 
 // Start brings a node up: on an empty data dir it creates the PKI and
@@ -118,6 +120,10 @@ func Start(ctx context.Context, cfg Config, log hclog.Logger, out io.Writer) (*N
 	if err := n.startAPI(certs); err != nil {
 		_ = n.Raft.Shutdown(ctx)
 		return nil, err
+	}
+	if err := n.startMetrics(); err != nil {
+		_ = n.Shutdown(ctx)
+		return nil, fmt.Errorf("metrics listener: %w", err)
 	}
 	if err := n.startAdminSocket(); err != nil {
 		// The socket is a convenience for operators on this machine; the node serves without it.
@@ -373,7 +379,7 @@ func (n *Node) Shutdown(ctx context.Context) error {
 	var err error
 	n.stopOnce.Do(func() {
 		close(n.stopping)
-		for _, srv := range []*http.Server{n.http, n.adminSrv} {
+		for _, srv := range []*http.Server{n.http, n.adminSrv, n.metricsSrv} {
 			if srv == nil {
 				continue
 			}
@@ -426,4 +432,26 @@ func (n *Node) registerController(apiURL string) {
 			}
 		}
 	}()
+}
+
+// startMetrics serves Prometheus metrics when an address is configured.
+func (n *Node) startMetrics() error {
+	if n.cfg.MetricsAddr == "" {
+		return nil
+	}
+	ln, err := net.Listen("tcp", n.cfg.MetricsAddr)
+	if err != nil {
+		return err
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", n.API.MetricsHandler())
+	n.metricsSrv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	n.wg.Add(1)
+	go func() {
+		defer n.wg.Done()
+		if err := n.metricsSrv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			n.log.Error("metrics listener stopped", "error", err)
+		}
+	}()
+	return nil
 }

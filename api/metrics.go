@@ -1,0 +1,90 @@
+package api
+
+import (
+	"net/http"
+	"strconv"
+	"time"
+
+	"edgectl/store"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// metrics are the Prometheus metrics of one node: requests per operation and
+// their latency, the Raft state, and the number of records of every kind.
+type metrics struct {
+	reg      *prometheus.Registry
+	requests *prometheus.CounterVec
+	latency  *prometheus.HistogramVec
+}
+
+func newMetrics(s *Server) *metrics {
+	m := &metrics{
+		reg: prometheus.NewRegistry(),
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "edgectl_http_requests_total", Help: "API requests by API, operation and status code.",
+		}, []string{"api", "operation", "code"}),
+		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "edgectl_http_request_duration_seconds", Help: "API request latency by API and operation.",
+			Buckets: []float64{.0005, .001, .002, .005, .01, .02, .05, .1, .25, .5, 1, 2.5, 5},
+		}, []string{"api", "operation"}),
+	}
+	m.reg.MustRegister(m.requests, m.latency, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		&stateCollector{s: s})
+	return m
+}
+
+// observe records one served request.
+func (m *metrics) observe(a apiKind, op string, code int, took time.Duration) {
+	name := "client"
+	if a == managementAPI {
+		name = "management"
+	}
+	m.requests.WithLabelValues(name, op, strconv.Itoa(code)).Inc()
+	m.latency.WithLabelValues(name, op).Observe(took.Seconds())
+}
+
+// MetricsHandler serves the metrics in the Prometheus text format.
+func (s *Server) MetricsHandler() http.Handler {
+	return promhttp.HandlerFor(s.metrics.reg, promhttp.HandlerOpts{})
+}
+
+// stateCollector reads the Raft state and record counts when scraped.
+type stateCollector struct{ s *Server }
+
+var (
+	descRaft = prometheus.NewDesc("edgectl_raft_index", "Raft indexes of this node (last log, commit, applied, last snapshot).",
+		[]string{"kind"}, nil)
+	descTerm    = prometheus.NewDesc("edgectl_raft_term", "Current Raft term of this node.", nil, nil)
+	descLeader  = prometheus.NewDesc("edgectl_raft_is_leader", "1 when this node is the Raft leader.", nil, nil)
+	descRecords = prometheus.NewDesc("edgectl_records", "Records in the model by kind.", []string{"kind"}, nil)
+)
+
+func (c *stateCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- descRaft
+	ch <- descTerm
+	ch <- descLeader
+	ch <- descRecords
+}
+
+func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
+	if c.s.Cluster != nil {
+		st := c.s.Cluster.Stats()
+		for kind, v := range map[string]uint64{"last_log": st.LastLogIndex, "commit": st.CommitIndex,
+			"applied": st.AppliedIndex, "last_snapshot": st.LastSnapshotIndex} {
+			ch <- prometheus.MustNewConstMetric(descRaft, prometheus.GaugeValue, float64(v), kind)
+		}
+		ch <- prometheus.MustNewConstMetric(descTerm, prometheus.GaugeValue, float64(st.Term))
+		leader := 0.0
+		if st.State == "Leader" {
+			leader = 1
+		}
+		ch <- prometheus.MustNewConstMetric(descLeader, prometheus.GaugeValue, leader)
+	}
+	tx := c.s.Store.Read()
+	for _, k := range store.AllKinds {
+		ch <- prometheus.MustNewConstMetric(descRecords, prometheus.GaugeValue, float64(tx.Count(k)), k.Table)
+	}
+}
