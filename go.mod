@@ -7,12 +7,15 @@ require (
 	github.com/golang-jwt/jwt/v5 v5.3.1
 	github.com/hashicorp/go-hclog v1.6.3
 	github.com/hashicorp/go-immutable-radix v1.3.1
+	// go-memdb: the in-memory model (MVCC reads, secondary indexes); go-immutable-radix: its side trees.
 	github.com/hashicorp/go-memdb v1.3.5
+	// raft stays at 1.7.3: 1.8 needs a go-metrics version that raft-boltdb/v2 2.3.1 does not provide.
 	github.com/hashicorp/raft v1.7.3
 	github.com/hashicorp/raft-boltdb/v2 v2.3.1
 	github.com/julienschmidt/httprouter v1.3.0
 	github.com/pquerna/otp v1.5.0
 	github.com/prometheus/client_golang v1.25.0
+	// jsonschema: config type schemas, a complete validator that reports the failing path.
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
 	golang.org/x/crypto v0.58.0
 	golang.org/x/text v0.43.0
