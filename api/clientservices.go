@@ -3,6 +3,7 @@ package api
 import (
 	"encoding/json"
 	"sort"
+	"time"
 
 	"edgectl/policy"
 	"edgectl/store"
@@ -52,8 +53,97 @@ func wantsConfigType(sess *store.APISession, t *store.ConfigType) bool {
 	return false
 }
 
-// clientServiceView is a service as the Client API shows it to one caller.
-func (s *Server) clientServiceView(tx *store.Tx, svc *store.Service, grants []policy.Grant, sess *store.APISession, passing policy.Passing) map[string]any {
+// href and links are the typed form of _links for the hot Client API views:
+// struct encoding skips the map sorting that map-based views pay per field.
+type href struct {
+	Href string `json:"href"`
+}
+
+type selfLink struct {
+	Self href `json:"self"`
+}
+
+func linkTo(path, id string) selfLink { return selfLink{Self: href{Href: "./" + path + "/" + id}} }
+
+// clientService is a service as the Client API shows it to one caller.
+type clientService struct {
+	Links              selfLink                   `json:"_links"`
+	ID                 string                     `json:"id"`
+	CreatedAt          time.Time                  `json:"createdAt"`
+	UpdatedAt          time.Time                  `json:"updatedAt"`
+	Tags               map[string]any             `json:"tags"`
+	Name               string                     `json:"name"`
+	Config             map[string]json.RawMessage `json:"config"`
+	Configs            []string                   `json:"configs"`
+	EncryptionRequired bool                       `json:"encryptionRequired"`
+	TerminatorStrategy string                     `json:"terminatorStrategy"`
+	RoleAttributes     []string                   `json:"roleAttributes"`
+	MaxIdleTimeMillis  int64                      `json:"maxIdleTimeMillis"`
+	Permissions        []string                   `json:"permissions"`
+	PostureQueries     []policyPostureQueries     `json:"postureQueries"`
+}
+
+// policyPostureQueries is the PolicyPostureQueries of one granting policy.
+type policyPostureQueries struct {
+	PolicyID       string         `json:"policyId"`
+	PolicyType     string         `json:"policyType"`
+	IsPassing      bool           `json:"isPassing"`
+	PostureQueries []postureQuery `json:"postureQueries"`
+}
+
+// postureQuery is one posture check of a policy as a query to answer.
+type postureQuery struct {
+	Links            selfLink       `json:"_links"`
+	ID               string         `json:"id"`
+	CreatedAt        time.Time      `json:"createdAt"`
+	UpdatedAt        time.Time      `json:"updatedAt"`
+	Tags             map[string]any `json:"tags"`
+	QueryType        string         `json:"queryType"`
+	IsPassing        bool           `json:"isPassing"`
+	Timeout          int64          `json:"timeout"`
+	TimeoutRemaining int64          `json:"timeoutRemaining"`
+	Process          *queryProcess  `json:"process,omitempty"`
+	Processes        []queryProcess `json:"processes,omitempty"`
+}
+
+type queryProcess struct {
+	OSType string `json:"osType"`
+	Path   string `json:"path"`
+}
+
+// postureEval judges posture checks for one API session at one time,
+// each check once per request however many policies name it.
+type postureEval struct {
+	s     *Server
+	tx    *store.Tx
+	data  *policy.Data
+	now   time.Time
+	cache map[string]postureVerdict
+}
+
+type postureVerdict struct {
+	r  policy.Result
+	pc *store.PostureCheck
+}
+
+func (s *Server) newPostureEval(tx *store.Tx, sess *store.APISession) *postureEval {
+	return &postureEval{s: s, tx: tx, data: tx.PostureInput(sess), now: s.now(), cache: map[string]postureVerdict{}}
+}
+
+func (e *postureEval) check(id string) postureVerdict {
+	if v, ok := e.cache[id]; ok {
+		return v
+	}
+	v := postureVerdict{r: policy.Result{Timeout: -1, TimeoutRemaining: -1}}
+	if pc, err := store.GetAs[*store.PostureCheck](e.tx, store.KindPostureCheck, id); err == nil {
+		v = postureVerdict{r: policy.Evaluate(store.CheckOf(pc), e.data, e.now), pc: pc}
+	}
+	e.cache[id] = v
+	return v
+}
+
+// clientServiceView builds the Client API view of a service for one caller.
+func (s *Server) clientServiceView(tx *store.Tx, svc *store.Service, grants []policy.Grant, sess *store.APISession, pe *postureEval) *clientService {
 	// The service's configs, then the identity's overrides per config type.
 	byType := map[string]*store.Config{}
 	for _, id := range svc.Configs {
@@ -70,76 +160,56 @@ func (s *Server) clientServiceView(tx *store.Tx, svc *store.Service, grants []po
 		}
 		return true
 	}, sess.IdentityID)
-	config := map[string]json.RawMessage{}
-	configs := []string{}
+	v := &clientService{
+		Links: linkTo("services", svc.ID), ID: svc.ID, CreatedAt: svc.CreatedAt, UpdatedAt: svc.UpdatedAt,
+		Tags: tagsOrEmpty(svc.Tags), Name: svc.Name, Config: map[string]json.RawMessage{}, Configs: []string{},
+		EncryptionRequired: svc.EncryptionRequired, TerminatorStrategy: svc.TerminatorStrategy,
+		RoleAttributes: nonNilStrings(svc.RoleAttributes), MaxIdleTimeMillis: svc.MaxIdleTimeMillis,
+		Permissions: []string{}, PostureQueries: []policyPostureQueries{},
+	}
 	for typeID, cfg := range byType {
-		configs = append(configs, cfg.ID)
+		v.Configs = append(v.Configs, cfg.ID)
 		t, err := store.GetAs[*store.ConfigType](tx, store.KindConfigType, typeID)
 		if err == nil && wantsConfigType(sess, t) {
-			config[t.Name] = rawOrEmpty(cfg.Data)
+			v.Config[t.Name] = rawOrEmpty(cfg.Data)
 		}
 	}
-	sort.Strings(configs)
-
-	perms := []string{}
+	sort.Strings(v.Configs)
 	dial, bind := false, false
-	queries := []any{}
 	for _, g := range grants {
 		dial, bind = dial || g.Type == policy.Dial, bind || g.Type == policy.Bind
-		queries = append(queries, s.policyPostureQueries(tx, sess, g))
+		v.PostureQueries = append(v.PostureQueries, pe.policyQueries(g))
 	}
 	if dial {
-		perms = append(perms, policy.Dial)
+		v.Permissions = append(v.Permissions, policy.Dial)
 	}
 	if bind {
-		perms = append(perms, policy.Bind)
+		v.Permissions = append(v.Permissions, policy.Bind)
 	}
-	return map[string]any{
-		"_links":             selfLinks("services", svc.ID),
-		"id":                 svc.ID,
-		"createdAt":          svc.CreatedAt,
-		"updatedAt":          svc.UpdatedAt,
-		"tags":               tagsOrEmpty(svc.Tags),
-		"name":               svc.Name,
-		"config":             config,
-		"configs":            configs,
-		"encryptionRequired": svc.EncryptionRequired,
-		"terminatorStrategy": svc.TerminatorStrategy,
-		"roleAttributes":     nonNilStrings(svc.RoleAttributes),
-		"maxIdleTimeMillis":  svc.MaxIdleTimeMillis,
-		"permissions":        perms,
-		"postureQueries":     queries,
-	}
+	return v
 }
 
-// policyPostureQueries is the PolicyPostureQueries of one granting policy.
-func (s *Server) policyPostureQueries(tx *store.Tx, sess *store.APISession, g policy.Grant) map[string]any {
-	qs := []any{}
-	all := true
+// policyQueries is the PolicyPostureQueries of one granting policy.
+func (e *postureEval) policyQueries(g policy.Grant) policyPostureQueries {
+	out := policyPostureQueries{PolicyID: g.PolicyID, PolicyType: g.Type, IsPassing: true, PostureQueries: []postureQuery{}}
 	for _, id := range g.Checks {
-		pc, err := store.GetAs[*store.PostureCheck](tx, store.KindPostureCheck, id)
-		if err != nil {
+		v := e.check(id)
+		pc := v.pc
+		if pc == nil {
 			continue
 		}
-		r, _ := s.evaluate(tx, sess, id)
-		all = all && r.Passing
-		q := map[string]any{
-			"_links": selfLinks("posture-checks", pc.ID), "id": pc.ID, "createdAt": pc.CreatedAt, "updatedAt": pc.UpdatedAt,
-			"tags": tagsOrEmpty(pc.Tags), "queryType": pc.TypeID, "isPassing": r.Passing, "timeout": r.Timeout, "timeoutRemaining": r.TimeoutRemaining,
-		}
+		out.IsPassing = out.IsPassing && v.r.Passing
+		q := postureQuery{Links: linkTo("posture-checks", pc.ID), ID: pc.ID, CreatedAt: pc.CreatedAt, UpdatedAt: pc.UpdatedAt,
+			Tags: tagsOrEmpty(pc.Tags), QueryType: pc.TypeID, IsPassing: v.r.Passing, Timeout: v.r.Timeout, TimeoutRemaining: v.r.TimeoutRemaining}
 		if pc.Process != nil {
-			q["process"] = map[string]any{"osType": pc.Process.OSType, "path": pc.Process.Path}
+			q.Process = &queryProcess{OSType: pc.Process.OSType, Path: pc.Process.Path}
 		}
-		if len(pc.Processes) > 0 {
-			ps := []any{}
-			for _, p := range pc.Processes {
-				ps = append(ps, map[string]any{"osType": p.OSType, "path": p.Path})
-			}
-			q["processes"] = ps
+		for _, p := range pc.Processes {
+			q.Processes = append(q.Processes, queryProcess{OSType: p.OSType, Path: p.Path})
 		}
-		qs = append(qs, q)
+		out.PostureQueries = append(out.PostureQueries, q)
 	}
-	return map[string]any{"policyId": g.PolicyID, "policyType": g.Type, "isPassing": all, "postureQueries": qs}
+	return out
 }
 
 // visibleServices returns the grants of the caller per visible service.
@@ -161,9 +231,9 @@ func (s *Server) listClientServices(c *call) error {
 		}
 	}
 	sortByName(recs)
-	passing := s.passing(c.tx, c.session)
+	pe := s.newPostureEval(c.tx, c.session)
 	return c.page(lr, recordsSource(recs), len(recs), func(r store.Record) any {
-		return s.clientServiceView(c.tx, r.(*store.Service), grants[r.GetID()], c.session, passing)
+		return s.clientServiceView(c.tx, r.(*store.Service), grants[r.GetID()], c.session, pe)
 	})
 }
 
@@ -195,7 +265,7 @@ func (s *Server) getClientService(c *call) error {
 	if err != nil {
 		return err
 	}
-	c.ok(s.clientServiceView(c.tx, svc, grants, c.session, s.passing(c.tx, c.session)))
+	c.ok(s.clientServiceView(c.tx, svc, grants, c.session, s.newPostureEval(c.tx, c.session)))
 	return nil
 }
 
