@@ -1,11 +1,89 @@
 package api
 
 import (
+	"time"
+
 	"edgectl/store"
 )
 
-// identityView is the identity as both APIs show it.
-func (s *Server) identityView(tx *store.Tx, i *store.Identity) map[string]any {
+// identity is the identity as both APIs show it. A typed view: identity lists
+// are the largest Management answers, and struct encoding avoids the map
+// building and key sorting of a map-based view.
+type identity struct {
+	Links                     identityLinks     `json:"_links"`
+	ID                        string            `json:"id"`
+	CreatedAt                 string            `json:"createdAt"`
+	UpdatedAt                 string            `json:"updatedAt"`
+	Tags                      map[string]any    `json:"tags"`
+	Name                      string            `json:"name"`
+	Type                      *ref              `json:"type"`
+	TypeID                    string            `json:"typeId"`
+	IsAdmin                   bool              `json:"isAdmin"`
+	IsDefaultAdmin            bool              `json:"isDefaultAdmin"`
+	AppData                   map[string]any    `json:"appData"`
+	AuthPolicy                *ref              `json:"authPolicy"`
+	AuthPolicyID              string            `json:"authPolicyId"`
+	Authenticators            map[string]any    `json:"authenticators"`
+	DefaultHostingCost        int               `json:"defaultHostingCost"`
+	DefaultHostingPrecedence  string            `json:"defaultHostingPrecedence"`
+	ServiceHostingCosts       map[string]int    `json:"serviceHostingCosts"`
+	ServiceHostingPrecedences map[string]string `json:"serviceHostingPrecedences"`
+	Disabled                  bool              `json:"disabled"`
+	DisabledAt                *time.Time        `json:"disabledAt"`
+	DisabledUntil             *time.Time        `json:"disabledUntil"`
+	Enrollment                map[string]any    `json:"enrollment"`
+	EnvInfo                   *store.EnvInfo    `json:"envInfo"`
+	SdkInfo                   *store.SdkInfo    `json:"sdkInfo"`
+	ExternalID                *string           `json:"externalId"`
+	HasAPISession             bool              `json:"hasApiSession"`
+	HasEdgeRouterConnection   bool              `json:"hasEdgeRouterConnection"`
+	IsMfaEnabled              bool              `json:"isMfaEnabled"`
+	RoleAttributes            []string          `json:"roleAttributes"`
+}
+
+// ref is a typed EntityRef: {_links, entity, id, name}.
+type ref struct {
+	Links  selfLink `json:"_links"`
+	Entity string   `json:"entity"`
+	ID     string   `json:"id"`
+	Name   string   `json:"name"`
+}
+
+func (s *Server) typedRef(tx *store.Tx, k *store.Kind, path, id string) *ref {
+	if id == "" {
+		return nil
+	}
+	r := &ref{Links: linkTo(path, id), Entity: path, ID: id}
+	if rec, err := tx.Get(k, id); err == nil {
+		r.Name = rec.RecordName()
+	}
+	return r
+}
+
+// identityLinks are the _links of an identity: itself and its related lists.
+type identityLinks struct {
+	Self                  href `json:"self"`
+	Authenticators        href `json:"authenticators"`
+	Enrollments           href `json:"enrollments"`
+	EdgeRouters           href `json:"edge-routers"`
+	ServicePolicies       href `json:"service-policies"`
+	Services              href `json:"services"`
+	EdgeRouterPolicies    href `json:"edge-router-policies"`
+	ServiceConfigs        href `json:"service-configs"`
+	FailedServiceRequests href `json:"failed-service-requests"`
+	PostureData           href `json:"posture-data"`
+}
+
+func linksOfIdentity(id string) identityLinks {
+	base := "./identities/" + id
+	return identityLinks{Self: href{base}, Authenticators: href{base + "/authenticators"}, Enrollments: href{base + "/enrollments"},
+		EdgeRouters: href{base + "/edge-routers"}, ServicePolicies: href{base + "/service-policies"}, Services: href{base + "/services"},
+		EdgeRouterPolicies: href{base + "/edge-router-policies"}, ServiceConfigs: href{base + "/service-configs"},
+		FailedServiceRequests: href{base + "/failed-service-requests"}, PostureData: href{base + "/posture-data"}}
+}
+
+// identityView builds the view of an identity.
+func (s *Server) identityView(tx *store.Tx, i *store.Identity) *identity {
 	authenticators := map[string]any{}
 	tx.Each(store.KindAuthenticator, "identity", func(r store.Record) bool {
 		a := r.(*store.Authenticator)
@@ -27,48 +105,20 @@ func (s *Server) identityView(tx *store.Tx, i *store.Identity) map[string]any {
 		enrollment[e.Method] = v
 		return true
 	}, i.ID)
-	hasSession := tx.First(store.KindAPISession, "identity", i.ID) != nil
-	now := s.now()
-	return map[string]any{
-		"_links":                    identityLinks(i.ID),
-		"id":                        i.ID,
-		"createdAt":                 i.CreatedAt,
-		"updatedAt":                 i.UpdatedAt,
-		"tags":                      tagsOrEmpty(i.Tags),
-		"name":                      i.Name,
-		"type":                      s.entityRef(tx, store.KindIdentityType, "identity-types", i.TypeID),
-		"typeId":                    i.TypeID,
-		"isAdmin":                   i.IsAdmin,
-		"isDefaultAdmin":            i.IsDefaultAdmin,
-		"appData":                   objOrEmpty(i.AppData),
-		"authPolicy":                s.entityRef(tx, store.KindAuthPolicy, "auth-policies", i.AuthPolicyID),
-		"authPolicyId":              i.AuthPolicyID,
-		"authenticators":            authenticators,
-		"defaultHostingCost":        i.DefaultHostingCost,
-		"defaultHostingPrecedence":  i.DefaultHostingPrecedence,
-		"serviceHostingCosts":       intMapOrEmpty(i.ServiceHostingCosts),
-		"serviceHostingPrecedences": strMapOrEmpty(i.ServiceHostingPrecedences),
-		"disabled":                  identityDisabled(i, now),
-		"disabledAt":                i.DisabledAt,
-		"disabledUntil":             i.DisabledUntil,
-		"enrollment":                enrollment,
-		"envInfo":                   i.EnvInfo,
-		"sdkInfo":                   i.SdkInfo,
-		"externalId":                i.ExternalID,
-		"hasApiSession":             hasSession,
-		"hasEdgeRouterConnection":   false,
-		"isMfaEnabled":              mfaEnabled(tx, i.ID),
-		"roleAttributes":            nonNilStrings(i.RoleAttributes),
+	return &identity{
+		Links: linksOfIdentity(i.ID), ID: i.ID, CreatedAt: jsonTime(i.CreatedAt), UpdatedAt: jsonTime(i.UpdatedAt),
+		Tags: tagsOrEmpty(i.Tags), Name: i.Name,
+		Type: s.typedRef(tx, store.KindIdentityType, "identity-types", i.TypeID), TypeID: i.TypeID,
+		IsAdmin: i.IsAdmin, IsDefaultAdmin: i.IsDefaultAdmin, AppData: objOrEmpty(i.AppData),
+		AuthPolicy:   s.typedRef(tx, store.KindAuthPolicy, "auth-policies", i.AuthPolicyID),
+		AuthPolicyID: i.AuthPolicyID, Authenticators: authenticators,
+		DefaultHostingCost: i.DefaultHostingCost, DefaultHostingPrecedence: i.DefaultHostingPrecedence,
+		ServiceHostingCosts: intMapOrEmpty(i.ServiceHostingCosts), ServiceHostingPrecedences: strMapOrEmpty(i.ServiceHostingPrecedences),
+		Disabled: identityDisabled(i, s.now()), DisabledAt: i.DisabledAt, DisabledUntil: i.DisabledUntil,
+		Enrollment: enrollment, EnvInfo: i.EnvInfo, SdkInfo: i.SdkInfo, ExternalID: i.ExternalID,
+		HasAPISession: tx.First(store.KindAPISession, "identity", i.ID) != nil,
+		IsMfaEnabled:  mfaEnabled(tx, i.ID), RoleAttributes: nonNilStrings(i.RoleAttributes),
 	}
-}
-
-func identityLinks(id string) map[string]any {
-	l := selfLinks("identities", id)
-	for _, rel := range []string{"authenticators", "enrollments", "edge-routers", "service-policies", "services",
-		"edge-router-policies", "service-configs", "failed-service-requests", "posture-data"} {
-		l[rel] = map[string]string{"href": "./identities/" + id + "/" + rel}
-	}
-	return l
 }
 
 // authenticatorView is an authenticator without its secret.
