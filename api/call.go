@@ -74,7 +74,7 @@ func (s *Server) add(rt route) {
 		}
 		rt, a := rt, a
 		s.routes = append(s.routes, route{api: a, method: rt.method, path: rt.path, op: rt.op, tag: rt.tag, access: rt.access, h: rt.h})
-		s.router.Handle(rt.method, prefix+rt.path, func(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
+		handle := func(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
 			start := time.Now()
 			sw := &statusWriter{ResponseWriter: w, code: http.StatusOK}
 			defer func() { s.metrics.observe(a, rt.op, sw.code, time.Since(start)) }()
@@ -92,7 +92,12 @@ func (s *Server) add(rt route) {
 			if !c.wrote {
 				c.empty()
 			}
-		})
+		}
+		s.router.Handle(rt.method, prefix+rt.path, handle)
+		if rt.path == "/" {
+			// The API root answers with or without its trailing slash.
+			s.router.Handle(rt.method, prefix, handle)
+		}
 	}
 }
 
