@@ -2,7 +2,6 @@ package api_test
 
 import (
 	"bytes"
-	"context"
 	"crypto"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -14,8 +13,6 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"os"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -47,29 +44,7 @@ func (c *testClock) Advance(d time.Duration) {
 func newAuthFlowServer(t *testing.T, jwksRoots *x509.CertPool) (*testServer, *testClock) {
 	t.Helper()
 	clock := &testClock{t: time.Now().UTC()}
-	dir := t.TempDir()
-	n, err := controller.Start(context.Background(), controller.Config{
-		DataDir: dir, APIAddr: "127.0.0.1:0", ClusterAddr: "127.0.0.1:0",
-		AdminPassword: testAdminPassword, MaintenanceInterval: time.Hour,
-		Now: clock.Now, JWKSRootCAs: jwksRoots,
-	}, nil, io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = n.Shutdown(sctx)
-	})
-	bundle, err := os.ReadFile(filepath.Join(dir, "pki", "ca-bundle.pem"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	pool := x509.NewCertPool()
-	pool.AppendCertsFromPEM(bundle)
-	ts := &testServer{t: t, node: n, base: n.APIURL(),
-		client: &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}}
-	ts.token = ts.login("admin", testAdminPassword)
+	ts := newTestServerWith(t, func(c *controller.Config) { c.Now, c.JWKSRootCAs = clock.Now, jwksRoots })
 	return ts, clock
 }
 

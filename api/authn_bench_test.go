@@ -2,15 +2,11 @@ package api_test
 
 import (
 	"bytes"
-	"context"
 	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
-	"io"
 	"net/http"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -37,23 +33,7 @@ type benchNode struct {
 
 func startBenchNode(b *testing.B, jwksRoots *x509.CertPool) *benchNode {
 	b.Helper()
-	dir := b.TempDir()
-	n, err := controller.Start(context.Background(), controller.Config{DataDir: dir, APIAddr: "127.0.0.1:0",
-		ClusterAddr: "127.0.0.1:0", AdminPassword: testAdminPassword, MaintenanceInterval: time.Hour, JWKSRootCAs: jwksRoots}, nil, io.Discard)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = n.Shutdown(ctx)
-	})
-	bundle, err := os.ReadFile(filepath.Join(dir, "pki", "ca-bundle.pem"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	pool := x509.NewCertPool()
-	pool.AppendCertsFromPEM(bundle)
+	n, pool := startNode(b, func(c *controller.Config) { c.JWKSRootCAs = jwksRoots })
 	bn := &benchNode{base: n.APIURL(), pool: pool, client: bn0Client(pool, nil)}
 	st, out := bn.post(b, bn.client, "/edge/management/v1/authenticate?method=password", "", nil, map[string]any{"username": "admin", "password": testAdminPassword})
 	if st != 200 {

@@ -27,29 +27,43 @@ type testServer struct {
 
 const testAdminPassword = "admin-password-1"
 
-// newTestServer starts a one-node controller on loopback ports and logs the admin in.
-func newTestServer(t *testing.T) *testServer {
-	t.Helper()
-	dir := t.TempDir()
-	ctx := context.Background()
-	n, err := controller.Start(ctx, controller.Config{
+// startNode starts a one-node controller on loopback ports (edit may adjust
+// its configuration) and returns it with a pool that trusts its CA bundle.
+func startNode(tb testing.TB, edit func(*controller.Config)) (*controller.Node, *x509.CertPool) {
+	tb.Helper()
+	dir := tb.TempDir()
+	cfg := controller.Config{
 		DataDir: dir, APIAddr: "127.0.0.1:0", ClusterAddr: "127.0.0.1:0",
 		AdminPassword: testAdminPassword, MaintenanceInterval: time.Hour,
-	}, nil, io.Discard)
-	if err != nil {
-		t.Fatal(err)
 	}
-	t.Cleanup(func() {
+	if edit != nil {
+		edit(&cfg)
+	}
+	n, err := controller.Start(context.Background(), cfg, nil, io.Discard)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() {
 		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		_ = n.Shutdown(sctx)
 	})
 	bundle, err := os.ReadFile(filepath.Join(dir, "pki", "ca-bundle.pem"))
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	pool := x509.NewCertPool()
 	pool.AppendCertsFromPEM(bundle)
+	return n, pool
+}
+
+// newTestServer starts a one-node controller and logs the admin in.
+func newTestServer(t *testing.T) *testServer { return newTestServerWith(t, nil) }
+
+// newTestServerWith is newTestServer with an adjusted configuration.
+func newTestServerWith(t *testing.T, edit func(*controller.Config)) *testServer {
+	t.Helper()
+	n, pool := startNode(t, edit)
 	ts := &testServer{t: t, node: n, base: n.APIURL(),
 		client: &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}}
 	ts.token = ts.login("admin", testAdminPassword)
