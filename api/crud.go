@@ -1,6 +1,7 @@
 package api
 
 import (
+	"edgectl/auth"
 	"edgectl/fsm"
 	"edgectl/store"
 )
@@ -34,4 +35,25 @@ func (s *Server) deleteHandler(cmd fsm.CommandType) func(c *call) error {
 		_, err := s.Writer.Do(c.r.Context(), cmd, fsm.Delete{ID: c.param("id")})
 		return err
 	}
+}
+
+// newRecord validates a create body against fields and fills rec from it,
+// with a fresh id and the request's time. It returns the validated body for
+// handlers that use fields outside the record (such as enrollment).
+func (s *Server) newRecord(c *call, rec store.Record, fields []field) (*parsed, error) {
+	raw, err := decodeObject(c.r)
+	if err != nil {
+		return nil, err
+	}
+	p, err := parseFields(raw, fields, modeCreate)
+	if err != nil {
+		return nil, err
+	}
+	if err := fill(rec, p.patch); err != nil {
+		return nil, err
+	}
+	now := s.now()
+	b := store.BaseOf(rec)
+	b.ID, b.CreatedAt, b.UpdatedAt = auth.NewID(), now, now
+	return p, nil
 }

@@ -1,7 +1,6 @@
 package api
 
 import (
-	"edgectl/auth"
 	"edgectl/fsm"
 	"edgectl/store"
 )
@@ -37,20 +36,11 @@ func (s *Server) newRouterEnrollment(tx *store.Tx, routerID string) (store.Route
 }
 
 func (s *Server) createEdgeRouter(c *call) error {
-	raw, err := decodeObject(c.r)
-	if err != nil {
-		return err
-	}
-	p, err := parseFields(raw, edgeRouterFields, modeCreate)
-	if err != nil {
-		return err
-	}
 	r := &store.EdgeRouter{}
-	if err := fill(r, p.patch); err != nil {
+	_, err := s.newRecord(c, r, edgeRouterFields)
+	if err != nil {
 		return err
 	}
-	now := s.now()
-	r.ID, r.CreatedAt, r.UpdatedAt = auth.NewID(), now, now
 	if r.RouterEnrollment, err = s.newRouterEnrollment(c.tx, r.ID); err != nil {
 		return err
 	}

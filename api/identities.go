@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"time"
 
-	"edgectl/auth"
 	"edgectl/fsm"
 	"edgectl/store"
 )
@@ -55,21 +54,12 @@ func decodeIdentityEnrollment(raw json.RawMessage) (any, error) {
 const enrollmentDuration = 24 * time.Hour
 
 func (s *Server) createIdentity(c *call) error {
-	raw, err := decodeObject(c.r)
-	if err != nil {
-		return err
-	}
-	p, err := parseFields(raw, identityFields, modeCreate)
-	if err != nil {
-		return err
-	}
-	delete(p.patch, "enrollment")
-	now := s.now()
 	ident := &store.Identity{}
-	if err := fill(ident, p.patch); err != nil {
+	p, err := s.newRecord(c, ident, identityFields)
+	if err != nil {
 		return err
 	}
-	ident.ID, ident.CreatedAt, ident.UpdatedAt = auth.NewID(), now, now
+	now := ident.CreatedAt
 	var enrollments []*store.Enrollment
 	if e, _ := p.values["enrollment"].(*identityEnrollment); e != nil {
 		if enrollments, err = s.newIdentityEnrollments(c, ident.ID, e, now); err != nil {

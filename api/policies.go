@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"edgectl/auth"
 	"edgectl/fsm"
 	"edgectl/policy"
 	"edgectl/store"
@@ -140,21 +139,11 @@ func opTitle(path string) string {
 }
 
 func (s *Server) createPolicy(c *call, pf *policyFamily) error {
-	raw, err := decodeObject(c.r)
-	if err != nil {
-		return err
-	}
-	p, err := parseFields(raw, pf.fields, modeCreate)
-	if err != nil {
-		return err
-	}
-	now := s.now()
 	rec := pf.kind.New()
-	if err := fill(rec, p.patch); err != nil {
+	if _, err := s.newRecord(c, rec, pf.fields); err != nil {
 		return err
 	}
 	b := store.BaseOf(rec)
-	b.ID, b.CreatedAt, b.UpdatedAt = auth.NewID(), now, now
 	enc, err := json.Marshal(rec)
 	if err != nil {
 		return err

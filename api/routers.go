@@ -1,7 +1,6 @@
 package api
 
 import (
-	"edgectl/auth"
 	"edgectl/fsm"
 	"edgectl/store"
 )
@@ -19,20 +18,11 @@ var routerFields = []field{
 // collection the request came through, for the links of the answer.
 func (s *Server) createRouter(path string) func(c *call) error {
 	return func(c *call) error {
-		raw, err := decodeObject(c.r)
-		if err != nil {
-			return err
-		}
-		p, err := parseFields(raw, routerFields, modeCreate)
-		if err != nil {
-			return err
-		}
 		r := &store.Router{}
-		if err := fill(r, p.patch); err != nil {
+		_, err := s.newRecord(c, r, routerFields)
+		if err != nil {
 			return err
 		}
-		now := s.now()
-		r.ID, r.CreatedAt, r.UpdatedAt = auth.NewID(), now, now
 		if r.RouterEnrollment, err = s.newRouterEnrollment(c.tx, r.ID); err != nil {
 			return err
 		}
