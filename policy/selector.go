@@ -93,3 +93,21 @@ func contains(l []string, s string) bool {
 	}
 	return false
 }
+
+// Equal reports whether two selectors select the same entities.
+func (s *Selector) Equal(o *Selector) bool {
+	if s.All != o.All || s.Semantic != o.Semantic || len(s.Attrs) != len(o.Attrs) || len(s.IDs) != len(o.IDs) {
+		return false
+	}
+	for i, a := range s.Attrs {
+		if o.Attrs[i] != a {
+			return false
+		}
+	}
+	for id := range s.IDs {
+		if _, ok := o.IDs[id]; !ok {
+			return false
+		}
+	}
+	return true
+}

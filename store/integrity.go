@@ -91,11 +91,15 @@ func identityOf(r Record) string {
 	return ""
 }
 
-// checkDerived compares the links, role counts and record counts with what
-// the records say they should be.
+// checkDerived compares the refs, links, role counts and record counts with
+// what the records say they should be.
 func (tx *Tx) checkDerived() []string {
 	var problems []string
 	for _, rel := range allRelations {
+		problems = append(problems, tx.checkRefs(rel)...)
+		if !rel.linked {
+			continue
+		}
 		want := map[string]bool{}
 		tx.Each(rel.policy, "id", func(p Record) bool {
 			tx.selectEntities(rel, rel.selector(p), func(e string) { want[p.GetID()+"\x00"+e] = true })
@@ -106,16 +110,7 @@ func (tx *Tx) checkDerived() []string {
 			tx.PolicyEntities(rel.name, p.GetID(), func(e string) bool { have[p.GetID()+"\x00"+e] = true; return true })
 			return true
 		})
-		for k := range want {
-			if !have[k] {
-				problems = append(problems, fmt.Sprintf("relation %s is missing link %q", rel.name, k))
-			}
-		}
-		for k := range have {
-			if !want[k] {
-				problems = append(problems, fmt.Sprintf("relation %s has stale link %q", rel.name, k))
-			}
-		}
+		problems = append(problems, diffSets("relation "+rel.name, "link", want, have)...)
 	}
 	for _, k := range AllKinds {
 		n := 0
@@ -125,6 +120,46 @@ func (tx *Tx) checkDerived() []string {
 		}
 	}
 	sort.Strings(problems)
+	return problems
+}
+
+// checkRefs compares the refs of rel (role entry → policy, with the parsed
+// selector) with the policies' role arrays.
+func (tx *Tx) checkRefs(rel *relation) []string {
+	want := map[string]bool{}
+	tx.Each(rel.policy, "id", func(p Record) bool {
+		for _, r := range rel.roles(p) {
+			want[r+"\x00"+p.GetID()] = true
+		}
+		return true
+	})
+	have := map[string]bool{}
+	var problems []string
+	if it, err := tx.txn.Get(refsTable, "id_prefix", rel.name, ""); err == nil {
+		for raw := it.Next(); raw != nil; raw = it.Next() {
+			r := raw.(*ref)
+			have[r.Ref+"\x00"+r.Policy] = true
+			if p, err := tx.Get(rel.policy, r.Policy); err == nil && (r.Sel == nil || !r.Sel.Equal(rel.selector(p))) {
+				problems = append(problems, fmt.Sprintf("relation %s has a stale selector for policy %s", rel.name, r.Policy))
+			}
+		}
+	}
+	return append(problems, diffSets("relation "+rel.name, "ref", want, have)...)
+}
+
+// diffSets describes what want has that have lacks and the other way round.
+func diffSets(what, item string, want, have map[string]bool) []string {
+	var problems []string
+	for k := range want {
+		if !have[k] {
+			problems = append(problems, fmt.Sprintf("%s is missing %s %q", what, item, k))
+		}
+	}
+	for k := range have {
+		if !want[k] {
+			problems = append(problems, fmt.Sprintf("%s has stale %s %q", what, item, k))
+		}
+	}
 	return problems
 }
 

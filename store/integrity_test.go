@@ -20,13 +20,15 @@ func TestIntegrity_FindsAndFixesBrokenDerivedStateAndDanglingRecords(t *testing.
 	if f, err := tx.CheckIntegrity(false, 0); err != nil || len(f) != 0 {
 		t.Fatalf("a consistent model has findings: %v %v", f, err)
 	}
-	// Break it behind the model's back: drop a link, and leave an authenticator whose identity is gone.
+	// Break it behind the model's back: drop the ref that lets p1 find i1, and leave an authenticator whose identity is gone.
 	mustWrite(t, s, func(tx *Tx) error {
-		tx.sideTxn(treeLinks).Delete(key(RelServicePolicyIdentity, "p1", "i1"))
+		if n, err := tx.txn.DeleteAll(refsTable, "id", RelServicePolicyIdentity, "#a", "p1"); n != 1 || err != nil {
+			t.Fatalf("deleted %d refs: %v", n, err)
+		}
 		return tx.txn.Insert(KindAuthenticator.Table, &Authenticator{Base: Base{ID: "a1"}, IdentityID: "gone", Method: "updb"})
 	})
 	found, _ := s.Read().CheckIntegrity(false, 0)
-	if len(found) < 3 { // missing link, dangling authenticator, wrong authenticator count
+	if len(found) < 3 { // missing ref, dangling authenticator, wrong authenticator count
 		t.Fatalf("scan found %v", found)
 	}
 	for _, f := range found {

@@ -30,31 +30,53 @@ type relation struct {
 	entity   *Kind
 	roles    func(Record) []string
 	semantic func(Record) string
+	// linked says the resolved set is kept as link rows. Relations over
+	// identities are not: a policy may select a hundred thousand of them, and
+	// writing a row per link made one policy write cost 0.1 s. Their sets are
+	// resolved on demand from the same incrementally kept indexes the links
+	// are computed from (refs by role, entities by attribute); see resolve.go.
+	linked bool
 }
 
-// relations lists every policy→entity relation. The resolved sets of all of
-// them are kept as link rows, updated incrementally by every write, so a
-// relation list costs the size of its answer, not the size of the model.
+// relations lists every policy→entity relation. Each is answered from
+// indexes that every write keeps up to date incrementally (link rows, or refs
+// by role and entities by attribute), so a relation list costs the size of its
+// answer, not the size of the model.
 func relations() []*relation {
 	spSem := func(r Record) string { return r.(*ServicePolicy).Semantic }
 	erpSem := func(r Record) string { return r.(*EdgeRouterPolicy).Semantic }
 	serpSem := func(r Record) string { return r.(*ServiceEdgeRouterPolicy).Semantic }
-	return []*relation{
-		{RelServicePolicyIdentity, KindServicePolicy, KindIdentity, func(r Record) []string { return r.(*ServicePolicy).IdentityRoles }, spSem},
-		{RelServicePolicyService, KindServicePolicy, KindService, func(r Record) []string { return r.(*ServicePolicy).ServiceRoles }, spSem},
-		{RelServicePolicyPostureCheck, KindServicePolicy, KindPostureCheck, func(r Record) []string { return r.(*ServicePolicy).PostureCheckRoles }, spSem},
-		{RelEdgeRouterPolicyIdentity, KindEdgeRouterPolicy, KindIdentity, func(r Record) []string { return r.(*EdgeRouterPolicy).IdentityRoles }, erpSem},
-		{RelEdgeRouterPolicyEdgeRouter, KindEdgeRouterPolicy, KindEdgeRouter, func(r Record) []string { return r.(*EdgeRouterPolicy).EdgeRouterRoles }, erpSem},
-		{RelSERPService, KindServiceEdgeRouterPolicy, KindService, func(r Record) []string { return r.(*ServiceEdgeRouterPolicy).ServiceRoles }, serpSem},
-		{RelSERPEdgeRouter, KindServiceEdgeRouterPolicy, KindEdgeRouter, func(r Record) []string { return r.(*ServiceEdgeRouterPolicy).EdgeRouterRoles }, serpSem},
+	rels := []*relation{
+		{name: RelServicePolicyIdentity, policy: KindServicePolicy, entity: KindIdentity, roles: func(r Record) []string { return r.(*ServicePolicy).IdentityRoles }, semantic: spSem},
+		{name: RelServicePolicyService, policy: KindServicePolicy, entity: KindService, roles: func(r Record) []string { return r.(*ServicePolicy).ServiceRoles }, semantic: spSem},
+		{name: RelServicePolicyPostureCheck, policy: KindServicePolicy, entity: KindPostureCheck, roles: func(r Record) []string { return r.(*ServicePolicy).PostureCheckRoles }, semantic: spSem},
+		{name: RelEdgeRouterPolicyIdentity, policy: KindEdgeRouterPolicy, entity: KindIdentity, roles: func(r Record) []string { return r.(*EdgeRouterPolicy).IdentityRoles }, semantic: erpSem},
+		{name: RelEdgeRouterPolicyEdgeRouter, policy: KindEdgeRouterPolicy, entity: KindEdgeRouter, roles: func(r Record) []string { return r.(*EdgeRouterPolicy).EdgeRouterRoles }, semantic: erpSem},
+		{name: RelSERPService, policy: KindServiceEdgeRouterPolicy, entity: KindService, roles: func(r Record) []string { return r.(*ServiceEdgeRouterPolicy).ServiceRoles }, semantic: serpSem},
+		{name: RelSERPEdgeRouter, policy: KindServiceEdgeRouterPolicy, entity: KindEdgeRouter, roles: func(r Record) []string { return r.(*ServiceEdgeRouterPolicy).EdgeRouterRoles }, semantic: serpSem},
 	}
+	for _, rel := range rels {
+		rel.linked = rel.entity != KindIdentity
+	}
+	return rels
 }
 
 var allRelations = relations()
 
-// ref says that policy's role array of relation Rel names Ref (#attr, #all or @id).
+var relationsByName = func() map[string]*relation {
+	m := map[string]*relation{}
+	for _, rel := range allRelations {
+		m[rel.name] = rel
+	}
+	return m
+}()
+
+// ref says that policy's role array of relation Rel names Ref (#attr, #all
+// or @id). Sel is that role array parsed, so a reader that finds a policy
+// through its refs can match an entity without reading and parsing the policy.
 type ref struct {
 	Rel, Ref, Policy string
+	Sel              *policy.Selector
 }
 
 // roleCount counts the entities of a kind that carry a role attribute.
@@ -188,17 +210,34 @@ func (rel *relation) selector(p Record) *policy.Selector {
 	return sel
 }
 
-// reindexPolicy recomputes the refs and links of one policy for rel. Links
-// are diffed, not rewritten, so only real changes reach the change tracking.
+// reindexPolicy recomputes the refs of one policy for rel, and its links
+// when rel keeps them. Links are diffed, not rewritten, so only real changes
+// reach the change tracking.
 func (tx *Tx) reindexPolicy(rel *relation, old, upd Record) error {
 	var id string
+	var oldSel, newSel *policy.Selector
 	if old != nil {
 		id = old.GetID()
+		oldSel = rel.selector(old)
 		if _, err := tx.txn.DeleteAll(refsTable, "policy_prefix", rel.name, id, ""); err != nil {
 			return fmt.Errorf("store: refs of %s: %w", id, err)
 		}
 	} else {
 		id = upd.GetID()
+	}
+	if upd != nil {
+		newSel = rel.selector(upd)
+		for _, r := range dedupe(rel.roles(upd)) {
+			if err := tx.txn.Insert(refsTable, &ref{Rel: rel.name, Ref: r, Policy: id, Sel: newSel}); err != nil {
+				return err
+			}
+		}
+	}
+	if oldSel != nil && newSel != nil && oldSel.Equal(newSel) {
+		return nil
+	}
+	if !rel.linked {
+		return tx.resolvedPolicyChanged(rel, id, oldSel, newSel)
 	}
 	have := map[string]struct{}{}
 	if old != nil {
@@ -206,12 +245,7 @@ func (tx *Tx) reindexPolicy(rel *relation, old, upd Record) error {
 	}
 	want := map[string]struct{}{}
 	if upd != nil {
-		for _, r := range dedupe(rel.roles(upd)) {
-			if err := tx.txn.Insert(refsTable, &ref{Rel: rel.name, Ref: r, Policy: id}); err != nil {
-				return err
-			}
-		}
-		tx.selectEntities(rel, rel.selector(upd), func(entity string) { want[entity] = struct{}{} })
+		tx.selectEntities(rel, newSel, func(entity string) { want[entity] = struct{}{} })
 	}
 	for e := range have {
 		if _, keep := want[e]; !keep {
@@ -228,6 +262,39 @@ func (tx *Tx) reindexPolicy(rel *relation, old, upd Record) error {
 		}
 	}
 	return nil
+}
+
+// resolvedPolicyChanged tells the change tracking which entities a policy of
+// a relation without link rows stopped selecting. Entities it starts to
+// select need nothing: the policy's own marker moves (byPolicy in link).
+func (tx *Tx) resolvedPolicyChanged(rel *relation, id string, oldSel, newSel *policy.Selector) error {
+	if oldSel == nil || !tracksLinks(rel) {
+		return nil
+	}
+	var lost []string
+	tx.selectEntities(rel, oldSel, func(e string) {
+		if newSel == nil || !tx.entityMatches(rel, newSel, e) {
+			lost = append(lost, e)
+		}
+	})
+	for _, e := range lost {
+		if err := tx.linkChanged(rel, id, e, true); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// entityMatches reports whether sel selects the entity of rel with this id.
+func (tx *Tx) entityMatches(rel *relation, sel *policy.Selector, id string) bool {
+	if sel.All {
+		return true
+	}
+	if _, ok := sel.IDs[id]; ok {
+		return true
+	}
+	r, err := tx.Get(rel.entity, id)
+	return err == nil && sel.Matches(id, rolesOf(r))
 }
 
 // link adds a link and tells the change tracking. byPolicy says the policy
@@ -248,39 +315,10 @@ func (tx *Tx) unlink(rel *relation, policyID, entityID string) error {
 	return tx.linkChanged(rel, policyID, entityID, true)
 }
 
-// selectEntities calls fn once for every entity sel selects, reading only
-// the entities that carry one of its attributes (or all, for #all).
-func (tx *Tx) selectEntities(rel *relation, sel *policy.Selector, fn func(id string)) {
-	seen := map[string]struct{}{}
-	emit := func(r Record) bool {
-		id := r.GetID()
-		if _, dup := seen[id]; !dup && sel.Matches(id, rolesOf(r)) {
-			seen[id] = struct{}{}
-			fn(id)
-		}
-		return true
-	}
-	if sel.All {
-		tx.Each(rel.entity, "id", emit)
-		return
-	}
-	for id := range sel.IDs {
-		if r, err := tx.Get(rel.entity, id); err == nil {
-			emit(r)
-		}
-	}
-	attrs := sel.Attrs
-	if sel.Semantic != policy.AnyOf && len(attrs) > 0 {
-		// AllOf: every match carries the first attribute; read only those.
-		attrs = attrs[:1]
-	}
-	for _, a := range attrs {
-		tx.Each(rel.entity, "roles", emit, a)
-	}
-}
-
-// reindexEntity updates the links of one entity for rel, looking only at the
-// policies that name #all, its id, or one of its old or new attributes.
+// reindexEntity updates the links of one entity for rel (or, for a relation
+// without link rows, tells the change tracking what it gained and lost),
+// looking only at the policies that name #all, its id, or one of its old or
+// new attributes.
 func (tx *Tx) reindexEntity(rel *relation, old, upd Record) error {
 	var id string
 	if upd != nil {
@@ -288,7 +326,11 @@ func (tx *Tx) reindexEntity(rel *relation, old, upd Record) error {
 	} else {
 		id = old.GetID()
 	}
-	if upd == nil {
+	if old != nil && upd != nil && sameSet(rolesOf(old), rolesOf(upd)) {
+		// Only the attributes and the id decide what selects an entity.
+		return nil
+	}
+	if upd == nil && rel.linked {
 		var policies []string
 		tx.EntityPolicies(rel.name, id, func(p string) bool { policies = append(policies, p); return true })
 		for _, p := range policies {
@@ -298,37 +340,27 @@ func (tx *Tx) reindexEntity(rel *relation, old, upd Record) error {
 		}
 		return nil
 	}
-	candidates := map[string]struct{}{}
-	addRefs := func(r string) {
-		it, err := tx.txn.Get(refsTable, "id_prefix", rel.name, r, "")
-		if err != nil {
-			return
-		}
-		for raw := it.Next(); raw != nil; raw = it.Next() {
-			candidates[raw.(*ref).Policy] = struct{}{}
-		}
+	var oldAttrs, newAttrs []string
+	if old != nil {
+		oldAttrs = rolesOf(old)
 	}
-	addRefs("#all")
-	addRefs("@" + id)
-	for _, a := range rolesOf(old) {
-		addRefs("#" + a)
+	if upd != nil {
+		newAttrs = rolesOf(upd)
 	}
-	for _, a := range rolesOf(upd) {
-		addRefs("#" + a)
-	}
-	attrs := rolesOf(upd)
-	for pid := range candidates {
-		p, err := tx.Get(rel.policy, pid)
-		if err != nil {
-			continue
+	for _, r := range tx.candidates(rel, id, oldAttrs, newAttrs) {
+		had := old != nil && r.Sel.Matches(id, oldAttrs)
+		want := upd != nil && r.Sel.Matches(id, newAttrs)
+		if rel.linked {
+			had = tx.Linked(rel.name, r.Policy, id)
 		}
-		want := rel.selector(p).Matches(id, attrs)
-		has := tx.Linked(rel.name, pid, id)
+		var err error
 		switch {
-		case want && !has:
-			err = tx.link(rel, pid, id, false)
-		case !want && has:
-			err = tx.unlink(rel, pid, id)
+		case want && !had && rel.linked:
+			err = tx.link(rel, r.Policy, id, false)
+		case !want && had && rel.linked:
+			err = tx.unlink(rel, r.Policy, id)
+		case want != had && tracksLinks(rel):
+			err = tx.linkChanged(rel, r.Policy, id, had)
 		}
 		if err != nil {
 			return err
@@ -337,18 +369,30 @@ func (tx *Tx) reindexEntity(rel *relation, old, upd Record) error {
 	return nil
 }
 
-// Linked reports whether the policy selects the entity in rel.
-func (tx *Tx) Linked(rel, policyID, entityID string) bool {
-	_, ok := tx.tree(treeLinks).Get(key(rel, policyID, entityID))
-	return ok
+// sameSet reports whether a and b hold the same strings (role arrays are short).
+func sameSet(a, b []string) bool {
+	return subset(a, b) && subset(b, a)
 }
 
-// PolicyEntities calls fn with the ids of the entities the policy selects in rel.
-func (tx *Tx) PolicyEntities(rel, policyID string, fn func(entityID string) bool) {
-	eachSuffix(tx.tree(treeLinks), key(rel, policyID), fn)
+func subset(a, b []string) bool {
+	for _, x := range a {
+		if !contains(b, x) {
+			return false
+		}
+	}
+	return true
 }
 
-// EntityPolicies calls fn with the ids of the policies that select the entity in rel.
-func (tx *Tx) EntityPolicies(rel, entityID string, fn func(policyID string) bool) {
-	eachSuffix(tx.tree(treeByEntity), key(rel, entityID), fn)
+func contains(l []string, s string) bool {
+	for _, x := range l {
+		if x == s {
+			return true
+		}
+	}
+	return false
 }
+
+// tracksLinks says whether the change tracking is told of this relation's
+// links (linkChanged): only service policies change what a client's service
+// list shows or which sessions may stay.
+func tracksLinks(rel *relation) bool { return rel.policy == KindServicePolicy }

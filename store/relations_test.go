@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -97,72 +98,82 @@ func reverse(tx *Tx, rel *relation) []string {
 	return out
 }
 
+// randomModel makes random changes to identities, services and service policies.
+type randomModel struct {
+	r                *rand.Rand
+	idents, services []string
+	at               time.Time
+}
+
+// step applies one random change in tx.
+func (m *randomModel) step(tx *Tx, step int) error {
+	r := m.r
+	switch op := r.Intn(8); {
+	case op == 0 || len(m.idents) == 0:
+		id := fmt.Sprintf("i%d", step)
+		m.idents = append(m.idents, id)
+		return tx.Insert(KindIdentity, &Identity{Base: Base{ID: id, CreatedAt: m.at}, Named: Named{Name: id}, RoleAttributes: randAttrs(r)})
+	case op == 1:
+		id := fmt.Sprintf("s%d", step)
+		m.services = append(m.services, id)
+		return tx.Insert(KindService, &Service{Base: Base{ID: id, CreatedAt: m.at}, Named: Named{Name: id}, RoleAttributes: randAttrs(r)})
+	case op == 2:
+		id := fmt.Sprintf("p%d", step)
+		return tx.Insert(KindServicePolicy, &ServicePolicy{Base: Base{ID: id, CreatedAt: m.at}, Named: Named{Name: id}, Type: "Dial",
+			Semantic: semantic(r), IdentityRoles: randRoles(r, m.idents), ServiceRoles: randRoles(r, m.services)})
+	case op == 3:
+		id := m.idents[r.Intn(len(m.idents))]
+		i, err := GetAs[*Identity](tx, KindIdentity, id)
+		if err != nil {
+			return nil
+		}
+		n := *i
+		n.RoleAttributes = randAttrs(r)
+		return tx.Replace(KindIdentity, &n)
+	case op == 4:
+		var pols []string
+		tx.Each(KindServicePolicy, "id", func(p Record) bool { pols = append(pols, p.GetID()); return true })
+		if len(pols) == 0 {
+			return nil
+		}
+		p, _ := GetAs[*ServicePolicy](tx, KindServicePolicy, pols[r.Intn(len(pols))])
+		n := *p
+		n.IdentityRoles, n.Semantic = randRoles(r, m.idents), semantic(r)
+		return tx.Replace(KindServicePolicy, &n)
+	case op == 5:
+		id := m.idents[r.Intn(len(m.idents))]
+		if !tx.Exists(KindIdentity, id) {
+			return nil
+		}
+		return tx.Remove(KindIdentity, id)
+	case op == 6:
+		var pols []string
+		tx.Each(KindServicePolicy, "id", func(p Record) bool { pols = append(pols, p.GetID()); return true })
+		if len(pols) == 0 {
+			return nil
+		}
+		return tx.Remove(KindServicePolicy, pols[r.Intn(len(pols))])
+	default:
+		if len(m.services) == 0 {
+			return nil
+		}
+		id := m.services[r.Intn(len(m.services))]
+		sv, err := GetAs[*Service](tx, KindService, id)
+		if err != nil {
+			return nil
+		}
+		n := *sv
+		n.RoleAttributes = randAttrs(r)
+		return tx.Replace(KindService, &n)
+	}
+}
+
 func TestRelations_IncrementalLinksEqualBruteForce(t *testing.T) {
 	for seed := int64(1); seed <= 20; seed++ {
-		r := rand.New(rand.NewSource(seed))
+		m := &randomModel{r: rand.New(rand.NewSource(seed)), at: t0}
 		s := New()
-		var idents, services []string
 		for step := 0; step < 200; step++ {
-			mustWrite(t, s, func(tx *Tx) error {
-				switch op := r.Intn(8); {
-				case op == 0 || len(idents) == 0:
-					id := fmt.Sprintf("i%d", step)
-					idents = append(idents, id)
-					return tx.Insert(KindIdentity, &Identity{Base: Base{ID: id, CreatedAt: t0}, Named: Named{Name: id}, RoleAttributes: randAttrs(r)})
-				case op == 1:
-					id := fmt.Sprintf("s%d", step)
-					services = append(services, id)
-					return tx.Insert(KindService, &Service{Base: Base{ID: id, CreatedAt: t0}, Named: Named{Name: id}, RoleAttributes: randAttrs(r)})
-				case op == 2:
-					id := fmt.Sprintf("p%d", step)
-					return tx.Insert(KindServicePolicy, &ServicePolicy{Base: Base{ID: id, CreatedAt: t0}, Named: Named{Name: id}, Type: "Dial",
-						Semantic: semantic(r), IdentityRoles: randRoles(r, idents), ServiceRoles: randRoles(r, services)})
-				case op == 3:
-					id := idents[r.Intn(len(idents))]
-					i, err := GetAs[*Identity](tx, KindIdentity, id)
-					if err != nil {
-						return nil
-					}
-					n := *i
-					n.RoleAttributes = randAttrs(r)
-					return tx.Replace(KindIdentity, &n)
-				case op == 4:
-					var pols []string
-					tx.Each(KindServicePolicy, "id", func(p Record) bool { pols = append(pols, p.GetID()); return true })
-					if len(pols) == 0 {
-						return nil
-					}
-					p, _ := GetAs[*ServicePolicy](tx, KindServicePolicy, pols[r.Intn(len(pols))])
-					n := *p
-					n.IdentityRoles, n.Semantic = randRoles(r, idents), semantic(r)
-					return tx.Replace(KindServicePolicy, &n)
-				case op == 5:
-					id := idents[r.Intn(len(idents))]
-					if !tx.Exists(KindIdentity, id) {
-						return nil
-					}
-					return tx.Remove(KindIdentity, id)
-				case op == 6:
-					var pols []string
-					tx.Each(KindServicePolicy, "id", func(p Record) bool { pols = append(pols, p.GetID()); return true })
-					if len(pols) == 0 {
-						return nil
-					}
-					return tx.Remove(KindServicePolicy, pols[r.Intn(len(pols))])
-				default:
-					if len(services) == 0 {
-						return nil
-					}
-					id := services[r.Intn(len(services))]
-					sv, err := GetAs[*Service](tx, KindService, id)
-					if err != nil {
-						return nil
-					}
-					n := *sv
-					n.RoleAttributes = randAttrs(r)
-					return tx.Replace(KindService, &n)
-				}
-			})
+			mustWrite(t, s, func(tx *Tx) error { return m.step(tx, step) })
 		}
 		tx := s.Read()
 		for _, rel := range allRelations[:2] {
@@ -170,6 +181,61 @@ func TestRelations_IncrementalLinksEqualBruteForce(t *testing.T) {
 			if fmt.Sprint(want) != fmt.Sprint(got) || fmt.Sprint(want) != fmt.Sprint(rev) {
 				t.Fatalf("seed %d %s:\nbrute   %v\nindexed %v\nreverse %v", seed, rel.name, want, got, rev)
 			}
+			if problems := tx.checkDerived(); len(problems) > 0 {
+				t.Fatalf("seed %d: integrity: %v", seed, problems)
+			}
+		}
+	}
+}
+
+// grantsOf is what an identity's service list shows of the model, by brute
+// force: every (service, policy type) a matching policy grants.
+func grantsOf(tx *Tx, identity Record) string {
+	var out []string
+	tx.Each(KindServicePolicy, "id", func(p Record) bool {
+		sp := p.(*ServicePolicy)
+		if sel, _ := policy.ParseSelector(sp.IdentityRoles, sp.Semantic); !sel.Matches(identity.GetID(), rolesOf(identity)) {
+			return true
+		}
+		sel, _ := policy.ParseSelector(sp.ServiceRoles, sp.Semantic)
+		tx.Each(KindService, "id", func(sv Record) bool {
+			if sel.Matches(sv.GetID(), rolesOf(sv)) {
+				out = append(out, sv.GetID()+":"+sp.Type)
+			}
+			return true
+		})
+		return true
+	})
+	sort.Strings(out)
+	return strings.Join(dedupe(out), ",")
+}
+
+func TestRelations_ChangeMarkersMoveWhenTheServiceListChanges(t *testing.T) {
+	for seed := int64(1); seed <= 20; seed++ {
+		m := &randomModel{r: rand.New(rand.NewSource(seed)), at: t0}
+		s := New()
+		for step := 0; step < 150; step++ {
+			before := map[string]string{}
+			tx := s.Read()
+			tx.Each(KindIdentity, "id", func(i Record) bool { before[i.GetID()] = grantsOf(tx, i); return true })
+			m.at = t0.Add(time.Duration(step+1) * time.Second)
+			mustWrite(t, s, func(tx *Tx) error {
+				tx.SetTime(m.at)
+				if err := m.step(tx, step); err != nil {
+					return err
+				}
+				return tx.Finish()
+			})
+			tx = s.Read()
+			tx.Each(KindIdentity, "id", func(raw Record) bool {
+				i := raw.(*Identity)
+				was, known := before[i.ID]
+				if known && was != grantsOf(tx, i) && !tx.LastServiceChange(i).Equal(m.at) {
+					t.Fatalf("seed %d step %d: the services of %s changed from %q to %q, lastChangeAt stayed %v",
+						seed, step, i.ID, was, grantsOf(tx, i), tx.LastServiceChange(i))
+				}
+				return true
+			})
 		}
 	}
 }

@@ -54,7 +54,7 @@ func main() {
 	flag.IntVar(&c.clients, "clients", 32, "concurrent HTTPS clients of the rate phases and of the HTTPS fill")
 	flag.IntVar(&c.fillWorkers, "fill-workers", 64, "concurrent in-process writers filling the identities")
 	flag.IntVar(&c.requests, "requests", 300, "sequential requests per latency figure")
-	flag.IntVar(&c.policyRequests, "policy-requests", 100, "sequential service policy creates (each writes thousands of link rows)")
+	flag.IntVar(&c.policyRequests, "policy-requests", 100, "sequential service policy creates (each selects thousands of identities)")
 	flag.DurationVar(&c.duration, "duration", 5*time.Second, "length of each rate phase")
 	flag.DurationVar(&c.warmup, "warmup", time.Second, "warm-up before each rate phase (not counted)")
 	flag.BoolVar(&c.cluster, "cluster", true, "also join two more in-process nodes and measure posture responses on three nodes")

@@ -12,12 +12,12 @@ import (
 
 // memory is the size of the model in memory, for the report.
 type memory struct {
-	links    int    // policy → entity link rows the store keeps
+	links    int    // policy → entity pairs the policies select
 	heapLive uint64 // bytes of heap live after a full collection
 	rss      uint64 // resident bytes of the process (node + load generator)
 }
 
-// measureMemory counts the link rows of node n's store and the live heap
+// measureMemory counts the policy → entity pairs of node n's store and the live heap
 // after a forced collection.
 func (b *bench) measureMemory() memory {
 	tx := b.nodes[0].Store.Read()

@@ -189,11 +189,10 @@ func (b *bench) buildModel(ctx context.Context) (*model, error) {
 		serpBodies = append(serpBodies, p)
 	}
 
-	// The policies go in before most identities: a policy written over a
-	// table of 100,000 identities is one transaction with ~10,000 link rows,
-	// which go-memdb commits slowly (see docs/performance.md), while an
-	// identity written under existing policies is a small transaction. The
-	// identities the policies name by @id must exist first.
+	// The policies go in before most identities, as they did when a policy
+	// written over 100,000 identities wrote ~10,000 link rows (see
+	// docs/performance.md); the identities the policies name by @id must
+	// exist first.
 	named := map[string]bool{}
 	for _, l := range [][]any{spBodies, erpBodies} {
 		for _, p := range l {
@@ -235,7 +234,7 @@ func (b *bench) buildModel(ctx context.Context) (*model, error) {
 	}
 	m.mem = b.measureMemory()
 	tx := b.nodes[0].Store.Read()
-	fmt.Printf("  %d link rows; live heap after a full GC %.1f GiB, process RSS %.1f GiB\n", m.mem.links, gib(m.mem.heapLive), gib(m.mem.rss))
+	fmt.Printf("  %d policy→entity pairs; live heap after a full GC %.1f GiB, process RSS %.1f GiB\n", m.mem.links, gib(m.mem.heapLive), gib(m.mem.rss))
 	fmt.Printf("model ready: %d identities, %d services, %d edge routers, %d service policies, %d edge router policies, %d service edge router policies, %d posture checks\n",
 		tx.Count(store.KindIdentity), tx.Count(store.KindService), tx.Count(store.KindEdgeRouter), tx.Count(store.KindServicePolicy),
 		tx.Count(store.KindEdgeRouterPolicy), tx.Count(store.KindServiceEdgeRouterPolicy), tx.Count(store.KindPostureCheck))

@@ -81,7 +81,7 @@ func (r *report) print(w io.Writer) {
 	for _, s := range m.steps {
 		fmt.Fprintf(w, "| %s | %d | %.1f s | %.0f |\n", s.what, s.n, s.took.Seconds(), s.rate())
 	}
-	fmt.Fprintf(w, "\nThe store then holds %d policy→entity link rows; the live heap after a full GC is %.1f GiB (process RSS %.1f GiB, "+
+	fmt.Fprintf(w, "\nThe policies then select %d policy→entity pairs (link rows for services, routers and checks; resolved on demand for identities); the live heap after a full GC is %.1f GiB (process RSS %.1f GiB, "+
 		"node and load generator together).\n", m.mem.links, gib(m.mem.heapLive), gib(m.mem.rss))
 
 	if c.gcBefore {

@@ -1,0 +1,186 @@
+package store
+
+import (
+	"sort"
+
+	"edgectl/policy"
+)
+
+// Reading the resolved sets of policies.
+//
+// A relation with link rows (rel.linked) answers from its two side trees. A
+// relation over identities has no link rows: one policy may select a hundred
+// thousand identities, and a row per link made a policy write cost in
+// proportion to that (and the model's heap about 1 KiB per link). Its sets
+// are resolved on demand from two indexes that every write keeps up to date:
+//
+//   - refs: role entry (#attr, @id, #all) → the policies whose role array
+//     names it, each with its parsed selector;
+//   - the entity table's role index: attribute → the entities that carry it.
+//
+// The policies that select an entity are the candidates its refs give (a
+// few, however large the model), each matched against the entity's
+// attributes; the entities a policy selects are read from the role index of
+// one attribute (AllOf) or each attribute (AnyOf). Both cost the size of the
+// answer, as a link-row read does.
+
+// Linked reports whether the policy selects the entity in rel.
+func (tx *Tx) Linked(relName, policyID, entityID string) bool {
+	rel := relationsByName[relName]
+	if rel == nil {
+		return false
+	}
+	if rel.linked {
+		_, ok := tx.tree(treeLinks).Get(key(relName, policyID, entityID))
+		return ok
+	}
+	sel := tx.policySelector(rel, policyID)
+	return sel != nil && tx.entityMatches(rel, sel, entityID)
+}
+
+// PolicyEntities calls fn with the ids of the entities the policy selects in
+// rel: in id order for relations with link rows, in no set order otherwise.
+func (tx *Tx) PolicyEntities(relName, policyID string, fn func(entityID string) bool) {
+	rel := relationsByName[relName]
+	if rel == nil {
+		return
+	}
+	if rel.linked {
+		eachSuffix(tx.tree(treeLinks), key(relName, policyID), fn)
+		return
+	}
+	sel := tx.policySelector(rel, policyID)
+	if sel == nil {
+		return
+	}
+	stopped := false
+	tx.selectEntitiesWhile(rel, sel, func(id string) bool {
+		stopped = !fn(id)
+		return !stopped
+	})
+}
+
+// EntityPolicies calls fn with the ids of the policies that select the
+// entity in rel, in id order.
+func (tx *Tx) EntityPolicies(relName, entityID string, fn func(policyID string) bool) {
+	rel := relationsByName[relName]
+	if rel == nil {
+		return
+	}
+	if rel.linked {
+		eachSuffix(tx.tree(treeByEntity), key(relName, entityID), fn)
+		return
+	}
+	r, err := tx.Get(rel.entity, entityID)
+	if err != nil {
+		return
+	}
+	attrs := rolesOf(r)
+	for _, c := range tx.candidates(rel, entityID, attrs, nil) {
+		if c.Sel.Matches(entityID, attrs) && !fn(c.Policy) {
+			return
+		}
+	}
+}
+
+// candidates returns one ref per policy of rel that names #all, the entity's
+// id or one of the given attributes, in policy id order: the only policies
+// that can select the entity.
+func (tx *Tx) candidates(rel *relation, entityID string, attrs, more []string) []*ref {
+	var out []*ref
+	add := func(entry string) {
+		it, err := tx.txn.Get(refsTable, "id_prefix", rel.name, entry, "")
+		if err != nil {
+			return
+		}
+		for raw := it.Next(); raw != nil; raw = it.Next() {
+			out = append(out, raw.(*ref))
+		}
+	}
+	add("#all")
+	add("@" + entityID)
+	for _, a := range attrs {
+		add("#" + a)
+	}
+	for _, a := range more {
+		if !contains(attrs, a) {
+			add("#" + a)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Policy < out[j].Policy })
+	uniq := out[:0]
+	for i, r := range out {
+		if i == 0 || r.Policy != out[i-1].Policy {
+			uniq = append(uniq, r)
+		}
+	}
+	return uniq
+}
+
+// policySelector returns the parsed role array of a policy for rel, nil if
+// the policy does not exist or names nothing in it.
+func (tx *Tx) policySelector(rel *relation, policyID string) *policy.Selector {
+	raw, err := tx.txn.First(refsTable, "policy_prefix", rel.name, policyID, "")
+	if err != nil || raw == nil {
+		return nil
+	}
+	return raw.(*ref).Sel
+}
+
+// selectEntities calls fn once for every entity sel selects.
+func (tx *Tx) selectEntities(rel *relation, sel *policy.Selector, fn func(id string)) {
+	tx.selectEntitiesWhile(rel, sel, func(id string) bool { fn(id); return true })
+}
+
+// selectEntitiesWhile calls fn once for every entity sel selects, until fn
+// returns false, reading only the entities that carry one of its attributes
+// (or all, for #all).
+func (tx *Tx) selectEntitiesWhile(rel *relation, sel *policy.Selector, fn func(id string) bool) {
+	var seen map[string]struct{}
+	// An entity is read more than once only when it is named by @id and
+	// carries an attribute, or carries several attributes of an AnyOf.
+	if len(sel.IDs) > 0 || (sel.Semantic == policy.AnyOf && len(sel.Attrs) > 1) {
+		seen = map[string]struct{}{}
+	}
+	more := true
+	emit := func(r Record) bool {
+		id := r.GetID()
+		if seen != nil {
+			if _, dup := seen[id]; dup {
+				return true
+			}
+		}
+		if !sel.Matches(id, rolesOf(r)) {
+			return true
+		}
+		if seen != nil {
+			seen[id] = struct{}{}
+		}
+		more = fn(id)
+		return more
+	}
+	if sel.All {
+		tx.Each(rel.entity, "id", emit)
+		return
+	}
+	ids := make([]string, 0, len(sel.IDs))
+	for id := range sel.IDs {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		if r, err := tx.Get(rel.entity, id); err == nil && !emit(r) {
+			return
+		}
+	}
+	attrs := sel.Attrs
+	if sel.Semantic != policy.AnyOf && len(attrs) > 0 {
+		// AllOf: every match carries the first attribute; read only those.
+		attrs = attrs[:1]
+	}
+	for _, a := range attrs {
+		if tx.Each(rel.entity, "roles", emit, a); !more {
+			return
+		}
+	}
+}
