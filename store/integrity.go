@@ -111,6 +111,12 @@ func (tx *Tx) checkDerived() []string {
 			return true
 		})
 		problems = append(problems, diffSets("relation "+rel.name, "link", want, have)...)
+		byEntity := map[string]bool{}
+		tx.Each(rel.entity, "id", func(e Record) bool {
+			tx.EntityPolicies(rel.name, e.GetID(), func(p string) bool { byEntity[p+"\x00"+e.GetID()] = true; return true })
+			return true
+		})
+		problems = append(problems, diffSets("relation "+rel.name+" by entity", "link", want, byEntity)...)
 	}
 	for _, k := range AllKinds {
 		n := 0

@@ -56,3 +56,37 @@ func TestIntegrity_FindsAndFixesBrokenDerivedStateAndDanglingRecords(t *testing.
 		t.Fatalf("link not restored: %v", linked)
 	}
 }
+
+func TestIntegrity_FindsAndFixesABrokenLinkSet(t *testing.T) {
+	s := New()
+	mustWrite(t, s, func(tx *Tx) error {
+		if err := tx.Insert(KindService, &Service{Base: Base{ID: "s1"}, Named: Named{Name: "s1"}, RoleAttributes: []string{"a"}}); err != nil {
+			return err
+		}
+		return tx.Insert(KindServicePolicy, &ServicePolicy{Base: Base{ID: "p1"}, Named: Named{Name: "p1"}, Semantic: "AllOf", ServiceRoles: []string{"#a"}})
+	})
+	if !s.Read().Linked(RelServicePolicyService, "p1", "s1") {
+		t.Fatal("p1 does not select s1")
+	}
+	// Drop the entity side of the link only: the policy side still has it.
+	mustWrite(t, s, func(tx *Tx) error {
+		if !tx.removeFromLinkSet(treeByEntity, RelServicePolicyService, "s1", "p1") {
+			t.Fatal("no link to remove")
+		}
+		return nil
+	})
+	if found, _ := s.Read().CheckIntegrity(false, 0); len(found) != 1 {
+		t.Fatalf("scan found %v, want the missing link", found)
+	}
+	wtx := s.Write()
+	if _, err := wtx.CheckIntegrity(true, 0); err != nil {
+		t.Fatal(err)
+	}
+	wtx.Commit()
+	tx := s.Read()
+	var policies []string
+	tx.EntityPolicies(RelServicePolicyService, "s1", func(p string) bool { policies = append(policies, p); return true })
+	if f, _ := tx.CheckIntegrity(false, 0); len(f) != 0 || len(policies) != 1 {
+		t.Fatalf("after the fix: %v, policies of s1 %v", f, policies)
+	}
+}

@@ -239,34 +239,12 @@ func (tx *Tx) reindexPolicy(rel *relation, old, upd Record) error {
 	if !rel.linked {
 		return tx.resolvedPolicyChanged(rel, id, oldSel, newSel)
 	}
-	have := map[string]struct{}{}
-	if old != nil {
-		tx.PolicyEntities(rel.name, id, func(e string) bool { have[e] = struct{}{}; return true })
-	}
-	want := map[string]struct{}{}
-	if upd != nil {
-		tx.selectEntities(rel, newSel, func(entity string) { want[entity] = struct{}{} })
-	}
-	for e := range have {
-		if _, keep := want[e]; !keep {
-			if err := tx.unlink(rel, id, e); err != nil {
-				return err
-			}
-		}
-	}
-	for e := range want {
-		if _, had := have[e]; !had {
-			if err := tx.link(rel, id, e, true); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
+	return tx.reindexLinkedPolicy(rel, id, newSel)
 }
 
 // resolvedPolicyChanged tells the change tracking which entities a policy of
 // a relation without link rows stopped selecting. Entities it starts to
-// select need nothing: the policy's own marker moves (byPolicy in link).
+// select need nothing: the policy's own marker moves.
 func (tx *Tx) resolvedPolicyChanged(rel *relation, id string, oldSel, newSel *policy.Selector) error {
 	if oldSel == nil || !tracksLinks(rel) {
 		return nil
@@ -295,24 +273,6 @@ func (tx *Tx) entityMatches(rel *relation, sel *policy.Selector, id string) bool
 	}
 	r, err := tx.Get(rel.entity, id)
 	return err == nil && sel.Matches(id, rolesOf(r))
-}
-
-// link adds a link and tells the change tracking. byPolicy says the policy
-// itself changed (its own marker moves), so the entity needs no marker of its own.
-func (tx *Tx) link(rel *relation, policyID, entityID string, byPolicy bool) error {
-	tx.sideTxn(treeLinks).Insert(key(rel.name, policyID, entityID), nil)
-	tx.sideTxn(treeByEntity).Insert(key(rel.name, entityID, policyID), nil)
-	if byPolicy {
-		return nil
-	}
-	return tx.linkChanged(rel, policyID, entityID, false)
-}
-
-// unlink removes a link and tells the change tracking.
-func (tx *Tx) unlink(rel *relation, policyID, entityID string) error {
-	tx.sideTxn(treeLinks).Delete(key(rel.name, policyID, entityID))
-	tx.sideTxn(treeByEntity).Delete(key(rel.name, entityID, policyID))
-	return tx.linkChanged(rel, policyID, entityID, true)
 }
 
 // reindexEntity updates the links of one entity for rel (or, for a relation
@@ -356,7 +316,7 @@ func (tx *Tx) reindexEntity(rel *relation, old, upd Record) error {
 		var err error
 		switch {
 		case want && !had && rel.linked:
-			err = tx.link(rel, r.Policy, id, false)
+			err = tx.link(rel, r.Policy, id)
 		case !want && had && rel.linked:
 			err = tx.unlink(rel, r.Policy, id)
 		case want != had && tracksLinks(rel):

@@ -8,7 +8,8 @@ import (
 
 // Reading the resolved sets of policies.
 //
-// A relation with link rows (rel.linked) answers from its two side trees. A
+// A relation with link rows (rel.linked) answers from its two side trees
+// (linksets.go). A
 // relation over identities has no link rows: one policy may select a hundred
 // thousand identities, and a row per link made a policy write cost in
 // proportion to that (and the model's heap about 1 KiB per link). Its sets
@@ -31,8 +32,7 @@ func (tx *Tx) Linked(relName, policyID, entityID string) bool {
 		return false
 	}
 	if rel.linked {
-		_, ok := tx.tree(treeLinks).Get(key(relName, policyID, entityID))
-		return ok
+		return tx.inLinkSet(treeLinks, relName, policyID, entityID)
 	}
 	sel := tx.policySelector(rel, policyID)
 	return sel != nil && tx.entityMatches(rel, sel, entityID)
@@ -46,7 +46,11 @@ func (tx *Tx) PolicyEntities(relName, policyID string, fn func(entityID string) 
 		return
 	}
 	if rel.linked {
-		eachSuffix(tx.tree(treeLinks), key(relName, policyID), fn)
+		for _, e := range tx.linkSet(treeLinks, relName, policyID) {
+			if !fn(e) {
+				return
+			}
+		}
 		return
 	}
 	sel := tx.policySelector(rel, policyID)
@@ -68,7 +72,11 @@ func (tx *Tx) EntityPolicies(relName, entityID string, fn func(policyID string) 
 		return
 	}
 	if rel.linked {
-		eachSuffix(tx.tree(treeByEntity), key(relName, entityID), fn)
+		for _, p := range tx.linkSet(treeByEntity, relName, entityID) {
+			if !fn(p) {
+				return
+			}
+		}
 		return
 	}
 	r, err := tx.Get(rel.entity, entityID)

@@ -25,8 +25,8 @@ type treeRoot struct {
 
 // Side trees of the model.
 const (
-	treeLinks    = "links"    // rel \x00 policy \x00 entity
-	treeByEntity = "byEntity" // rel \x00 entity \x00 policy
+	treeLinks    = "links"    // rel \x00 policy \x00 → sorted entity ids
+	treeByEntity = "byEntity" // rel \x00 entity \x00 → sorted policy ids
 	treeChanges  = "changes"  // marker id → time
 )
 
@@ -92,15 +92,4 @@ func key(parts ...string) []byte {
 		b = append(b, 0)
 	}
 	return b
-}
-
-// eachSuffix calls fn with the last part of every key of tree under prefix.
-func eachSuffix(t *iradix.Tree, prefix []byte, fn func(string) bool) {
-	it := t.Root().Iterator()
-	it.SeekPrefix(prefix)
-	for k, _, ok := it.Next(); ok; k, _, ok = it.Next() {
-		if !fn(string(k[len(prefix) : len(k)-1])) {
-			return
-		}
-	}
 }
