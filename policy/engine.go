@@ -1,7 +1,5 @@
 package policy
 
-import "sort"
-
 // Relation names: which policy kind selects which entity kind through which
 // role array. The store keeps the resolved sets of each as link rows.
 const (
@@ -25,6 +23,9 @@ const (
 type Graph interface {
 	EntityPolicies(rel, entityID string, fn func(policyID string) bool)
 	PolicyEntities(rel, policyID string, fn func(entityID string) bool)
+	// PolicySet returns the ids PolicyEntities would give, sorted; the
+	// caller must not modify the slice (it may be the model's own).
+	PolicySet(rel, policyID string) []string
 	Linked(rel, policyID, entityID string) bool
 	// ServicePolicyType returns Dial or Bind for a service policy, "" if there is none.
 	ServicePolicyType(policyID string) string
@@ -133,16 +134,23 @@ func ServiceEdgeRouters(g Graph, serviceID string) map[string]struct{} {
 	return reach(g, RelSERPService, serviceID, RelSERPEdgeRouter)
 }
 
+// reachSorted is what an entity reaches through the policies that select
+// it, as a sorted set.
+func reachSorted(g Graph, fromRel, id, toRel string) []string {
+	var sets [][]string
+	g.EntityPolicies(fromRel, id, func(p string) bool {
+		sets = append(sets, g.PolicySet(toRel, p))
+		return true
+	})
+	return unionSorted(sets)
+}
+
 // SessionEdgeRouters are the edge routers a session of identity on service
 // may use: those the identity may use and the service may use, sorted.
 func SessionEdgeRouters(g Graph, identityID, serviceID string) []string {
-	mine := IdentityEdgeRouters(g, identityID)
-	var out []string
-	for er := range ServiceEdgeRouters(g, serviceID) {
-		if _, ok := mine[er]; ok {
-			out = append(out, er)
-		}
+	mine := reachSorted(g, RelEdgeRouterPolicyIdentity, identityID, RelEdgeRouterPolicyEdgeRouter)
+	if len(mine) == 0 {
+		return nil
 	}
-	sort.Strings(out)
-	return out
+	return intersectSorted(mine, reachSorted(g, RelSERPService, serviceID, RelSERPEdgeRouter))
 }

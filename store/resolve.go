@@ -64,6 +64,18 @@ func (tx *Tx) PolicyEntities(relName, policyID string, fn func(entityID string) 
 	})
 }
 
+// PolicySet returns the ids of the entities the policy selects in rel,
+// sorted. The slice may be the model's own: the caller must not modify it.
+func (tx *Tx) PolicySet(relName, policyID string) []string {
+	if rel := relationsByName[relName]; rel != nil && rel.linked {
+		return tx.linkSet(treeLinks, relName, policyID)
+	}
+	var out []string
+	tx.PolicyEntities(relName, policyID, func(e string) bool { out = append(out, e); return true })
+	sort.Strings(out)
+	return out
+}
+
 // EntityPolicies calls fn with the ids of the policies that select the
 // entity in rel, in id order.
 func (tx *Tx) EntityPolicies(relName, entityID string, fn func(policyID string) bool) {
