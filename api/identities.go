@@ -93,10 +93,6 @@ func (s *Server) getIdentity(c *call) error {
 	return nil
 }
 
-func (s *Server) listIdentities(c *call) error {
-	return c.listKind(store.KindIdentity, true, func(r store.Record) any { return s.identityView(c.tx, r.(*store.Identity)) })
-}
-
 // disableBody is the disable request.
 type disableBody struct {
 	DurationMinutes *int64 `json:"durationMinutes"`

@@ -107,15 +107,48 @@ func kindSource(tx *store.Tx, k *store.Kind) source {
 	}
 }
 
+// namedSource lists the records of a named kind in list order whose name
+// meets need (what every match of the filter has in its name,
+// filter.Query.Requires). It reads the packed name column, looking for the
+// substring the need implies first, and touches only the records that pass;
+// page then matches them against the whole filter.
+func namedSource(tx *store.Tx, k *store.Kind, need *filter.Need) source {
+	return func(fn func(store.Record) bool) {
+		recs, names := tx.SortedNames(k)
+		names.EachContaining(need.Substring, func(i int) bool {
+			return !need.Test(names.At(i)) || fn(recs[i])
+		})
+	}
+}
+
 // page runs a list: filters, sorts and pages the records of src. total is
 // the number of records in src when known (-1 otherwise); with no filter and
 // no sort it lets the page stop early instead of scanning everything.
 func (c *call) page(lr *listReq, src source, total int, view func(store.Record) any) error {
-	data := []any{}
-	count := 0
-	want := func() bool { return lr.all || len(data) < lr.limit }
+	recs, count, limit := lr.pick(src, total)
+	data := make([]any, 0, len(recs))
+	for _, r := range recs {
+		data = append(data, view(r))
+	}
+	c.okMeta(data, map[string]any{
+		"pagination":       map[string]any{"limit": limit, "offset": lr.offset, "totalCount": count},
+		"filterableFields": lr.fields.Names(),
+	})
+	return nil
+}
+
+// pick selects the records of one page of src (see page) and returns them
+// with the number of matching records and the limit the answer reports.
+func (lr *listReq) pick(src source, total int) (recs []store.Record, count, limit int) {
+	want := func() bool { return lr.all || len(recs) < lr.limit }
 	if !lr.q.HasCondition() && !lr.q.HasSort() && lr.roles == nil && total >= 0 {
 		count = total
+		if n := total - lr.offset; n > 0 {
+			if !lr.all {
+				n = min(n, lr.limit)
+			}
+			recs = make([]store.Record, 0, n)
+		}
 		skipped := 0
 		src(func(r store.Record) bool {
 			if skipped < lr.offset {
@@ -125,7 +158,7 @@ func (c *call) page(lr *listReq, src source, total int, view func(store.Record) 
 			if !want() {
 				return false
 			}
-			data = append(data, view(r))
+			recs = append(recs, r)
 			return true
 		})
 	} else {
@@ -141,25 +174,40 @@ func (c *call) page(lr *listReq, src source, total int, view func(store.Record) 
 		}
 		count = len(matches)
 		for i := lr.offset; i < len(matches) && want(); i++ {
-			data = append(data, view(matches[i]))
+			recs = append(recs, matches[i])
 		}
 	}
-	limit := lr.limit
+	limit = lr.limit
 	if lr.all {
 		limit = count
 	}
-	c.okMeta(data, map[string]any{
-		"pagination":       map[string]any{"limit": limit, "offset": lr.offset, "totalCount": count},
-		"filterableFields": lr.fields.Names(),
-	})
-	return nil
+	return recs, count, limit
 }
 
 // listKind serves the plain list of a kind.
 func (c *call) listKind(k *store.Kind, roleFilter bool, view func(store.Record) any) error {
-	lr, err := c.parseList(k.Fields, roleFilter)
+	lr, src, err := c.kindList(k, roleFilter)
 	if err != nil {
 		return err
 	}
-	return c.page(lr, kindSource(c.tx, k), c.tx.Count(k), view)
+	return c.page(lr, src, c.tx.Count(k), view)
+}
+
+// kindList parses the list request of a kind and returns the source of its
+// candidates: every record, or, when the filter constrains the name of a
+// named kind, only the records whose name passes that test.
+func (c *call) kindList(k *store.Kind, roleFilter bool) (*listReq, source, error) {
+	lr, err := c.parseList(k.Fields, roleFilter)
+	if err != nil {
+		return nil, nil, err
+	}
+	src := kindSource(c.tx, k)
+	if k.Named {
+		// The filter field "name" of a named kind reads RecordName, the
+		// value the column holds, so a test of it may skip records unread.
+		if need := lr.q.Requires("name"); need != nil {
+			src = namedSource(c.tx, k, need)
+		}
+	}
+	return lr, src, nil
 }

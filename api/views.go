@@ -84,41 +84,69 @@ func linksOfIdentity(id string) identityLinks {
 
 // identityView builds the view of an identity.
 func (s *Server) identityView(tx *store.Tx, i *store.Identity) *identity {
-	authenticators := map[string]any{}
-	tx.Each(store.KindAuthenticator, "identity", func(r store.Record) bool {
-		a := r.(*store.Authenticator)
-		switch a.Method {
-		case "updb":
-			authenticators["updb"] = map[string]any{"id": a.ID, "username": a.Username}
-		case "cert":
-			authenticators["cert"] = map[string]any{"id": a.ID, "fingerprint": a.Fingerprint}
-		}
-		return true
-	}, i.ID)
-	enrollment := map[string]any{}
-	tx.Each(store.KindEnrollment, "identity", func(r store.Record) bool {
-		e := r.(*store.Enrollment)
-		v := map[string]any{"id": e.ID, "jwt": e.JWT, "token": e.Token, "expiresAt": e.ExpiresAt}
-		if e.CaID != nil {
-			v["caId"] = *e.CaID
-		}
-		enrollment[e.Method] = v
-		return true
-	}, i.ID)
+	return s.identityViewAt(tx, i, s.now())
+}
+
+// identityViewAt is identityView judging "disabled" at now. appendIdentity
+// writes the same answer without building it (identities_json.go).
+func (s *Server) identityViewAt(tx *store.Tx, i *store.Identity, now time.Time) *identity {
 	return &identity{
 		Links: linksOfIdentity(i.ID), ID: i.ID, CreatedAt: jsonTime(i.CreatedAt), UpdatedAt: jsonTime(i.UpdatedAt),
 		Tags: tagsOrEmpty(i.Tags), Name: i.Name,
 		Type: s.typedRef(tx, store.KindIdentityType, "identity-types", i.TypeID), TypeID: i.TypeID,
 		IsAdmin: i.IsAdmin, IsDefaultAdmin: i.IsDefaultAdmin, AppData: objOrEmpty(i.AppData),
 		AuthPolicy:   s.typedRef(tx, store.KindAuthPolicy, "auth-policies", i.AuthPolicyID),
-		AuthPolicyID: i.AuthPolicyID, Authenticators: authenticators,
+		AuthPolicyID: i.AuthPolicyID, Authenticators: objOrEmpty(identityAuthenticators(tx, i.ID)),
 		DefaultHostingCost: i.DefaultHostingCost, DefaultHostingPrecedence: i.DefaultHostingPrecedence,
 		ServiceHostingCosts: intMapOrEmpty(i.ServiceHostingCosts), ServiceHostingPrecedences: strMapOrEmpty(i.ServiceHostingPrecedences),
-		Disabled: identityDisabled(i, s.now()), DisabledAt: i.DisabledAt, DisabledUntil: i.DisabledUntil,
-		Enrollment: enrollment, EnvInfo: i.EnvInfo, SdkInfo: i.SdkInfo, ExternalID: i.ExternalID,
+		Disabled: identityDisabled(i, now), DisabledAt: i.DisabledAt, DisabledUntil: i.DisabledUntil,
+		Enrollment: objOrEmpty(identityEnrollments(tx, i.ID)), EnvInfo: i.EnvInfo, SdkInfo: i.SdkInfo, ExternalID: i.ExternalID,
 		HasAPISession: tx.First(store.KindAPISession, "identity", i.ID) != nil,
 		IsMfaEnabled:  mfaEnabled(tx, i.ID), RoleAttributes: nonNilStrings(i.RoleAttributes),
 	}
+}
+
+// identityAuthenticators is the authenticators object of an identity's view
+// (method → id and username or fingerprint), nil when it has none.
+func identityAuthenticators(tx *store.Tx, identityID string) map[string]any {
+	var out map[string]any
+	tx.Each(store.KindAuthenticator, "identity", func(r store.Record) bool {
+		a := r.(*store.Authenticator)
+		var v map[string]any
+		switch a.Method {
+		case "updb":
+			v = map[string]any{"id": a.ID, "username": a.Username}
+		case "cert":
+			v = map[string]any{"id": a.ID, "fingerprint": a.Fingerprint}
+		default:
+			return true
+		}
+		if out == nil {
+			out = map[string]any{}
+		}
+		out[a.Method] = v
+		return true
+	}, identityID)
+	return out
+}
+
+// identityEnrollments is the enrollment object of an identity's view
+// (method → the pending enrollment), nil when it has none.
+func identityEnrollments(tx *store.Tx, identityID string) map[string]any {
+	var out map[string]any
+	tx.Each(store.KindEnrollment, "identity", func(r store.Record) bool {
+		e := r.(*store.Enrollment)
+		v := map[string]any{"id": e.ID, "jwt": e.JWT, "token": e.Token, "expiresAt": e.ExpiresAt}
+		if e.CaID != nil {
+			v["caId"] = *e.CaID
+		}
+		if out == nil {
+			out = map[string]any{}
+		}
+		out[e.Method] = v
+		return true
+	}, identityID)
+	return out
 }
 
 // authenticatorView is an authenticator without its secret.

@@ -1,6 +1,12 @@
 package store
 
-import "github.com/hashicorp/go-memdb"
+import (
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/hashicorp/go-memdb"
+)
 
 // sortedRecords is a table's records in list order at one generation of one
 // database. Lists that must look at every record (a filter, a sort) scan
@@ -10,16 +16,129 @@ type sortedRecords struct {
 	db   *memdb.MemDB
 	gen  uint64
 	recs []Record
+
+	// names is the column of names of a named kind, built on first use.
+	namesOnce sync.Once
+	names     *Names
+}
+
+// Names is the names of a named kind's records in list order, packed into
+// one string. A filter on the name reads this column sequentially (a few
+// hundred kilobytes for 10,000 records) instead of loading every record and
+// then its name from wherever the heap put them: on a server whose caches
+// other work keeps evicting, those two loads per record were most of the cost
+// of a filtered list.
+type Names struct {
+	blob  string
+	ends  []int      // ends[i] is the end of name i in blob; it starts at ends[i-1] (0 for the first)
+	count [256]int32 // occurrences of each byte in blob, to search for a substring by its rarest byte
+}
+
+// Len is the number of names.
+func (n *Names) Len() int { return len(n.ends) }
+
+// At is the name of record i of the slice the column was returned with.
+func (n *Names) At(i int) string {
+	start := 0
+	if i > 0 {
+		start = n.ends[i-1]
+	}
+	return n.blob[start:n.ends[i]]
+}
+
+// EachContaining calls fn, in list order, with the index of every name that
+// contains sub, until fn returns false. It looks for the byte of sub that is
+// rarest in the column with IndexByte (vectorized) and compares sub only
+// there, so a substring that few names contain costs a fraction of testing
+// every name; a byte no name has costs nothing.
+func (n *Names) EachContaining(sub string, fn func(i int) bool) {
+	if sub == "" {
+		for i := range n.ends {
+			if !fn(i) {
+				return
+			}
+		}
+		return
+	}
+	k := 0 // the rarest byte of sub is sub[k]
+	for j := 1; j < len(sub); j++ {
+		if n.count[sub[j]] < n.count[sub[k]] {
+			k = j
+		}
+	}
+	if n.count[sub[k]] == 0 {
+		return
+	}
+	c, i := sub[k], 0
+	for pos := k; pos < len(n.blob); {
+		j := strings.IndexByte(n.blob[pos:], c)
+		if j < 0 {
+			return
+		}
+		start := pos + j - k // where sub would start; pos >= k keeps it >= 0
+		// The name holding start: the first from i that ends after it (start
+		// only grows, so names before i are behind it).
+		from := i
+		i = from + sort.Search(len(n.ends)-from, func(x int) bool { return n.ends[from+x] > start })
+		if end := start + len(sub); end <= n.ends[i] && n.blob[start:end] == sub {
+			if !fn(i) {
+				return
+			}
+			pos = n.ends[i] + k // the rest of this name is reported
+			continue
+		}
+		pos += j + 1
+	}
+}
+
+func newNames(recs []Record) *Names {
+	size := 0
+	for _, r := range recs {
+		size += len(r.RecordName())
+	}
+	var b strings.Builder
+	b.Grow(size)
+	n := &Names{ends: make([]int, len(recs))}
+	for i, r := range recs {
+		name := r.RecordName()
+		b.WriteString(name)
+		n.ends[i] = b.Len()
+		for j := 0; j < len(name); j++ {
+			n.count[name[j]]++
+		}
+	}
+	n.blob = b.String()
+	return n
 }
 
 // Sorted returns every record of k in list order (name then id for named
 // kinds, creation time then id for the others). The slice is shared: callers
 // must not modify it.
 func (tx *Tx) Sorted(k *Kind) []Record {
+	return tx.sorted(k).recs
+}
+
+// SortedNames returns what Sorted returns and, for a named kind, the column
+// of the records' names (RecordName, which is also what the filter field
+// "name" reads): names.At(i) is the name of recs[i]. Both come from the same
+// generation of the table, so the column is never staler than the records.
+// names is nil for a kind without names.
+func (tx *Tx) SortedNames(k *Kind) (recs []Record, names *Names) {
+	c := tx.sorted(k)
+	if !k.Named {
+		return c.recs, nil
+	}
+	c.namesOnce.Do(func() { c.names = newNames(c.recs) })
+	return c.recs, c.names
+}
+
+// sorted returns the cache entry of k at this view's generation, building it
+// when the table changed since the last one.
+func (tx *Tx) sorted(k *Kind) *sortedRecords {
 	gen := tx.gen(k)
 	if v, ok := tx.s.sorted.Load(k.Table); ok {
 		if c := v.(*sortedRecords); c.db == tx.db && c.gen == gen {
-			return c.recs
+			return c
 		}
 	}
 	index := "created"
@@ -43,5 +162,5 @@ func (tx *Tx) Sorted(k *Kind) []Record {
 			break
 		}
 	}
-	return recs
+	return c
 }

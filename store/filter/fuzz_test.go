@@ -93,10 +93,14 @@ func FuzzCompile(f *testing.F) {
 				t.Fatalf("canonical form not stable: %q -> %q -> %q", src, canon, again)
 			}
 		}
+		need := q.Requires("name")
 		for _, r := range recs {
 			m := q.Match(r)
 			if q2 != nil && q2.Match(r) != m {
 				t.Fatalf("%q and its canonical form %q disagree on %+v", src, canon, *r)
+			}
+			if m && need != nil && (!need.Test(r.name) || !strings.Contains(r.name, need.Substring)) {
+				t.Fatalf("%q matches %+v but its Requires(\"name\") %+v rejects %q", src, *r, need, r.name)
 			}
 			for _, r2 := range recs {
 				if c, c2 := q.Compare(r, r2), q.Compare(r2, r); sign(c) != -sign(c2) {

@@ -16,6 +16,9 @@ type Query struct {
 	limit    int
 	hasLimit bool
 	noLimit  bool
+	// expr and schema are kept for Requires, which reads the condition's shape.
+	expr   node
+	schema *Schema
 }
 
 // sortFunc orders two records by one key.
@@ -37,6 +40,8 @@ func Compile(src string, s *Schema) (*Query, error) {
 		limit:    a.limit,
 		hasLimit: a.hasLimit,
 		noLimit:  a.noLimit,
+		expr:     a.expr,
+		schema:   s,
 	}
 	if a.expr != nil {
 		m, err := c.expr(a.expr)

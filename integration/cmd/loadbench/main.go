@@ -27,7 +27,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"math"
 	"net"
 	"net/http"
 	"net/url"
@@ -36,7 +35,6 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -172,11 +170,11 @@ func run(bin string, duration time.Duration, identities, clients, requests int) 
 	if r.plain, err = latency(ctx, n, tok, r.plainPath, requests, 10); err != nil {
 		return err
 	}
-	fmt.Printf("GET /identities?limit=10 (%d identities), %d requests: p50 %s ms, p99 %s ms\n", total, requests, ms(r.plain.p50), ms(r.plain.p99))
+	fmt.Printf("GET /identities?limit=10 (%d identities), %d requests: p50 %s ms, p99 %s ms%s\n", total, requests, ms(r.plain.p50), ms(r.plain.p99), r.plain.client())
 	if r.filtered, err = latency(ctx, n, tok, r.filterPath, requests, needleCount); err != nil {
 		return err
 	}
-	fmt.Printf("GET /identities?filter=%s (%d of %d), %d requests: p50 %s ms, p99 %s ms\n", filter, needleCount, total, requests, ms(r.filtered.p50), ms(r.filtered.p99))
+	fmt.Printf("GET /identities?filter=%s (%d of %d), %d requests: p50 %s ms, p99 %s ms%s\n", filter, needleCount, total, requests, ms(r.filtered.p50), ms(r.filtered.p99), r.filtered.client())
 
 	r.print(os.Stdout)
 	return nil
@@ -526,56 +524,6 @@ func fillPhase(ctx context.Context, n *node, tok, prefix string, workers, count 
 	}
 	return r, nil
 }
-
-// latencies are the percentiles of one list figure.
-type latencies struct{ p50, p99, mean time.Duration }
-
-// latency runs `requests` sequential GETs of path (after a short warm-up)
-// and checks each answer holds `want` items.
-func latency(ctx context.Context, n *node, tok, path string, requests, want int) (latencies, error) {
-	check := func(st int, data []byte, err error) error {
-		if err != nil {
-			return err
-		}
-		var out struct {
-			Data []json.RawMessage `json:"data"`
-		}
-		if st != http.StatusOK || json.Unmarshal(data, &out) != nil {
-			return fmt.Errorf("GET %s: status %d: %.300s", path, st, data)
-		}
-		if len(out.Data) != want {
-			return fmt.Errorf("GET %s: %d items, want %d", path, len(out.Data), want)
-		}
-		return nil
-	}
-	for range 20 { // warm-up: connection, caches
-		if err := check(n.do(ctx, http.MethodGet, path, tok, nil)); err != nil {
-			return latencies{}, err
-		}
-	}
-	ds := make([]time.Duration, 0, requests)
-	var sum time.Duration
-	for range requests {
-		t0 := time.Now()
-		st, data, err := n.do(ctx, http.MethodGet, path, tok, nil)
-		d := time.Since(t0)
-		if err := check(st, data, err); err != nil {
-			return latencies{}, err
-		}
-		ds = append(ds, d)
-		sum += d
-	}
-	slices.Sort(ds)
-	return latencies{p50: percentile(ds, 50), p99: percentile(ds, 99), mean: sum / time.Duration(len(ds))}, nil
-}
-
-// percentile is the nearest-rank percentile of sorted durations.
-func percentile(sorted []time.Duration, p float64) time.Duration {
-	rank := int(math.Ceil(p / 100 * float64(len(sorted))))
-	return sorted[max(rank, 1)-1]
-}
-
-func ms(d time.Duration) string { return fmt.Sprintf("%.2f", float64(d)/float64(time.Millisecond)) }
 
 type report struct {
 	identities, clients, requests int

@@ -1,0 +1,156 @@
+package store
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+func insertIdentities(t *testing.T, s *Store, names ...string) {
+	t.Helper()
+	tx := s.Write()
+	for _, n := range names {
+		if err := tx.Insert(KindIdentity, &Identity{Base: Base{ID: "id-" + n, CreatedAt: time.Unix(0, 0)}, Named: Named{Name: n}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tx.Commit()
+}
+
+func checkColumn(t *testing.T, tx *Tx, want ...string) {
+	t.Helper()
+	recs, names := tx.SortedNames(KindIdentity)
+	if len(recs) != len(want) || names.Len() != len(want) {
+		t.Fatalf("%d records, %d names, want %d", len(recs), names.Len(), len(want))
+	}
+	for i, w := range want {
+		if recs[i].RecordName() != w || names.At(i) != w {
+			t.Errorf("position %d: record %q, column %q, want %q", i, recs[i].RecordName(), names.At(i), w)
+		}
+	}
+}
+
+func TestSortedNames_ColumnFollowsTheRecords(t *testing.T) {
+	s := New()
+	insertIdentities(t, s, "web", "", "db", "ünï<code>")
+	old := s.Read()
+	checkColumn(t, old, "", "db", "web", "ünï<code>")
+
+	// A rename and a delete make a new generation; the old view keeps its own.
+	tx := s.Write()
+	web, err := GetAs[*Identity](tx, KindIdentity, "id-web")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := *web
+	n.Name = "a-web"
+	if err := tx.Replace(KindIdentity, &n); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Remove(KindIdentity, "id-db"); err != nil {
+		t.Fatal(err)
+	}
+	tx.Commit()
+	checkColumn(t, s.Read(), "", "a-web", "ünï<code>")
+	checkColumn(t, old, "", "db", "web", "ünï<code>")
+
+	if _, names := s.Read().SortedNames(KindAuthenticator); names != nil {
+		t.Error("a kind without names has a name column")
+	}
+}
+
+// TestSorted_OtherTablesDoNotInvalidate: the session activity flush, posture
+// sweeps and every other write leave the identities alone, so the cached
+// order and name column of the identities must survive them.
+func TestSorted_OtherTablesDoNotInvalidate(t *testing.T) {
+	s := New()
+	insertIdentities(t, s, "a", "b")
+	recs, names := s.Read().SortedNames(KindIdentity)
+	tx := s.Write()
+	if err := tx.Insert(KindAPISession, &APISession{Base: Base{ID: "sess"}, TokenHash: "h", IdentityID: "id-a"}); err != nil {
+		t.Fatal(err)
+	}
+	tx.Commit()
+	tx = s.Write()
+	if err := tx.TouchAPISessions([]Activity{{ID: "sess", At: time.Unix(10, 0)}}); err != nil {
+		t.Fatal(err)
+	}
+	tx.Commit()
+	recs2, names2 := s.Read().SortedNames(KindIdentity)
+	if &recs2[0] != &recs[0] || names2 != names {
+		t.Error("a write to another table rebuilt the identities' sorted records")
+	}
+	insertIdentities(t, s, "c")
+	if recs3, _ := s.Read().SortedNames(KindIdentity); len(recs3) != 3 {
+		t.Errorf("after an identity insert: %d records, want 3", len(recs3))
+	}
+}
+
+// TestNamedKinds_NameFieldReadsRecordName: lists filter on the name column
+// in place of the filter field "name", which is only right while that field
+// reads RecordName for every named kind.
+func TestNamedKinds_NameFieldReadsRecordName(t *testing.T) {
+	for _, k := range AllKinds {
+		if !k.Named {
+			continue
+		}
+		r := k.new()
+		want := fmt.Sprintf("name of %s", k.Table)
+		if err := json.Unmarshal([]byte(fmt.Sprintf(`{"name":%q}`, want)), r); err != nil {
+			t.Fatalf("%s: %v", k.Table, err)
+		}
+		f, ok := k.Fields.Fields["name"]
+		if !ok || f.GetString == nil {
+			t.Errorf("%s: no typed name field", k.Table)
+			continue
+		}
+		if got, ok := f.GetString(r); !ok || got != want || r.RecordName() != want {
+			t.Errorf("%s: field name reads %q (ok %v), RecordName %q, want %q", k.Table, got, ok, r.RecordName(), want)
+		}
+	}
+}
+
+// TestNames_EachContainingFindsWhatContainsFinds compares the rarest-byte
+// search with strings.Contains on every name, over random names of a small
+// alphabet (so matches cross name boundaries in the packed column and bytes
+// repeat), empty names included.
+func TestNames_EachContainingFindsWhatContainsFinds(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	word := func(max int) string {
+		b := make([]byte, rng.IntN(max+1))
+		for i := range b {
+			b[i] = "aab-c\xff"[rng.IntN(6)]
+		}
+		return string(b)
+	}
+	for round := range 300 {
+		var recs []Record
+		for j := range rng.IntN(30) {
+			recs = append(recs, &Identity{Base: Base{ID: fmt.Sprint(j)}, Named: Named{Name: word(6)}})
+		}
+		names := newNames(recs)
+		for range 20 {
+			sub := word(3)
+			var want, got []int
+			for i, r := range recs {
+				if strings.Contains(r.RecordName(), sub) {
+					want = append(want, i)
+				}
+			}
+			names.EachContaining(sub, func(i int) bool { got = append(got, i); return true })
+			if !slices.Equal(got, want) {
+				t.Fatalf("round %d: names %q, sub %q: found %v, want %v", round, names.blob, sub, got, want)
+			}
+			// Stopping early stops.
+			calls := 0
+			names.EachContaining(sub, func(int) bool { calls++; return false })
+			if calls != min(1, len(want)) {
+				t.Fatalf("round %d: fn called %d times after returning false", round, calls)
+			}
+		}
+	}
+}
