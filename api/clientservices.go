@@ -1,8 +1,9 @@
 package api
 
 import (
-	"encoding/json"
-	"sort"
+	"net/http"
+	"slices"
+	"strings"
 	"time"
 
 	"edgectl/policy"
@@ -53,8 +54,9 @@ func wantsConfigType(sess *store.APISession, t *store.ConfigType) bool {
 	return false
 }
 
-// href and links are the typed form of _links for the hot Client API views:
-// struct encoding skips the map sorting that map-based views pay per field.
+// href and links are the typed form of _links for the typed views (and the
+// cached fragments of the client service views): struct encoding skips the
+// map sorting that map-based views pay per field.
 type href struct {
 	Href string `json:"href"`
 }
@@ -70,56 +72,10 @@ func linkTo(path, id string) selfLink { return selfLink{Self: href{Href: "./" + 
 // output, which showed in the profile of the hottest list.
 func jsonTime(t time.Time) string { return t.Format(time.RFC3339Nano) }
 
-// clientService is a service as the Client API shows it to one caller.
-type clientService struct {
-	Links              selfLink                   `json:"_links"`
-	ID                 string                     `json:"id"`
-	CreatedAt          string                     `json:"createdAt"`
-	UpdatedAt          string                     `json:"updatedAt"`
-	Tags               map[string]any             `json:"tags"`
-	Name               string                     `json:"name"`
-	Config             map[string]json.RawMessage `json:"config"`
-	Configs            []string                   `json:"configs"`
-	EncryptionRequired bool                       `json:"encryptionRequired"`
-	TerminatorStrategy string                     `json:"terminatorStrategy"`
-	RoleAttributes     []string                   `json:"roleAttributes"`
-	MaxIdleTimeMillis  int64                      `json:"maxIdleTimeMillis"`
-	Permissions        []string                   `json:"permissions"`
-	PostureQueries     []policyPostureQueries     `json:"postureQueries"`
-}
-
-// policyPostureQueries is the PolicyPostureQueries of one granting policy.
-type policyPostureQueries struct {
-	PolicyID       string         `json:"policyId"`
-	PolicyType     string         `json:"policyType"`
-	IsPassing      bool           `json:"isPassing"`
-	PostureQueries []postureQuery `json:"postureQueries"`
-}
-
-// postureQuery is one posture check of a policy as a query to answer.
-type postureQuery struct {
-	Links            selfLink       `json:"_links"`
-	ID               string         `json:"id"`
-	CreatedAt        string         `json:"createdAt"`
-	UpdatedAt        string         `json:"updatedAt"`
-	Tags             map[string]any `json:"tags"`
-	QueryType        string         `json:"queryType"`
-	IsPassing        bool           `json:"isPassing"`
-	Timeout          int64          `json:"timeout"`
-	TimeoutRemaining int64          `json:"timeoutRemaining"`
-	Process          *queryProcess  `json:"process,omitempty"`
-	Processes        []queryProcess `json:"processes,omitempty"`
-}
-
-type queryProcess struct {
-	OSType string `json:"osType"`
-	Path   string `json:"path"`
-}
-
 // postureEval judges posture checks for one API session at one time,
-// each check once per request however many policies name it.
+// each check once per request however many policies name it. Posture
+// queries show no failure details, so it judges without them (policy.Judge).
 type postureEval struct {
-	s     *Server
 	tx    *store.Tx
 	data  *policy.Data
 	now   time.Time
@@ -132,7 +88,7 @@ type postureVerdict struct {
 }
 
 func (s *Server) newPostureEval(tx *store.Tx, sess *store.APISession) *postureEval {
-	return &postureEval{s: s, tx: tx, data: tx.PostureInput(sess), now: s.now(), cache: map[string]postureVerdict{}}
+	return &postureEval{tx: tx, data: tx.PostureInput(sess), now: s.now(), cache: map[string]postureVerdict{}}
 }
 
 func (e *postureEval) check(id string) postureVerdict {
@@ -141,80 +97,34 @@ func (e *postureEval) check(id string) postureVerdict {
 	}
 	v := postureVerdict{r: policy.Result{Timeout: -1, TimeoutRemaining: -1}}
 	if pc, err := store.GetAs[*store.PostureCheck](e.tx, store.KindPostureCheck, id); err == nil {
-		v = postureVerdict{r: policy.Evaluate(store.CheckOf(pc), e.data, e.now), pc: pc}
+		v = postureVerdict{r: policy.Judge(judgedCheck(pc), e.data, e.now), pc: pc}
 	}
 	e.cache[id] = v
 	return v
 }
 
-// clientServiceView builds the Client API view of a service for one caller.
-func (s *Server) clientServiceView(tx *store.Tx, svc *store.Service, grants []policy.Grant, sess *store.APISession, pe *postureEval) *clientService {
-	// The service's configs, then the identity's overrides per config type.
-	byType := map[string]*store.Config{}
-	for _, id := range svc.Configs {
-		if cfg, err := store.GetAs[*store.Config](tx, store.KindConfig, id); err == nil {
-			byType[cfg.ConfigTypeID] = cfg
-		}
-	}
-	tx.Each(store.KindIdentityServiceConfig, "identity", func(r store.Record) bool {
-		o := r.(*store.IdentityServiceConfig)
-		if o.ServiceID == svc.ID {
-			if cfg, err := store.GetAs[*store.Config](tx, store.KindConfig, o.ConfigID); err == nil {
-				byType[cfg.ConfigTypeID] = cfg
-			}
-		}
-		return true
-	}, sess.IdentityID)
-	v := &clientService{
-		Links: linkTo("services", svc.ID), ID: svc.ID, CreatedAt: jsonTime(svc.CreatedAt), UpdatedAt: jsonTime(svc.UpdatedAt),
-		Tags: tagsOrEmpty(svc.Tags), Name: svc.Name, Config: map[string]json.RawMessage{}, Configs: []string{},
-		EncryptionRequired: svc.EncryptionRequired, TerminatorStrategy: svc.TerminatorStrategy,
-		RoleAttributes: nonNilStrings(svc.RoleAttributes), MaxIdleTimeMillis: svc.MaxIdleTimeMillis,
-		Permissions: []string{}, PostureQueries: []policyPostureQueries{},
-	}
-	for typeID, cfg := range byType {
-		v.Configs = append(v.Configs, cfg.ID)
-		t, err := store.GetAs[*store.ConfigType](tx, store.KindConfigType, typeID)
-		if err == nil && wantsConfigType(sess, t) {
-			v.Config[t.Name] = rawOrEmpty(cfg.Data)
-		}
-	}
-	sort.Strings(v.Configs)
-	dial, bind := false, false
-	for _, g := range grants {
-		dial, bind = dial || g.Type == policy.Dial, bind || g.Type == policy.Bind
-		v.PostureQueries = append(v.PostureQueries, pe.policyQueries(g))
-	}
-	if dial {
-		v.Permissions = append(v.Permissions, policy.Dial)
-	}
-	if bind {
-		v.Permissions = append(v.Permissions, policy.Bind)
-	}
-	return v
+// clientViews is what writing the client service views of one request
+// needs: the read transaction, the caller's API session, its identity's
+// service config overrides (read once, not once per service), the posture
+// verdicts, and scratch slices reused from one service to the next.
+type clientViews struct {
+	tx        *store.Tx
+	sess      *store.APISession
+	overrides []*store.IdentityServiceConfig
+	pe        *postureEval
+	policies  map[string][]byte // policy id → its PolicyPostureQueries JSON in this request
+	byType    []typedConfig
+	named     []namedConfig
+	ids       []string
 }
 
-// policyQueries is the PolicyPostureQueries of one granting policy.
-func (e *postureEval) policyQueries(g policy.Grant) policyPostureQueries {
-	out := policyPostureQueries{PolicyID: g.PolicyID, PolicyType: g.Type, IsPassing: true, PostureQueries: []postureQuery{}}
-	for _, id := range g.Checks {
-		v := e.check(id)
-		pc := v.pc
-		if pc == nil {
-			continue
-		}
-		out.IsPassing = out.IsPassing && v.r.Passing
-		q := postureQuery{Links: linkTo("posture-checks", pc.ID), ID: pc.ID, CreatedAt: jsonTime(pc.CreatedAt), UpdatedAt: jsonTime(pc.UpdatedAt),
-			Tags: tagsOrEmpty(pc.Tags), QueryType: pc.TypeID, IsPassing: v.r.Passing, Timeout: v.r.Timeout, TimeoutRemaining: v.r.TimeoutRemaining}
-		if pc.Process != nil {
-			q.Process = &queryProcess{OSType: pc.Process.OSType, Path: pc.Process.Path}
-		}
-		for _, p := range pc.Processes {
-			q.Processes = append(q.Processes, queryProcess{OSType: p.OSType, Path: p.Path})
-		}
-		out.PostureQueries = append(out.PostureQueries, q)
-	}
-	return out
+func (s *Server) newClientViews(tx *store.Tx, sess *store.APISession) *clientViews {
+	v := &clientViews{tx: tx, sess: sess, pe: s.newPostureEval(tx, sess)}
+	tx.Each(store.KindIdentityServiceConfig, "identity", func(r store.Record) bool {
+		v.overrides = append(v.overrides, r.(*store.IdentityServiceConfig))
+		return true
+	}, sess.IdentityID)
+	return v
 }
 
 // visibleServices returns the grants of the caller per visible service.
@@ -229,27 +139,65 @@ func (s *Server) listClientServices(c *call) error {
 		return err
 	}
 	grants := visibleServices(c.tx, c.identity.ID)
+	recs := visibleInOrder(c.tx, grants)
+	page, count, limit := lr.pick(recordsSource(recs), len(recs))
+	v := s.newClientViews(c.tx, c.session)
+	buf := getJSONBuf()
+	defer putJSONBuf(buf)
+	b := append((*buf)[:0], `{"data":[`...)
+	for i, r := range page {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		if b, err = v.appendClientService(b, r.(*store.Service), grants[r.GetID()]); err != nil {
+			return err
+		}
+	}
+	b = append(b, "],"...)
+	b = appendListMeta(b, lr, limit, count)
+	*buf = append(b, "}\n"...)
+	c.writeJSONBytes(http.StatusOK, *buf)
+	return nil
+}
+
+// visibleInOrder returns the services of grants in list order (name, then
+// id). When the caller sees a good part of all services, it filters the
+// store's sorted list of services (cached per table generation) instead of
+// looking each one up and sorting: a lookup costs tens of times more than a
+// membership test. Both give the same records in the same order.
+func visibleInOrder(tx *store.Tx, grants map[string][]policy.Grant) []store.Record {
 	recs := make([]store.Record, 0, len(grants))
+	if len(grants) == 0 {
+		return recs
+	}
+	if tx.Count(store.KindService) <= scanPerLookup*len(grants) {
+		for _, r := range tx.Sorted(store.KindService) {
+			if _, ok := grants[r.GetID()]; ok {
+				recs = append(recs, r)
+			}
+		}
+		return recs
+	}
 	for id := range grants {
-		if r, err := c.tx.Get(store.KindService, id); err == nil {
+		if r, err := tx.Get(store.KindService, id); err == nil {
 			recs = append(recs, r)
 		}
 	}
 	sortByName(recs)
-	pe := s.newPostureEval(c.tx, c.session)
-	return c.page(lr, recordsSource(recs), len(recs), func(r store.Record) any {
-		return s.clientServiceView(c.tx, r.(*store.Service), grants[r.GetID()], c.session, pe)
-	})
+	return recs
 }
+
+// scanPerLookup is how many records a sorted scan may test per service the
+// caller sees before lookups and a sort are cheaper.
+const scanPerLookup = 16
 
 // sortByName orders records by name then id, the default list order.
 func sortByName(recs []store.Record) {
-	sort.Slice(recs, func(i, j int) bool {
-		a, b := recs[i], recs[j]
-		if a.RecordName() != b.RecordName() {
-			return a.RecordName() < b.RecordName()
+	slices.SortFunc(recs, func(a, b store.Record) int {
+		if c := strings.Compare(a.RecordName(), b.RecordName()); c != 0 {
+			return c
 		}
-		return a.GetID() < b.GetID()
+		return strings.Compare(a.GetID(), b.GetID())
 	})
 }
 
@@ -270,7 +218,16 @@ func (s *Server) getClientService(c *call) error {
 	if err != nil {
 		return err
 	}
-	c.ok(s.clientServiceView(c.tx, svc, grants, c.session, s.newPostureEval(c.tx, c.session)))
+	buf := getJSONBuf()
+	defer putJSONBuf(buf)
+	b := append((*buf)[:0], `{"data":`...)
+	if b, err = s.newClientViews(c.tx, c.session).appendClientService(b, svc, grants); err != nil {
+		return err
+	}
+	b = append(b, ',')
+	b = appendMetaVersions(b)
+	*buf = append(b, "}}\n"...)
+	c.writeJSONBytes(http.StatusOK, *buf)
 	return nil
 }
 

@@ -92,30 +92,51 @@ type Result struct {
 // in, so tests move it and every caller judges with its own request time.
 func Evaluate(c *Check, d *Data, now time.Time) Result {
 	r := Result{Timeout: -1, TimeoutRemaining: -1, Actual: map[string]any{}, Expected: map[string]any{}}
+	judge(c, d, now, &r)
+	return r
+}
+
+// Judge is Evaluate without the Actual and Expected details (both nil): the
+// verdict and the timeouts only, for callers that show no failure details.
+// The Client API's posture queries judge every check on every service list,
+// and building the details was most of the cost of a judgement.
+func Judge(c *Check, d *Data, now time.Time) Result {
+	r := Result{Timeout: -1, TimeoutRemaining: -1}
+	judge(c, d, now, &r)
+	return r
+}
+
+// note records a detail of a judgement; details are off when m is nil.
+func note(m map[string]any, k string, v any) {
+	if m != nil {
+		m[k] = v
+	}
+}
+
+func judge(c *Check, d *Data, now time.Time, r *Result) {
 	if d == nil {
 		d = &Data{}
 	}
 	switch c.TypeID {
 	case CheckOS:
-		r.Passing = evalOS(c, d, &r)
+		r.Passing = evalOS(c, d, r)
 	case CheckMAC:
-		r.Expected["macAddresses"] = c.MacAddresses
-		r.Actual["macAddresses"] = d.MACs
+		note(r.Expected, "macAddresses", c.MacAddresses)
+		note(r.Actual, "macAddresses", d.MACs)
 		r.Passing = anyMAC(c.MacAddresses, d.MACs)
 	case CheckDomain:
-		r.Expected["domains"] = c.Domains
+		note(r.Expected, "domains", c.Domains)
 		if d.Domain != nil {
-			r.Actual["domain"] = *d.Domain
+			note(r.Actual, "domain", *d.Domain)
 			for _, want := range c.Domains {
 				r.Passing = r.Passing || strings.EqualFold(want, *d.Domain)
 			}
 		}
 	case CheckProcess, CheckProcessMulti:
-		r.Passing = evalProcesses(c, d, &r)
+		r.Passing = evalProcesses(c, d, r)
 	case CheckMFA:
-		r.Passing = evalMFA(c, d, now, &r)
+		r.Passing = evalMFA(c, d, now, r)
 	}
-	return r
 }
 
 // NormalizeOS makes OS type spellings comparable: "Windows Server", "WINDOWS_SERVER" and "windowsserver" agree.
@@ -128,11 +149,13 @@ func NormalizeOS(s string) string {
 }
 
 func evalOS(c *Check, d *Data, r *Result) bool {
-	r.Expected["operatingSystems"] = c.OperatingSystems
+	note(r.Expected, "operatingSystems", c.OperatingSystems)
 	if d.OS == nil {
 		return false
 	}
-	r.Actual["type"], r.Actual["version"], r.Actual["build"] = d.OS.Type, d.OS.Version, d.OS.Build
+	note(r.Actual, "type", d.OS.Type)
+	note(r.Actual, "version", d.OS.Version)
+	note(r.Actual, "build", d.OS.Build)
 	for _, rule := range c.OperatingSystems {
 		if NormalizeOS(rule.Type) != NormalizeOS(d.OS.Type) {
 			continue
@@ -145,7 +168,7 @@ func evalOS(c *Check, d *Data, r *Result) bool {
 			return false
 		}
 		for _, stmt := range rule.Versions {
-			if con, err := semver.NewConstraint(stmt); err == nil && con.Check(v) {
+			if con, err := parsedConstraint(stmt); err == nil && con.Check(v) {
 				return true
 			}
 		}
@@ -160,7 +183,7 @@ func osVersion(version, build string) (*semver.Version, error) {
 	if parts := strings.Split(version, "."); len(parts) == 2 && build != "" {
 		version = fmt.Sprintf("%s.%s", version, strings.TrimSpace(build))
 	}
-	return semver.NewVersion(version)
+	return parsedVersion(version)
 }
 
 func normMAC(s string) string {
@@ -214,17 +237,23 @@ func containsFold(l []string, s string) bool {
 }
 
 func evalProcesses(c *Check, d *Data, r *Result) bool {
-	r.Expected["semantic"], r.Expected["processes"] = c.Semantic, c.Processes
-	actual := []any{}
+	note(r.Expected, "semantic", c.Semantic)
+	note(r.Expected, "processes", c.Processes)
+	var actual []any
+	if r.Actual != nil {
+		actual = []any{}
+	}
 	passed := 0
 	for _, rule := range c.Processes {
 		ok, p := processOK(rule, d)
 		if ok {
 			passed++
 		}
-		actual = append(actual, map[string]any{"path": rule.Path, "isRunning": p.IsRunning, "hash": p.Hash, "signerFingerprints": p.SignerFingerprints})
+		if actual != nil {
+			actual = append(actual, map[string]any{"path": rule.Path, "isRunning": p.IsRunning, "hash": p.Hash, "signerFingerprints": p.SignerFingerprints})
+		}
 	}
-	r.Actual["processes"] = actual
+	note(r.Actual, "processes", actual)
 	if c.TypeID == CheckProcessMulti && c.Semantic == "OneOf" {
 		return passed > 0
 	}
@@ -232,13 +261,15 @@ func evalProcesses(c *Check, d *Data, r *Result) bool {
 }
 
 func evalMFA(c *Check, d *Data, now time.Time, r *Result) bool {
-	r.Expected["passedMfa"] = true
-	r.Actual["passedMfa"] = d.MFA.PassedMfa
+	note(r.Expected, "passedMfa", true)
+	note(r.Actual, "passedMfa", d.MFA.PassedMfa)
 	if c.PromptOnWake {
-		r.Expected["passedOnWake"], r.Actual["passedOnWake"] = true, d.MFA.PassedOnWake
+		note(r.Expected, "passedOnWake", true)
+		note(r.Actual, "passedOnWake", d.MFA.PassedOnWake)
 	}
 	if c.PromptOnUnlock {
-		r.Expected["passedOnUnlock"], r.Actual["passedOnUnlock"] = true, d.MFA.PassedOnUnlock
+		note(r.Expected, "passedOnUnlock", true)
+		note(r.Actual, "passedOnUnlock", d.MFA.PassedOnUnlock)
 	}
 	if !d.MFA.PassedMfa || d.MFA.PassedAt == nil {
 		return false
