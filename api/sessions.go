@@ -59,10 +59,7 @@ func (s *Server) createSession(c *call) error {
 	if _, err := s.Writer.Do(c.r.Context(), fsm.CmdSessionCreate, sess); err != nil {
 		return err
 	}
-	v := s.sessionView(s.Store.Read(), sess)
-	v["token"] = token
-	c.write(http.StatusCreated, map[string]any{"data": v, "meta": meta(nil)})
-	return nil
+	return s.writeSession(c, http.StatusCreated, s.Store.Read(), sess, token)
 }
 
 // policyFailures lists, for the grants of the wanted type, the posture checks that fail.
@@ -86,29 +83,9 @@ func (s *Server) policyFailures(tx *store.Tx, sess *store.APISession, grants []p
 	return out
 }
 
-// sessionView is a session with the edge routers it may use.
-func (s *Server) sessionView(tx *store.Tx, sess *store.Session) map[string]any {
-	ers := []any{}
-	for _, id := range policy.SessionEdgeRouters(tx, sess.IdentityID, sess.ServiceID) {
-		er, err := store.GetAs[*store.EdgeRouter](tx, store.KindEdgeRouter, id)
-		if err != nil {
-			continue
-		}
-		v := clientEdgeRouterView(er)
-		delete(v, "_links")
-		delete(v, "createdAt")
-		delete(v, "updatedAt")
-		delete(v, "tags")
-		delete(v, "id")
-		ers = append(ers, v)
-	}
-	return map[string]any{
-		"_links": selfLinks("sessions", sess.ID), "id": sess.ID, "createdAt": sess.CreatedAt, "updatedAt": sess.UpdatedAt,
-		"tags": tagsOrEmpty(sess.Tags), "apiSession": s.entityRef(tx, store.KindAPISession, "api-sessions", sess.APISessionID),
-		"apiSessionId": sess.APISessionID, "identityId": sess.IdentityID,
-		"service":   s.entityRef(tx, store.KindService, "services", sess.ServiceID),
-		"serviceId": sess.ServiceID, "type": sess.Type, "edgeRouters": ers,
-	}
+// sessionView is a session with the edge routers it may use (sessions_json.go).
+func (s *Server) sessionView(tx *store.Tx, sess *store.Session) any {
+	return sessionJSON{s: s, tx: tx, sess: sess}
 }
 
 // listSessions lists sessions: a client sees its own, an admin on the Management API all.
