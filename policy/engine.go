@@ -146,11 +146,24 @@ func reachSorted(g Graph, fromRel, id, toRel string) []string {
 }
 
 // SessionEdgeRouters are the edge routers a session of identity on service
-// may use: those the identity may use and the service may use, sorted.
+// may use: those the identity may use and the service may use, sorted. The
+// service side is never merged into one set: each of its policies' sets
+// only marks which of the identity's routers it holds.
 func SessionEdgeRouters(g Graph, identityID, serviceID string) []string {
 	mine := reachSorted(g, RelEdgeRouterPolicyIdentity, identityID, RelEdgeRouterPolicyEdgeRouter)
 	if len(mine) == 0 {
 		return nil
 	}
-	return intersectSorted(mine, reachSorted(g, RelSERPService, serviceID, RelSERPEdgeRouter))
+	keep := make([]bool, len(mine))
+	g.EntityPolicies(RelSERPService, serviceID, func(p string) bool {
+		markCommon(mine, g.PolicySet(RelSERPEdgeRouter, p), keep)
+		return true
+	})
+	var out []string
+	for i, k := range keep {
+		if k {
+			out = append(out, mine[i])
+		}
+	}
+	return out
 }

@@ -1,12 +1,15 @@
 package policy
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // Sorted id sets. The store keeps the entities a policy selects as a sorted
-// slice; what an identity or a service reaches through several policies is
-// the union of those slices, and a session's edge routers the intersection
-// of two unions. Merging sorted slices needs no hashing and no map, and the
-// answer comes out sorted.
+// slice; what an identity reaches through several policies is the union of
+// those slices, and a session's edge routers are the part of that union that
+// the service's sets hold. Merging sorted slices needs no hashing and no
+// map, and the answer comes out sorted.
 
 // unionSorted merges sorted sets into one sorted set without duplicates.
 // The inputs are not modified; the result may be one of them when only one
@@ -60,9 +63,17 @@ func merge2(a, b []string) []string {
 	return append(out, b[j:]...)
 }
 
-// intersectSorted is the sorted intersection of two sorted sets.
-func intersectSorted(a, b []string) []string {
-	var out []string
+// markCommon sets keep[i] for every a[i] that is also in b (both sorted).
+// A b much longer than a is searched rather than walked.
+func markCommon(a, b []string, keep []bool) {
+	if len(a)*8 < len(b) {
+		for i, x := range a {
+			if _, ok := slices.BinarySearch(b, x); ok {
+				keep[i] = true
+			}
+		}
+		return
+	}
 	i, j := 0, 0
 	for i < len(a) && j < len(b) {
 		switch c := strings.Compare(a[i], b[j]); {
@@ -71,10 +82,9 @@ func intersectSorted(a, b []string) []string {
 		case c > 0:
 			j++
 		default:
-			out = append(out, a[i])
+			keep[i] = true
 			i++
 			j++
 		}
 	}
-	return out
 }

@@ -21,7 +21,7 @@ func randomSet(r *rand.Rand) []string {
 	return out
 }
 
-func TestSortedSets_UnionAndIntersectionEqualMapSets(t *testing.T) {
+func TestSortedSets_UnionAndCommonEqualMapSets(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	for range 500 {
 		var sets [][]string
@@ -43,14 +43,25 @@ func TestSortedSets_UnionAndIntersectionEqualMapSets(t *testing.T) {
 			t.Fatalf("union of %v = %v, want %v", sets, got, want)
 		}
 		other := randomSet(r)
-		var inter []string
-		for _, x := range other {
-			if union[x] {
-				inter = append(inter, x)
+		for _, long := range [][]string{other, append(slices.Clone(other), randomLong(r)...)} {
+			slices.Sort(long)
+			long = slices.Compact(long)
+			keep := make([]bool, len(got))
+			markCommon(got, long, keep)
+			for i, x := range got {
+				if _, in := slices.BinarySearch(long, x); keep[i] != in {
+					t.Fatalf("markCommon(%v, %v) = %v", got, long, keep)
+				}
 			}
 		}
-		if g := intersectSorted(got, other); !slices.Equal(g, inter) {
-			t.Fatalf("intersection of %v and %v = %v, want %v", got, other, g, inter)
-		}
 	}
+}
+
+// randomLong is a set long enough that markCommon searches it.
+func randomLong(r *rand.Rand) []string {
+	out := make([]string, 0, 400)
+	for range 400 {
+		out = append(out, fmt.Sprintf("er-%02d", r.IntN(60)))
+	}
+	return out
 }
