@@ -27,7 +27,8 @@ test:
 bench: build
 	$(GO) test -run '^$$' -bench . -benchtime 2s ./store/filter/ ./cluster/
 	$(GO) run ./integration/cmd/loadbench -bin bin/edgectl
-	$(GO) test -run '^$$' -bench 'ListIdentities' -benchtime 2s ./api/
+	$(GO) test -run '^$$' -bench 'ListIdentities|ClientServices_List50' -benchtime 2s ./api/
+	$(GO) test -run '^$$' -bench 'OnLargeModel' -benchtime 100x ./store/
 	$(GO) test -run '^$$' -bench 'BenchmarkAuthn' -benchtime 3s ./api/
 	$(GO) run ./integration/cmd/scalebench -quick
 
