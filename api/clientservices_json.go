@@ -60,17 +60,12 @@ type serviceFrag struct{ head, mid []byte }
 
 func serviceFragOf(svc *store.Service) (*serviceFrag, error) {
 	v, err := frags.get(svc, func() (any, error) {
-		head, err := json.Marshal(struct {
-			Links     selfLink       `json:"_links"`
-			ID        string         `json:"id"`
-			CreatedAt string         `json:"createdAt"`
-			UpdatedAt string         `json:"updatedAt"`
-			Tags      map[string]any `json:"tags"`
-			Name      string         `json:"name"`
-		}{linkTo("services", svc.ID), svc.ID, jsonTime(svc.CreatedAt), jsonTime(svc.UpdatedAt), tagsOrEmpty(svc.Tags), svc.Name})
+		head, err := appendRecordHead(nil, "services", &svc.Base)
 		if err != nil {
 			return nil, err
 		}
+		head = append(head, `,"name":`...)
+		head = appendJSONString(head, svc.Name)
 		mid, err := json.Marshal(struct {
 			EncryptionRequired bool     `json:"encryptionRequired"`
 			TerminatorStrategy string   `json:"terminatorStrategy"`
@@ -81,7 +76,7 @@ func serviceFragOf(svc *store.Service) (*serviceFrag, error) {
 			return nil, err
 		}
 		return &serviceFrag{
-			head: append(head[:len(head)-1], `,"config":`...),
+			head: append(head, `,"config":`...),
 			mid:  append(append([]byte{','}, mid[1:len(mid)-1]...), `,"permissions":`...),
 		}, nil
 	})
@@ -98,17 +93,12 @@ type checkFrag struct{ head, tail []byte }
 
 func checkFragOf(pc *store.PostureCheck) (*checkFrag, error) {
 	v, err := frags.get(pc, func() (any, error) {
-		head, err := json.Marshal(struct {
-			Links     selfLink       `json:"_links"`
-			ID        string         `json:"id"`
-			CreatedAt string         `json:"createdAt"`
-			UpdatedAt string         `json:"updatedAt"`
-			Tags      map[string]any `json:"tags"`
-			QueryType string         `json:"queryType"`
-		}{linkTo("posture-checks", pc.ID), pc.ID, jsonTime(pc.CreatedAt), jsonTime(pc.UpdatedAt), tagsOrEmpty(pc.Tags), pc.TypeID})
+		head, err := appendRecordHead(nil, "posture-checks", &pc.Base)
 		if err != nil {
 			return nil, err
 		}
+		head = append(head, `,"queryType":`...)
+		head = appendJSONString(head, pc.TypeID)
 		type proc struct {
 			OSType string `json:"osType"`
 			Path   string `json:"path"`
@@ -127,7 +117,7 @@ func checkFragOf(pc *store.PostureCheck) (*checkFrag, error) {
 		if err != nil {
 			return nil, err
 		}
-		f := &checkFrag{head: append(head[:len(head)-1], `,"isPassing":`...)}
+		f := &checkFrag{head: append(head, `,"isPassing":`...)}
 		if len(tail) > 2 {
 			f.tail = append([]byte{','}, tail[1:len(tail)-1]...)
 		}

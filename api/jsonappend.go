@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strconv"
 	"sync"
+
+	"edgectl/store"
 )
 
 // Hand-written JSON for the hottest answers. encoding/json walks every value
@@ -56,6 +58,24 @@ func appendJSONBool(dst []byte, b bool) []byte {
 }
 
 func appendJSONInt(dst []byte, n int64) []byte { return strconv.AppendInt(dst, n, 10) }
+
+// appendRecordHead opens a record's view with the fields every view starts
+// with: {"_links":{"self":...},"id":...,"createdAt":...,"updatedAt":...,"tags":...
+// (no closing brace: the caller appends the kind's own fields).
+func appendRecordHead(dst []byte, path string, b *store.Base) ([]byte, error) {
+	dst = append(dst, `{"_links":{"self":{"href":"./`...)
+	dst = append(dst, path...)
+	dst = append(dst, '/')
+	dst = appendJSONInner(dst, b.ID)
+	dst = append(dst, `"}},"id":`...)
+	dst = appendJSONString(dst, b.ID)
+	dst = append(dst, `,"createdAt":`...)
+	dst = appendJSONTime(dst, b.CreatedAt)
+	dst = append(dst, `,"updatedAt":`...)
+	dst = appendJSONTime(dst, b.UpdatedAt)
+	dst = append(dst, `,"tags":`...)
+	return appendJSONObject(dst, b.Tags, len(b.Tags))
+}
 
 // appendMetaVersions opens the envelope's meta object with the fields every
 // meta has, in encoding/json's (sorted) key order; the caller adds the rest.

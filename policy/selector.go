@@ -2,6 +2,7 @@ package policy
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -71,27 +72,18 @@ func (s *Selector) Matches(id string, attrs []string) bool {
 	}
 	if s.Semantic == AnyOf {
 		for _, want := range s.Attrs {
-			if contains(attrs, want) {
+			if slices.Contains(attrs, want) {
 				return true
 			}
 		}
 		return false
 	}
 	for _, want := range s.Attrs {
-		if !contains(attrs, want) {
+		if !slices.Contains(attrs, want) {
 			return false
 		}
 	}
 	return true
-}
-
-func contains(l []string, s string) bool {
-	for _, x := range l {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // Equal reports whether two selectors select the same entities.

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"slices"
 	"sort"
 
 	"edgectl/policy"
@@ -123,7 +124,7 @@ func (tx *Tx) candidates(rel *relation, entityID string, attrs, more []string) [
 		add("#" + a)
 	}
 	for _, a := range more {
-		if !contains(attrs, a) {
+		if !slices.Contains(attrs, a) {
 			add("#" + a)
 		}
 	}
