@@ -167,34 +167,11 @@ func launch(ctx context.Context, bin string, m *member, pass string) (*node, err
 		return nil, err
 	}
 	go func() { n.waitErr = n.cmd.Wait(); close(n.done) }()
-	deadline := time.NewTimer(60 * time.Second)
-	defer deadline.Stop()
-	tick := time.NewTicker(25 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		if n.client == nil {
-			if c, err := tlsClient(filepath.Join(m.dataDir, "pki", "ca-bundle.pem"), m.conns); err == nil {
-				n.client = c
-			}
-		}
-		if n.client != nil {
-			if st, _, err := n.do(ctx, http.MethodGet, mgmt+"/version", "", nil); err == nil && st == http.StatusOK {
-				n.startup = time.Since(start)
-				return n, nil
-			}
-		}
-		select {
-		case <-ctx.Done():
-			_ = n.cmd.Process.Kill()
-			return nil, ctx.Err()
-		case <-n.done:
-			return nil, fmt.Errorf("edgectl on %s exited before it was ready: %v\n%s", m.dataDir, n.waitErr, tail(n.log.String(), 20))
-		case <-deadline.C:
-			_ = n.cmd.Process.Kill()
-			return nil, fmt.Errorf("edgectl on %s not ready after 60s\n%s", m.dataDir, tail(n.log.String(), 20))
-		case <-tick.C:
-		}
+	if err := n.waitReady(ctx, m.dataDir, m.conns, start, 60*time.Second); err != nil {
+		_ = n.cmd.Process.Kill()
+		return nil, fmt.Errorf("%w\n%s", err, tail(n.log.String(), 20))
 	}
+	return n, nil
 }
 
 // waitLeader waits until every running member lists three voters and names

@@ -271,7 +271,17 @@ func tryStart(ctx context.Context, bin string, conns int) (*node, error) {
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("%w\n---- node log ----\n%s", err, tail(n.log.String(), 20))
 	}
-	deadline := time.NewTimer(30 * time.Second)
+	if err := n.waitReady(ctx, dataDir, conns, start, 30*time.Second); err != nil {
+		return fail(err)
+	}
+	return n, nil
+}
+
+// waitReady waits until the node answers /version over TLS verified with
+// the CA bundle in dataDir (read once the node has written it), and records
+// how long it took since start. It does not stop the node on failure.
+func (n *node) waitReady(ctx context.Context, dataDir string, conns int, start time.Time, limit time.Duration) error {
+	deadline := time.NewTimer(limit)
 	defer deadline.Stop()
 	tick := time.NewTicker(25 * time.Millisecond)
 	defer tick.Stop()
@@ -284,16 +294,16 @@ func tryStart(ctx context.Context, bin string, conns int) (*node, error) {
 		if n.client != nil {
 			if st, _, err := n.do(ctx, http.MethodGet, mgmt+"/version", "", nil); err == nil && st == http.StatusOK {
 				n.startup = time.Since(start)
-				return n, nil
+				return nil
 			}
 		}
 		select {
 		case <-ctx.Done():
-			return fail(ctx.Err())
+			return ctx.Err()
 		case <-n.done:
-			return fail(fmt.Errorf("edgectl exited before it was ready: %v", n.waitErr))
+			return fmt.Errorf("edgectl on %s exited before it was ready: %v", dataDir, n.waitErr)
 		case <-deadline.C:
-			return fail(errors.New("edgectl not ready after 30s"))
+			return fmt.Errorf("edgectl on %s not ready after %s", dataDir, limit)
 		case <-tick.C:
 		}
 	}

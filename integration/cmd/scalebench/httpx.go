@@ -53,33 +53,17 @@ func newClient(dataDir string, conns int) (*http.Client, error) {
 // do sends one request to base and reads the whole answer, so that the
 // connection goes back to the pool.
 func (b *bench) do(ctx context.Context, base, method, path, token string, body []byte) (int, []byte, error) {
-	var rd io.Reader
-	if body != nil {
-		rd = bytes.NewReader(body)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, base+path, rd)
-	if err != nil {
-		return 0, nil, err
-	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	if token != "" {
-		req.Header.Set("zt-session", token)
-	}
-	resp, err := b.http.Do(req)
-	if err != nil {
-		return 0, nil, err
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(resp.Body)
-	return resp.StatusCode, data, err
+	return b.request(ctx, base, method, path, token, body, false)
 }
 
 // send is do for measured requests: a 2xx answer is read into io.Discard
 // (the load generator shares the process, and so the garbage collector,
 // with the node: it should allocate little), any other answer is returned.
 func (b *bench) send(ctx context.Context, base, method, path, token string, body []byte) (int, []byte, error) {
+	return b.request(ctx, base, method, path, token, body, true)
+}
+
+func (b *bench) request(ctx context.Context, base, method, path, token string, body []byte, discardOK bool) (int, []byte, error) {
 	var rd io.Reader
 	if body != nil {
 		rd = bytes.NewReader(body)
@@ -99,7 +83,7 @@ func (b *bench) send(ctx context.Context, base, method, path, token string, body
 		return 0, nil, err
 	}
 	defer resp.Body.Close()
-	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
+	if discardOK && resp.StatusCode >= 200 && resp.StatusCode < 300 {
 		_, err = io.Copy(io.Discard, resp.Body)
 		return resp.StatusCode, nil, err
 	}
