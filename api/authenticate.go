@@ -243,7 +243,11 @@ func (s *Server) issueSession(c *call, ident *store.Identity, authenticatorID st
 	if stored == nil {
 		stored = sess
 	}
-	c.write(http.StatusOK, map[string]any{"data": s.apiSessionView(tx, stored, token), "meta": meta(nil)})
+	view := s.apiSessionView(tx, stored, token)
+	if q := s.extJWTAuthQuery(c, ident); q != nil {
+		view["authQueries"] = append(append([]store.AuthQuery{}, nonNilQueries(stored.AuthQueries)...), *q)
+	}
+	c.write(http.StatusOK, map[string]any{"data": view, "meta": meta(nil)})
 	return nil
 }
 

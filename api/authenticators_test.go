@@ -148,7 +148,7 @@ func TestAuthenticators_UniquenessRulesAreConflicts(t *testing.T) {
 	data, _ := ts.list(`/authenticators?filter=username%3D%22admin%22`)
 	adminAuth := data[0].(map[string]any)["id"].(string)
 	st, out = ts.do(http.MethodDelete, mgmt("/authenticators/"+adminAuth), nil)
-	wantError(t, st, out, 403, "FORBIDDEN", "")
+	wantError(t, st, out, 400, "COULD_NOT_VALIDATE", "id")
 }
 
 func TestAuthenticators_CertAuthenticatorsChangeOnlyTagsAndCanBeAskedToExtend(t *testing.T) {

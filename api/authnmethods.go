@@ -120,23 +120,49 @@ func identityForClaim(tx *store.Tx, signer *store.ExternalJWTSigner, value strin
 // a session whose identity's policy names a signer carries a valid bearer
 // JWT of that signer, for that same identity.
 func (s *Server) checkSecondaryJWT(c *call) error {
-	p := s.authPolicyOf(c.tx, c.identity)
-	if p == nil || p.Secondary.RequireExtJwtSigner == nil {
-		return nil
-	}
-	signer, err := store.GetAs[*store.ExternalJWTSigner](c.tx, store.KindExternalJWTSigner, *p.Secondary.RequireExtJwtSigner)
-	if err == nil {
-		token := bearerToken(c.r.Header.Get("Authorization"))
-		var ident *store.Identity
-		if token == "" {
-			err = errors.New("no bearer token")
-		} else if ident, err = s.signerIdentity(c, signer, token, s.now()); err == nil && ident.ID != c.identity.ID {
-			err = errors.New("the JWT names another identity")
-		}
-	}
-	if err != nil {
+	if _, err := s.secondaryJWTProblem(c, c.identity); err != nil {
 		s.Log.Debug("secondary JWT refused", "identity", c.identity.ID, "reason", err)
 		return unauthorized("the auth policy requires a valid JWT of its external JWT signer in the Authorization header (Bearer) on every request")
 	}
 	return nil
+}
+
+// secondaryJWTProblem says why the request does not carry the secondary JWT
+// that ident's auth policy requires (nil when it does, or none is required),
+// with the required signer when it exists.
+func (s *Server) secondaryJWTProblem(c *call, ident *store.Identity) (*store.ExternalJWTSigner, error) {
+	p := s.authPolicyOf(c.tx, ident)
+	if p == nil || p.Secondary.RequireExtJwtSigner == nil {
+		return nil, nil
+	}
+	signer, err := store.GetAs[*store.ExternalJWTSigner](c.tx, store.KindExternalJWTSigner, *p.Secondary.RequireExtJwtSigner)
+	if err != nil {
+		return nil, err
+	}
+	token := bearerToken(c.r.Header.Get("Authorization"))
+	if token == "" {
+		return signer, errors.New("no bearer token")
+	}
+	named, err := s.signerIdentity(c, signer, token, s.now())
+	if err == nil && named.ID != ident.ID {
+		err = errors.New("the JWT names another identity")
+	}
+	return signer, err
+}
+
+// extJWTAuthQuery is the auth query of a session whose auth policy requires
+// a secondary JWT the request did not carry (spec: when secondary factors are
+// required, authQueries lists them): typeId EXT-JWT, provider url, httpUrl the
+// signer's externalAuthUrl. The JWT is checked on every request, so the query
+// is shown, not stored.
+func (s *Server) extJWTAuthQuery(c *call, ident *store.Identity) *store.AuthQuery {
+	signer, err := s.secondaryJWTProblem(c, ident)
+	if err == nil {
+		return nil
+	}
+	q := &store.AuthQuery{Provider: "url", TypeID: "EXT-JWT"}
+	if signer != nil && signer.ExternalAuthURL != nil {
+		q.HTTPURL = *signer.ExternalAuthURL
+	}
+	return q
 }

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 
@@ -104,7 +105,31 @@ func (s *Server) createAuthPolicy(c *call) error {
 }
 
 func (s *Server) updateAuthPolicy(m mode) func(c *call) error {
-	return s.updateHandler(store.KindAuthPolicy, authPolicyFields(m), fsm.CmdAuthPolicyUpdate, m)
+	if m != modePatch {
+		return s.updateHandler(store.KindAuthPolicy, authPolicyFields(m), fsm.CmdAuthPolicyUpdate, m)
+	}
+	fields := authPolicyFields(m)
+	return func(c *call) error {
+		id := c.param("id")
+		if !c.tx.Exists(store.KindAuthPolicy, id) {
+			return notFound(store.KindAuthPolicy.Entity, id)
+		}
+		raw, err := decodeObject(c.r)
+		if err != nil {
+			return err
+		}
+		// The spec makes the PATCH name nullable: null leaves the name as it is
+		// (a policy always has a name).
+		if rv, ok := raw["name"]; ok && string(bytes.TrimSpace(rv)) == "null" {
+			delete(raw, "name")
+		}
+		p, err := parseFields(raw, fields, m)
+		if err != nil {
+			return err
+		}
+		_, err = s.Writer.Do(c.r.Context(), fsm.CmdAuthPolicyUpdate, fsm.Update{ID: id, Patch: p.patch, At: s.now()})
+		return err
+	}
 }
 
 func (s *Server) deleteAuthPolicy(c *call) error { return s.deleteHandler(fsm.CmdAuthPolicyDelete)(c) }

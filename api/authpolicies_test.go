@@ -155,7 +155,7 @@ func TestAuthPolicies_DefaultIsUpdatableNotDeletableAndAPolicyInUseIsReferenced(
 		t.Fatalf("default after patch: %v", got)
 	}
 	st, out := ts.do(http.MethodDelete, mgmt("/auth-policies/default"), nil)
-	wantError(t, st, out, 403, "FORBIDDEN", "")
+	wantError(t, st, out, 400, "COULD_NOT_VALIDATE", "id")
 
 	id := ts.create("/auth-policies", authPolicyBody("used"))
 	st, out = ts.do(http.MethodPost, mgmt("/auth-policies"), authPolicyBody("used"))

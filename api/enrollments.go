@@ -3,6 +3,7 @@ package api
 import (
 	"crypto/rand"
 	"fmt"
+	"slices"
 	"time"
 
 	"edgectl/auth"
@@ -73,8 +74,16 @@ func (s *Server) newIdentityEnrollments(c *call, identityID string, e *identityE
 }
 
 // controllerURLs are the API URLs of the controllers clients may use.
+// Conventions §10: ctrls holds the API URLs of every node; this node's first.
 func (s *Server) controllerURLs() []string {
-	return []string{s.cfg.AdvertiseURL}
+	urls := []string{s.cfg.AdvertiseURL}
+	s.Store.Read().Controllers(func(ctrl *store.Controller) bool {
+		if ctrl.APIURL != "" && !slices.Contains(urls, ctrl.APIURL) {
+			urls = append(urls, ctrl.APIURL)
+		}
+		return true
+	})
+	return urls
 }
 
 // ottCAProblem says why the CA caID cannot take ottca enrollments ("" when it can).

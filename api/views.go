@@ -138,7 +138,12 @@ func identityEnrollments(tx *store.Tx, identityID string) map[string]any {
 		e := r.(*store.Enrollment)
 		v := map[string]any{"id": e.ID, "jwt": e.JWT, "token": e.Token, "expiresAt": e.ExpiresAt}
 		if e.CaID != nil {
-			v["caId"] = *e.CaID
+			// Spec: ottca {ca EntityRef, caId, expiresAt, id, jwt, token}.
+			ca := &ref{Links: linkTo("cas", *e.CaID), Entity: "cas", ID: *e.CaID}
+			if rec, err := tx.Get(store.KindCA, *e.CaID); err == nil {
+				ca.Name = rec.RecordName()
+			}
+			v["caId"], v["ca"] = *e.CaID, ca
 		}
 		if out == nil {
 			out = map[string]any{}

@@ -56,8 +56,8 @@ func TestApply_AuthPolicyPatchMergesNestedFieldsAndChecksSigners(t *testing.T) {
 	if err := resultErr(t, f.Apply(entry(t, 6, CmdExtJWTSignerDelete, Delete{ID: "s1"}))); !errors.Is(err, store.ErrReferenced) {
 		t.Fatalf("delete of a signer in use: want referenced, got %v", err)
 	}
-	if err := resultErr(t, f.Apply(entry(t, 7, CmdAuthPolicyDelete, Delete{ID: "default"}))); !errors.Is(err, store.ErrForbidden) {
-		t.Fatalf("delete default: want forbidden, got %v", err)
+	if err := resultErr(t, f.Apply(entry(t, 7, CmdAuthPolicyDelete, Delete{ID: "default"}))); !errors.Is(err, store.ErrInvalid) {
+		t.Fatalf("delete default: want invalid, got %v", err)
 	}
 	f.Apply(entry(t, 8, CmdIdentityCreate, IdentityCreate{Identity: &store.Identity{Base: store.Base{ID: "i1", CreatedAt: t0},
 		Named: store.Named{Name: "one"}, TypeID: "User", AuthPolicyID: "p1"}}))

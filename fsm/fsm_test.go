@@ -146,12 +146,12 @@ func TestApply_DeleteIdentityRemovesItsSessionsAndAuthenticators(t *testing.T) {
 
 func TestApply_DefaultAdminCannotBeDeletedOrDemoted(t *testing.T) {
 	f := bootstrapped(t)
-	if err := resultErr(t, f.Apply(entry(t, 2, CmdIdentityDelete, Delete{ID: "admin"}))); !errors.Is(err, store.ErrForbidden) {
-		t.Fatalf("delete: want forbidden, got %v", err)
+	if err := resultErr(t, f.Apply(entry(t, 2, CmdIdentityDelete, Delete{ID: "admin"}))); !errors.Is(err, store.ErrInvalid) {
+		t.Fatalf("delete: want invalid, got %v", err)
 	}
 	p := store.Patch{"isAdmin": json.RawMessage(`false`)}
-	if err := resultErr(t, f.Apply(entry(t, 3, CmdIdentityUpdate, Update{ID: "admin", Patch: p, At: t0}))); !errors.Is(err, store.ErrForbidden) {
-		t.Fatalf("demote: want forbidden, got %v", err)
+	if err := resultErr(t, f.Apply(entry(t, 3, CmdIdentityUpdate, Update{ID: "admin", Patch: p, At: t0}))); !errors.Is(err, store.ErrInvalid) {
+		t.Fatalf("demote: want invalid, got %v", err)
 	}
 }
 

@@ -171,7 +171,7 @@ func (tx *Tx) DeleteAuthenticator(id string) error {
 		n := 0
 		tx.Each(KindAuthenticator, "identity", func(Record) bool { n++; return true }, i.ID)
 		if n <= 1 {
-			return Forbidden("the last authenticator of the default admin cannot be deleted")
+			return Invalid("id", "the last authenticator of the default admin cannot be deleted", id)
 		}
 	}
 	return tx.Remove(KindAuthenticator, id)

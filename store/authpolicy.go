@@ -118,7 +118,7 @@ func (tx *Tx) DeleteAuthPolicy(id string) error {
 		return err
 	}
 	if id == DefaultAuthPolicyID {
-		return Forbidden("the default auth policy cannot be deleted")
+		return Invalid("id", "the default auth policy cannot be deleted", id)
 	}
 	if i := tx.First(KindIdentity, "authPolicy", id); i != nil {
 		return Referenced("the auth policy %q is used by identity %q", p.Name, i.RecordName())
