@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"reflect"
+	"strings"
 	"time"
 
 	"edgectl/store"
@@ -79,9 +81,24 @@ func unmarshalField(field string, raw []byte, v any) error {
 			name += te.Field
 		}
 		if name == "" {
-			name = "body"
+			// The body itself is of the wrong kind (an array where an
+			// object is expected): not a field's validation.
+			want := "a JSON object"
+			if k := te.Type.Kind(); k == reflect.Slice || k == reflect.Array {
+				want = "a JSON array"
+			}
+			return badBody("the request body must be %s, not %s", want, te.Value)
 		}
-		return invalidField(name, fmt.Sprintf("must be %s, not %s", jsonTypeName(te.Type.String()), te.Value), nil)
+		var value any
+		if te.Field == "" && field != "" && json.Valid(raw) {
+			value = json.RawMessage(raw) // the field's own value, as sent (conventions §3)
+		} else if field == "" && !strings.Contains(te.Field, ".") {
+			var top map[string]json.RawMessage // a top-level field of the body
+			if json.Unmarshal(raw, &top) == nil && json.Valid(top[te.Field]) {
+				value = top[te.Field]
+			}
+		}
+		return invalidField(name, fmt.Sprintf("must be %s, not %s", jsonTypeName(te.Type.String()), te.Value), value)
 	}
 	var se *json.SyntaxError
 	if errors.As(err, &se) {

@@ -36,7 +36,7 @@ var configFields = []field{
 // decodeSchema accepts a JSON object that compiles as a JSON schema.
 func decodeSchema(raw json.RawMessage) (any, error) {
 	if !isObject(raw) {
-		return nil, invalidField("schema", "must be an object (a JSON schema)", nil)
+		return nil, invalidField("schema", "must be an object (a JSON schema)", causeValue(raw))
 	}
 	if _, err := compileSchema(raw); err != nil {
 		return nil, invalidField("schema", err.Error(), nil)
@@ -47,9 +47,17 @@ func decodeSchema(raw json.RawMessage) (any, error) {
 // decodeConfigData accepts any JSON object; the schema check needs the type.
 func decodeConfigData(raw json.RawMessage) (any, error) {
 	if !isObject(raw) {
-		return nil, invalidField("data", "must be an object", nil)
+		return nil, invalidField("data", "must be an object", causeValue(raw))
 	}
 	return compact(raw), nil
+}
+
+// causeValue is a raw field value to show as an error's cause.value.
+func causeValue(raw json.RawMessage) any {
+	if !json.Valid(raw) {
+		return nil
+	}
+	return raw
 }
 
 func isObject(raw json.RawMessage) bool {

@@ -75,6 +75,17 @@ func postureTypeOf(raw map[string]json.RawMessage) (string, error) {
 	if _, ok := postureTypeFields[t]; !ok {
 		return "", invalidField("typeId", "must be one of OS, MAC, MFA, PROCESS, PROCESS_MULTI, DOMAIN", t)
 	}
+	if t == pcDomain {
+		// The spec's narrative sample for DOMAIN carries the domain names in
+		// a field named macAddresses; the typed schema's field is domains.
+		// Accept the sample's spelling when domains is absent.
+		if mac, ok := raw["macAddresses"]; ok {
+			if _, has := raw["domains"]; !has {
+				raw["domains"] = mac
+			}
+			delete(raw, "macAddresses")
+		}
+	}
 	return t, nil
 }
 
@@ -196,7 +207,8 @@ func osView(l []store.OperatingSystem) []any {
 }
 
 func processView(p store.Process) map[string]any {
-	return map[string]any{"osType": p.OSType, "path": p.Path,
+	// "os" is the spec's name for the field in PROCESS_MULTI; "osType" the typed schema's.
+	return map[string]any{"osType": p.OSType, "os": p.OSType, "path": p.Path,
 		"hashes": nonNilStrings(p.Hashes), "signerFingerprints": nonNilStrings(p.SignerFingerprints)}
 }
 

@@ -22,6 +22,15 @@ func (tx *Tx) CreateIdentity(i *Identity, enrollments []*Enrollment, authenticat
 		return err
 	}
 	for _, e := range enrollments {
+		// A updb enrollment reserves its username, as one made by /enrollments does.
+		if e.Method == "updb" && e.Username != nil {
+			if err := tx.checkEnrollmentUsername(*e.Username, e.ID); err != nil {
+				if se, ok := err.(*Error); ok {
+					se.Field = "enrollment.updb"
+				}
+				return err
+			}
+		}
 		if err := tx.Insert(KindEnrollment, e); err != nil {
 			return err
 		}
@@ -40,7 +49,7 @@ func (tx *Tx) UpdateIdentity(id string, p Patch, at time.Time) error {
 		o, n := old.(*Identity), upd.(*Identity)
 		// The default admin stays an admin: losing it would lock every operator out.
 		if o.IsDefaultAdmin && !n.IsAdmin {
-			return Forbidden("the default admin cannot lose isAdmin")
+			return Invalid("isAdmin", "the default admin cannot lose isAdmin", false)
 		}
 		n.IsDefaultAdmin = o.IsDefaultAdmin
 		return tx.checkIdentityRefs(n)
@@ -55,13 +64,17 @@ func (tx *Tx) DeleteIdentity(id string) error {
 		return err
 	}
 	if i.IsDefaultAdmin {
-		return Forbidden("the default admin cannot be deleted")
+		return Invalid("id", "the default admin cannot be deleted", id)
 	}
 	for _, k := range []*Kind{KindAuthenticator, KindEnrollment, KindAPISession, KindFailedServiceRequest, KindIdentityServiceConfig,
 		KindMFA, KindLoginFailures} {
 		if err := tx.removeWhere(k, "identity", id); err != nil {
 			return err
 		}
+	}
+	// Policies that name it by @id stop naming it, as for services, routers and checks.
+	if err := tx.dropRoleRefs(KindIdentity, id); err != nil {
+		return err
 	}
 	return tx.Remove(KindIdentity, id)
 }
@@ -96,7 +109,7 @@ func (tx *Tx) DisableIdentity(id string, at time.Time, until *time.Time) error {
 		return err
 	}
 	if i.IsDefaultAdmin {
-		return Forbidden("the default admin cannot be disabled")
+		return Invalid("id", "the default admin cannot be disabled", id)
 	}
 	n := *i
 	n.Disabled, n.DisabledAt, n.DisabledUntil, n.UpdatedAt = true, &at, until, at

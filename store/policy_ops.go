@@ -2,21 +2,28 @@ package store
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 )
 
 // policyRefs checks that every @id entry of a policy's role arrays names an
 // existing entity, so a policy can never select something that is not there
-// when it is written.
-func (tx *Tx) policyRefs(k *Kind, p Record) error {
+// when it is written. On an update (old != nil) only the entries the policy
+// did not already have are checked: an entry whose entity has since been
+// deleted must not make every later PUT or PATCH of the policy fail.
+func (tx *Tx) policyRefs(k *Kind, p, old Record) error {
 	for _, rel := range allRelations {
 		if rel.policy != k {
 			continue
 		}
 		field := rel.name[strings.Index(rel.name, ".")+1:] + "Roles"
+		var had []string
+		if old != nil {
+			had = rel.roles(old)
+		}
 		for i, r := range rel.roles(p) {
-			if strings.HasPrefix(r, "@") && !tx.Exists(rel.entity, r[1:]) {
+			if strings.HasPrefix(r, "@") && !slices.Contains(had, r) && !tx.Exists(rel.entity, r[1:]) {
 				return Invalid(fmt.Sprintf("%s[%d]", field, i), fmt.Sprintf("no %s with id %q", rel.entity.Entity, r[1:]), r)
 			}
 		}
@@ -26,7 +33,7 @@ func (tx *Tx) policyRefs(k *Kind, p Record) error {
 
 // CreatePolicy adds a service, edge router or service edge router policy.
 func (tx *Tx) CreatePolicy(k *Kind, p Record) error {
-	if err := tx.policyRefs(k, p); err != nil {
+	if err := tx.policyRefs(k, p, nil); err != nil {
 		return err
 	}
 	return tx.Insert(k, p)
@@ -37,9 +44,9 @@ func (tx *Tx) CreatePolicy(k *Kind, p Record) error {
 func (tx *Tx) UpdatePolicy(k *Kind, id string, p Patch, at time.Time) error {
 	_, _, err := tx.Update(k, id, p, at, func(old, upd Record) error {
 		if isSystem(old) {
-			return Forbidden("%s %q is a system policy and cannot be changed", k.Entity, id)
+			return Invalid("id", "a system policy cannot be changed", id)
 		}
-		return tx.policyRefs(k, upd)
+		return tx.policyRefs(k, upd, old)
 	})
 	return err
 }
@@ -51,7 +58,7 @@ func (tx *Tx) DeletePolicy(k *Kind, id string) error {
 		return err
 	}
 	if isSystem(p) {
-		return Forbidden("%s %q is a system policy and cannot be deleted", k.Entity, id)
+		return Invalid("id", "a system policy cannot be deleted", id)
 	}
 	return tx.Remove(k, id)
 }

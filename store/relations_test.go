@@ -2,6 +2,7 @@ package store
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/rand"
 	"sort"
@@ -267,5 +268,23 @@ func TestPatchJSON_IsTheObjectOfItsFields(t *testing.T) {
 	}
 	if string(Patch{}.JSON()) != "{}" {
 		t.Fatal("empty patch")
+	}
+}
+
+func TestPolicies_SystemPoliciesAreRefusedAsBadRequests(t *testing.T) {
+	s := New()
+	mustWrite(t, s, func(tx *Tx) error {
+		return tx.Insert(KindEdgeRouterPolicy, &EdgeRouterPolicy{Base: Base{ID: "sys"}, Named: Named{Name: "sys"}, Semantic: "AnyOf", IsSystem: true})
+	})
+	tx := s.Write()
+	defer tx.Abort()
+	for name, err := range map[string]error{
+		"update": tx.UpdatePolicy(KindEdgeRouterPolicy, "sys", Patch{"name": []byte(`"x"`)}, t0),
+		"delete": tx.DeletePolicy(KindEdgeRouterPolicy, "sys"),
+	} {
+		var e *Error
+		if !errors.As(err, &e) || e.Kind != "invalid" || e.Field != "id" {
+			t.Errorf("%s of a system policy: %v, want an invalid id", name, err)
+		}
 	}
 }

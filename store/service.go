@@ -74,10 +74,14 @@ func (tx *Tx) UpdateService(id string, p Patch, at time.Time) error {
 
 // DeleteService removes a service with its terminators and the identity
 // service-config associations that name it. The policies that select it
-// drop it through the relation index.
+// drop it through the relation index, and those that name it by @id lose
+// that entry (as for edge routers and posture checks).
 func (tx *Tx) DeleteService(id string) error {
 	if !tx.Exists(KindService, id) {
 		return NotFound(KindService.Entity, id)
+	}
+	if err := tx.dropRoleRefs(KindService, id); err != nil {
+		return err
 	}
 	for _, k := range []*Kind{KindTerminator, KindIdentityServiceConfig} {
 		if err := tx.removeWhere(k, "service", id); err != nil {
