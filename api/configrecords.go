@@ -184,6 +184,16 @@ func sortDefault(k *store.Kind, recs []store.Record) {
 }
 
 // recordsSource iterates a slice of records.
+// ownedRecords returns the records of k whose index matches value (the
+// records one identity, API session... owns), in the default list order:
+// an owner index gives them in id order.
+func ownedRecords(tx *store.Tx, k *store.Kind, index, value string) []store.Record {
+	var recs []store.Record
+	tx.Each(k, index, func(r store.Record) bool { recs = append(recs, r); return true }, value)
+	sortDefault(k, recs)
+	return recs
+}
+
 func recordsSource(recs []store.Record) source {
 	return func(fn func(store.Record) bool) {
 		for _, r := range recs {

@@ -34,8 +34,8 @@ func (s *Server) listOwnAuthenticators(c *call) error {
 	if err != nil {
 		return err
 	}
-	src := func(fn func(store.Record) bool) { c.tx.Each(store.KindAuthenticator, "identity", fn, c.identity.ID) }
-	return c.page(lr, src, -1, func(r store.Record) any { return s.ownAuthenticatorView(c.tx, r.(*store.Authenticator)) })
+	recs := ownedRecords(c.tx, store.KindAuthenticator, "identity", c.identity.ID)
+	return c.page(lr, recordsSource(recs), len(recs), func(r store.Record) any { return s.ownAuthenticatorView(c.tx, r.(*store.Authenticator)) })
 }
 
 func (s *Server) getOwnAuthenticator(c *call) error {

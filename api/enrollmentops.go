@@ -137,8 +137,8 @@ func (s *Server) identityEnrollments(c *call) error {
 	if err != nil {
 		return err
 	}
-	src := func(fn func(store.Record) bool) { c.tx.Each(store.KindEnrollment, "identity", fn, id) }
-	return c.page(lr, src, -1, func(r store.Record) any { return s.enrollmentView(c.tx, r.(*store.Enrollment)) })
+	recs := ownedRecords(c.tx, store.KindEnrollment, "identity", id)
+	return c.page(lr, recordsSource(recs), len(recs), func(r store.Record) any { return s.enrollmentView(c.tx, r.(*store.Enrollment)) })
 }
 
 // reEnrollAuthenticator replaces an authenticator by an enrollment: updb

@@ -136,8 +136,8 @@ func (s *Server) identityAuthenticators(c *call) error {
 	if err != nil {
 		return err
 	}
-	src := func(fn func(store.Record) bool) { c.tx.Each(store.KindAuthenticator, "identity", fn, id) }
-	return c.page(lr, src, -1, func(r store.Record) any { return s.authenticatorView(c.tx, r.(*store.Authenticator)) })
+	recs := ownedRecords(c.tx, store.KindAuthenticator, "identity", id)
+	return c.page(lr, recordsSource(recs), len(recs), func(r store.Record) any { return s.authenticatorView(c.tx, r.(*store.Authenticator)) })
 }
 
 func (s *Server) getCurrentIdentity(c *call) error {

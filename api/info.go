@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"runtime"
 	"strings"
+	"time"
 
 	"edgectl/cluster"
 	"edgectl/pki"
@@ -39,9 +40,14 @@ var specs = []struct{ id, name string }{
 	{"edge-management", "Edge Management API"},
 }
 
+// specsLoadedAt is when this process loaded its API documents: the
+// createdAt and updatedAt of the Spec resources (BaseEntity plus name).
+var specsLoadedAt = time.Now().UTC()
+
 func specView(id, name string) map[string]any {
 	return map[string]any{"_links": map[string]any{"self": map[string]string{"href": "./specs/" + id},
-		"spec": map[string]string{"href": "./specs/" + id + "/spec"}}, "id": id, "name": name}
+		"spec": map[string]string{"href": "./specs/" + id + "/spec"}}, "id": id, "name": name,
+		"createdAt": specsLoadedAt, "updatedAt": specsLoadedAt, "tags": map[string]any{}}
 }
 
 func (s *Server) listSpecs(c *call) error {

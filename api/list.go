@@ -44,7 +44,7 @@ func (c *call) parseList(fields *filter.Schema, roleFilter bool) (*listReq, erro
 	if n, ok, none := q.Limit(); ok {
 		if none {
 			lr.all = true
-		} else if n > maxLimit {
+		} else if n > maxLimit && qs.Get("limit") == "" { // the query parameter wins over it
 			return nil, badQuery("filter", fmt.Errorf("limit %d is larger than the maximum %d", n, maxLimit))
 		} else {
 			lr.limit = n
@@ -70,6 +70,9 @@ func (c *call) parseList(fields *filter.Schema, roleFilter bool) (*listReq, erro
 	if roles := qs["roleFilter"]; len(roles) > 0 || qs.Get("roleSemantic") != "" {
 		if !roleFilter {
 			return nil, badQuery("roleFilter", errors.New("this list does not take a role filter"))
+		}
+		if v := qs.Get("roleSemantic"); v != "" && v != policy.AllOf && v != policy.AnyOf {
+			return nil, badQuery("roleSemantic", fmt.Errorf("must be AllOf or AnyOf, found %q", v))
 		}
 		sel, err := policy.ParseSelector(roles, qs.Get("roleSemantic"))
 		if err != nil {

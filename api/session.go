@@ -112,7 +112,7 @@ func (s *Server) apiSessionView(tx *store.Tx, sess *store.APISession, token stri
 		exp := last.Add(s.cfg.SessionTimeout)
 		v["token"] = token
 		v["expiresAt"] = exp
-		v["expirationSeconds"] = int64(exp.Sub(s.now()).Seconds())
+		v["expirationSeconds"] = int64(exp.Sub(s.now()).Round(time.Second).Seconds()) // 1800, not 1799, at authenticate
 	}
 	return v
 }

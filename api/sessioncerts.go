@@ -72,10 +72,8 @@ func (s *Server) listSessionCerts(c *call) error {
 	if err != nil {
 		return err
 	}
-	src := func(fn func(store.Record) bool) {
-		c.tx.Each(store.KindAPISessionCertificate, "apiSession", fn, c.session.ID)
-	}
-	return c.page(lr, src, -1, func(r store.Record) any { return sessionCertView(r.(*store.APISessionCertificate)) })
+	recs := ownedRecords(c.tx, store.KindAPISessionCertificate, "apiSession", c.session.ID)
+	return c.page(lr, recordsSource(recs), len(recs), func(r store.Record) any { return sessionCertView(r.(*store.APISessionCertificate)) })
 }
 
 func (s *Server) deleteSessionCert(c *call) error {

@@ -69,7 +69,7 @@ func (s *Server) policyFailures(tx *store.Tx, sess *store.APISession, grants []p
 		if g.Type != typ || len(g.Checks) == 0 {
 			continue
 		}
-		pf := store.PolicyFailure{PolicyID: g.PolicyID}
+		pf := store.PolicyFailure{PolicyID: g.PolicyID, Checks: []store.CheckFailure{}}
 		if p, err := tx.Get(store.KindServicePolicy, g.PolicyID); err == nil {
 			pf.PolicyName = p.RecordName()
 		}
@@ -98,8 +98,7 @@ func (s *Server) listSessions(c *call) error {
 	if c.api == managementAPI {
 		return c.page(lr, kindSource(c.tx, store.KindSession), c.tx.Count(store.KindSession), view)
 	}
-	var recs []store.Record
-	c.tx.Each(store.KindSession, "identity", func(r store.Record) bool { recs = append(recs, r); return true }, c.identity.ID)
+	recs := ownedRecords(c.tx, store.KindSession, "identity", c.identity.ID)
 	return c.page(lr, recordsSource(recs), len(recs), view)
 }
 
