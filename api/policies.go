@@ -3,6 +3,7 @@ package api
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"edgectl/fsm"
 	"edgectl/policy"
@@ -89,7 +90,7 @@ func (s *Server) policyRoutes() []route {
 		title := opTitle(pf.path)
 		base := "/" + pf.path
 		out = append(out,
-			route{managementAPI, get, base, "list" + title + "s", title, admin, func(c *call) error {
+			route{managementAPI, get, base, "list" + opPlural(title), title, admin, func(c *call) error {
 				return c.listKind(pf.kind, false, func(r store.Record) any { return s.policyView(c.tx, pf, r) })
 			}},
 			route{managementAPI, post, base, "create" + title, title, admin, func(c *call) error { return s.createPolicy(c, pf) }},
@@ -136,6 +137,15 @@ func opTitle(path string) string {
 		return s[:len(s)-1]
 	}
 	return s
+}
+
+// opPlural is the plural of an operation title ("ServicePolicy" →
+// "ServicePolicies"), as routes.md names list operations.
+func opPlural(title string) string {
+	if strings.HasSuffix(title, "y") {
+		return title[:len(title)-1] + "ies"
+	}
+	return title + "s"
 }
 
 func (s *Server) createPolicy(c *call, pf *policyFamily) error {

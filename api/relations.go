@@ -117,7 +117,7 @@ func (s *Server) relationRoutes() []route {
 		title := opTitle(pf.path)
 		for _, pr := range pf.roles {
 			out = append(out, route{managementAPI, get, "/" + pf.path + "/:id/" + pr.path,
-				"list" + title + opTitle(pr.path) + "s", title, admin, s.policyEntities(pf.kind, pr.rel, pr.entity)})
+				"list" + title + opPlural(opTitle(pr.path)), title, admin, s.policyEntities(pf.kind, pr.rel, pr.entity)})
 		}
 	}
 	I, S, E := store.KindIdentity, store.KindService, store.KindEdgeRouter

@@ -73,3 +73,38 @@ func TestRoutes_EveryMustAndShouldRouteHasARealHandler(t *testing.T) {
 		}
 	}
 }
+
+// TestRoutes_OperationIdsAreThoseOfRoutesMd checks the OpenAPI documents the
+// node serves: every operation of routes.md that is served carries the
+// operationId routes.md gives it.
+func TestRoutes_OperationIdsAreThoseOfRoutesMd(t *testing.T) {
+	ts := newTestServer(t)
+	specs := map[string]string{"/edge/client/v1": "edge-client", "/edge/management/v1": "edge-management"}
+	checked := 0
+	for api, id := range specs {
+		st, doc := ts.doAs(ts.token, http.MethodGet, api+"/specs/"+id+"/spec", nil)
+		data, _ := doc["data"].(map[string]any)
+		paths, _ := data["paths"].(map[string]any)
+		if st != http.StatusOK || len(paths) == 0 {
+			t.Fatalf("%s spec: %d %v", api, st, doc)
+		}
+		for _, r := range readRoutes(t) {
+			if r.api != api || (r.need != "must" && r.need != "should") {
+				continue
+			}
+			ops, _ := paths[r.path].(map[string]any)
+			op, _ := ops[strings.ToLower(r.method)].(map[string]any)
+			if op == nil {
+				t.Errorf("%s %s%s is not in the served OpenAPI document", r.method, api, r.path)
+				continue
+			}
+			checked++
+			if op["operationId"] != r.op {
+				t.Errorf("%s %s%s: operationId %v, routes.md says %s", r.method, api, r.path, op["operationId"], r.op)
+			}
+		}
+	}
+	if checked < 200 {
+		t.Fatalf("checked only %d operations", checked)
+	}
+}
