@@ -128,7 +128,7 @@ func (s *Server) newClientViews(tx *store.Tx, sess *store.APISession) *clientVie
 }
 
 // visibleServices returns the grants of the caller per visible service.
-func visibleServices(tx *store.Tx, identityID string) map[string][]policy.Grant {
+func visibleServices(tx *store.Tx, identityID string) *policy.ServiceGrants {
 	return policy.IdentityServices(tx, identityID)
 }
 
@@ -149,7 +149,7 @@ func (s *Server) listClientServices(c *call) error {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		if b, err = v.appendClientService(b, r.(*store.Service), grants[r.GetID()]); err != nil {
+		if b, err = v.appendClientService(b, r.(*store.Service), grants.Get(r.GetID())); err != nil {
 			return err
 		}
 	}
@@ -165,21 +165,21 @@ func (s *Server) listClientServices(c *call) error {
 // store's sorted list of services (cached per table generation) instead of
 // looking each one up and sorting: a lookup costs tens of times more than a
 // membership test. Both give the same records in the same order.
-func visibleInOrder(tx *store.Tx, grants map[string][]policy.Grant) []store.Record {
-	recs := make([]store.Record, 0, len(grants))
-	if len(grants) == 0 {
+func visibleInOrder(tx *store.Tx, grants *policy.ServiceGrants) []store.Record {
+	recs := make([]store.Record, 0, grants.Len())
+	if grants.Len() == 0 {
 		return recs
 	}
-	if tx.Count(store.KindService) <= scanPerLookup*len(grants) {
+	if tx.Count(store.KindService) <= scanPerLookup*grants.Len() {
 		for _, r := range tx.Sorted(store.KindService) {
-			if _, ok := grants[r.GetID()]; ok {
+			if grants.Has(r.GetID()) {
 				recs = append(recs, r)
 			}
 		}
 		return recs
 	}
-	for id := range grants {
-		if r, err := tx.Get(store.KindService, id); err == nil {
+	for i := range grants.Len() {
+		if r, err := tx.Get(store.KindService, grants.ID(i)); err == nil {
 			recs = append(recs, r)
 		}
 	}

@@ -217,15 +217,15 @@ func oldAnswer(s *Server, token, target string) (int, []byte) {
 		return http.StatusBadRequest, nil
 	}
 	grants := policy.IdentityServices(tx, ident.ID)
-	recs := make([]store.Record, 0, len(grants))
-	for id := range grants {
-		if r, err := tx.Get(store.KindService, id); err == nil {
+	recs := make([]store.Record, 0, grants.Len())
+	for i := range grants.Len() {
+		if r, err := tx.Get(store.KindService, grants.ID(i)); err == nil {
 			recs = append(recs, r)
 		}
 	}
 	sortByName(recs)
 	oldPage(c, lr, recs, func(r store.Record) any {
-		return oldClientServiceView(tx, r.(*store.Service), grants[r.GetID()], sess, pe)
+		return oldClientServiceView(tx, r.(*store.Service), grants.Get(r.GetID()), sess, pe)
 	})
 	return rec.Code, rec.Body.Bytes()
 }

@@ -172,8 +172,10 @@ func (s *Server) applyResponses(c *call, rs []store.PostureResponse, status int)
 		}
 	}
 	services := []any{}
-	for svcID, grants := range visibleServices(tx, c.identity.ID) {
-		svc, err := store.GetAs[*store.Service](tx, store.KindService, svcID)
+	visible := visibleServices(tx, c.identity.ID)
+	for i := range visible.Len() {
+		grants := visible.At(i)
+		svc, err := store.GetAs[*store.Service](tx, store.KindService, visible.ID(i))
 		if err != nil {
 			continue
 		}

@@ -1,5 +1,7 @@
 package policy
 
+import "slices"
+
 // Relation names: which policy kind selects which entity kind through which
 // role array. The store keeps the resolved sets of each as link rows.
 const (
@@ -60,19 +62,88 @@ func grant(g Graph, policyID string) Grant {
 	return gr
 }
 
+// ServiceGrants are the grants of one identity, per service, in service id
+// order: what IdentityServices answers.
+type ServiceGrants struct {
+	ids    []string
+	grants [][]Grant // grants[i] are those of ids[i]; read-only, shared between services
+}
+
+// Len is the number of services granted.
+func (sg *ServiceGrants) Len() int { return len(sg.ids) }
+
+// ID is the id of the i-th service, in id order.
+func (sg *ServiceGrants) ID(i int) string { return sg.ids[i] }
+
+// At is the grants of the i-th service.
+func (sg *ServiceGrants) At(i int) []Grant { return sg.grants[i] }
+
+// Get returns the grants of a service, none if it is not granted.
+func (sg *ServiceGrants) Get(serviceID string) []Grant {
+	if i, ok := slices.BinarySearch(sg.ids, serviceID); ok {
+		return sg.grants[i]
+	}
+	return nil
+}
+
+// Has reports whether some policy grants the service.
+func (sg *ServiceGrants) Has(serviceID string) bool {
+	_, ok := slices.BinarySearch(sg.ids, serviceID)
+	return ok
+}
+
 // IdentityServices returns, for every service an identity is granted by some
 // service policy, the grants. It reads the identity's policies and their
-// services: the cost is the size of the answer.
-func IdentityServices(g Graph, identityID string) map[string][]Grant {
-	out := map[string][]Grant{}
+// services: the cost is the size of the answer. Each policy's services are a
+// sorted set, so the services are their merge, and a service's grants are
+// those of the policies whose set holds it (in policy order), gathered in one
+// walk over the sets.
+func IdentityServices(g Graph, identityID string) *ServiceGrants {
+	var grants []Grant
+	var sets [][]string
 	g.EntityPolicies(RelServicePolicyIdentity, identityID, func(p string) bool {
-		gr := grant(g, p)
-		g.PolicyEntities(RelServicePolicyService, p, func(s string) bool {
-			out[s] = append(out[s], gr)
-			return true
-		})
+		set := g.PolicySet(RelServicePolicyService, p)
+		if len(set) > 0 {
+			grants, sets = append(grants, grant(g, p)), append(sets, set)
+		}
 		return true
 	})
+	out := &ServiceGrants{ids: unionSorted(sets)}
+	out.grants = make([][]Grant, len(out.ids))
+	next := make([]int, len(sets)) // the position of each set's next id
+	// Services granted by the same policies share one slice: there are
+	// few such combinations, however many services.
+	var shared map[uint64][]Grant
+	if len(sets) <= 64 {
+		shared = map[uint64][]Grant{}
+	}
+	for i, id := range out.ids {
+		var mask uint64
+		var list []Grant
+		for k, set := range sets {
+			if next[k] < len(set) && set[next[k]] == id {
+				next[k]++
+				if shared != nil {
+					mask |= 1 << k
+				} else {
+					list = append(list, grants[k])
+				}
+			}
+		}
+		if shared != nil {
+			var ok bool
+			if list, ok = shared[mask]; !ok {
+				for k := range sets {
+					if mask&(1<<k) != 0 {
+						list = append(list, grants[k])
+					}
+				}
+				list = slices.Clip(list)
+				shared[mask] = list
+			}
+		}
+		out.grants[i] = list
+	}
 	return out
 }
 

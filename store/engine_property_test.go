@@ -108,7 +108,7 @@ func TestEngine_EqualsNaiveEvaluatorOnRandomNetworks(t *testing.T) {
 				svc, _ := GetAs[*Service](tx, KindService, sid)
 				wd, wb := n.perms(ident, svc)
 				gd, gb := policy.Permissions(policy.PairGrants(tx, iid, sid), all)
-				vd, vb := policy.Permissions(visible[sid], all)
+				vd, vb := policy.Permissions(visible.Get(sid), all)
 				if wd != gd || wb != gb || wd != vd || wb != vb {
 					t.Fatalf("seed %d %s/%s: naive dial=%v bind=%v, pair %v %v, list %v %v", seed, iid, sid, wd, wb, gd, gb, vd, vb)
 				}

@@ -36,7 +36,7 @@ func (b *bench) issue4(ctx context.Context, r *report) error {
 	tx := b.nodes[0].Store.Read()
 	var reach []int
 	for range 200 {
-		reach = append(reach, len(policy.IdentityServices(tx, m.identities[rng.IntN(len(m.identities))])))
+		reach = append(reach, policy.IdentityServices(tx, m.identities[rng.IntN(len(m.identities))]).Len())
 	}
 	r.identityReach = summarize(reach)
 
