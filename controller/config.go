@@ -29,6 +29,9 @@ type Config struct {
 	TrailingLogs      uint64
 	// MaintenanceInterval is how often activity is flushed and expired sessions removed.
 	MaintenanceInterval time.Duration
+	// GCPercent is the garbage collector's target (GOGC) for this process;
+	// 0 means DefaultGCPercent. The GOGC environment variable, when set, wins.
+	GCPercent int
 	// MetricsAddr, when set, serves Prometheus metrics over plain HTTP at /metrics (keep it on loopback or a private network).
 	MetricsAddr string
 	// PostureSweepInterval is how often the leader re-evaluates time-dependent posture checks.
@@ -84,6 +87,9 @@ func (c *Config) Validate() error {
 	}
 	if _, _, err := net.SplitHostPort(c.ClusterAddr); err != nil {
 		return fmt.Errorf("--cluster-addr %q: %w", c.ClusterAddr, err)
+	}
+	if c.GCPercent != 0 && (c.GCPercent < 10 || c.GCPercent > 10000) {
+		return fmt.Errorf("--gc-percent %d: must be between 10 and 10000", c.GCPercent)
 	}
 	if n := len(c.AdminUsername); n < 4 || n > 100 {
 		return errors.New("--admin-username must be 4 to 100 characters")

@@ -58,6 +58,7 @@ func Start(ctx context.Context, cfg Config, log hclog.Logger, out io.Writer) (*N
 	if log == nil {
 		log = hclog.NewNullLogger()
 	}
+	applyGCPercent(cfg.GCPercent, log)
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("data dir: %w", err)
 	}
