@@ -17,6 +17,7 @@ import (
 	"runtime/pprof"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -145,7 +146,42 @@ type stats struct {
 	mu       sync.Mutex
 	byKind   map[string]int64 // "409", "transport", ...
 	firstErr string
-	gcs      uint64 // garbage collections completed during the phase
+	gcs      uint64  // garbage collections completed during the phase
+	stolen   float64 // share of the machine's CPU time the hypervisor gave to others during the phase
+}
+
+// cpuTicks reads the machine's total and stolen CPU time (the "cpu" line of
+// /proc/stat, in clock ticks); zero where there is no /proc/stat. On a shared
+// virtual machine the steal share tells a slow run from a slow controller.
+func cpuTicks() (total, steal uint64) {
+	raw, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0, 0
+	}
+	line, _, _ := strings.Cut(string(raw), "\n")
+	fields := strings.Fields(line)
+	if len(fields) < 9 || fields[0] != "cpu" {
+		return 0, 0
+	}
+	for i, f := range fields[1:] {
+		n, _ := strconv.ParseUint(f, 10, 64)
+		if i < 8 { // user nice system idle iowait irq softirq steal (guest time is in user)
+			total += n
+		}
+		if i == 7 {
+			steal = n
+		}
+	}
+	return total, steal
+}
+
+// stolenSince is the steal share of the CPU time since total0, steal0.
+func stolenSince(total0, steal0 uint64) float64 {
+	total, steal := cpuTicks()
+	if total <= total0 {
+		return 0
+	}
+	return float64(steal-steal0) / float64(total-total0)
 }
 
 // gcCycles is the number of completed garbage collections so far.
@@ -235,6 +271,7 @@ func (b *bench) sequential(ctx context.Context, name string, warm, n int, fn req
 	lat := make([]time.Duration, 0, n)
 	stop := b.profile(name)
 	g0 := gcCycles()
+	t0, st0 := cpuTicks()
 	start := time.Now()
 	for i := range n {
 		if ctx.Err() != nil {
@@ -246,6 +283,7 @@ func (b *bench) sequential(ctx context.Context, name string, warm, n int, fn req
 	}
 	s.elapsed = time.Since(start)
 	s.gcs = gcCycles() - g0
+	s.stolen = stolenSince(t0, st0)
 	stop()
 	slices.Sort(lat)
 	s.lat = lat
@@ -282,8 +320,10 @@ func (b *bench) concurrent(ctx context.Context, name string, clients int, fn req
 	lats := make([][]time.Duration, clients)
 	stop := b.profile(name)
 	g0 := gcCycles()
+	t0, st0 := cpuTicks()
 	s.elapsed = phase(b.cfg.duration, s, lats)
 	s.gcs = gcCycles() - g0
+	s.stolen = stolenSince(t0, st0)
 	stop()
 	for _, l := range lats {
 		s.lat = append(s.lat, l...)
@@ -301,8 +341,8 @@ func (b *bench) settle() {
 }
 
 func (b *bench) logStats(s *stats) {
-	fmt.Printf("  %-58s %6d ok in %6.2fs = %7.0f/s  p50 %7s  p99 %7s  max %7s  GCs ended %d  errors: %s\n", s.name, s.ok, s.elapsed.Seconds(),
-		s.rate(), ms(s.pct(50)), ms(s.pct(99)), ms(s.maxLat()), s.gcs, s.errText())
+	fmt.Printf("  %-58s %6d ok in %6.2fs = %7.0f/s  p50 %7s  p99 %7s  max %7s  GCs ended %d  CPU stolen %2.0f%%  errors: %s\n", s.name, s.ok, s.elapsed.Seconds(),
+		s.rate(), ms(s.pct(50)), ms(s.pct(99)), ms(s.maxLat()), s.gcs, 100*s.stolen, s.errText())
 }
 
 // profile starts a CPU profile of the phase when -cpuprofile is set; the
