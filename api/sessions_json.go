@@ -72,11 +72,11 @@ func (s *Server) appendSession(dst []byte, tx *store.Tx, sess *store.Session, to
 	dst = append(dst, `,"edgeRouters":[`...)
 	n := 0
 	for _, id := range policy.SessionEdgeRouters(tx, sess.IdentityID, sess.ServiceID) {
-		er, err := store.GetAs[*store.EdgeRouter](tx, store.KindEdgeRouter, id)
-		if err != nil {
+		r, ok := tx.Lookup(store.KindEdgeRouter, id)
+		if !ok {
 			continue
 		}
-		frag, err := sessionRouterFragOf(er)
+		frag, err := sessionRouterFragOf(r.(*store.EdgeRouter))
 		if err != nil {
 			return nil, err
 		}

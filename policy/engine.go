@@ -205,27 +205,26 @@ func ServiceEdgeRouters(g Graph, serviceID string) map[string]struct{} {
 	return reach(g, RelSERPService, serviceID, RelSERPEdgeRouter)
 }
 
-// reachSorted is what an entity reaches through the policies that select
-// it, as a sorted set.
-func reachSorted(g Graph, fromRel, id, toRel string) []string {
-	var sets [][]string
-	g.EntityPolicies(fromRel, id, func(p string) bool {
-		sets = append(sets, g.PolicySet(toRel, p))
-		return true
-	})
-	return unionSorted(sets)
-}
-
 // SessionEdgeRouters are the edge routers a session of identity on service
 // may use: those the identity may use and the service may use, sorted. The
-// service side is never merged into one set: each of its policies' sets
-// only marks which of the identity's routers it holds.
+// identity's routers are the union of its edge router policies' sets; the
+// service side is never merged into one set: each of its policies' sets only
+// marks which of the identity's routers it holds.
 func SessionEdgeRouters(g Graph, identityID, serviceID string) []string {
-	mine := reachSorted(g, RelEdgeRouterPolicyIdentity, identityID, RelEdgeRouterPolicyEdgeRouter)
+	var sets [][]string
+	g.EntityPolicies(RelEdgeRouterPolicyIdentity, identityID, func(p string) bool {
+		sets = append(sets, g.PolicySet(RelEdgeRouterPolicyEdgeRouter, p))
+		return true
+	})
+	sc := scratchPool.Get().(*scratch)
+	defer scratchPool.Put(sc)
+	mine, _ := sc.union(sets)
 	if len(mine) == 0 {
 		return nil
 	}
-	keep := make([]bool, len(mine))
+	keep := sc.keep[:0]
+	keep = append(keep, make([]bool, len(mine))...)
+	sc.keep = keep
 	g.EntityPolicies(RelSERPService, serviceID, func(p string) bool {
 		markCommon(mine, g.PolicySet(RelSERPEdgeRouter, p), keep)
 		return true

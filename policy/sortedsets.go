@@ -3,6 +3,7 @@ package policy
 import (
 	"slices"
 	"strings"
+	"sync"
 )
 
 // Sorted id sets. The store keeps the entities a policy selects as a sorted
@@ -12,55 +13,80 @@ import (
 // map, and the answer comes out sorted.
 
 // unionSorted merges sorted sets into one sorted set without duplicates.
-// The inputs are not modified; the result may be one of them when only one
-// is non-empty.
+// The inputs are not modified; the result is new, or one of the inputs when
+// only one is non-empty (so the caller must not modify it either).
 func unionSorted(sets [][]string) []string {
-	var nonEmpty [][]string
-	for _, s := range sets {
-		if len(s) > 0 {
-			nonEmpty = append(nonEmpty, s)
-		}
+	sc := scratchPool.Get().(*scratch)
+	defer scratchPool.Put(sc)
+	u, shared := sc.union(sets)
+	if shared || len(u) == 0 {
+		return u
 	}
-	switch len(nonEmpty) {
-	case 0:
-		return nil
-	case 1:
-		return nonEmpty[0]
-	}
-	// Merge pairwise in rounds: each id is copied about log2(len(sets)) times.
-	for len(nonEmpty) > 1 {
-		next := nonEmpty[:0:0]
-		for i := 0; i+1 < len(nonEmpty); i += 2 {
-			next = append(next, merge2(nonEmpty[i], nonEmpty[i+1]))
-		}
-		if len(nonEmpty)%2 == 1 {
-			next = append(next, nonEmpty[len(nonEmpty)-1])
-		}
-		nonEmpty = next
-	}
-	return nonEmpty[0]
+	return slices.Clone(u)
 }
 
-// merge2 is the sorted union of two sorted sets.
-func merge2(a, b []string) []string {
-	out := make([]string, 0, max(len(a), len(b)))
+// scratch holds the two buffers a union merges between, reused through
+// scratchPool: a session create merges a few hundred router ids, and
+// allocating each intermediate merge was most of what it allocated.
+type scratch struct {
+	a, b []string
+	keep []bool
+}
+
+var scratchPool = sync.Pool{New: func() any { return &scratch{} }}
+
+// union merges sets into sc's buffers. The result is valid until sc is used
+// again; shared says it is one of the inputs (one non-empty set).
+func (sc *scratch) union(sets [][]string) (u []string, shared bool) {
+	var first []string
+	n := 0
+	for _, s := range sets {
+		if len(s) > 0 {
+			if n == 0 {
+				first = s
+			}
+			n++
+		}
+	}
+	if n <= 1 {
+		return first, n == 1
+	}
+	cur, spare := sc.a[:0], sc.b[:0]
+	started := false
+	for _, s := range sets {
+		if len(s) == 0 {
+			continue
+		}
+		if !started {
+			cur, started = append(cur, s...), true
+			continue
+		}
+		spare = mergeInto(spare[:0], cur, s)
+		cur, spare = spare, cur
+	}
+	sc.a, sc.b = cur, spare
+	return cur, false
+}
+
+// mergeInto appends the sorted union of a and b (both sorted) to dst.
+func mergeInto(dst, a, b []string) []string {
 	i, j := 0, 0
 	for i < len(a) && j < len(b) {
 		switch c := strings.Compare(a[i], b[j]); {
 		case c < 0:
-			out = append(out, a[i])
+			dst = append(dst, a[i])
 			i++
 		case c > 0:
-			out = append(out, b[j])
+			dst = append(dst, b[j])
 			j++
 		default:
-			out = append(out, a[i])
+			dst = append(dst, a[i])
 			i++
 			j++
 		}
 	}
-	out = append(out, a[i:]...)
-	return append(out, b[j:]...)
+	dst = append(dst, a[i:]...)
+	return append(dst, b[j:]...)
 }
 
 // markCommon sets keep[i] for every a[i] that is also in b (both sorted).

@@ -20,6 +20,28 @@ type sortedRecords struct {
 	// names is the column of names of a named kind, built on first use.
 	namesOnce sync.Once
 	names     *Names
+
+	// byID maps ids to the records, built on first use.
+	byIDOnce sync.Once
+	byID     map[string]Record
+}
+
+// Lookup returns the record of k with this id as this view sees it, from a
+// map kept per generation of the table. It is for hot paths that look up
+// many records of a small table that seldom changes (the edge routers a
+// session names): a map read allocates nothing, where a lookup in the
+// database allocates its iterator state. The map of the whole table is built
+// after each change of it, so large tables that change often should use Get.
+func (tx *Tx) Lookup(k *Kind, id string) (Record, bool) {
+	c := tx.sorted(k)
+	c.byIDOnce.Do(func() {
+		c.byID = make(map[string]Record, len(c.recs))
+		for _, r := range c.recs {
+			c.byID[r.GetID()] = r
+		}
+	})
+	r, ok := c.byID[id]
+	return r, ok
 }
 
 // Names is the names of a named kind's records in list order, packed into
@@ -135,6 +157,21 @@ func (tx *Tx) SortedNames(k *Kind) (recs []Record, names *Names) {
 // sorted returns the cache entry of k at this view's generation, building it
 // when the table changed since the last one.
 func (tx *Tx) sorted(k *Kind) *sortedRecords {
+	if c, ok := tx.sortedMemo[k]; ok {
+		return c
+	}
+	c := tx.sortedAtGen(k)
+	if !tx.write {
+		if tx.sortedMemo == nil {
+			tx.sortedMemo = map[*Kind]*sortedRecords{}
+		}
+		tx.sortedMemo[k] = c
+	}
+	return c
+}
+
+// sortedAtGen returns the cache entry of k at this view's generation.
+func (tx *Tx) sortedAtGen(k *Kind) *sortedRecords {
 	gen := tx.gen(k)
 	if v, ok := tx.s.sorted.Load(k.Table); ok {
 		if c := v.(*sortedRecords); c.db == tx.db && c.gen == gen {

@@ -154,3 +154,34 @@ func TestNames_EachContainingFindsWhatContainsFinds(t *testing.T) {
 		}
 	}
 }
+
+func TestLookup_FollowsTheTableGeneration(t *testing.T) {
+	s := New()
+	mustWrite(t, s, func(tx *Tx) error {
+		return tx.Insert(KindEdgeRouter, &EdgeRouter{Base: Base{ID: "er1"}, Named: Named{Name: "one"}})
+	})
+	old := s.Read()
+	if r, ok := old.Lookup(KindEdgeRouter, "er1"); !ok || r.RecordName() != "one" {
+		t.Fatalf("lookup: %v %v", r, ok)
+	}
+	mustWrite(t, s, func(tx *Tx) error {
+		if err := tx.Replace(KindEdgeRouter, &EdgeRouter{Base: Base{ID: "er1"}, Named: Named{Name: "renamed"}}); err != nil {
+			return err
+		}
+		return tx.Insert(KindEdgeRouter, &EdgeRouter{Base: Base{ID: "er2"}, Named: Named{Name: "two"}})
+	})
+	tx := s.Read()
+	if r, ok := tx.Lookup(KindEdgeRouter, "er1"); !ok || r.RecordName() != "renamed" {
+		t.Fatalf("after the change: %v %v", r, ok)
+	}
+	if _, ok := tx.Lookup(KindEdgeRouter, "er2"); !ok {
+		t.Fatal("a new router is not found")
+	}
+	// An older view still sees its own generation.
+	if r, ok := old.Lookup(KindEdgeRouter, "er1"); !ok || r.RecordName() != "one" {
+		t.Fatalf("old view: %v %v", r, ok)
+	}
+	if _, ok := old.Lookup(KindEdgeRouter, "er2"); ok {
+		t.Fatal("an old view sees a later router")
+	}
+}

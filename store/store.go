@@ -58,6 +58,10 @@ type Tx struct {
 	lost []lostLink
 	// sideTxns are the open write transactions of side trees (trees.go).
 	sideTxns map[string]*iradix.Txn
+	// write marks the transaction of an Apply; a read view memoizes the
+	// sorted caches it used (sorted.go), since its generations never change.
+	write      bool
+	sortedMemo map[*Kind]*sortedRecords
 }
 
 // Read returns a consistent read-only view. It never blocks and is never blocked.
@@ -69,7 +73,7 @@ func (s *Store) Read() *Tx {
 // Write starts the write transaction of one Apply. Commit or Abort it.
 func (s *Store) Write() *Tx {
 	db := s.db.Load()
-	return &Tx{txn: db.Txn(true), s: s, db: db}
+	return &Tx{txn: db.Txn(true), s: s, db: db, write: true}
 }
 
 // Commit makes the writes of the transaction visible.
