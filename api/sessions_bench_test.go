@@ -3,9 +3,9 @@ package api_test
 import (
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net/http"
 	"strings"
-	"math/rand/v2"
 	"sync/atomic"
 	"testing"
 )
