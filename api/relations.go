@@ -1,8 +1,6 @@
 package api
 
 import (
-	"sort"
-
 	"edgectl/store"
 )
 
@@ -38,19 +36,25 @@ func (s *Server) listIDs(c *call, k *store.Kind, ids idSet) error {
 	if err != nil {
 		return err
 	}
-	recs := make([]store.Record, 0, len(ids))
-	for id := range ids {
-		if r, err := c.tx.Get(k, id); err == nil {
-			recs = append(recs, r)
+	var recs []store.Record
+	if c.tx.Count(k) <= scanPerLookup*len(ids) {
+		// A good part of the table: filter its cached list order rather
+		// than look each record up and sort them (as visibleInOrder does).
+		recs = make([]store.Record, 0, len(ids))
+		for _, r := range c.tx.Sorted(k) {
+			if _, ok := ids[r.GetID()]; ok {
+				recs = append(recs, r)
+			}
 		}
+	} else {
+		recs = make([]store.Record, 0, len(ids))
+		for id := range ids {
+			if r, err := c.tx.Get(k, id); err == nil {
+				recs = append(recs, r)
+			}
+		}
+		sortDefault(k, recs)
 	}
-	sort.Slice(recs, func(i, j int) bool {
-		a, b := recs[i], recs[j]
-		if a.RecordName() != b.RecordName() {
-			return a.RecordName() < b.RecordName()
-		}
-		return a.GetID() < b.GetID()
-	})
 	view := s.viewOf(k)
 	src := func(fn func(store.Record) bool) {
 		for _, r := range recs {
