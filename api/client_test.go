@@ -128,9 +128,18 @@ func TestClientAPI_ServicesSessionsAndEdgeRoutersFollowPolicies(t *testing.T) {
 		t.Fatalf("session edge routers %v", ers)
 	}
 	_ = er3
-	// Not visible: 404. Visible without the permission: refused and recorded.
+	// Not visible: 404, and the denial is recorded. Visible without the permission: refused and recorded.
 	st, out = alice.do(http.MethodPost, "/sessions", map[string]any{"serviceId": db, "type": "Dial"})
 	wantError(t, st, out, 404, "NOT_FOUND", "")
+	if failed := ts.get2("/identities/" + aliceID + "/failed-service-requests"); len(failed) != 1 ||
+		failed[0].(map[string]any)["serviceName"] != "db" || failed[0].(map[string]any)["reason"] != "permission" {
+		t.Fatalf("alice's failed requests %v", failed)
+	}
+	st, out = alice.do(http.MethodPost, "/sessions", map[string]any{"serviceId": "no-such-service", "type": "Dial"})
+	wantError(t, st, out, 404, "NOT_FOUND", "")
+	if failed := ts.get2("/identities/" + aliceID + "/failed-service-requests"); len(failed) != 1 {
+		t.Fatalf("a service that does not exist was recorded: %v", failed)
+	}
 	st, out = bob.do(http.MethodPost, "/sessions", map[string]any{"serviceId": db, "type": "Dial"})
 	wantError(t, st, out, 403, "FORBIDDEN", "")
 	failed := ts.get2("/identities/" + bobID + "/failed-service-requests")

@@ -2,6 +2,7 @@ package api
 
 import (
 	"net/http"
+	"time"
 
 	"edgectl/auth"
 	"edgectl/fsm"
@@ -30,24 +31,24 @@ func (s *Server) createSession(c *call) error {
 	}
 	serviceID, typ := p.values["serviceId"].(string), p.values["type"].(string)
 	svc, err := store.GetAs[*store.Service](c.tx, store.KindService, serviceID)
-	grants := policy.PairGrants(c.tx, c.identity.ID, serviceID)
-	if err != nil || len(grants) == 0 {
+	if err != nil {
 		return notFound("service", serviceID)
 	}
+	grants := policy.PairGrants(c.tx, c.identity.ID, serviceID)
 	now := s.now()
+	if len(grants) == 0 {
+		// The caller may not see the service: it is answered as if it did
+		// not exist, and the denial is recorded for admins like any other.
+		s.recordServiceFailure(c, svc, typ, "permission", nil, now)
+		return notFound("service", serviceID)
+	}
 	if !policy.Allowed(grants, typ, s.passing(c.tx, c.session)) {
-		failure := &store.FailedServiceRequest{Base: store.Base{ID: auth.NewID(), CreatedAt: now, UpdatedAt: now},
-			IdentityID: c.identity.ID, APISessionID: c.session.ID, ServiceID: svc.ID, ServiceName: svc.Name,
-			SessionType: typ, When: now, PolicyFailures: s.policyFailures(c.tx, c.session, grants, typ)}
-		msg := "no service policy grants " + typ + " on this service"
-		if len(failure.PolicyFailures) > 0 {
-			failure.Reason, msg = "posture", "the posture checks of the service's policies do not pass: the failure is recorded"
-		} else {
-			failure.Reason = "permission"
+		failures := s.policyFailures(c.tx, c.session, grants, typ)
+		reason, msg := "permission", "no service policy grants "+typ+" on this service"
+		if len(failures) > 0 {
+			reason, msg = "posture", "the posture checks of the service's policies do not pass: the failure is recorded"
 		}
-		if _, err := s.Writer.Do(c.r.Context(), fsm.CmdFailedRequest, failure); err != nil {
-			s.Log.Warn("could not record a failed service request", "error", err)
-		}
+		s.recordServiceFailure(c, svc, typ, reason, failures, now)
 		return forbidden(msg)
 	}
 	token := auth.NewToken()
@@ -60,6 +61,18 @@ func (s *Server) createSession(c *call) error {
 		return err
 	}
 	return s.writeSession(c, http.StatusCreated, s.Store.Read(), sess, token)
+}
+
+// recordServiceFailure records a refused session create as a failed service request
+// (the store keeps the last fifty per identity). The refusal stands even
+// when the record cannot be written.
+func (s *Server) recordServiceFailure(c *call, svc *store.Service, typ, reason string, failures []store.PolicyFailure, now time.Time) {
+	failure := &store.FailedServiceRequest{Base: store.Base{ID: auth.NewID(), CreatedAt: now, UpdatedAt: now},
+		IdentityID: c.identity.ID, APISessionID: c.session.ID, ServiceID: svc.ID, ServiceName: svc.Name,
+		SessionType: typ, When: now, Reason: reason, PolicyFailures: failures}
+	if _, err := s.Writer.Do(c.r.Context(), fsm.CmdFailedRequest, failure); err != nil {
+		s.Log.Warn("could not record a failed service request", "error", err)
+	}
 }
 
 // policyFailures lists, for the grants of the wanted type, the posture checks that fail.
