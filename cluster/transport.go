@@ -284,14 +284,15 @@ func newRaftLayer(m *mux, advertise string) *raftLayer {
 	return &raftLayer{m: m, advertise: strAddr(advertise), closed: make(chan struct{})}
 }
 
-// Accept returns the next inbound raft connection.
+// Accept returns the next inbound raft connection. It ends only when the
+// raft transport closes the layer: the node stops the mux from accepting
+// before it shuts raft down, and an Accept that failed then would be logged
+// by raft's accept loop as an error on every clean shutdown.
 func (l *raftLayer) Accept() (net.Conn, error) {
 	select {
 	case c := <-l.m.raftCh:
 		return c, nil
 	case <-l.closed:
-		return nil, net.ErrClosed
-	case <-l.m.done:
 		return nil, net.ErrClosed
 	}
 }
