@@ -288,3 +288,32 @@ func TestPolicies_SystemPoliciesAreRefusedAsBadRequests(t *testing.T) {
 		}
 	}
 }
+
+func TestRelations_AllOfReadsTheRarestAttribute(t *testing.T) {
+	s := New()
+	mustWrite(t, s, func(tx *Tx) error {
+		for i := range 20 {
+			roles := []string{"common"}
+			if i%10 == 0 {
+				roles = append(roles, "rare")
+			}
+			if err := tx.Insert(KindIdentity, &Identity{Base: Base{ID: fmt.Sprintf("i%02d", i)}, Named: Named{Name: fmt.Sprintf("i%02d", i)}, RoleAttributes: roles}); err != nil {
+				return err
+			}
+		}
+		return tx.Insert(KindServicePolicy, &ServicePolicy{Base: Base{ID: "p"}, Named: Named{Name: "p"}, Type: "Dial", Semantic: "AllOf",
+			IdentityRoles: []string{"#common", "#rare", "#missing-here"}})
+	})
+	tx := s.Read()
+	if got := tx.rarestRole(KindIdentity, []string{"common", "rare"}); got != "rare" {
+		t.Fatalf("rarest of common and rare: %s", got)
+	}
+	if got := tx.rarestRole(KindIdentity, []string{"common", "rare", "nobody"}); got != "nobody" {
+		t.Fatalf("an attribute nobody carries is the rarest: %s", got)
+	}
+	var selected []string
+	tx.PolicyEntities(RelServicePolicyIdentity, "p", func(e string) bool { selected = append(selected, e); return true })
+	if len(selected) != 0 {
+		t.Fatalf("AllOf with an attribute nobody has selects %v", selected)
+	}
+}

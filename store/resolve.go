@@ -196,12 +196,28 @@ func (tx *Tx) selectEntitiesWhile(rel *relation, sel *policy.Selector, fn func(i
 	}
 	attrs := sel.Attrs
 	if sel.Semantic != policy.AnyOf && len(attrs) > 0 {
-		// AllOf: every match carries the first attribute; read only those.
-		attrs = attrs[:1]
+		// AllOf: every match carries each attribute; read only the
+		// entities of the rarest one.
+		attrs = []string{tx.rarestRole(rel.entity, attrs)}
 	}
 	for _, a := range attrs {
 		if tx.Each(rel.entity, "roles", emit, a); !more {
 			return
 		}
 	}
+}
+
+// rarestRole returns the attribute of attrs that the fewest records of k carry.
+func (tx *Tx) rarestRole(k *Kind, attrs []string) string {
+	best, bestN := attrs[0], -1
+	for _, a := range attrs {
+		n := 0
+		if raw, _ := tx.txn.First(rolesTable, "id", k.Table, a); raw != nil {
+			n = raw.(*roleCount).N
+		}
+		if bestN < 0 || n < bestN {
+			best, bestN = a, n
+		}
+	}
+	return best
 }
