@@ -240,6 +240,13 @@ func (m *mux) stopAccepting() {
 	m.ln.Close()
 }
 
+// isClosed reports whether the mux stopped accepting (the node is stopping).
+func (m *mux) isClosed() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.closed
+}
+
 // close closes the listener and every tracked connection, then waits for the
 // connection goroutines it started.
 func (m *mux) close() {
@@ -259,6 +266,17 @@ type trackedConn struct {
 	net.Conn
 	m    *mux
 	once sync.Once
+}
+
+// Read reports a connection the node closed while shutting down as an
+// orderly end (io.EOF): raft's transport logs any other read error of an
+// inbound connection as an error, and a clean shutdown is not one.
+func (t *trackedConn) Read(p []byte) (int, error) {
+	n, err := t.Conn.Read(p)
+	if err != nil && errors.Is(err, net.ErrClosed) && t.m.isClosed() {
+		err = io.EOF
+	}
+	return n, err
 }
 
 func (t *trackedConn) Close() error {
