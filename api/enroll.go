@@ -124,6 +124,18 @@ func outstandingEnrollment(tx *store.Tx, token, method string, now time.Time) (*
 	return e, nil
 }
 
+// enrollmentOf reads the token of an enrollment request and finds its
+// outstanding enrollment of method, at the time the request is judged.
+func (s *Server) enrollmentOf(c *call, body map[string]json.RawMessage, method string) (*store.Enrollment, time.Time, error) {
+	token, err := enrollToken(c, body)
+	if err != nil {
+		return nil, time.Time{}, err
+	}
+	now := s.now()
+	e, err := outstandingEnrollment(c.tx, token, method, now)
+	return e, now, err
+}
+
 // consumeEnrollment proposes the one command of an identity enrollment: the
 // enrollment is removed and a takes its place.
 func (s *Server) consumeEnrollment(c *call, e *store.Enrollment, a *store.Authenticator, now time.Time) error {
@@ -172,12 +184,7 @@ func (s *Server) enrollOtt(c *call) error {
 	if err != nil {
 		return err
 	}
-	token, err := enrollToken(c, body)
-	if err != nil {
-		return err
-	}
-	now := s.now()
-	e, err := outstandingEnrollment(c.tx, token, "ott", now)
+	e, now, err := s.enrollmentOf(c, body, "ott")
 	if err != nil {
 		return err
 	}
@@ -222,12 +229,7 @@ func (s *Server) enrollOttCA(c *call) error {
 	if err != nil {
 		return err
 	}
-	token, err := enrollToken(c, body)
-	if err != nil {
-		return err
-	}
-	now := s.now()
-	e, err := outstandingEnrollment(c.tx, token, "ottca", now)
+	e, now, err := s.enrollmentOf(c, body, "ottca")
 	if err != nil {
 		return err
 	}
@@ -263,16 +265,11 @@ func (s *Server) enrollUpdb(c *call) error {
 	if err != nil {
 		return err
 	}
-	token, err := enrollToken(c, body)
-	if err != nil {
-		return err
-	}
 	p, err := parseFields(body, []field{{name: "password", kind: fString, required: true}}, modeCreate)
 	if err != nil {
 		return err
 	}
-	now := s.now()
-	e, err := outstandingEnrollment(c.tx, token, "updb", now)
+	e, now, err := s.enrollmentOf(c, body, "updb")
 	if err != nil {
 		return err
 	}

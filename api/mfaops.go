@@ -20,14 +20,7 @@ func (s *Server) verifyMFA(c *call) error {
 		return &apiError{status: http.StatusConflict, code: codeConflict, message: "the MFA enrollment is already verified",
 			cause: fieldCause{Field: "isVerified", Reason: "already verified", Value: true}}
 	}
-	code, err := bodyCode(c, true)
-	if err != nil {
-		return err
-	}
-	use, err := s.mfaMatch(c, m, code, s.now(), true, false)
-	if errors.Is(err, errBadCode) {
-		return invalidAuth()
-	}
+	use, err := s.matchBodyCode(c, m, false)
 	if err != nil {
 		return err
 	}
@@ -90,6 +83,21 @@ func (s *Server) getRecoveryCodes(c *call) error {
 	return nil
 }
 
+// matchBodyCode checks the code of the request body against the caller's
+// enrollment: a fresh TOTP code, or also a recovery code with recovery. A
+// wrong code is a 401.
+func (s *Server) matchBodyCode(c *call, m *store.MFA, recovery bool) (*store.MFAUse, error) {
+	code, err := bodyCode(c, true)
+	if err != nil {
+		return nil, err
+	}
+	use, err := s.mfaMatch(c, m, code, s.now(), true, recovery)
+	if errors.Is(err, errBadCode) {
+		return nil, invalidAuth()
+	}
+	return use, err
+}
+
 // regenerateRecoveryCodes replaces every recovery code; the code that
 // authorizes it is used up like a login code.
 func (s *Server) regenerateRecoveryCodes(c *call) error {
@@ -97,14 +105,7 @@ func (s *Server) regenerateRecoveryCodes(c *call) error {
 	if err != nil {
 		return err
 	}
-	code, err := bodyCode(c, true)
-	if err != nil {
-		return err
-	}
-	use, err := s.mfaMatch(c, m, code, s.now(), true, true)
-	if errors.Is(err, errBadCode) {
-		return invalidAuth()
-	}
+	use, err := s.matchBodyCode(c, m, true)
 	if err != nil {
 		return err
 	}
