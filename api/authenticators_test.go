@@ -58,15 +58,7 @@ func TestAuthenticators_CreateValidatesEveryFieldAndStoresNothing(t *testing.T) 
 	leaf := newAuthnCA(t, "ca").leaf(t, "bob")
 	before := ts.authnCount("/authenticators")
 	updb := func(kv ...any) map[string]any {
-		b := map[string]any{"identityId": ident, "method": "updb", "username": "bobby", "password": "secret-1"}
-		for i := 0; i < len(kv); i += 2 {
-			if kv[i+1] == "<absent>" {
-				delete(b, kv[i].(string))
-			} else {
-				b[kv[i].(string)] = kv[i+1]
-			}
-		}
-		return b
+		return withFields(map[string]any{"identityId": ident, "method": "updb", "username": "bobby", "password": "secret-1"}, kv...)
 	}
 	cases := []struct {
 		name  string

@@ -155,3 +155,20 @@ func (ts *testServer) authnVerifiedCA(name string, ottca bool) (string, *authnCA
 
 // authnFuture is an expiresAt an hour from now.
 func authnFuture() string { return time.Now().Add(time.Hour).UTC().Format(time.RFC3339) }
+
+// absent, as a value given to withFields, removes the field.
+const absent = "<absent>"
+
+// withFields returns base with each field of kv (name, value, name,
+// value...) set to its value, or removed when the value is absent: the bad
+// variants of a valid body in validation tables.
+func withFields(base map[string]any, kv ...any) map[string]any {
+	for i := 0; i < len(kv); i += 2 {
+		if kv[i+1] == absent {
+			delete(base, kv[i].(string))
+		} else {
+			base[kv[i].(string)] = kv[i+1]
+		}
+	}
+	return base
+}

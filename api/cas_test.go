@@ -66,15 +66,7 @@ func TestCAs_VerificationFlowWithARealCertificateAndTheCAJWT(t *testing.T) {
 func TestCAs_CreateValidatesEveryFieldAndStoresNothing(t *testing.T) {
 	ts := newTestServer(t)
 	ca := newAuthnCA(t, "root")
-	with := func(k string, v any) map[string]any {
-		b := caBody("c", ca.pem)
-		if v == "<absent>" {
-			delete(b, k)
-		} else {
-			b[k] = v
-		}
-		return b
-	}
+	with := func(k string, v any) map[string]any { return withFields(caBody("c", ca.pem), k, v) }
 	claim := func(kv ...any) map[string]any {
 		c := map[string]any{"location": "COMMON_NAME", "matcher": "ALL", "parser": "NONE"}
 		for i := 0; i < len(kv); i += 2 {

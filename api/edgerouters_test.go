@@ -1,8 +1,6 @@
 package api_test
 
 import (
-	"encoding/base64"
-	"encoding/json"
 	"net/http"
 	"regexp"
 	"strings"
@@ -11,25 +9,6 @@ import (
 
 var enrollTokenRE = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`)
 
-// routerJWTClaims decodes the claims of a JWT without checking its signature (the
-// pki tests check signing); here only the claims the controller chose matter.
-func routerJWTClaims(t *testing.T, tok string) map[string]any {
-	t.Helper()
-	parts := strings.Split(tok, ".")
-	if len(parts) != 3 {
-		t.Fatalf("not a JWT: %q", tok)
-	}
-	raw, err := base64.RawURLEncoding.DecodeString(parts[1])
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]any{}
-	if err := json.Unmarshal(raw, &out); err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
-
 // checkRouterEnrollment checks the one-time enrollment a router view shows.
 func checkRouterEnrollment(t *testing.T, ts *testServer, v map[string]any) {
 	t.Helper()
@@ -37,7 +16,7 @@ func checkRouterEnrollment(t *testing.T, ts *testServer, v map[string]any) {
 	if !enrollTokenRE.MatchString(tok) {
 		t.Fatalf("enrollmentToken %q is not a UUID", tok)
 	}
-	c := routerJWTClaims(t, v["enrollmentJwt"].(string))
+	c := authnClaims(t, v["enrollmentJwt"].(string))
 	if c["em"] != "erott" || c["sub"] != v["id"] || c["jti"] != tok || c["iss"] != ts.base+"/edge/client/v1" {
 		t.Fatalf("enrollment JWT claims %v for router %v", c, v["id"])
 	}

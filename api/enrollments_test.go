@@ -66,15 +66,7 @@ func TestEnrollments_CreateValidatesEveryFieldAndStoresNothing(t *testing.T) {
 	unverified := ts.create("/cas", caBody("unverified", newAuthnCA(t, "u").pem))
 	noOttca, _ := ts.authnVerifiedCA("no-ottca", false)
 	body := func(kv ...any) map[string]any {
-		b := map[string]any{"identityId": ident, "method": "ott", "expiresAt": authnFuture()}
-		for i := 0; i < len(kv); i += 2 {
-			if kv[i+1] == "<absent>" {
-				delete(b, kv[i].(string))
-			} else {
-				b[kv[i].(string)] = kv[i+1]
-			}
-		}
-		return b
+		return withFields(map[string]any{"identityId": ident, "method": "ott", "expiresAt": authnFuture()}, kv...)
 	}
 	cases := []struct {
 		name  string

@@ -65,15 +65,7 @@ func TestExtJWTSigners_CreateGetListPatchPutDelete(t *testing.T) {
 func TestExtJWTSigners_EveryRuleRejectsABadValueAndStoresNothing(t *testing.T) {
 	ts := newTestServer(t)
 	ca := newAuthnCA(t, "signer")
-	with := func(k string, v any) map[string]any {
-		b := signerBody("s", "https://s.example")
-		if v == "<absent>" {
-			delete(b, k)
-		} else {
-			b[k] = v
-		}
-		return b
-	}
+	with := func(k string, v any) map[string]any { return withFields(signerBody("s", "https://s.example"), k, v) }
 	both := with("certPem", ca.pem)
 	cases := []struct {
 		name  string
