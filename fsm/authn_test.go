@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"io"
 	"testing"
 	"time"
 
@@ -158,18 +157,7 @@ func TestSnapshot_RoundTripKeepsTheAuthnKinds(t *testing.T) {
 	applyOK(t, f, 6, CmdAuthenticatorRequestExtend, AuthenticatorExtendRequest{ID: "c1", RollKeys: true, At: t0})
 	applyOK(t, f, 7, CmdEnrollmentCreate, EnrollmentCreate{Enrollment: authnEnrollment("e1", "i1", "updb", t0.Add(time.Hour)), At: t0})
 
-	snap, err := f.Snapshot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	sink := &memSink{}
-	if err := snap.Persist(sink); err != nil {
-		t.Fatal(err)
-	}
-	g := New(store.New())
-	if err := g.Restore(io.NopCloser(bytes.NewReader(sink.Bytes()))); err != nil {
-		t.Fatal(err)
-	}
+	g := snapshotRoundTrip(t, f)
 	if a, b := dump(t, f.Store().Read()), dump(t, g.Store().Read()); !bytes.Equal(a, b) {
 		t.Fatal("restored model differs from the snapshotted one")
 	}

@@ -205,6 +205,24 @@ func TestApply_UndecodableEntryStopsLoudly(t *testing.T) {
 }
 
 // memSink is an in-memory raft.SnapshotSink.
+// snapshotRoundTrip snapshots f's model and restores it into a new FSM.
+func snapshotRoundTrip(t *testing.T, f *FSM) *FSM {
+	t.Helper()
+	snap, err := f.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sink := &memSink{}
+	if err := snap.Persist(sink); err != nil {
+		t.Fatal(err)
+	}
+	g := New(store.New())
+	if err := g.Restore(io.NopCloser(bytes.NewReader(sink.Bytes()))); err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
 type memSink struct {
 	bytes.Buffer
 	cancelled bool

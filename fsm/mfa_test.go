@@ -1,9 +1,7 @@
 package fsm
 
 import (
-	"bytes"
 	"errors"
-	"io"
 	"testing"
 	"time"
 
@@ -149,18 +147,7 @@ func TestApply_MFAAndFailureStateSurviveASnapshot(t *testing.T) {
 	f := lockoutFSM(t, 10)
 	applyOK(t, f, 4, CmdMFACreate, mfa("i1", false, "r1"))
 	applyOK(t, f, 5, CmdLoginFailed, LoginFailed{IdentityID: "i1", At: t0})
-	snap, err := f.Snapshot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	sink := &memSink{}
-	if err := snap.Persist(sink); err != nil {
-		t.Fatal(err)
-	}
-	g := New(store.New())
-	if err := g.Restore(io.NopCloser(bytes.NewReader(sink.Bytes()))); err != nil {
-		t.Fatal(err)
-	}
+	g := snapshotRoundTrip(t, f)
 	tx := g.Store().Read()
 	if m := tx.MFAOf("i1"); m == nil || len(m.RecoveryCodes) != 1 || tx.LoginFailureCount("i1") != 1 {
 		t.Fatalf("restored: mfa %+v failures %d", m, tx.LoginFailureCount("i1"))

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"io"
 	"testing"
 	"time"
 
@@ -146,18 +145,7 @@ func TestSnapshot_RoundTripKeepsRoutersAndPostureChecks(t *testing.T) {
 			RoleAttributes: []string{"strict"}, OperatingSystems: []store.OperatingSystem{{Type: "LINUX", Versions: []string{">=5"}}}},
 		CmdPostureCheckUpdate, Update{ID: "p1", At: t0, Patch: store.Patch{"name": json.RawMessage(`"os2"`)}},
 	)
-	snap, err := f.Snapshot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	sink := &memSink{}
-	if err := snap.Persist(sink); err != nil {
-		t.Fatal(err)
-	}
-	g := New(store.New())
-	if err := g.Restore(io.NopCloser(bytes.NewReader(sink.Bytes()))); err != nil {
-		t.Fatal(err)
-	}
+	g := snapshotRoundTrip(t, f)
 	if !bytes.Equal(dump(t, f.Store().Read()), dump(t, g.Store().Read())) {
 		t.Fatal("the restored model differs from the snapshotted one")
 	}
