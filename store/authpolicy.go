@@ -6,6 +6,48 @@ import (
 	"time"
 )
 
+// AuthPolicy decides which primary and secondary methods an identity may use.
+type AuthPolicy struct {
+	Base
+	Named
+	Primary   AuthPolicyPrimary   `json:"primary"`
+	Secondary AuthPolicySecondary `json:"secondary"`
+}
+
+// RecordName is the policy's name.
+func (r *AuthPolicy) RecordName() string { return r.Name }
+
+// AuthPolicyPrimary holds the primary-method rules of an auth policy.
+type AuthPolicyPrimary struct {
+	Cert struct {
+		Allowed           bool `json:"allowed"`
+		AllowExpiredCerts bool `json:"allowExpiredCerts"`
+	} `json:"cert"`
+	ExtJwt struct {
+		Allowed        bool     `json:"allowed"`
+		AllowedSigners []string `json:"allowedSigners"`
+	} `json:"extJwt"`
+	Updb struct {
+		Allowed                bool `json:"allowed"`
+		LockoutDurationMinutes int  `json:"lockoutDurationMinutes"`
+		MaxAttempts            int  `json:"maxAttempts"`
+		MinPasswordLength      int  `json:"minPasswordLength"`
+		RequireMixedCase       bool `json:"requireMixedCase"`
+		RequireNumberChar      bool `json:"requireNumberChar"`
+		RequireSpecialChar     bool `json:"requireSpecialChar"`
+	} `json:"updb"`
+}
+
+// AuthPolicySecondary holds the secondary-factor rules of an auth policy.
+type AuthPolicySecondary struct {
+	RequireExtJwtSigner *string `json:"requireExtJwtSigner"`
+	RequireTotp         bool    `json:"requireTotp"`
+}
+
+// KindAuthPolicy is the kind of AuthPolicy records.
+var KindAuthPolicy = &Kind{Table: "authPolicies", Entity: "auth policy", Named: true,
+	new: func() Record { return &AuthPolicy{} }, Fields: namedFields(nil)}
+
 // DefaultAuthPolicyID is the id of the system auth policy made at bootstrap.
 const DefaultAuthPolicyID = "default"
 

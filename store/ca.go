@@ -44,9 +44,9 @@ func (r *CA) RecordName() string { return r.Name }
 var KindCA = &Kind{Table: "cas", Entity: "CA", Named: true,
 	new:     func() Record { return &CA{} },
 	indexes: []*memdb.IndexSchema{strIndex("fingerprint", "Fingerprint")},
-	Fields:  namedFields(caFields)}
+	Fields:  namedFields(caFilterFields)}
 
-var caFields = map[string]filter.Field{
+var caFilterFields = map[string]filter.Field{
 	"fingerprint":               filter.StringField(func(r any) string { return r.(*CA).Fingerprint }),
 	"identityNameFormat":        filter.StringField(func(r any) string { return r.(*CA).IdentityNameFormat }),
 	"identityRoles":             filter.StringListField(func(r any) []string { return r.(*CA).IdentityRoles }),

@@ -44,12 +44,12 @@ var (
 	KindConfig = &Kind{Table: "configs", Entity: "config", Named: true,
 		new:     func() Record { return &Config{} },
 		indexes: []*memdb.IndexSchema{strIndex("configType", "ConfigTypeID")},
-		Fields:  namedFields(configFields)}
+		Fields:  namedFields(configFilterFields)}
 )
 
 var configTypeID = filter.StringField(func(r any) string { return r.(*Config).ConfigTypeID })
 
-var configFields = map[string]filter.Field{
+var configFilterFields = map[string]filter.Field{
 	"configTypeId":  configTypeID,
 	"type":          configTypeID,
 	"configType.id": configTypeID,

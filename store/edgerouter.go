@@ -4,6 +4,8 @@ import (
 	"time"
 
 	"edgectl/store/filter"
+
+	"github.com/hashicorp/go-memdb"
 )
 
 // RouterEnrollment holds the enrollment and certificate state shared by edge routers and routers.
@@ -40,22 +42,9 @@ func (r *EdgeRouter) RecordName() string { return r.Name }
 // Roles returns the edge router's role attributes.
 func (r *EdgeRouter) Roles() []string { return r.RoleAttributes }
 
-// Router is a transit router of the fabric.
-type Router struct {
-	Base
-	Named
-	RouterEnrollment
-	Cost        int  `json:"cost"`
-	Disabled    bool `json:"disabled"`
-	NoTraversal bool `json:"noTraversal"`
-}
-
-// RecordName is the router's name.
-func (r *Router) RecordName() string { return r.Name }
-
 // The filter getters use the typed constructors: lists of routers are scanned
 // whole when filtered, so an allocation per field read would add up.
-var edgeRouterFields = map[string]filter.Field{
+var edgeRouterFilterFields = map[string]filter.Field{
 	"roleAttributes":      filter.StringListField(func(r any) []string { return r.(*EdgeRouter).RoleAttributes }),
 	"cost":                filter.IntField(func(r any) int64 { return int64(r.(*EdgeRouter).Cost) }),
 	"disabled":            filter.BoolField(func(r any) bool { return r.(*EdgeRouter).Disabled }),
@@ -68,12 +57,54 @@ var edgeRouterFields = map[string]filter.Field{
 	"enrollmentExpiresAt": {Type: filter.Time, Get: func(r any) any { return optTime(r.(*EdgeRouter).EnrollmentExpiresAt) }},
 }
 
-var routerFields = map[string]filter.Field{
-	"cost":                filter.IntField(func(r any) int64 { return int64(r.(*Router).Cost) }),
-	"disabled":            filter.BoolField(func(r any) bool { return r.(*Router).Disabled }),
-	"noTraversal":         filter.BoolField(func(r any) bool { return r.(*Router).NoTraversal }),
-	"isVerified":          filter.BoolField(func(r any) bool { return r.(*Router).IsVerified }),
-	"isOnline":            filter.BoolField(func(any) bool { return false }),
-	"fingerprint":         {Type: filter.String, Get: func(r any) any { return optString(r.(*Router).Fingerprint) }},
-	"enrollmentExpiresAt": {Type: filter.Time, Get: func(r any) any { return optTime(r.(*Router).EnrollmentExpiresAt) }},
+// KindEdgeRouter is the kind of EdgeRouter records.
+var KindEdgeRouter = &Kind{Table: "edgeRouters", Entity: "edge router", Named: true,
+	new:     func() Record { return &EdgeRouter{} },
+	indexes: []*memdb.IndexSchema{rolesIndex(), strIndex("enrollmentToken", "EnrollmentToken"), strIndex("fingerprint", "Fingerprint")},
+	Fields:  namedFields(edgeRouterFilterFields)}
+
+// CreateEdgeRouter adds an edge router with its outstanding enrollment.
+func (tx *Tx) CreateEdgeRouter(r *EdgeRouter) error {
+	return tx.Insert(KindEdgeRouter, r)
+}
+
+// UpdateEdgeRouter applies a PUT or PATCH to an edge router. Only the
+// writable fields change: enrollment, certificate and connection state are
+// kept as they are, whatever the patch holds.
+func (tx *Tx) UpdateEdgeRouter(id string, p Patch, at time.Time) error {
+	_, _, err := tx.Update(KindEdgeRouter, id, p, at, func(old, upd Record) error {
+		o, n := old.(*EdgeRouter), upd.(*EdgeRouter)
+		n.RouterEnrollment, n.Hostname, n.SupportedProtocols = o.RouterEnrollment, o.Hostname, o.SupportedProtocols
+		return nil
+	})
+	return err
+}
+
+// DeleteEdgeRouter removes an edge router. Policies that name it by @id lose
+// that entry; terminators that run on it block the delete (routerInUse).
+func (tx *Tx) DeleteEdgeRouter(id string) error {
+	if _, err := tx.Get(KindEdgeRouter, id); err != nil {
+		return err
+	}
+	if err := tx.routerInUse(KindEdgeRouter, id); err != nil {
+		return err
+	}
+	if err := tx.dropRoleRefs(KindEdgeRouter, id); err != nil {
+		return err
+	}
+	return tx.Remove(KindEdgeRouter, id)
+}
+
+// ReEnrollEdgeRouter drops an edge router's certificate and gives it a fresh
+// enrollment, replacing any outstanding one. Every other field and every
+// association stays.
+func (tx *Tx) ReEnrollEdgeRouter(id string, e RouterEnrollment, at time.Time) error {
+	old, err := GetAs[*EdgeRouter](tx, KindEdgeRouter, id)
+	if err != nil {
+		return err
+	}
+	n := *old
+	n.RouterEnrollment = freshEnrollment(e)
+	n.UpdatedAt = at
+	return tx.Replace(KindEdgeRouter, &n)
 }

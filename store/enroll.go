@@ -167,3 +167,12 @@ func (tx *Tx) ExtendRouter(table, id, oldFP, certPem, fp string, at time.Time) e
 		e.Fingerprint, e.CertPem = &fp, &certPem
 	}))
 }
+
+// freshEnrollment keeps only the enrollment part of e: a router that is to
+// enroll has no certificate, verified or not.
+func freshEnrollment(e RouterEnrollment) RouterEnrollment {
+	return RouterEnrollment{
+		EnrollmentToken: e.EnrollmentToken, EnrollmentJwt: e.EnrollmentJwt,
+		EnrollmentCreatedAt: e.EnrollmentCreatedAt, EnrollmentExpiresAt: e.EnrollmentExpiresAt,
+	}
+}

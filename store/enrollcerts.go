@@ -41,14 +41,14 @@ var (
 		new: func() Record { return &APISessionCertificate{} },
 		indexes: []*memdb.IndexSchema{strIndex("apiSession", "APISessionID"), strIndex("identity", "IdentityID"),
 			strIndex("fingerprint", "Fingerprint")},
-		Fields: baseFields(apiSessionCertificateFields)}
+		Fields: baseFields(apiSessionCertificateFilterFields)}
 	KindCertExtension = &Kind{Table: "certExtensions", Entity: "certificate extension",
 		new:     func() Record { return &CertExtension{} },
 		indexes: []*memdb.IndexSchema{strIndex("identity", "IdentityID")},
 		Fields:  baseFields(nil)}
 )
 
-var apiSessionCertificateFields = map[string]filter.Field{
+var apiSessionCertificateFilterFields = map[string]filter.Field{
 	"fingerprint": filter.StringField(func(r any) string { return r.(*APISessionCertificate).Fingerprint }),
 	"subject":     filter.StringField(func(r any) string { return r.(*APISessionCertificate).Subject }),
 	"validFrom":   filter.TimeField(func(r any) time.Time { return r.(*APISessionCertificate).ValidFrom }),

@@ -1,8 +1,39 @@
 package store
 
 import (
+	"edgectl/store/filter"
 	"time"
+
+	"github.com/hashicorp/go-memdb"
 )
+
+// Enrollment is an outstanding way for an identity to get its credential.
+type Enrollment struct {
+	Base
+	IdentityID string    `json:"identityId"`
+	Method     string    `json:"method"` // ott, ottca, updb
+	CaID       *string   `json:"caId"`
+	Username   *string   `json:"username"`
+	Token      string    `json:"token"`
+	JWT        string    `json:"jwt"`
+	ExpiresAt  time.Time `json:"expiresAt"`
+}
+
+// KindEnrollment is the kind of Enrollment records.
+var KindEnrollment = &Kind{Table: "enrollments", Entity: "enrollment",
+	new: func() Record { return &Enrollment{} },
+	// username: the username an updb enrollment reserves; ca: the CA of an ottca one.
+	indexes: []*memdb.IndexSchema{strIndex("identity", "IdentityID"), strIndex("token", "Token"),
+		strIndex("username", "Username"), strIndex("ca", "CaID")},
+	Fields: baseFields(enrollmentFilterFields)}
+
+var enrollmentFilterFields = map[string]filter.Field{
+	"identityId": {Type: filter.String, Get: func(r any) any { return r.(*Enrollment).IdentityID }},
+	"method":     {Type: filter.String, Get: func(r any) any { return r.(*Enrollment).Method }},
+	"expiresAt":  {Type: filter.Time, Get: func(r any) any { return r.(*Enrollment).ExpiresAt }},
+	"caId":       {Type: filter.String, Get: func(r any) any { return optString(r.(*Enrollment).CaID) }},
+	"username":   {Type: filter.String, Get: func(r any) any { return optString(r.(*Enrollment).Username) }},
+}
 
 // credentialOf is the authenticator method an enrollment method yields:
 // ott and ottca both end in a certificate.

@@ -36,13 +36,13 @@ func (r *ExternalJWTSigner) RecordName() string { return r.Name }
 var KindExternalJWTSigner = &Kind{Table: "externalJwtSigners", Entity: "external JWT signer", Named: true,
 	new:     func() Record { return &ExternalJWTSigner{} },
 	indexes: []*memdb.IndexSchema{strIndex("issuer", "Issuer")},
-	Fields:  namedFields(extJWTSignerFields)}
+	Fields:  namedFields(extJWTSignerFilterFields)}
 
 func signerString(get func(*ExternalJWTSigner) *string) filter.Field {
 	return filter.Field{Type: filter.String, Get: func(r any) any { return optString(get(r.(*ExternalJWTSigner))) }}
 }
 
-var extJWTSignerFields = map[string]filter.Field{
+var extJWTSignerFilterFields = map[string]filter.Field{
 	"enabled":         filter.BoolField(func(r any) bool { return r.(*ExternalJWTSigner).Enabled }),
 	"issuer":          filter.StringField(func(r any) string { return r.(*ExternalJWTSigner).Issuer }),
 	"claimsProperty":  filter.StringField(func(r any) string { return r.(*ExternalJWTSigner).ClaimsProperty }),

@@ -1,6 +1,79 @@
 package store
 
-import "time"
+import (
+	"edgectl/store/filter"
+	"time"
+
+	"github.com/hashicorp/go-memdb"
+)
+
+// EnvInfo is the client environment reported at authentication.
+type EnvInfo struct {
+	Arch      string `json:"arch"`
+	OS        string `json:"os"`
+	OSRelease string `json:"osRelease"`
+	OSVersion string `json:"osVersion"`
+}
+
+// SdkInfo is the client SDK reported at authentication.
+type SdkInfo struct {
+	AppID      string `json:"appId"`
+	AppVersion string `json:"appVersion"`
+	Branch     string `json:"branch"`
+	Revision   string `json:"revision"`
+	Type       string `json:"type"`
+	Version    string `json:"version"`
+}
+
+// Identity is a user, device, service or router that authenticates.
+type Identity struct {
+	Base
+	Named
+	TypeID                    string            `json:"typeId"`
+	IsAdmin                   bool              `json:"isAdmin"`
+	IsDefaultAdmin            bool              `json:"isDefaultAdmin"`
+	AppData                   map[string]any    `json:"appData"`
+	AuthPolicyID              string            `json:"authPolicyId"`
+	DefaultHostingCost        int               `json:"defaultHostingCost"`
+	DefaultHostingPrecedence  string            `json:"defaultHostingPrecedence"`
+	ServiceHostingCosts       map[string]int    `json:"serviceHostingCosts"`
+	ServiceHostingPrecedences map[string]string `json:"serviceHostingPrecedences"`
+	ExternalID                *string           `json:"externalId"`
+	RoleAttributes            []string          `json:"roleAttributes"`
+	Disabled                  bool              `json:"disabled"`
+	DisabledAt                *time.Time        `json:"disabledAt"`
+	DisabledUntil             *time.Time        `json:"disabledUntil"`
+	EnvInfo                   *EnvInfo          `json:"envInfo"`
+	SdkInfo                   *SdkInfo          `json:"sdkInfo"`
+	Trace                     *TraceSpec        `json:"trace,omitempty"`
+}
+
+// RecordName is the identity's name.
+func (r *Identity) RecordName() string { return r.Name }
+
+// Roles returns the identity's role attributes.
+func (r *Identity) Roles() []string { return r.RoleAttributes }
+
+// KindIdentity is the kind of Identity records.
+var KindIdentity = &Kind{Table: "identities", Entity: "identity", Named: true,
+	new:     func() Record { return &Identity{} },
+	indexes: []*memdb.IndexSchema{rolesIndex(), strIndex("authPolicy", "AuthPolicyID"), strIndex("type", "TypeID"), strIndex("externalId", "ExternalID")},
+	Fields:  namedFields(identityFilterFields)}
+
+var identityFilterFields = map[string]filter.Field{
+	"typeId":                   {Type: filter.String, Get: func(r any) any { return r.(*Identity).TypeID }},
+	"type.id":                  {Type: filter.String, Get: func(r any) any { return r.(*Identity).TypeID }},
+	"type.name":                {Type: filter.String, Get: func(r any) any { return r.(*Identity).TypeID }},
+	"isAdmin":                  {Type: filter.Bool, Get: func(r any) any { return r.(*Identity).IsAdmin }},
+	"isDefaultAdmin":           {Type: filter.Bool, Get: func(r any) any { return r.(*Identity).IsDefaultAdmin }},
+	"authPolicyId":             {Type: filter.String, Get: func(r any) any { return r.(*Identity).AuthPolicyID }},
+	"externalId":               {Type: filter.String, Get: func(r any) any { return optString(r.(*Identity).ExternalID) }},
+	"roleAttributes":           {Type: filter.StringList, Get: func(r any) any { return r.(*Identity).RoleAttributes }},
+	"disabled":                 {Type: filter.Bool, Get: func(r any) any { return r.(*Identity).Disabled }},
+	"disabledUntil":            {Type: filter.Time, Get: func(r any) any { return optTime(r.(*Identity).DisabledUntil) }},
+	"defaultHostingCost":       {Type: filter.Number, Get: func(r any) any { return int64(r.(*Identity).DefaultHostingCost) }},
+	"defaultHostingPrecedence": {Type: filter.String, Get: func(r any) any { return r.(*Identity).DefaultHostingPrecedence }},
+}
 
 // checkIdentityRefs verifies that an identity's references exist.
 func (tx *Tx) checkIdentityRefs(i *Identity) error {

@@ -67,58 +67,6 @@ func encodeTime(t time.Time) []byte {
 	return b
 }
 
-// Kinds of the model. The order is the snapshot order.
-var (
-	KindSetting = &Kind{Table: "settings", Entity: "setting",
-		new: func() Record { return &Setting{} }}
-	KindIdentityType = &Kind{Table: "identityTypes", Entity: "identity type", Named: true,
-		new: func() Record { return &IdentityType{} }, Fields: namedFields(nil)}
-	KindAuthPolicy = &Kind{Table: "authPolicies", Entity: "auth policy", Named: true,
-		new: func() Record { return &AuthPolicy{} }, Fields: namedFields(nil)}
-	KindIdentity = &Kind{Table: "identities", Entity: "identity", Named: true,
-		new:     func() Record { return &Identity{} },
-		indexes: []*memdb.IndexSchema{rolesIndex(), strIndex("authPolicy", "AuthPolicyID"), strIndex("type", "TypeID"), strIndex("externalId", "ExternalID")},
-		Fields:  namedFields(identityFields)}
-	KindAuthenticator = &Kind{Table: "authenticators", Entity: "authenticator",
-		new: func() Record { return &Authenticator{} },
-		indexes: []*memdb.IndexSchema{strIndex("identity", "IdentityID"), strIndex("username", "Username"),
-			strIndex("fingerprint", "Fingerprint")},
-		Fields: baseFields(authenticatorFields)}
-	KindAPISession = &Kind{Table: "apiSessions", Entity: "API session",
-		new:     func() Record { return &APISession{} },
-		indexes: []*memdb.IndexSchema{strIndex("identity", "IdentityID"), strIndex("token", "TokenHash")},
-		Fields:  baseFields(apiSessionFields)}
-	KindEnrollment = &Kind{Table: "enrollments", Entity: "enrollment",
-		new: func() Record { return &Enrollment{} },
-		// username: the username an updb enrollment reserves; ca: the CA of an ottca one.
-		indexes: []*memdb.IndexSchema{strIndex("identity", "IdentityID"), strIndex("token", "Token"),
-			strIndex("username", "Username"), strIndex("ca", "CaID")},
-		Fields: baseFields(enrollmentFields)}
-	KindService = &Kind{Table: "services", Entity: "service", Named: true,
-		new: func() Record { return &Service{} },
-		// configs answers "which services use this config" without a scan.
-		indexes: []*memdb.IndexSchema{rolesIndex(), {Name: "configs", AllowMissing: true, Indexer: &stringsIndex{field: "Configs"}}},
-		Fields:  namedFields(serviceFields)}
-	KindEdgeRouter = &Kind{Table: "edgeRouters", Entity: "edge router", Named: true,
-		new:     func() Record { return &EdgeRouter{} },
-		indexes: []*memdb.IndexSchema{rolesIndex(), strIndex("enrollmentToken", "EnrollmentToken"), strIndex("fingerprint", "Fingerprint")},
-		Fields:  namedFields(edgeRouterFields)}
-	KindRouter = &Kind{Table: "routers", Entity: "router", Named: true,
-		new: func() Record { return &Router{} }, Fields: namedFields(routerFields),
-		indexes: []*memdb.IndexSchema{strIndex("enrollmentToken", "EnrollmentToken"), strIndex("fingerprint", "Fingerprint")}}
-	KindPostureCheck = &Kind{Table: "postureChecks", Entity: "posture check", Named: true,
-		new: func() Record { return &PostureCheck{} }, indexes: []*memdb.IndexSchema{rolesIndex()},
-		Fields: namedFields(postureCheckFields)}
-	KindServicePolicy = &Kind{Table: "servicePolicies", Entity: "service policy", Named: true,
-		new: func() Record { return &ServicePolicy{} }, Fields: namedFields(servicePolicyFields)}
-	KindEdgeRouterPolicy = &Kind{Table: "edgeRouterPolicies", Entity: "edge router policy", Named: true,
-		new: func() Record { return &EdgeRouterPolicy{} }, Fields: namedFields(edgeRouterPolicyFields)}
-	KindServiceEdgeRouterPolicy = &Kind{Table: "serviceEdgeRouterPolicies", Entity: "service edge router policy", Named: true,
-		new: func() Record { return &ServiceEdgeRouterPolicy{} }, Fields: namedFields(serpFields)}
-	KindPostureCheckType = &Kind{Table: "postureCheckTypes", Entity: "posture check type", Named: true,
-		new: func() Record { return &PostureCheckType{} }, Fields: namedFields(nil)}
-)
-
 // AllKinds lists every kind in snapshot order: records come after the records they reference.
 var AllKinds = []*Kind{KindSetting, KindController, KindJoinToken, KindIdentityType, KindAuthPolicy, KindPostureCheckType,
 	KindIdentity, KindAuthenticator, KindEnrollment, KindAPISession,

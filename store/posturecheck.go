@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"edgectl/store/filter"
+
+	"github.com/hashicorp/go-memdb"
 )
 
 // Process is one process a PROCESS or PROCESS_MULTI posture check looks for.
@@ -44,7 +46,7 @@ func (r *PostureCheck) RecordName() string { return r.Name }
 // Roles returns the check's role attributes.
 func (r *PostureCheck) Roles() []string { return r.RoleAttributes }
 
-var postureCheckFields = map[string]filter.Field{
+var postureCheckFilterFields = map[string]filter.Field{
 	"roleAttributes": filter.StringListField(func(r any) []string { return r.(*PostureCheck).RoleAttributes }),
 	"typeId":         filter.StringField(func(r any) string { return r.(*PostureCheck).TypeID }),
 	"version":        filter.IntField(func(r any) int64 { return r.(*PostureCheck).Version }),
@@ -87,3 +89,8 @@ func (tx *Tx) DeletePostureCheck(id string) error {
 	}
 	return tx.Remove(KindPostureCheck, id)
 }
+
+// KindPostureCheck is the kind of PostureCheck records.
+var KindPostureCheck = &Kind{Table: "postureChecks", Entity: "posture check", Named: true,
+	new: func() Record { return &PostureCheck{} }, indexes: []*memdb.IndexSchema{rolesIndex()},
+	Fields: namedFields(postureCheckFilterFields)}

@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"edgectl/store/filter"
+
+	"github.com/hashicorp/go-memdb"
 )
 
 // Service is a network service that identities dial or bind.
@@ -24,7 +26,7 @@ func (r *Service) RecordName() string { return r.Name }
 // Roles returns the service's role attributes.
 func (r *Service) Roles() []string { return r.RoleAttributes }
 
-var serviceFields = map[string]filter.Field{
+var serviceFilterFields = map[string]filter.Field{
 	"roleAttributes":     filter.StringListField(func(r any) []string { return r.(*Service).RoleAttributes }),
 	"configs":            filter.StringListField(func(r any) []string { return r.(*Service).Configs }),
 	"encryptionRequired": filter.BoolField(func(r any) bool { return r.(*Service).EncryptionRequired }),
@@ -90,3 +92,10 @@ func (tx *Tx) DeleteService(id string) error {
 	}
 	return tx.Remove(KindService, id)
 }
+
+// KindService is the kind of Service records.
+var KindService = &Kind{Table: "services", Entity: "service", Named: true,
+	new: func() Record { return &Service{} },
+	// configs answers "which services use this config" without a scan.
+	indexes: []*memdb.IndexSchema{rolesIndex(), {Name: "configs", AllowMissing: true, Indexer: &stringsIndex{field: "Configs"}}},
+	Fields:  namedFields(serviceFilterFields)}

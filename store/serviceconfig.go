@@ -25,9 +25,9 @@ var KindIdentityServiceConfig = &Kind{Table: "identityServiceConfigs", Entity: "
 	new: func() Record { return &IdentityServiceConfig{} },
 	indexes: []*memdb.IndexSchema{strIndex("identity", "IdentityID"), strIndex("service", "ServiceID"),
 		strIndex("config", "ConfigID")},
-	Fields: baseFields(identityServiceConfigFields)}
+	Fields: baseFields(identityServiceConfigFilterFields)}
 
-var identityServiceConfigFields = map[string]filter.Field{
+var identityServiceConfigFilterFields = map[string]filter.Field{
 	"identityId":   filter.StringField(func(r any) string { return r.(*IdentityServiceConfig).IdentityID }),
 	"serviceId":    filter.StringField(func(r any) string { return r.(*IdentityServiceConfig).ServiceID }),
 	"configId":     filter.StringField(func(r any) string { return r.(*IdentityServiceConfig).ConfigID }),

@@ -28,14 +28,14 @@ type Terminator struct {
 var KindTerminator = &Kind{Table: "terminators", Entity: "terminator",
 	new:     func() Record { return &Terminator{} },
 	indexes: []*memdb.IndexSchema{strIndex("service", "ServiceID"), strIndex("router", "RouterID")},
-	Fields:  baseFields(terminatorFields)}
+	Fields:  baseFields(terminatorFilterFields)}
 
 var (
 	terminatorService = filter.StringField(func(r any) string { return r.(*Terminator).ServiceID })
 	terminatorRouter  = filter.StringField(func(r any) string { return r.(*Terminator).RouterID })
 )
 
-var terminatorFields = map[string]filter.Field{
+var terminatorFilterFields = map[string]filter.Field{
 	"service":    terminatorService,
 	"serviceId":  terminatorService,
 	"router":     terminatorRouter,

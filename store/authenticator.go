@@ -1,8 +1,43 @@
 package store
 
 import (
+	"edgectl/store/filter"
 	"time"
+
+	"github.com/hashicorp/go-memdb"
 )
+
+// Authenticator binds a credential (password or certificate) to an identity.
+type Authenticator struct {
+	Base
+	IdentityID string `json:"identityId"`
+	Method     string `json:"method"` // updb or cert
+	Username   string `json:"username,omitempty"`
+	// PasswordHash is the encoded Argon2id hash; never shown by the API.
+	PasswordHash string `json:"passwordHash,omitempty"`
+	CertPem      string `json:"certPem,omitempty"`
+	Fingerprint  string `json:"fingerprint,omitempty"`
+	// IsExtendRequested asks the holder of a cert authenticator to extend its
+	// certificate (IsKeyRollRequested: with a new key); set by an admin.
+	IsExtendRequested  bool       `json:"isExtendRequested,omitempty"`
+	IsKeyRollRequested bool       `json:"isKeyRollRequested,omitempty"`
+	ExtendRequestedAt  *time.Time `json:"extendRequestedAt,omitempty"`
+}
+
+// KindAuthenticator is the kind of Authenticator records.
+var KindAuthenticator = &Kind{Table: "authenticators", Entity: "authenticator",
+	new: func() Record { return &Authenticator{} },
+	indexes: []*memdb.IndexSchema{strIndex("identity", "IdentityID"), strIndex("username", "Username"),
+		strIndex("fingerprint", "Fingerprint")},
+	Fields: baseFields(authenticatorFilterFields)}
+
+var authenticatorFilterFields = map[string]filter.Field{
+	"identityId":        {Type: filter.String, Get: func(r any) any { return r.(*Authenticator).IdentityID }},
+	"method":            {Type: filter.String, Get: func(r any) any { return r.(*Authenticator).Method }},
+	"username":          {Type: filter.String, Get: func(r any) any { return r.(*Authenticator).Username }},
+	"fingerprint":       {Type: filter.String, Get: func(r any) any { return r.(*Authenticator).Fingerprint }},
+	"isExtendRequested": filter.BoolField(func(r any) bool { return r.(*Authenticator).IsExtendRequested }),
+}
 
 func (tx *Tx) insertAuthenticator(a *Authenticator) error {
 	if !tx.Exists(KindIdentity, a.IdentityID) {
@@ -50,74 +85,6 @@ func (tx *Tx) SetPassword(id, username, hash string, at time.Time) error {
 	n := *a
 	n.Username, n.PasswordHash, n.UpdatedAt = username, hash, at
 	return tx.Replace(KindAuthenticator, &n)
-}
-
-// CreateAPISession stores a new API session.
-func (tx *Tx) CreateAPISession(s *APISession) error {
-	i, err := GetAs[*Identity](tx, KindIdentity, s.IdentityID)
-	if err != nil {
-		return Invalid("identityId", "no identity with this id", s.IdentityID)
-	}
-	if s.EnvInfo != nil || s.SdkInfo != nil {
-		n := *i
-		if s.EnvInfo != nil {
-			n.EnvInfo = s.EnvInfo
-		}
-		if s.SdkInfo != nil {
-			n.SdkInfo = s.SdkInfo
-		}
-		if err := tx.Replace(KindIdentity, &n); err != nil {
-			return err
-		}
-	}
-	return tx.Insert(KindAPISession, s)
-}
-
-// APISessionByTokenHash returns the API session whose token hashes to h, or nil.
-func (tx *Tx) APISessionByTokenHash(h string) *APISession {
-	r := tx.First(KindAPISession, "token", h)
-	if r == nil {
-		return nil
-	}
-	return r.(*APISession)
-}
-
-// Activity is a batch entry of last activity of one API session.
-type Activity struct {
-	ID string    `json:"id"`
-	At time.Time `json:"at"`
-}
-
-// TouchAPISessions records last activity times; sessions gone since are skipped.
-func (tx *Tx) TouchAPISessions(batch []Activity) error {
-	for _, a := range batch {
-		s, err := GetAs[*APISession](tx, KindAPISession, a.ID)
-		if err != nil {
-			continue
-		}
-		if !a.At.After(s.CachedLastActivityAt) {
-			continue
-		}
-		n := *s
-		n.CachedLastActivityAt = a.At
-		if err := tx.Replace(KindAPISession, &n); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// DeleteAPISessions removes API sessions; ids already gone are skipped.
-func (tx *Tx) DeleteAPISessions(ids []string) error {
-	for _, id := range ids {
-		if !tx.Exists(KindAPISession, id) {
-			continue
-		}
-		if err := tx.Remove(KindAPISession, id); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // updbEnrollmentOf returns the updb enrollment that reserves username, or nil.

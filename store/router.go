@@ -1,0 +1,86 @@
+package store
+
+import (
+	"edgectl/store/filter"
+	"time"
+
+	"github.com/hashicorp/go-memdb"
+)
+
+// Router is a transit router of the fabric.
+type Router struct {
+	Base
+	Named
+	RouterEnrollment
+	Cost        int  `json:"cost"`
+	Disabled    bool `json:"disabled"`
+	NoTraversal bool `json:"noTraversal"`
+}
+
+// RecordName is the router's name.
+func (r *Router) RecordName() string { return r.Name }
+
+var routerFilterFields = map[string]filter.Field{
+	"cost":                filter.IntField(func(r any) int64 { return int64(r.(*Router).Cost) }),
+	"disabled":            filter.BoolField(func(r any) bool { return r.(*Router).Disabled }),
+	"noTraversal":         filter.BoolField(func(r any) bool { return r.(*Router).NoTraversal }),
+	"isVerified":          filter.BoolField(func(r any) bool { return r.(*Router).IsVerified }),
+	"isOnline":            filter.BoolField(func(any) bool { return false }),
+	"fingerprint":         {Type: filter.String, Get: func(r any) any { return optString(r.(*Router).Fingerprint) }},
+	"enrollmentExpiresAt": {Type: filter.Time, Get: func(r any) any { return optTime(r.(*Router).EnrollmentExpiresAt) }},
+}
+
+// KindRouter is the kind of Router records.
+var KindRouter = &Kind{Table: "routers", Entity: "router", Named: true,
+	new: func() Record { return &Router{} }, Fields: namedFields(routerFilterFields),
+	indexes: []*memdb.IndexSchema{strIndex("enrollmentToken", "EnrollmentToken"), strIndex("fingerprint", "Fingerprint")}}
+
+// CreateRouter adds a transit router with its outstanding enrollment.
+func (tx *Tx) CreateRouter(r *Router) error {
+	return tx.Insert(KindRouter, r)
+}
+
+// UpdateRouter applies a PUT or PATCH to a transit router, keeping its
+// enrollment and certificate state.
+func (tx *Tx) UpdateRouter(id string, p Patch, at time.Time) error {
+	_, _, err := tx.Update(KindRouter, id, p, at, func(old, upd Record) error {
+		upd.(*Router).RouterEnrollment = old.(*Router).RouterEnrollment
+		return nil
+	})
+	return err
+}
+
+// DeleteRouter removes a transit router unless terminators run on it.
+func (tx *Tx) DeleteRouter(id string) error {
+	if _, err := tx.Get(KindRouter, id); err != nil {
+		return err
+	}
+	if err := tx.routerInUse(KindRouter, id); err != nil {
+		return err
+	}
+	return tx.Remove(KindRouter, id)
+}
+
+// RouterByEnrollmentToken returns the edge router or transit router whose
+// outstanding enrollment has token, or nil.
+func (tx *Tx) RouterByEnrollmentToken(token string) Record {
+	for _, k := range []*Kind{KindEdgeRouter, KindRouter} {
+		if r := tx.First(k, "enrollmentToken", token); r != nil {
+			return r
+		}
+	}
+	return nil
+}
+
+// routerInUse refuses the delete of a router (edge or transit) that
+// terminators run on: the spec lets these deletes answer 409, and removing
+// the terminators silently would cut services off without a word. Delete the
+// terminators first.
+func (tx *Tx) routerInUse(k *Kind, id string) error {
+	if t := tx.First(KindTerminator, "router", id); t != nil {
+		n := 0
+		tx.Each(KindTerminator, "router", func(Record) bool { n++; return true }, id)
+		return Referenced("%s %q is used by %d terminator(s), for example %q: delete them first", k.Entity, id, n, t.GetID())
+	}
+	return nil
+}
