@@ -59,7 +59,7 @@ func New(s *store.Store) *FSM {
 	f := &FSM{store: s, handlers: map[CommandType]handler{}, notify: make(chan struct{})}
 	registerBootstrap(f)
 	registerIdentities(f)
-	registerSessions(f)
+	registerAPISessions(f)
 	registerAuthn(f)
 	registerMFA(f)
 	registerServices(f)
@@ -68,7 +68,7 @@ func New(s *store.Store) *FSM {
 	registerCluster(f)
 	registerClientSessions(f)
 	registerPosture(f)
-	registerRouterFamily(f)
+	registerRouters(f)
 	registerEnroll(f)
 	return f
 }

@@ -2,10 +2,14 @@ package fsm
 
 import "edgectl/store"
 
-// Posture commands.
+// Posture commands: the posture checks themselves, the responses clients
+// send and the sweep of verdicts that change with time. Added, never renamed or reused.
 const (
-	CmdPostureResponses CommandType = "posture.responses"
-	CmdPostureSweep     CommandType = "posture.sweep"
+	CmdPostureCheckCreate CommandType = "postureCheck.create"
+	CmdPostureCheckUpdate CommandType = "postureCheck.update"
+	CmdPostureCheckDelete CommandType = "postureCheck.delete"
+	CmdPostureResponses   CommandType = "posture.responses"
+	CmdPostureSweep       CommandType = "posture.sweep"
 )
 
 // PostureResponses is the payload of CmdPostureResponses.
@@ -18,6 +22,15 @@ type PostureResponses struct {
 type PostureSweep struct{}
 
 func registerPosture(f *FSM) {
+	on(f, CmdPostureCheckCreate, func(tx *store.Tx, c *store.PostureCheck) (any, error) {
+		return nil, tx.CreatePostureCheck(c)
+	})
+	on(f, CmdPostureCheckUpdate, func(tx *store.Tx, p *Update) (any, error) {
+		return nil, tx.UpdatePostureCheck(p.ID, p.Patch, p.At)
+	})
+	on(f, CmdPostureCheckDelete, func(tx *store.Tx, p *Delete) (any, error) {
+		return nil, tx.DeletePostureCheck(p.ID)
+	})
 	on(f, CmdPostureResponses, func(tx *store.Tx, p *PostureResponses) (any, error) {
 		return nil, tx.ApplyPostureResponses(p.APISessionID, p.Responses)
 	})

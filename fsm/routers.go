@@ -6,7 +6,7 @@ import (
 	"edgectl/store"
 )
 
-// Commands of edge routers, transit routers and posture checks.
+// Commands of edge routers and transit routers. Added, never renamed or reused.
 const (
 	CmdEdgeRouterCreate   CommandType = "edgeRouter.create"
 	CmdEdgeRouterUpdate   CommandType = "edgeRouter.update"
@@ -15,9 +15,6 @@ const (
 	CmdRouterCreate       CommandType = "router.create"
 	CmdRouterUpdate       CommandType = "router.update"
 	CmdRouterDelete       CommandType = "router.delete"
-	CmdPostureCheckCreate CommandType = "postureCheck.create"
-	CmdPostureCheckUpdate CommandType = "postureCheck.update"
-	CmdPostureCheckDelete CommandType = "postureCheck.delete"
 )
 
 // ReEnroll is the payload of CmdEdgeRouterReEnroll: the fresh enrollment,
@@ -28,9 +25,8 @@ type ReEnroll struct {
 	At         time.Time              `json:"at"`
 }
 
-// registerRouterFamily registers the commands of edge routers, transit
-// routers and posture checks.
-func registerRouterFamily(f *FSM) {
+// registerRouters registers the commands of edge routers and transit routers.
+func registerRouters(f *FSM) {
 	on(f, CmdEdgeRouterCreate, func(tx *store.Tx, r *store.EdgeRouter) (any, error) {
 		return nil, tx.CreateEdgeRouter(r)
 	})
@@ -51,14 +47,5 @@ func registerRouterFamily(f *FSM) {
 	})
 	on(f, CmdRouterDelete, func(tx *store.Tx, p *Delete) (any, error) {
 		return nil, tx.DeleteRouter(p.ID)
-	})
-	on(f, CmdPostureCheckCreate, func(tx *store.Tx, c *store.PostureCheck) (any, error) {
-		return nil, tx.CreatePostureCheck(c)
-	})
-	on(f, CmdPostureCheckUpdate, func(tx *store.Tx, p *Update) (any, error) {
-		return nil, tx.UpdatePostureCheck(p.ID, p.Patch, p.At)
-	})
-	on(f, CmdPostureCheckDelete, func(tx *store.Tx, p *Delete) (any, error) {
-		return nil, tx.DeletePostureCheck(p.ID)
 	})
 }

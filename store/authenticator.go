@@ -1,8 +1,9 @@
 package store
 
 import (
-	"edgectl/store/filter"
 	"time"
+
+	"edgectl/store/filter"
 
 	"github.com/hashicorp/go-memdb"
 )

@@ -1,12 +1,13 @@
 package store
 
 import (
-	"edgectl/store/filter"
 	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
 	"time"
+
+	"edgectl/store/filter"
 )
 
 // ServicePolicy grants identities Dial or Bind on services.

@@ -6,9 +6,8 @@ import (
 	"edgectl/store"
 )
 
-// Command types. Added, never renamed or reused.
+// Identity commands, with the identity's own authenticators. Added, never renamed or reused.
 const (
-	CmdBootstrap             CommandType = "bootstrap"
 	CmdIdentityCreate        CommandType = "identity.create"
 	CmdIdentityUpdate        CommandType = "identity.update"
 	CmdIdentityDelete        CommandType = "identity.delete"
@@ -17,9 +16,6 @@ const (
 	CmdIdentityTrace         CommandType = "identity.trace"
 	CmdAuthenticatorCreate   CommandType = "authenticator.create"
 	CmdAuthenticatorPassword CommandType = "authenticator.password"
-	CmdAPISessionCreate      CommandType = "apiSession.create"
-	CmdAPISessionsTouch      CommandType = "apiSession.touch"
-	CmdAPISessionsDelete     CommandType = "apiSession.delete"
 )
 
 // IdentityCreate is the payload of CmdIdentityCreate.
@@ -27,18 +23,6 @@ type IdentityCreate struct {
 	Identity       *store.Identity        `json:"identity"`
 	Enrollments    []*store.Enrollment    `json:"enrollments"`
 	Authenticators []*store.Authenticator `json:"authenticators"`
-}
-
-// Update is the payload of the update commands: a patch of one record.
-type Update struct {
-	ID    string      `json:"id"`
-	Patch store.Patch `json:"patch"`
-	At    time.Time   `json:"at"`
-}
-
-// Delete is the payload of the delete commands.
-type Delete struct {
-	ID string `json:"id"`
 }
 
 // Disable is the payload of CmdIdentityDisable and CmdIdentityEnable.
@@ -61,22 +45,6 @@ type SetPassword struct {
 	Username string    `json:"username"`
 	Hash     string    `json:"hash"`
 	At       time.Time `json:"at"`
-}
-
-// Touch is the payload of CmdAPISessionsTouch.
-type Touch struct {
-	Batch []store.Activity `json:"batch"`
-}
-
-// DeleteMany is the payload of commands that remove several records.
-type DeleteMany struct {
-	IDs []string `json:"ids"`
-}
-
-func registerBootstrap(f *FSM) {
-	on(f, CmdBootstrap, func(tx *store.Tx, b *store.Bootstrap) (any, error) {
-		return nil, tx.ApplyBootstrap(b)
-	})
 }
 
 func registerIdentities(f *FSM) {
@@ -103,17 +71,5 @@ func registerIdentities(f *FSM) {
 	})
 	on(f, CmdAuthenticatorPassword, func(tx *store.Tx, p *SetPassword) (any, error) {
 		return nil, tx.SetPassword(p.ID, p.Username, p.Hash, p.At)
-	})
-}
-
-func registerSessions(f *FSM) {
-	on(f, CmdAPISessionCreate, func(tx *store.Tx, s *store.APISession) (any, error) {
-		return nil, tx.CreateAPISession(s)
-	})
-	on(f, CmdAPISessionsTouch, func(tx *store.Tx, p *Touch) (any, error) {
-		return nil, tx.TouchAPISessions(p.Batch)
-	})
-	on(f, CmdAPISessionsDelete, func(tx *store.Tx, p *DeleteMany) (any, error) {
-		return nil, tx.DeleteAPISessions(p.IDs)
 	})
 }
