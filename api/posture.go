@@ -57,11 +57,7 @@ func validateResponse(tx *store.Tx, b *postureResponseBody, prefix string) (stor
 		if err != nil {
 			return r, invalidField(prefix+"id", "no posture check with this id", *b.ID)
 		}
-		want := pc.TypeID
-		if want == policy.CheckProcessMulti {
-			want = policy.CheckProcess
-		}
-		if want != typ {
+		if policy.ResponseOf(pc.TypeID) != typ {
 			return r, invalidField(prefix+"typeId", fmt.Sprintf("posture check %s is of type %s", pc.ID, pc.TypeID), *b.TypeID)
 		}
 		r.CheckID = pc.ID
@@ -167,9 +163,6 @@ func (s *Server) applyResponses(c *call, rs []store.PostureResponse, status int)
 	types := map[string]bool{}
 	for _, r := range rs {
 		types[r.TypeID] = true
-		if r.TypeID == store.PostureEndpointState {
-			types[policy.CheckMFA] = true
-		}
 	}
 	services := []any{}
 	visible := visibleServices(tx, c.identity.ID)
@@ -187,11 +180,7 @@ func (s *Server) applyResponses(c *call, rs []store.PostureResponse, status int)
 				if pc == nil {
 					continue
 				}
-				t := pc.TypeID
-				if t == policy.CheckProcessMulti {
-					t = policy.CheckProcess
-				}
-				if !types[t] {
+				if !types[policy.ResponseOf(pc.TypeID)] {
 					continue
 				}
 				affected, queryType = true, pc.TypeID

@@ -4,28 +4,20 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"strings"
 
 	"edgectl/auth"
 	"edgectl/fsm"
+	"edgectl/policy"
 	"edgectl/store"
-)
-
-// Posture check types (the ids of the bootstrap posture check type records).
-const (
-	pcOS           = "OS"
-	pcMAC          = "MAC"
-	pcMFA          = "MFA"
-	pcProcess      = "PROCESS"
-	pcProcessMulti = "PROCESS_MULTI"
-	pcDomain       = "DOMAIN"
 )
 
 // postureTypeAliases are the other typeId spellings accepted for a type: the
 // typed schema names DOMAIN payloads after the operation.
 var postureTypeAliases = map[string]string{
-	"postureCheckDomainCreate": pcDomain,
-	"postureCheckDomainUpdate": pcDomain,
-	"postureCheckDomainPatch":  pcDomain,
+	"postureCheckDomainCreate": policy.CheckDomain,
+	"postureCheckDomainUpdate": policy.CheckDomain,
+	"postureCheckDomainPatch":  policy.CheckDomain,
 }
 
 // postureCommonFields are the writable fields every posture check has.
@@ -35,28 +27,65 @@ var postureCommonFields = []field{
 	tagsField,
 }
 
-// postureTypeFields are the writable fields of each type.
-var postureTypeFields = map[string][]field{
-	pcOS:  {{name: "operatingSystems", kind: fCustom, required: true, custom: decodeOperatingSystems}},
-	pcMAC: {{name: "macAddresses", kind: fCustom, required: true, custom: decodeMacAddresses}},
-	pcMFA: {
-		{name: "timeoutSeconds", kind: fInt, nullable: true, min: -1, max: math.MaxInt32, def: 0},
-		{name: "promptOnWake", kind: fBool, nullable: true, def: false},
-		{name: "promptOnUnlock", kind: fBool, nullable: true, def: false},
+// postureType is the API's part of a posture check type (policy.CheckType
+// is the rest): its writable fields and how its own fields are shown.
+type postureType struct {
+	fields []field
+	view   func(pc *store.PostureCheck, v map[string]any)
+}
+
+// postureTypes has an entry for every policy.CheckTypes() type; a test checks that.
+var postureTypes = map[string]postureType{
+	policy.CheckOS: {
+		fields: []field{{name: "operatingSystems", kind: fCustom, required: true, custom: decodeOperatingSystems}},
+		view:   func(pc *store.PostureCheck, v map[string]any) { v["operatingSystems"] = osView(pc.OperatingSystems) },
 	},
-	pcProcess: {{name: "process", kind: fCustom, required: true, custom: func(raw json.RawMessage) (any, error) {
-		return decodeProcess("process", raw)
-	}}},
-	pcProcessMulti: {
-		{name: "semantic", kind: fString, required: true, enum: []string{"AllOf", "OneOf"}},
-		{name: "processes", kind: fCustom, required: true, custom: decodeProcesses},
+	policy.CheckMAC: {
+		fields: []field{{name: "macAddresses", kind: fCustom, required: true, custom: decodeMacAddresses}},
+		view:   func(pc *store.PostureCheck, v map[string]any) { v["macAddresses"] = nonNilStrings(pc.MacAddresses) },
 	},
-	pcDomain: {{name: "domains", kind: fCustom, required: true, custom: decodeDomains}},
+	policy.CheckMFA: {
+		fields: []field{
+			{name: "timeoutSeconds", kind: fInt, nullable: true, min: -1, max: math.MaxInt32, def: 0},
+			{name: "promptOnWake", kind: fBool, nullable: true, def: false},
+			{name: "promptOnUnlock", kind: fBool, nullable: true, def: false},
+		},
+		view: func(pc *store.PostureCheck, v map[string]any) {
+			v["timeoutSeconds"], v["promptOnWake"], v["promptOnUnlock"] = pc.TimeoutSeconds, pc.PromptOnWake, pc.PromptOnUnlock
+		},
+	},
+	policy.CheckProcess: {
+		fields: []field{{name: "process", kind: fCustom, required: true, custom: func(raw json.RawMessage) (any, error) {
+			return decodeProcess("process", raw)
+		}}},
+		view: func(pc *store.PostureCheck, v map[string]any) {
+			if pc.Process != nil {
+				v["process"] = processView(*pc.Process)
+			}
+		},
+	},
+	policy.CheckProcessMulti: {
+		fields: []field{
+			{name: "semantic", kind: fString, required: true, enum: []string{"AllOf", "OneOf"}},
+			{name: "processes", kind: fCustom, required: true, custom: decodeProcesses},
+		},
+		view: func(pc *store.PostureCheck, v map[string]any) {
+			ps := []any{}
+			for _, p := range pc.Processes {
+				ps = append(ps, processView(p))
+			}
+			v["semantic"], v["processes"] = pc.Semantic, ps
+		},
+	},
+	policy.CheckDomain: {
+		fields: []field{{name: "domains", kind: fCustom, required: true, custom: decodeDomains}},
+		view:   func(pc *store.PostureCheck, v map[string]any) { v["domains"] = nonNilStrings(pc.Domains) },
+	},
 }
 
 // postureFields are the writable fields of a posture check of type t.
 func postureFields(t string) []field {
-	return append(append([]field{}, postureCommonFields...), postureTypeFields[t]...)
+	return append(append([]field{}, postureCommonFields...), postureTypes[t].fields...)
 }
 
 // postureTypeOf reads the required typeId of a body and returns its canonical form.
@@ -72,10 +101,10 @@ func postureTypeOf(raw map[string]json.RawMessage) (string, error) {
 	if a, ok := postureTypeAliases[t]; ok {
 		t = a
 	}
-	if _, ok := postureTypeFields[t]; !ok {
-		return "", invalidField("typeId", "must be one of OS, MAC, MFA, PROCESS, PROCESS_MULTI, DOMAIN", t)
+	if _, ok := policy.LookupCheckType(t); !ok {
+		return "", invalidField("typeId", "must be one of "+strings.Join(policy.CheckTypeNames(), ", "), t)
 	}
-	if t == pcDomain {
+	if t == policy.CheckDomain {
 		// The spec's narrative sample for DOMAIN carries the domain names in
 		// a field named macAddresses; the typed schema's field is domains.
 		// Accept the sample's spelling when domains is absent.
@@ -175,25 +204,8 @@ func postureCheckView(pc *store.PostureCheck) map[string]any {
 		"typeId":         pc.TypeID,
 		"version":        pc.Version,
 	}
-	switch pc.TypeID {
-	case pcOS:
-		v["operatingSystems"] = osView(pc.OperatingSystems)
-	case pcMAC:
-		v["macAddresses"] = nonNilStrings(pc.MacAddresses)
-	case pcMFA:
-		v["timeoutSeconds"], v["promptOnWake"], v["promptOnUnlock"] = pc.TimeoutSeconds, pc.PromptOnWake, pc.PromptOnUnlock
-	case pcProcess:
-		if pc.Process != nil {
-			v["process"] = processView(*pc.Process)
-		}
-	case pcProcessMulti:
-		ps := []any{}
-		for _, p := range pc.Processes {
-			ps = append(ps, processView(p))
-		}
-		v["semantic"], v["processes"] = pc.Semantic, ps
-	case pcDomain:
-		v["domains"] = nonNilStrings(pc.Domains)
+	if t, ok := postureTypes[pc.TypeID]; ok {
+		t.view(pc, v)
 	}
 	return v
 }

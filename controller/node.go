@@ -19,6 +19,7 @@ import (
 	"edgectl/cluster"
 	"edgectl/fsm"
 	"edgectl/pki"
+	"edgectl/policy"
 	"edgectl/store"
 
 	"github.com/hashicorp/go-hclog"
@@ -254,12 +255,10 @@ func (n *Node) bootstrapRecords(ctx context.Context, pkiState []byte) (*store.Bo
 	ap.Primary.ExtJwt.Allowed = true
 	ap.Primary.Updb.Allowed, ap.Primary.Updb.MinPasswordLength = true, 5
 	b.AuthPolicy = ap
-	for _, t := range []string{"OS", "MAC", "MFA", "PROCESS", "PROCESS_MULTI", "DOMAIN"} {
-		pt := &store.PostureCheckType{Base: base(t), Named: store.Named{Name: t}, Version: "1", OperatingSystems: []store.OperatingSystem{}}
-		if t == "OS" || t == "PROCESS" || t == "PROCESS_MULTI" {
-			for _, os := range []string{"Windows", "WindowsServer", "Linux", "macOS", "iOS", "Android"} {
-				pt.OperatingSystems = append(pt.OperatingSystems, store.OperatingSystem{Type: os, Versions: []string{}})
-			}
+	for _, t := range policy.CheckTypes() {
+		pt := &store.PostureCheckType{Base: base(t.Name), Named: store.Named{Name: t.Name}, Version: "1", OperatingSystems: []store.OperatingSystem{}}
+		for _, os := range t.OperatingSystems {
+			pt.OperatingSystems = append(pt.OperatingSystems, store.OperatingSystem{Type: os, Versions: []string{}})
 		}
 		b.PostureCheckTypes = append(b.PostureCheckTypes, pt)
 	}

@@ -8,16 +8,6 @@ import (
 	"github.com/Masterminds/semver/v3"
 )
 
-// Posture check types.
-const (
-	CheckOS           = "OS"
-	CheckMAC          = "MAC"
-	CheckMFA          = "MFA"
-	CheckProcess      = "PROCESS"
-	CheckProcessMulti = "PROCESS_MULTI"
-	CheckDomain       = "DOMAIN"
-)
-
 // MFAGrace is how long an MFA check keeps passing after a wake or unlock
 // event before it needs a new TOTP code (spec: five minutes).
 const MFAGrace = 5 * time.Minute
@@ -117,25 +107,8 @@ func judge(c *Check, d *Data, now time.Time, r *Result) {
 	if d == nil {
 		d = &Data{}
 	}
-	switch c.TypeID {
-	case CheckOS:
-		r.Passing = evalOS(c, d, r)
-	case CheckMAC:
-		note(r.Expected, "macAddresses", c.MacAddresses)
-		note(r.Actual, "macAddresses", d.MACs)
-		r.Passing = anyMAC(c.MacAddresses, d.MACs)
-	case CheckDomain:
-		note(r.Expected, "domains", c.Domains)
-		if d.Domain != nil {
-			note(r.Actual, "domain", *d.Domain)
-			for _, want := range c.Domains {
-				r.Passing = r.Passing || strings.EqualFold(want, *d.Domain)
-			}
-		}
-	case CheckProcess, CheckProcessMulti:
-		r.Passing = evalProcesses(c, d, r)
-	case CheckMFA:
-		r.Passing = evalMFA(c, d, now, r)
+	if t, ok := LookupCheckType(c.TypeID); ok {
+		r.Passing = t.judge(c, d, now, r)
 	}
 }
 
@@ -148,7 +121,7 @@ func NormalizeOS(s string) string {
 	return s
 }
 
-func evalOS(c *Check, d *Data, r *Result) bool {
+func evalOS(c *Check, d *Data, _ time.Time, r *Result) bool {
 	note(r.Expected, "operatingSystems", c.OperatingSystems)
 	if d.OS == nil {
 		return false
@@ -236,7 +209,7 @@ func containsFold(l []string, s string) bool {
 	return false
 }
 
-func evalProcesses(c *Check, d *Data, r *Result) bool {
+func evalProcesses(c *Check, d *Data, _ time.Time, r *Result) bool {
 	note(r.Expected, "semantic", c.Semantic)
 	note(r.Expected, "processes", c.Processes)
 	var actual []any

@@ -86,8 +86,8 @@ type PostureResponse struct {
 	Woken              bool     `json:"woken,omitempty"`
 }
 
-// Endpoint state response type.
-const PostureEndpointState = "ENDPOINT_STATE"
+// PostureEndpointState is the response type of wake and unlock events.
+const PostureEndpointState = policy.ResponseEndpointState
 
 // PostureDataOf returns an API session's posture data, or nil.
 func (tx *Tx) PostureDataOf(apiSessionID string) *PostureData {
