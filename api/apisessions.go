@@ -56,3 +56,13 @@ func (s *Server) deleteAPISession(c *call) error {
 	}
 	return err
 }
+
+// apiSessionRoutes are the API session operations.
+func (s *Server) apiSessionRoutes() []route {
+	return []route{
+		// API sessions
+		{managementAPI, get, "/api-sessions", "listAPISessions", "API Session", admin, s.listAPISessions},
+		{managementAPI, get, "/api-sessions/:id", "detailAPISessions", "API Session", admin, s.getAPISession},
+		{managementAPI, del, "/api-sessions/:id", "deleteAPISessions", "API Session", admin, s.deleteAPISession},
+	}
+}

@@ -287,3 +287,13 @@ func (s *Server) logout(c *call) error {
 	s.Activity.Forget([]string{c.session.ID})
 	return nil
 }
+
+// authenticateRoutes are authentication and the caller's own API session.
+func (s *Server) authenticateRoutes() []route {
+	return []route{
+		// Authentication and the caller's own session
+		{bothAPIs, post, "/authenticate", "authenticate", "Authentication", public, s.authenticate},
+		{bothAPIs, get, "/current-api-session", "getCurrentAPISession", "Current API Session", partial, s.currentAPISession},
+		{bothAPIs, del, "/current-api-session", "logout", "Current API Session", partial, s.logout},
+	}
+}

@@ -118,3 +118,13 @@ func (s *Server) extendVerifyAuthenticator(c *call) error {
 		fsm.ExtendVerify{ID: au.ID, IdentityID: au.IdentityID, Fingerprint: fp, At: s.now()})
 	return err
 }
+
+// certExtendRoutes are the extension of the caller's certificate.
+func (s *Server) certExtendRoutes() []route {
+	return []route{
+		{bothAPIs, post, "/current-identity/authenticators/:id/extend", "extendCurrentIdentityAuthenticator",
+			"Current API Session, Enroll, Extend Enrollment", full, s.extendAuthenticator},
+		{bothAPIs, post, "/current-identity/authenticators/:id/extend-verify", "extendVerifyCurrentIdentityAuthenticator",
+			"Current API Session, Enroll, Extend Enrollment", full, s.extendVerifyAuthenticator},
+	}
+}

@@ -303,3 +303,15 @@ func (s *Server) listProtocols(c *call) error {
 	c.ok(map[string]any{"https": map[string]string{"address": host}})
 	return nil
 }
+
+// clientServiceRoutes are the services as a client sees them, and what reaches them.
+func (s *Server) clientServiceRoutes() []route {
+	return []route{
+		{clientAPI, get, "/services", "listServices", "Service", full, s.listClientServices},
+		{clientAPI, get, "/services/:id", "detailService", "Service", full, s.getClientService},
+		{clientAPI, get, "/services/:id/terminators", "listServiceTerminators", "Service", full, s.clientServiceTerminators},
+		{clientAPI, get, "/services/:id/edge-routers", "listServiceEdgeRouters", "Service", full, s.clientServiceEdgeRouters},
+		{clientAPI, get, "/current-identity/edge-routers", "getCurrentIdentityEdgeRouters", "Current Identity, Edge Router", full, s.currentIdentityEdgeRouters},
+		{clientAPI, get, "/current-api-session/service-updates", "listServiceUpdates", "Current API Session, Services", full, s.serviceUpdates},
+	}
+}

@@ -18,21 +18,6 @@ import (
 	"edgectl/store"
 )
 
-// clusterRoutes are the cluster and database operations (conventions §8).
-func (s *Server) clusterRoutes() []route {
-	return []route{
-		{managementAPI, get, "/cluster/members", "listClusterMembers", "Cluster", admin, s.listMembers},
-		{managementAPI, post, "/cluster/members", "addClusterMember", "Cluster", admin, s.addMember},
-		{managementAPI, del, "/cluster/members/:id", "removeClusterMember", "Cluster", admin, s.removeMember},
-		{managementAPI, post, "/cluster/transfer-leadership", "transferLeadership", "Cluster", admin, s.transferLeadership},
-		{managementAPI, post, "/database/snapshot", "createDatabaseSnapshot", "Database", admin, s.createSnapshot},
-		{managementAPI, get, "/database/snapshots/:id", "downloadDatabaseSnapshot", "Database", admin, s.downloadSnapshot},
-		{managementAPI, post, "/database/check-data-integrity", "checkDataIntegrity", "Database", admin, s.startIntegrity(false)},
-		{managementAPI, post, "/database/fix-data-integrity", "fixDataIntegrity", "Database", admin, s.startIntegrity(true)},
-		{managementAPI, get, "/database/data-integrity-results", "dataIntegrityResults", "Database", admin, s.integrityResults},
-	}
-}
-
 func (s *Server) listMembers(c *call) error {
 	members, err := s.Cluster.Members()
 	if err != nil {
@@ -292,4 +277,19 @@ func (s *Server) integrityResults(c *call) error {
 	c.ok(map[string]any{"inProgress": run.inProgress, "fixingErrors": run.fixing, "startTime": run.start,
 		"endTime": run.end, "error": errv, "tooManyErrors": run.tooManyErrors, "results": results})
 	return nil
+}
+
+// clusterRoutes are the cluster and database operations.
+func (s *Server) clusterRoutes() []route {
+	return []route{
+		{managementAPI, get, "/cluster/members", "listClusterMembers", "Cluster", admin, s.listMembers},
+		{managementAPI, post, "/cluster/members", "addClusterMember", "Cluster", admin, s.addMember},
+		{managementAPI, del, "/cluster/members/:id", "removeClusterMember", "Cluster", admin, s.removeMember},
+		{managementAPI, post, "/cluster/transfer-leadership", "transferLeadership", "Cluster", admin, s.transferLeadership},
+		{managementAPI, post, "/database/snapshot", "createDatabaseSnapshot", "Database", admin, s.createSnapshot},
+		{managementAPI, get, "/database/snapshots/:id", "downloadDatabaseSnapshot", "Database", admin, s.downloadSnapshot},
+		{managementAPI, post, "/database/check-data-integrity", "checkDataIntegrity", "Database", admin, s.startIntegrity(false)},
+		{managementAPI, post, "/database/fix-data-integrity", "fixDataIntegrity", "Database", admin, s.startIntegrity(true)},
+		{managementAPI, get, "/database/data-integrity-results", "dataIntegrityResults", "Database", admin, s.integrityResults},
+	}
 }

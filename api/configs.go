@@ -1,132 +1,107 @@
 package api
 
 import (
-	"bytes"
 	"encoding/json"
-	"fmt"
+	"sort"
 	"time"
 
 	"edgectl/auth"
 	"edgectl/fsm"
 	"edgectl/store"
-
-	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
-// maxStaleRetries bounds how often a config write is validated again after
-// its config type (or, for a schema change, one of its configs) changed
-// between validation and Apply.
-const maxStaleRetries = 5
-
-// configTypeFields are the writable fields of a config type.
-var configTypeFields = []field{
-	{name: "name", kind: fString, required: true, min: 1, max: 255},
-	{name: "schema", kind: fCustom, nullable: true, custom: decodeSchema},
-	tagsField,
-}
-
-// configFields are the writable fields of a config; the type is chosen at create.
-var configFields = []field{
-	{name: "configTypeId", kind: fString, required: true, min: 1, create: true},
-	{name: "name", kind: fString, required: true, min: 1, max: 255},
-	{name: "data", kind: fCustom, required: true, custom: decodeConfigData},
-	tagsField,
-}
-
-// decodeSchema accepts a JSON object that compiles as a JSON schema.
-func decodeSchema(raw json.RawMessage) (any, error) {
-	if !isObject(raw) {
-		return nil, invalidField("schema", "must be an object (a JSON schema)", causeValue(raw))
+// validatedData validates data against the current schema of a config type
+// and returns the type's version (updatedAt) it was validated at.
+func validatedData(tx *store.Tx, typeID string, data json.RawMessage) (time.Time, error) {
+	t, err := store.GetAs[*store.ConfigType](tx, store.KindConfigType, typeID)
+	if err != nil {
+		return time.Time{}, invalidField("configTypeId", "no config type with this id", typeID)
 	}
-	if _, err := compileSchema(raw); err != nil {
-		return nil, invalidField("schema", err.Error(), nil)
+	sch, err := typeSchema(t)
+	if err != nil {
+		return time.Time{}, err
 	}
-	return compact(raw), nil
+	return t.UpdatedAt, validateData(sch, data)
 }
 
-// decodeConfigData accepts any JSON object; the schema check needs the type.
-func decodeConfigData(raw json.RawMessage) (any, error) {
-	if !isObject(raw) {
-		return nil, invalidField("data", "must be an object", causeValue(raw))
-	}
-	return compact(raw), nil
-}
-
-// causeValue is a raw field value to show as an error's cause.value.
-func causeValue(raw json.RawMessage) any {
-	if !json.Valid(raw) {
-		return nil
-	}
-	return raw
-}
-
-func isObject(raw json.RawMessage) bool {
-	t := bytes.TrimSpace(raw)
-	return len(t) > 0 && t[0] == '{'
-}
-
-// compact keeps a JSON value raw (numbers keep their precision) without spaces.
-func compact(raw json.RawMessage) json.RawMessage {
-	var b bytes.Buffer
-	if err := json.Compact(&b, raw); err != nil {
-		return raw
-	}
-	return json.RawMessage(b.Bytes())
-}
-
-func (s *Server) createConfigType(c *call) error {
+// createConfig validates the data against its type's schema, then proposes
+// the config with the type version it validated at; if the type changed
+// before Apply, it validates again.
+func (s *Server) createConfig(c *call) error {
 	raw, err := decodeObject(c.r)
 	if err != nil {
 		return err
 	}
-	p, err := parseFields(raw, configTypeFields, modeCreate)
+	p, err := parseFields(raw, configFields, modeCreate)
 	if err != nil {
 		return err
 	}
-	t := &store.ConfigType{}
-	if err := fill(t, p.patch); err != nil {
+	cfg := &store.Config{}
+	if err := fill(cfg, p.patch); err != nil {
 		return err
 	}
 	now := s.now()
-	t.ID, t.CreatedAt, t.UpdatedAt = auth.NewID(), now, now
-	if _, err := s.Writer.Do(c.r.Context(), fsm.CmdConfigTypeCreate, t); err != nil {
-		return err
+	cfg.ID, cfg.CreatedAt, cfg.UpdatedAt = auth.NewID(), now, now
+	tx := c.tx
+	for attempt := 0; ; attempt++ {
+		version, err := validatedData(tx, cfg.ConfigTypeID, cfg.Data)
+		if err != nil {
+			return err
+		}
+		_, err = s.Writer.Do(c.r.Context(), fsm.CmdConfigCreate, fsm.ConfigCreate{Config: cfg, TypeVersion: version})
+		if err == nil {
+			c.created("configs", cfg.ID)
+			return nil
+		}
+		if !store.IsStale(err) || attempt >= maxStaleRetries {
+			return err
+		}
+		tx = s.Store.Read()
 	}
-	c.created("config-types", t.ID)
-	return nil
 }
 
-// updateConfigType applies a PUT or PATCH. A new schema must accept the data
-// of every existing config of the type; the command names the config versions
-// it checked, and a config written meanwhile makes it check again.
-func (s *Server) updateConfigType(m mode) func(c *call) error {
+// updateConfig applies a PUT or PATCH; new data is validated like at create.
+// The config type cannot change: a configTypeId other than the current one is refused.
+func (s *Server) updateConfig(m mode) func(c *call) error {
 	return func(c *call) error {
 		id := c.param("id")
-		if !c.tx.Exists(store.KindConfigType, id) {
-			return notFound("config type", id)
+		cur, err := store.GetAs[*store.Config](c.tx, store.KindConfig, id)
+		if err != nil {
+			return err
 		}
 		raw, err := decodeObject(c.r)
 		if err != nil {
 			return err
 		}
-		p, err := parseFields(raw, configTypeFields, m)
+		p, err := parseFields(raw, configFields, m)
 		if err != nil {
 			return err
 		}
-		tx := c.tx
-		for attempt := 0; ; attempt++ {
-			cur, err := store.GetAs[*store.ConfigType](tx, store.KindConfigType, id)
-			if err != nil {
+		if rv, ok := raw["configTypeId"]; ok {
+			var typeID string
+			if err := unmarshalField("configTypeId", rv, &typeID); err != nil {
 				return err
 			}
-			var checked map[string]time.Time
-			if newSchema, ok := p.patch["schema"]; ok && !store.SameJSON(cur.Schema, newSchema) {
-				if checked, err = checkConfigsAgainst(tx, id, newSchema); err != nil {
+			if typeID != cur.ConfigTypeID {
+				return invalidField("configTypeId", "the config type of a config cannot change", typeID)
+			}
+		}
+		tx := c.tx
+		for attempt := 0; ; attempt++ {
+			var version *time.Time
+			if data, ok := p.patch["data"]; ok {
+				cur, err := store.GetAs[*store.Config](tx, store.KindConfig, id)
+				if err != nil {
 					return err
 				}
+				v, err := validatedData(tx, cur.ConfigTypeID, data)
+				if err != nil {
+					return err
+				}
+				version = &v
 			}
-			_, err = s.Writer.Do(c.r.Context(), fsm.CmdConfigTypeUpdate,
-				fsm.ConfigTypeUpdate{Update: fsm.Update{ID: id, Patch: p.patch, At: s.now()}, Checked: checked})
+			_, err = s.Writer.Do(c.r.Context(), fsm.CmdConfigUpdate,
+				fsm.ConfigUpdate{Update: fsm.Update{ID: id, Patch: p.patch, At: s.now()}, TypeVersion: version})
 			if !store.IsStale(err) || attempt >= maxStaleRetries {
 				return err
 			}
@@ -135,84 +110,109 @@ func (s *Server) updateConfigType(m mode) func(c *call) error {
 	}
 }
 
-// checkConfigsAgainst validates every config of a type against a new schema
-// and returns the versions it checked.
-func checkConfigsAgainst(tx *store.Tx, typeID string, schema json.RawMessage) (map[string]time.Time, error) {
-	var sch *jsonschema.Schema
-	if store.HasSchema(schema) {
-		var err error
-		if sch, err = compileSchema(schema); err != nil {
-			return nil, invalidField("schema", err.Error(), nil)
-		}
-	}
-	checked := map[string]time.Time{}
-	var bad error
-	tx.Each(store.KindConfig, "configType", func(r store.Record) bool {
-		cfg := r.(*store.Config)
-		if err := validateData(sch, cfg.Data); err != nil {
-			reason := err.Error()
-			if ae, ok := err.(*apiError); ok {
-				reason = ae.message
-			}
-			bad = invalidField("schema", fmt.Sprintf("config %q (%s) would no longer be valid: %s", cfg.Name, cfg.ID, reason), nil)
-			return false
-		}
-		checked[cfg.ID] = cfg.UpdatedAt
-		return true
-	}, typeID)
-	return checked, bad
+func (s *Server) deleteConfig(c *call) error {
+	_, err := s.Writer.Do(c.r.Context(), fsm.CmdConfigDelete, fsm.Delete{ID: c.param("id")})
+	return err
 }
 
-func (s *Server) deleteConfigType(c *call) error {
-	id := c.param("id")
-	if _, err := s.Writer.Do(c.r.Context(), fsm.CmdConfigTypeDelete, fsm.Delete{ID: id}); err != nil {
-		return err
-	}
-	schemaCache.Delete(id)
-	return nil
-}
-
-func (s *Server) getConfigType(c *call) error {
-	t, err := store.GetAs[*store.ConfigType](c.tx, store.KindConfigType, c.param("id"))
+func (s *Server) getConfig(c *call) error {
+	cfg, err := store.GetAs[*store.Config](c.tx, store.KindConfig, c.param("id"))
 	if err != nil {
 		return err
 	}
-	c.ok(configTypeView(t))
+	c.ok(s.configView(c.tx, cfg))
 	return nil
 }
 
-func (s *Server) listConfigTypes(c *call) error {
-	return c.listKind(store.KindConfigType, false, func(r store.Record) any { return configTypeView(r.(*store.ConfigType)) })
+func (s *Server) listConfigs(c *call) error {
+	return c.listKind(store.KindConfig, false, func(r store.Record) any { return s.configView(c.tx, r.(*store.Config)) })
 }
 
-// configTypeConfigs lists the configs of a config type.
-func (s *Server) configTypeConfigs(c *call) error {
+// configServices lists the services that use a config, through the services' config index.
+func (s *Server) configServices(c *call) error {
 	id := c.param("id")
-	if !c.tx.Exists(store.KindConfigType, id) {
-		return notFound("config type", id)
+	if !c.tx.Exists(store.KindConfig, id) {
+		return notFound("config", id)
 	}
-	return s.listIndexed(c, store.KindConfig, "configType", id, func(r store.Record) any { return s.configView(c.tx, r.(*store.Config)) })
+	return s.listIndexed(c, store.KindService, "configs", id, func(r store.Record) any { return s.serviceView(c.tx, r.(*store.Service)) })
 }
 
-// configTypeView is a config type as the Management API shows it.
-func configTypeView(t *store.ConfigType) map[string]any {
-	l := selfLinks("config-types", t.ID)
-	l["configs"] = map[string]string{"href": "./config-types/" + t.ID + "/configs"}
+// configView is a config as the Management API shows it.
+func (s *Server) configView(tx *store.Tx, cfg *store.Config) map[string]any {
+	l := selfLinks("configs", cfg.ID)
+	l["services"] = map[string]string{"href": "./configs/" + cfg.ID + "/services"}
 	return map[string]any{
-		"_links":    l,
-		"id":        t.ID,
-		"createdAt": t.CreatedAt,
-		"updatedAt": t.UpdatedAt,
-		"tags":      tagsOrEmpty(t.Tags),
-		"name":      t.Name,
-		"schema":    rawOrEmpty(t.Schema),
+		"_links":       l,
+		"id":           cfg.ID,
+		"createdAt":    cfg.CreatedAt,
+		"updatedAt":    cfg.UpdatedAt,
+		"tags":         tagsOrEmpty(cfg.Tags),
+		"name":         cfg.Name,
+		"configType":   s.entityRef(tx, store.KindConfigType, "config-types", cfg.ConfigTypeID),
+		"configTypeId": cfg.ConfigTypeID,
+		"data":         rawOrEmpty(cfg.Data),
 	}
 }
 
-// rawOrEmpty shows an absent JSON object as {}.
-func rawOrEmpty(raw json.RawMessage) json.RawMessage {
-	if !store.HasSchema(raw) {
-		return json.RawMessage("{}")
+// listIndexed serves a list of the records of k that an index matches with
+// value, in the default order (name then id, or creation then id). It reads
+// only the matching records.
+func (s *Server) listIndexed(c *call, k *store.Kind, index, value string, view func(store.Record) any) error {
+	lr, err := c.parseList(k.Fields, false)
+	if err != nil {
+		return err
 	}
-	return raw
+	var recs []store.Record
+	c.tx.Each(k, index, func(r store.Record) bool { recs = append(recs, r); return true }, value)
+	sortDefault(k, recs)
+	return c.page(lr, recordsSource(recs), len(recs), view)
+}
+
+// sortDefault sorts records in the default list order of their kind.
+func sortDefault(k *store.Kind, recs []store.Record) {
+	sort.Slice(recs, func(i, j int) bool {
+		a, b := recs[i], recs[j]
+		if k.Named {
+			if a.RecordName() != b.RecordName() {
+				return a.RecordName() < b.RecordName()
+			}
+		} else if ta, tb := store.BaseOf(a).CreatedAt, store.BaseOf(b).CreatedAt; !ta.Equal(tb) {
+			return ta.Before(tb)
+		}
+		return a.GetID() < b.GetID()
+	})
+}
+
+// recordsSource iterates a slice of records.
+// ownedRecords returns the records of k whose index matches value (the
+// records one identity, API session... owns), in the default list order:
+// an owner index gives them in id order.
+func ownedRecords(tx *store.Tx, k *store.Kind, index, value string) []store.Record {
+	var recs []store.Record
+	tx.Each(k, index, func(r store.Record) bool { recs = append(recs, r); return true }, value)
+	sortDefault(k, recs)
+	return recs
+}
+
+func recordsSource(recs []store.Record) source {
+	return func(fn func(store.Record) bool) {
+		for _, r := range recs {
+			if !fn(r) {
+				return
+			}
+		}
+	}
+}
+
+// configRoutes are the config operations.
+func (s *Server) configRoutes() []route {
+	return []route{
+		{managementAPI, get, "/configs", "listConfigs", "Config", admin, s.listConfigs},
+		{managementAPI, post, "/configs", "createConfig", "Config", admin, s.createConfig},
+		{managementAPI, get, "/configs/:id", "detailConfig", "Config", admin, s.getConfig},
+		{managementAPI, put, "/configs/:id", "updateConfig", "Config", admin, s.updateConfig(modePut)},
+		{managementAPI, patch, "/configs/:id", "patchConfig", "Config", admin, s.updateConfig(modePatch)},
+		{managementAPI, del, "/configs/:id", "deleteConfig", "Config", admin, s.deleteConfig},
+		{managementAPI, get, "/configs/:id/services", "listConfigServices", "Config", admin, s.configServices},
+	}
 }

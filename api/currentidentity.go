@@ -121,3 +121,14 @@ func (s *Server) updateOwnAuthenticator(m mode) func(c *call) error {
 		return err
 	}
 }
+
+// currentIdentityRoutes are the caller's own identity and authenticators.
+func (s *Server) currentIdentityRoutes() []route {
+	return []route{
+		{bothAPIs, get, "/current-identity", "getCurrentIdentity", "Current Identity", full, s.getCurrentIdentity},
+		{bothAPIs, get, "/current-identity/authenticators", "listCurrentIdentityAuthenticators", "Current API Session", full, s.listOwnAuthenticators},
+		{bothAPIs, get, "/current-identity/authenticators/:id", "detailCurrentIdentityAuthenticator", "Current API Session", full, s.getOwnAuthenticator},
+		{bothAPIs, put, "/current-identity/authenticators/:id", "updateCurrentIdentityAuthenticator", "Current API Session", full, s.updateOwnAuthenticator(modePut)},
+		{bothAPIs, patch, "/current-identity/authenticators/:id", "patchCurrentIdentityAuthenticator", "Current API Session", full, s.updateOwnAuthenticator(modePatch)},
+	}
+}

@@ -27,30 +27,6 @@ const (
 	sessionCertValidity = 12 * time.Hour
 )
 
-// enrollRoutes are the enrollment and certificate operations of the Client
-// API (and the two current-identity extension operations of both APIs).
-func (s *Server) enrollRoutes() []route {
-	return []route{
-		{clientAPI, post, "/enroll", "enroll", "Enroll", public, s.enrollAny},
-		{clientAPI, post, "/enroll/ott", "enrollOtt", "Enroll", public, s.enrollOtt},
-		{clientAPI, post, "/enroll/ottca", "enrollOttCa", "Enroll", public, s.enrollOttCA},
-		{clientAPI, post, "/enroll/updb", "enrollUpdb", "Enroll", public, s.enrollUpdb},
-		{clientAPI, post, "/enroll/ca", "enrollCa", "Enroll", public, s.enrollCA},
-		{clientAPI, post, "/enroll/erott", "enrollErOtt", "Enroll", public, s.enrollRouter},
-		{clientAPI, post, "/enroll/extend/router", "extendRouterEnrollment", "Enroll, Extend Enrollment", public, s.extendRouter},
-		{clientAPI, get, "/enroll/jwks", "getEnrollmentJwks", "Enroll", public, s.enrollmentJWKS},
-		{bothAPIs, get, "/network-jwts", "listNetworkJWTs", "Enrollment", public, s.listNetworkJWTs},
-		{clientAPI, get, "/current-api-session/certificates", "listCurrentApiSessionCertificates", "Current API Session", full, s.listSessionCerts},
-		{clientAPI, post, "/current-api-session/certificates", "createCurrentApiSessionCertificate", "Current API Session", full, s.createSessionCert},
-		{clientAPI, get, "/current-api-session/certificates/:id", "detailCurrentApiSessionCertificate", "Current API Session", full, s.getSessionCert},
-		{clientAPI, del, "/current-api-session/certificates/:id", "deleteCurrentApiSessionCertificate", "Current API Session", full, s.deleteSessionCert},
-		{bothAPIs, post, "/current-identity/authenticators/:id/extend", "extendCurrentIdentityAuthenticator",
-			"Current API Session, Enroll, Extend Enrollment", full, s.extendAuthenticator},
-		{bothAPIs, post, "/current-identity/authenticators/:id/extend-verify", "extendVerifyCurrentIdentityAuthenticator",
-			"Current API Session, Enroll, Extend Enrollment", full, s.extendVerifyAuthenticator},
-	}
-}
-
 // issuedCert is a certificate the controller issued from a CSR.
 type issuedCert struct {
 	leaf        *x509.Certificate
@@ -353,4 +329,19 @@ func (s *Server) listNetworkJWTs(c *call) error {
 	c.okMeta([]any{map[string]any{"name": "default", "token": jwt}},
 		map[string]any{"pagination": map[string]any{"limit": 1, "offset": 0, "totalCount": 1}})
 	return nil
+}
+
+// enrollRoutes are the Client API enrollment flows.
+func (s *Server) enrollRoutes() []route {
+	return []route{
+		{clientAPI, post, "/enroll", "enroll", "Enroll", public, s.enrollAny},
+		{clientAPI, post, "/enroll/ott", "enrollOtt", "Enroll", public, s.enrollOtt},
+		{clientAPI, post, "/enroll/ottca", "enrollOttCa", "Enroll", public, s.enrollOttCA},
+		{clientAPI, post, "/enroll/updb", "enrollUpdb", "Enroll", public, s.enrollUpdb},
+		{clientAPI, post, "/enroll/ca", "enrollCa", "Enroll", public, s.enrollCA},
+		{clientAPI, post, "/enroll/erott", "enrollErOtt", "Enroll", public, s.enrollRouter},
+		{clientAPI, post, "/enroll/extend/router", "extendRouterEnrollment", "Enroll, Extend Enrollment", public, s.extendRouter},
+		{clientAPI, get, "/enroll/jwks", "getEnrollmentJwks", "Enroll", public, s.enrollmentJWKS},
+		{bothAPIs, get, "/network-jwts", "listNetworkJWTs", "Enrollment", public, s.listNetworkJWTs},
+	}
 }

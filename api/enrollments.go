@@ -99,3 +99,16 @@ func ottCAProblem(tx *store.Tx, caID string) string {
 	}
 	return ""
 }
+
+// enrollmentRoutes are the enrollment operations.
+func (s *Server) enrollmentRoutes() []route {
+	return []route{
+		// Enrollments
+		{managementAPI, get, "/enrollments", "listEnrollments", "Enrollment", admin, s.listEnrollments},
+		{managementAPI, post, "/enrollments", "createEnrollment", "Enrollment", admin, s.createEnrollment},
+		{managementAPI, get, "/enrollments/:id", "detailEnrollment", "Enrollment", admin, s.getEnrollment},
+		{managementAPI, del, "/enrollments/:id", "deleteEnrollment", "Enrollment", admin, s.deleteEnrollment},
+		{managementAPI, post, "/enrollments/:id/refresh", "refreshEnrollment", "Enrollment", admin, s.refreshEnrollment},
+		{managementAPI, get, "/identities/:id/enrollments", "getIdentityEnrollments", "Identity", admin, s.identityEnrollments},
+	}
+}

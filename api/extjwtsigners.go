@@ -208,3 +208,17 @@ func extJWTSignerView(sg *store.ExternalJWTSigner) map[string]any {
 		"notAfter":        sg.NotAfter,
 	}
 }
+
+// extJWTSignerRoutes are the external JWT signer operations; the Client API list is public so clients can find the IdP before they log in.
+func (s *Server) extJWTSignerRoutes() []route {
+	return []route{
+		// External JWT signers; the Client API list is public so clients can find the IdP before they log in.
+		{clientAPI, get, "/external-jwt-signers", "listExternalJwtSigners", "External JWT Signer", public, s.listClientExtJWTSigners},
+		{managementAPI, get, "/external-jwt-signers", "listExternalJwtSigners", "External JWT Signer", admin, s.listExtJWTSigners},
+		{managementAPI, post, "/external-jwt-signers", "createExternalJwtSigner", "External JWT Signer", admin, s.createExtJWTSigner},
+		{managementAPI, get, "/external-jwt-signers/:id", "detailExternalJwtSigner", "External JWT Signer", admin, s.getExtJWTSigner},
+		{managementAPI, put, "/external-jwt-signers/:id", "updateExternalJwtSigner", "External JWT Signer", admin, s.updateExtJWTSigner(modePut)},
+		{managementAPI, patch, "/external-jwt-signers/:id", "patchExternalJwtSigner", "External JWT Signer", admin, s.updateExtJWTSigner(modePatch)},
+		{managementAPI, del, "/external-jwt-signers/:id", "deleteExternalJwtSigner", "External JWT Signer", admin, s.deleteExtJWTSigner},
+	}
+}

@@ -144,3 +144,20 @@ func (s *Server) getCurrentIdentity(c *call) error {
 	c.ok(s.identityView(c.tx, c.identity))
 	return nil
 }
+
+// identityRoutes are the identity operations.
+func (s *Server) identityRoutes() []route {
+	return []route{
+		// Identities
+		{managementAPI, get, "/identities", "listIdentities", "Identity", admin, s.listIdentities},
+		{managementAPI, post, "/identities", "createIdentity", "Identity", admin, s.createIdentity},
+		{managementAPI, get, "/identities/:id", "detailIdentity", "Identity", admin, s.getIdentity},
+		{managementAPI, put, "/identities/:id", "updateIdentity", "Identity", admin, s.updateIdentity(modePut)},
+		{managementAPI, patch, "/identities/:id", "patchIdentity", "Identity", admin, s.updateIdentity(modePatch)},
+		{managementAPI, del, "/identities/:id", "deleteIdentity", "Identity", admin, s.deleteIdentity},
+		{managementAPI, get, "/identities/:id/authenticators", "getIdentityAuthenticators", "Identity", admin, s.identityAuthenticators},
+		{managementAPI, post, "/identities/:id/disable", "disableIdentity", "Identity", admin, s.disableIdentity},
+		{managementAPI, post, "/identities/:id/enable", "enableIdentity", "Identity", admin, s.enableIdentity},
+		{managementAPI, put, "/identities/:id/trace", "updateIdentityTracing", "Identity, Tracing", admin, s.traceIdentity},
+	}
+}

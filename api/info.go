@@ -201,3 +201,20 @@ func apiAddresses(url string) map[string]any {
 		"edge-management": []any{map[string]string{"url": url + ManagementPrefix, "version": "v1"}},
 	}
 }
+
+// infoRoutes are the informational operations.
+func (s *Server) infoRoutes() []route {
+	return []route{
+		// Informational
+		{bothAPIs, get, "/", "listRoot", "Informational", public, s.getVersion},
+		{bothAPIs, get, "/version", "listVersion", "Informational", public, s.getVersion},
+		{bothAPIs, get, "/specs", "listSpecs", "Informational", public, s.listSpecs},
+		{bothAPIs, get, "/specs/:id", "detailSpec", "Informational", public, s.getSpec},
+		{bothAPIs, get, "/specs/:id/spec", "detailSpecBody", "Informational", public, s.getSpecBody},
+		{bothAPIs, get, "/.well-known/est/cacerts", "listWellKnownCas", "Well Known", public, s.wellKnownCACerts},
+		{managementAPI, get, "/summary", "listSummary", "Informational", admin, s.summary},
+		{bothAPIs, get, "/controllers", "listControllers", "Controllers", full, s.listControllers},
+		{bothAPIs, get, "/enumerated-capabilities", "listEnumeratedCapabilities", "Informational", public, s.enumeratedCapabilities},
+		{clientAPI, get, "/protocols", "listProtocols", "Informational", public, s.listProtocols},
+	}
+}

@@ -11,29 +11,6 @@ import (
 	"edgectl/store"
 )
 
-// authFlowRoutes are the operations a client uses to finish and manage its
-// own authentication: MFA and its own authenticators.
-func (s *Server) authFlowRoutes() []route {
-	const tagMFA, tagCur = "Current Identity, MFA", "Current API Session"
-	return []route{
-		{bothAPIs, post, "/authenticate/mfa", "authenticateMfa", "Authentication, MFA", partial, s.authenticateMFA},
-		// A partial session may enroll: an identity whose policy requires TOTP enrolls before it can log in fully.
-		{bothAPIs, post, "/current-identity/mfa", "enrollMfa", tagMFA, partial, s.enrollMFA},
-		{bothAPIs, get, "/current-identity/mfa", "detailMfa", tagMFA, partial, s.getMFA},
-		{bothAPIs, get, "/current-identity/mfa/qr-code", "detailMfaQrCode", tagMFA, partial, s.mfaQRCode},
-		{bothAPIs, post, "/current-identity/mfa/verify", "verifyMfa", tagMFA, partial, s.verifyMFA},
-		{bothAPIs, del, "/current-identity/mfa", "deleteMfa", tagMFA, full, s.deleteOwnMFA},
-		{bothAPIs, get, "/current-identity/mfa/recovery-codes", "detailMfaRecoveryCodes", tagMFA, full, s.getRecoveryCodes},
-		{bothAPIs, post, "/current-identity/mfa/recovery-codes", "createMfaRecoveryCodes", tagMFA, full, s.regenerateRecoveryCodes},
-		{managementAPI, del, "/identities/:id/mfa", "removeIdentityMfa", "Identity, MFA", admin, s.removeIdentityMFA},
-
-		{bothAPIs, get, "/current-identity/authenticators", "listCurrentIdentityAuthenticators", tagCur, full, s.listOwnAuthenticators},
-		{bothAPIs, get, "/current-identity/authenticators/:id", "detailCurrentIdentityAuthenticator", tagCur, full, s.getOwnAuthenticator},
-		{bothAPIs, put, "/current-identity/authenticators/:id", "updateCurrentIdentityAuthenticator", tagCur, full, s.updateOwnAuthenticator(modePut)},
-		{bothAPIs, patch, "/current-identity/authenticators/:id", "patchCurrentIdentityAuthenticator", tagCur, full, s.updateOwnAuthenticator(modePatch)},
-	}
-}
-
 // mfaCodeHeader carries the code of the MFA operations that have no body.
 const mfaCodeHeader = "mfa-validation-code"
 
@@ -273,4 +250,20 @@ func (s *Server) mfaQRCode(c *call) error {
 	c.w.WriteHeader(http.StatusOK)
 	_, _ = c.w.Write(img)
 	return nil
+}
+
+// mfaRoutes are the MFA operations.
+func (s *Server) mfaRoutes() []route {
+	return []route{
+		{bothAPIs, post, "/authenticate/mfa", "authenticateMfa", "Authentication, MFA", partial, s.authenticateMFA},
+		// A partial session may enroll: an identity whose policy requires TOTP enrolls before it can log in fully.
+		{bothAPIs, post, "/current-identity/mfa", "enrollMfa", "Current Identity, MFA", partial, s.enrollMFA},
+		{bothAPIs, get, "/current-identity/mfa", "detailMfa", "Current Identity, MFA", partial, s.getMFA},
+		{bothAPIs, get, "/current-identity/mfa/qr-code", "detailMfaQrCode", "Current Identity, MFA", partial, s.mfaQRCode},
+		{bothAPIs, post, "/current-identity/mfa/verify", "verifyMfa", "Current Identity, MFA", partial, s.verifyMFA},
+		{bothAPIs, del, "/current-identity/mfa", "deleteMfa", "Current Identity, MFA", full, s.deleteOwnMFA},
+		{bothAPIs, get, "/current-identity/mfa/recovery-codes", "detailMfaRecoveryCodes", "Current Identity, MFA", full, s.getRecoveryCodes},
+		{bothAPIs, post, "/current-identity/mfa/recovery-codes", "createMfaRecoveryCodes", "Current Identity, MFA", full, s.regenerateRecoveryCodes},
+		{managementAPI, del, "/identities/:id/mfa", "removeIdentityMfa", "Identity, MFA", admin, s.removeIdentityMFA},
+	}
 }

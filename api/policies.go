@@ -82,35 +82,30 @@ func (s *Server) policyFamilies() []*policyFamily {
 	}
 }
 
-// policyRoutes are the CRUD and relation lists of the three policy kinds.
-func (s *Server) policyRoutes() []route {
-	var out []route
-	for _, pf := range s.policyFamilies() {
-		pf := pf
-		title := opTitle(pf.path)
-		base := "/" + pf.path
-		out = append(out,
-			route{managementAPI, get, base, "list" + opPlural(title), title, admin, func(c *call) error {
-				return c.listKind(pf.kind, false, func(r store.Record) any { return s.policyView(c.tx, pf, r) })
-			}},
-			route{managementAPI, post, base, "create" + title, title, admin, func(c *call) error { return s.createPolicy(c, pf) }},
-			route{managementAPI, get, base + "/:id", "detail" + title, title, admin, func(c *call) error {
-				r, err := c.tx.Get(pf.kind, c.param("id"))
-				if err != nil {
-					return err
-				}
-				c.ok(s.policyView(c.tx, pf, r))
-				return nil
-			}},
-			route{managementAPI, put, base + "/:id", "update" + title, title, admin, func(c *call) error { return s.updatePolicy(c, pf, modePut) }},
-			route{managementAPI, patch, base + "/:id", "patch" + title, title, admin, func(c *call) error { return s.updatePolicy(c, pf, modePatch) }},
-			route{managementAPI, del, base + "/:id", "delete" + title, title, admin, func(c *call) error {
-				_, err := s.Writer.Do(c.r.Context(), fsm.CmdPolicyDelete, fsm.PolicyDelete{Table: pf.kind.Table, ID: c.param("id")})
+// policyRoutes are the CRUD operations of one policy kind.
+func (s *Server) policyRoutes(pf *policyFamily) []route {
+	title := opTitle(pf.path)
+	base := "/" + pf.path
+	return []route{
+		{managementAPI, get, base, "list" + opPlural(title), title, admin, func(c *call) error {
+			return c.listKind(pf.kind, false, func(r store.Record) any { return s.policyView(c.tx, pf, r) })
+		}},
+		{managementAPI, post, base, "create" + title, title, admin, func(c *call) error { return s.createPolicy(c, pf) }},
+		{managementAPI, get, base + "/:id", "detail" + title, title, admin, func(c *call) error {
+			r, err := c.tx.Get(pf.kind, c.param("id"))
+			if err != nil {
 				return err
-			}},
-		)
+			}
+			c.ok(s.policyView(c.tx, pf, r))
+			return nil
+		}},
+		{managementAPI, put, base + "/:id", "update" + title, title, admin, func(c *call) error { return s.updatePolicy(c, pf, modePut) }},
+		{managementAPI, patch, base + "/:id", "patch" + title, title, admin, func(c *call) error { return s.updatePolicy(c, pf, modePatch) }},
+		{managementAPI, del, base + "/:id", "delete" + title, title, admin, func(c *call) error {
+			_, err := s.Writer.Do(c.r.Context(), fsm.CmdPolicyDelete, fsm.PolicyDelete{Table: pf.kind.Table, ID: c.param("id")})
+			return err
+		}},
 	}
-	return out
 }
 
 // opTitle turns "service-policies" into "ServicePolicy" for operation ids.

@@ -245,7 +245,7 @@ func (s *Server) identityPostureData(c *call) error {
 	return nil
 }
 
-// postureDataRoutes are the posture response and posture data operations.
+// postureDataRoutes are the posture responses and the posture data they build.
 func (s *Server) postureDataRoutes() []route {
 	return []route{
 		{clientAPI, post, "/posture-response", "createPostureResponse", "Posture Checks", full, s.postureResponse},

@@ -250,8 +250,8 @@ func postureCheckTypeView(t *store.PostureCheckType) map[string]any {
 	}
 }
 
-// postureRoutes are the posture check, posture check type and role attribute operations.
-func (s *Server) postureRoutes() []route {
+// postureCheckRoutes are the posture check and posture check type operations.
+func (s *Server) postureCheckRoutes() []route {
 	return []route{
 		{managementAPI, get, "/posture-checks", "listPostureChecks", "Posture Checks", admin, s.listPostureChecks},
 		{managementAPI, post, "/posture-checks", "createPostureCheck", "Posture Checks", admin, s.createPostureCheck},
@@ -261,9 +261,5 @@ func (s *Server) postureRoutes() []route {
 		{managementAPI, del, "/posture-checks/:id", "deletePostureCheck", "Posture Checks", admin, s.deletePostureCheck},
 		{managementAPI, get, "/posture-check-types", "listPostureCheckTypes", "Posture Checks", admin, s.listPostureCheckTypes},
 		{managementAPI, get, "/posture-check-types/:id", "detailPostureCheckType", "Posture Checks", admin, s.getPostureCheckType},
-		{managementAPI, get, "/edge-router-role-attributes", "listEdgeRouterRoleAttributes", "Role Attributes", admin, s.listRoleAttributes(store.KindEdgeRouter)},
-		{managementAPI, get, "/identity-role-attributes", "listIdentityRoleAttributes", "Role Attributes", admin, s.listRoleAttributes(store.KindIdentity)},
-		{managementAPI, get, "/service-role-attributes", "listServiceRoleAttributes", "Role Attributes", admin, s.listRoleAttributes(store.KindService)},
-		{managementAPI, get, "/posture-check-role-attributes", "listPostureCheckRoleAttributes", "Role Attributes", admin, s.listRoleAttributes(store.KindPostureCheck)},
 	}
 }

@@ -8,23 +8,6 @@ import (
 // an entity, and what an entity reaches through policies. They read the link
 // index the store keeps, so each costs the size of its answer.
 
-// viewOf returns the Management view function of an entity kind.
-func (s *Server) viewOf(k *store.Kind) func(tx *store.Tx, r store.Record) any {
-	for _, pf := range s.policyFamilies() {
-		if pf.kind == k {
-			return func(tx *store.Tx, r store.Record) any { return s.policyView(tx, pf, r) }
-		}
-	}
-	switch k {
-	case store.KindIdentity:
-		return func(tx *store.Tx, r store.Record) any { return s.identityView(tx, r.(*store.Identity)) }
-	}
-	if v, ok := s.extraViews[k]; ok {
-		return v
-	}
-	return func(tx *store.Tx, r store.Record) any { return namedView(r, k.Table) }
-}
-
 // idSet collects ids without duplicates.
 type idSet map[string]struct{}
 

@@ -53,3 +53,13 @@ func (s *Server) listRoleAttributes(k *store.Kind) func(c *call) error {
 		return nil
 	}
 }
+
+// roleAttributeRoutes are the role attribute lists.
+func (s *Server) roleAttributeRoutes() []route {
+	return []route{
+		{managementAPI, get, "/edge-router-role-attributes", "listEdgeRouterRoleAttributes", "Role Attributes", admin, s.listRoleAttributes(store.KindEdgeRouter)},
+		{managementAPI, get, "/identity-role-attributes", "listIdentityRoleAttributes", "Role Attributes", admin, s.listRoleAttributes(store.KindIdentity)},
+		{managementAPI, get, "/service-role-attributes", "listServiceRoleAttributes", "Role Attributes", admin, s.listRoleAttributes(store.KindService)},
+		{managementAPI, get, "/posture-check-role-attributes", "listPostureCheckRoleAttributes", "Role Attributes", admin, s.listRoleAttributes(store.KindPostureCheck)},
+	}
+}

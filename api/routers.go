@@ -84,19 +84,10 @@ func routerView(r *store.Router, path string) map[string]any {
 // routerRoutes are the operations of edge routers, transit routers (at two
 // paths), posture checks and their types, and the role attribute lists.
 // It also registers the views of these kinds for the relation lists.
+// routerRoutes are the transit router operations, served at /routers and,
+// by the name OpenZiti uses, at /transit-routers.
 func (s *Server) routerRoutes() []route {
-	s.extraViews[store.KindEdgeRouter] = func(_ *store.Tx, r store.Record) any { return edgeRouterView(r.(*store.EdgeRouter)) }
-	s.extraViews[store.KindRouter] = func(_ *store.Tx, r store.Record) any { return routerView(r.(*store.Router), "routers") }
-	s.extraViews[store.KindPostureCheck] = func(_ *store.Tx, r store.Record) any { return postureCheckView(r.(*store.PostureCheck)) }
-	rs := []route{
-		{managementAPI, get, "/edge-routers", "listEdgeRouters", "Edge Router", admin, s.listEdgeRouters},
-		{managementAPI, post, "/edge-routers", "createEdgeRouter", "Edge Router", admin, s.createEdgeRouter},
-		{managementAPI, get, "/edge-routers/:id", "detailEdgeRouter", "Edge Router", admin, s.getEdgeRouter},
-		{managementAPI, put, "/edge-routers/:id", "updateEdgeRouter", "Edge Router", admin, s.updateEdgeRouter(modePut)},
-		{managementAPI, patch, "/edge-routers/:id", "patchEdgeRouter", "Edge Router", admin, s.updateEdgeRouter(modePatch)},
-		{managementAPI, del, "/edge-routers/:id", "deleteEdgeRouter", "Edge Router", admin, s.deleteEdgeRouter},
-		{managementAPI, post, "/edge-routers/:id/re-enroll", "reEnrollEdgeRouter", "Edge Router", admin, s.reEnrollEdgeRouter},
-	}
+	var rs []route
 	for _, p := range []struct{ path, suffix string }{{"routers", "Router"}, {"transit-routers", "TransitRouter"}} {
 		base := "/" + p.path
 		rs = append(rs,
@@ -108,5 +99,5 @@ func (s *Server) routerRoutes() []route {
 			route{managementAPI, del, base + "/:id", "delete" + p.suffix, "Router", admin, s.deleteRouter},
 		)
 	}
-	return append(rs, s.postureRoutes()...)
+	return rs
 }

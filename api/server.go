@@ -81,8 +81,8 @@ type Server struct {
 	router *httprouter.Router
 	routes []route
 
-	// extraViews are the Management views of kinds, for the relation lists.
-	extraViews map[*store.Kind]func(tx *store.Tx, r store.Record) any
+	// resources is the resource table (api/resources.go).
+	resources []resource
 
 	integrity integrityRun
 	metrics   *metrics
@@ -105,7 +105,7 @@ func New(d Deps, cfg Config) *Server {
 	if cfg.SessionTimeout == 0 {
 		cfg.SessionTimeout = 30 * time.Minute
 	}
-	s := &Server{Deps: d, cfg: cfg, router: httprouter.New(), extraViews: map[*store.Kind]func(*store.Tx, store.Record) any{}}
+	s := &Server{Deps: d, cfg: cfg, router: httprouter.New()}
 	s.router.RedirectTrailingSlash = false
 	s.router.HandleMethodNotAllowed = true
 	s.router.NotFound = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -121,6 +121,7 @@ func New(d Deps, cfg Config) *Server {
 		s.writeError(w, r, newRequestID(), &apiError{status: http.StatusInternalServerError, code: codeInternal, message: "internal error"})
 	}
 	s.metrics = newMetrics(s)
+	s.resources = s.resourceTable()
 	for _, rt := range s.routeTable() {
 		s.add(rt)
 	}

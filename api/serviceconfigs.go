@@ -115,3 +115,12 @@ func (s *Server) serviceConfigRef(tx *store.Tx, k *store.Kind, path, id string) 
 	ref["urlName"] = path
 	return ref
 }
+
+// serviceConfigRoutes are an identity's service-config overrides.
+func (s *Server) serviceConfigRoutes() []route {
+	return []route{
+		{managementAPI, get, "/identities/:id/service-configs", "listIdentitysServiceConfigs", "Identity", admin, s.listIdentityServiceConfigs},
+		{managementAPI, post, "/identities/:id/service-configs", "associateIdentitysServiceConfigs", "Identity", admin, s.associateIdentityServiceConfigs},
+		{managementAPI, del, "/identities/:id/service-configs", "disassociateIdentitysServiceConfigs", "Identity", admin, s.disassociateIdentityServiceConfigs},
+	}
+}

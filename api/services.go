@@ -159,27 +159,9 @@ func (s *Server) serviceView(tx *store.Tx, svc *store.Service) map[string]any {
 	}
 }
 
-// serviceFamilyRoutes are the Management operations of config types,
-// configs, services, terminators and identity service configs.
-func (s *Server) serviceFamilyRoutes() []route {
-	// The relation lists (policies' owner) show services with this view.
-	s.extraViews[store.KindService] = func(tx *store.Tx, r store.Record) any { return s.serviceView(tx, r.(*store.Service)) }
-	s.extraViews[store.KindConfig] = func(tx *store.Tx, r store.Record) any { return s.configView(tx, r.(*store.Config)) }
+// serviceRoutes are the service operations of the Management API, and the admin writes the Client API also offers.
+func (s *Server) serviceRoutes() []route {
 	return []route{
-		{managementAPI, get, "/config-types", "listConfigTypes", "Config", admin, s.listConfigTypes},
-		{managementAPI, post, "/config-types", "createConfigType", "Config", admin, s.createConfigType},
-		{managementAPI, get, "/config-types/:id", "detailConfigType", "Config", admin, s.getConfigType},
-		{managementAPI, put, "/config-types/:id", "updateConfigType", "Config", admin, s.updateConfigType(modePut)},
-		{managementAPI, patch, "/config-types/:id", "patchConfigType", "Config", admin, s.updateConfigType(modePatch)},
-		{managementAPI, del, "/config-types/:id", "deleteConfigType", "Config", admin, s.deleteConfigType},
-		{managementAPI, get, "/config-types/:id/configs", "listConfigsForConfigType", "Config", admin, s.configTypeConfigs},
-		{managementAPI, get, "/configs", "listConfigs", "Config", admin, s.listConfigs},
-		{managementAPI, post, "/configs", "createConfig", "Config", admin, s.createConfig},
-		{managementAPI, get, "/configs/:id", "detailConfig", "Config", admin, s.getConfig},
-		{managementAPI, put, "/configs/:id", "updateConfig", "Config", admin, s.updateConfig(modePut)},
-		{managementAPI, patch, "/configs/:id", "patchConfig", "Config", admin, s.updateConfig(modePatch)},
-		{managementAPI, del, "/configs/:id", "deleteConfig", "Config", admin, s.deleteConfig},
-		{managementAPI, get, "/configs/:id/services", "listConfigServices", "Config", admin, s.configServices},
 		{managementAPI, get, "/services", "listServices", "Service", admin, s.listServices},
 		{managementAPI, post, "/services", "createService", "Service", admin, s.createService},
 		{managementAPI, get, "/services/:id", "detailService", "Service", admin, s.getService},
@@ -188,14 +170,8 @@ func (s *Server) serviceFamilyRoutes() []route {
 		{managementAPI, del, "/services/:id", "deleteService", "Service", admin, s.deleteService},
 		{managementAPI, get, "/services/:id/configs", "listServiceConfig", "Service", admin, s.serviceConfigs},
 		{managementAPI, get, "/services/:id/terminators", "listServiceTerminators", "Service", admin, s.serviceTerminators},
-		{managementAPI, get, "/terminators", "listTerminators", "Terminator", admin, s.listTerminators},
-		{managementAPI, post, "/terminators", "createTerminator", "Terminator", admin, s.createTerminator},
-		{managementAPI, get, "/terminators/:id", "detailTerminator", "Terminator", admin, s.getTerminator},
-		{managementAPI, put, "/terminators/:id", "updateTerminator", "Terminator", admin, s.updateTerminator(modePut)},
-		{managementAPI, patch, "/terminators/:id", "patchTerminator", "Terminator", admin, s.updateTerminator(modePatch)},
-		{managementAPI, del, "/terminators/:id", "deleteTerminator", "Terminator", admin, s.deleteTerminator},
-		{managementAPI, get, "/identities/:id/service-configs", "listIdentitysServiceConfigs", "Identity", admin, s.listIdentityServiceConfigs},
-		{managementAPI, post, "/identities/:id/service-configs", "associateIdentitysServiceConfigs", "Identity", admin, s.associateIdentityServiceConfigs},
-		{managementAPI, del, "/identities/:id/service-configs", "disassociateIdentitysServiceConfigs", "Identity", admin, s.disassociateIdentityServiceConfigs},
+		{clientAPI, put, "/services/:id", "updateService", "Service", admin, s.updateService(modePut)},
+		{clientAPI, patch, "/services/:id", "patchService", "Service", admin, s.updateService(modePatch)},
+		{clientAPI, del, "/services/:id", "deleteService", "Service", admin, s.deleteService},
 	}
 }

@@ -100,3 +100,13 @@ func sessionCertView(r *store.APISessionCertificate) map[string]any {
 		"validTo":     r.ValidTo,
 	}
 }
+
+// sessionCertRoutes are the certificates of the caller's API session.
+func (s *Server) sessionCertRoutes() []route {
+	return []route{
+		{clientAPI, get, "/current-api-session/certificates", "listCurrentApiSessionCertificates", "Current API Session", full, s.listSessionCerts},
+		{clientAPI, post, "/current-api-session/certificates", "createCurrentApiSessionCertificate", "Current API Session", full, s.createSessionCert},
+		{clientAPI, get, "/current-api-session/certificates/:id", "detailCurrentApiSessionCertificate", "Current API Session", full, s.getSessionCert},
+		{clientAPI, del, "/current-api-session/certificates/:id", "deleteCurrentApiSessionCertificate", "Current API Session", full, s.deleteSessionCert},
+	}
+}

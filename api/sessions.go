@@ -189,19 +189,9 @@ func (s *Server) policyAdvice(c *call) error {
 	return nil
 }
 
-// clientRoutes are the Client API operations of services, sessions and edge routers.
-func (s *Server) clientRoutes() []route {
+// sessionRoutes are the session operations, and what an identity's session requests met.
+func (s *Server) sessionRoutes() []route {
 	return []route{
-		{clientAPI, get, "/services", "listServices", "Service", full, s.listClientServices},
-		{clientAPI, get, "/services/:id", "detailService", "Service", full, s.getClientService},
-		{clientAPI, put, "/services/:id", "updateService", "Service", admin, s.updateService(modePut)},
-		{clientAPI, patch, "/services/:id", "patchService", "Service", admin, s.updateService(modePatch)},
-		{clientAPI, del, "/services/:id", "deleteService", "Service", admin, s.deleteService},
-		{clientAPI, get, "/services/:id/terminators", "listServiceTerminators", "Service", full, s.clientServiceTerminators},
-		{clientAPI, get, "/services/:id/edge-routers", "listServiceEdgeRouters", "Service", full, s.clientServiceEdgeRouters},
-		{clientAPI, get, "/current-identity/edge-routers", "getCurrentIdentityEdgeRouters", "Current Identity, Edge Router", full, s.currentIdentityEdgeRouters},
-		{clientAPI, get, "/current-api-session/service-updates", "listServiceUpdates", "Current API Session, Services", full, s.serviceUpdates},
-		{clientAPI, get, "/protocols", "listProtocols", "Informational", public, s.listProtocols},
 		{clientAPI, get, "/sessions", "listSessions", "Session", full, s.listSessions},
 		{clientAPI, post, "/sessions", "createSession", "Session", full, s.createSession},
 		{clientAPI, get, "/sessions/:id", "detailSession", "Session", full, s.getSession},

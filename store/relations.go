@@ -348,3 +348,18 @@ func subset(a, b []string) bool {
 // links (linkChanged): only service policies change what a client's service
 // list shows or which sessions may stay.
 func tracksLinks(rel *relation) bool { return rel.policy == KindServicePolicy }
+
+// Relation names a relation and the two kinds it joins.
+type Relation struct {
+	Name           string
+	Policy, Entity *Kind
+}
+
+// Relations lists every relation between a policy kind and an entity kind.
+func Relations() []Relation {
+	out := make([]Relation, len(allRelations))
+	for i, r := range allRelations {
+		out[i] = Relation{Name: r.name, Policy: r.policy, Entity: r.entity}
+	}
+	return out
+}

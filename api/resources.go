@@ -1,0 +1,57 @@
+package api
+
+import (
+	"fmt"
+
+	"edgectl/store"
+)
+
+// resource is one record kind the Management API serves: its kind, its
+// path, its Management view (the one its own detail answer shows, which the
+// relation lists of other resources reuse) and its routes. The table is
+// built once in New; adding a resource is one entry here plus its file.
+type resource struct {
+	kind   *store.Kind
+	path   string
+	view   func(tx *store.Tx, r store.Record) any
+	routes func() []route
+}
+
+// resourceTable lists the resources. Policies appear once per policy kind.
+func (s *Server) resourceTable() []resource {
+	rs := []resource{
+		{store.KindIdentity, "identities", func(tx *store.Tx, r store.Record) any { return s.identityView(tx, r.(*store.Identity)) }, s.identityRoutes},
+		{store.KindIdentityType, "identity-types", func(_ *store.Tx, r store.Record) any { return namedView(r, "identity-types") }, s.identityTypeRoutes},
+		{store.KindAPISession, "api-sessions", func(tx *store.Tx, r store.Record) any { return s.apiSessionView(tx, r.(*store.APISession), "") }, s.apiSessionRoutes},
+		{store.KindAuthPolicy, "auth-policies", func(_ *store.Tx, r store.Record) any { return authPolicyView(r.(*store.AuthPolicy)) }, s.authPolicyRoutes},
+		{store.KindAuthenticator, "authenticators", func(tx *store.Tx, r store.Record) any { return s.authenticatorMgmtView(tx, r.(*store.Authenticator)) }, s.authenticatorRoutes},
+		{store.KindCA, "cas", func(_ *store.Tx, r store.Record) any { return caView(r.(*store.CA)) }, s.caRoutes},
+		{store.KindExternalJWTSigner, "external-jwt-signers", func(_ *store.Tx, r store.Record) any { return extJWTSignerView(r.(*store.ExternalJWTSigner)) }, s.extJWTSignerRoutes},
+		{store.KindEnrollment, "enrollments", func(tx *store.Tx, r store.Record) any { return s.enrollmentView(tx, r.(*store.Enrollment)) }, s.enrollmentRoutes},
+		{store.KindConfigType, "config-types", func(_ *store.Tx, r store.Record) any { return configTypeView(r.(*store.ConfigType)) }, s.configTypeRoutes},
+		{store.KindConfig, "configs", func(tx *store.Tx, r store.Record) any { return s.configView(tx, r.(*store.Config)) }, s.configRoutes},
+		{store.KindService, "services", func(tx *store.Tx, r store.Record) any { return s.serviceView(tx, r.(*store.Service)) }, s.serviceRoutes},
+		{store.KindTerminator, "terminators", func(tx *store.Tx, r store.Record) any { return s.terminatorView(tx, r.(*store.Terminator)) }, s.terminatorRoutes},
+		{store.KindEdgeRouter, "edge-routers", func(_ *store.Tx, r store.Record) any { return edgeRouterView(r.(*store.EdgeRouter)) }, s.edgeRouterRoutes},
+		{store.KindRouter, "routers", func(_ *store.Tx, r store.Record) any { return routerView(r.(*store.Router), "routers") }, s.routerRoutes},
+		{store.KindPostureCheck, "posture-checks", func(_ *store.Tx, r store.Record) any { return postureCheckView(r.(*store.PostureCheck)) }, s.postureCheckRoutes},
+		{store.KindSession, "sessions", func(tx *store.Tx, r store.Record) any { return s.sessionView(tx, r.(*store.Session)) }, s.sessionRoutes},
+	}
+	for _, pf := range s.policyFamilies() {
+		rs = append(rs, resource{pf.kind, pf.path, func(tx *store.Tx, r store.Record) any { return s.policyView(tx, pf, r) },
+			func() []route { return s.policyRoutes(pf) }})
+	}
+	return rs
+}
+
+// viewOf returns the Management view of a kind. Every kind a relation list
+// can show has a resource (a test checks that), so a missing one is a
+// programming error, not a reason to show a lesser view.
+func (s *Server) viewOf(k *store.Kind) func(tx *store.Tx, r store.Record) any {
+	for _, r := range s.resources {
+		if r.kind == k {
+			return r.view
+		}
+	}
+	panic(fmt.Sprintf("api: no resource serves kind %s", k.Table))
+}
