@@ -1,33 +1,11 @@
 package api
 
 import (
+	"time"
+
 	"edgectl/fsm"
 	"edgectl/store"
 )
-
-func (s *Server) listIdentityTypes(c *call) error {
-	return c.listKind(store.KindIdentityType, false, func(r store.Record) any { return namedView(r, "identity-types") })
-}
-
-func (s *Server) getIdentityType(c *call) error {
-	r, err := c.tx.Get(store.KindIdentityType, c.param("id"))
-	if err != nil {
-		return err
-	}
-	c.ok(namedView(r, "identity-types"))
-	return nil
-}
-
-// namedView shows a record that has only the base fields and a name.
-func namedView(r store.Record, path string) map[string]any {
-	return map[string]any{
-		"_links": selfLinks(path, r.GetID()), "id": r.GetID(), "name": r.RecordName(),
-		"createdAt": created(r), "updatedAt": updated(r), "tags": map[string]any{},
-	}
-}
-
-func created(r store.Record) any { return store.BaseOf(r).CreatedAt }
-func updated(r store.Record) any { return store.BaseOf(r).UpdatedAt }
 
 func (s *Server) listAPISessions(c *call) error {
 	return c.listKind(store.KindAPISession, false, func(r store.Record) any {
@@ -65,4 +43,41 @@ func (s *Server) apiSessionRoutes() []route {
 		{managementAPI, get, "/api-sessions/:id", "detailAPISessions", "API Session", admin, s.getAPISession},
 		{managementAPI, del, "/api-sessions/:id", "deleteAPISessions", "API Session", admin, s.deleteAPISession},
 	}
+}
+
+// apiSessionView is the API session as the APIs show it. token is shown only
+// to its owner, who sent it.
+func (s *Server) apiSessionView(tx *store.Tx, sess *store.APISession, token string) map[string]any {
+	last := s.Activity.Last(sess)
+	v := map[string]any{
+		"_links":               selfLinks("api-sessions", sess.ID),
+		"id":                   sess.ID,
+		"createdAt":            sess.CreatedAt,
+		"updatedAt":            sess.UpdatedAt,
+		"tags":                 tagsOrEmpty(sess.Tags),
+		"authQueries":          nonNilQueries(sess.AuthQueries),
+		"authenticatorId":      sess.AuthenticatorID,
+		"cachedLastActivityAt": sess.CachedLastActivityAt,
+		"lastActivityAt":       last,
+		"configTypes":          nonNilStrings(sess.ConfigTypes),
+		"identity":             s.entityRef(tx, store.KindIdentity, "identities", sess.IdentityID),
+		"identityId":           sess.IdentityID,
+		"ipAddress":            sess.IPAddress,
+		"isMfaComplete":        sess.IsMfaComplete,
+		"isMfaRequired":        sess.IsMfaRequired,
+	}
+	if token != "" {
+		exp := last.Add(s.cfg.SessionTimeout)
+		v["token"] = token
+		v["expiresAt"] = exp
+		v["expirationSeconds"] = int64(exp.Sub(s.now()).Round(time.Second).Seconds()) // 1800, not 1799, at authenticate
+	}
+	return v
+}
+
+func nonNilQueries(q []store.AuthQuery) []store.AuthQuery {
+	if q == nil {
+		return []store.AuthQuery{}
+	}
+	return q
 }

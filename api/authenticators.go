@@ -247,3 +247,20 @@ func (s *Server) authenticatorRoutes() []route {
 		{managementAPI, post, "/authenticators/:id/request-extend", "requestExtendAuthenticator", "Authenticator", admin, s.requestExtendAuthenticator},
 	}
 }
+
+// authenticatorView is an authenticator without its secret.
+func (s *Server) authenticatorView(tx *store.Tx, a *store.Authenticator) map[string]any {
+	return map[string]any{
+		"_links":      selfLinks("authenticators", a.ID),
+		"id":          a.ID,
+		"createdAt":   a.CreatedAt,
+		"updatedAt":   a.UpdatedAt,
+		"tags":        tagsOrEmpty(a.Tags),
+		"method":      a.Method,
+		"identityId":  a.IdentityID,
+		"identity":    s.entityRef(tx, store.KindIdentity, "identities", a.IdentityID),
+		"username":    a.Username,
+		"certPem":     a.CertPem,
+		"fingerprint": a.Fingerprint,
+	}
+}

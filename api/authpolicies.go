@@ -1,11 +1,9 @@
 package api
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 
-	"edgectl/auth"
 	"edgectl/fsm"
 	"edgectl/store"
 )
@@ -73,7 +71,9 @@ func authPolicyFields(m mode) []field {
 		{name: "requireTotp", kind: fBool, required: true},
 	}
 	return []field{
-		{name: "name", kind: fString, required: true, min: 1, max: 255},
+		// The spec makes the PATCH name nullable: null leaves the name as it is
+		// (a policy always has a name).
+		{name: "name", kind: fString, required: true, min: 1, max: 255, patchNullKeeps: true},
 		{name: "primary", kind: fCustom, required: true, custom: nestedDecoder("primary", primary, m)},
 		// secondary: null means no secondary factor at all.
 		{name: "secondary", kind: fCustom, required: true, nullable: true, custom: nestedDecoder("secondary", secondary, m),
@@ -83,53 +83,11 @@ func authPolicyFields(m mode) []field {
 }
 
 func (s *Server) createAuthPolicy(c *call) error {
-	raw, err := decodeObject(c.r)
-	if err != nil {
-		return err
-	}
-	p, err := parseFields(raw, authPolicyFields(modeCreate), modeCreate)
-	if err != nil {
-		return err
-	}
-	pol := &store.AuthPolicy{}
-	if err := fill(pol, p.patch); err != nil {
-		return err
-	}
-	now := s.now()
-	pol.ID, pol.CreatedAt, pol.UpdatedAt = auth.NewID(), now, now
-	if _, err := s.Writer.Do(c.r.Context(), fsm.CmdAuthPolicyCreate, pol); err != nil {
-		return err
-	}
-	c.created("auth-policies", pol.ID)
-	return nil
+	return s.createHandler(store.KindAuthPolicy, "auth-policies", authPolicyFields(modeCreate), fsm.CmdAuthPolicyCreate, nil)(c)
 }
 
 func (s *Server) updateAuthPolicy(m mode) func(c *call) error {
-	if m != modePatch {
-		return s.updateHandler(store.KindAuthPolicy, authPolicyFields(m), fsm.CmdAuthPolicyUpdate, m)
-	}
-	fields := authPolicyFields(m)
-	return func(c *call) error {
-		id := c.param("id")
-		if !c.tx.Exists(store.KindAuthPolicy, id) {
-			return notFound(store.KindAuthPolicy.Entity, id)
-		}
-		raw, err := decodeObject(c.r)
-		if err != nil {
-			return err
-		}
-		// The spec makes the PATCH name nullable: null leaves the name as it is
-		// (a policy always has a name).
-		if rv, ok := raw["name"]; ok && string(bytes.TrimSpace(rv)) == "null" {
-			delete(raw, "name")
-		}
-		p, err := parseFields(raw, fields, m)
-		if err != nil {
-			return err
-		}
-		_, err = s.Writer.Do(c.r.Context(), fsm.CmdAuthPolicyUpdate, fsm.Update{ID: id, Patch: p.patch, At: s.now()})
-		return err
-	}
+	return s.updateHandler(store.KindAuthPolicy, authPolicyFields(m), fsm.CmdAuthPolicyUpdate, m, nil)
 }
 
 func (s *Server) deleteAuthPolicy(c *call) error { return s.deleteHandler(fsm.CmdAuthPolicyDelete)(c) }

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"net/http"
 
-	"edgectl/auth"
 	"edgectl/fsm"
 	"edgectl/pki"
 	"edgectl/store"
@@ -73,49 +72,27 @@ func caFields(m mode) []field {
 }
 
 func (s *Server) createCA(c *call) error {
-	raw, err := decodeObject(c.r)
-	if err != nil {
-		return err
-	}
-	p, err := parseFields(raw, caFields(modeCreate), modeCreate)
-	if err != nil {
-		return err
-	}
-	ca := &store.CA{}
-	if err := fill(ca, p.patch); err != nil {
-		return err
-	}
-	cert, err := pki.ValidateCACertPEM([]byte(ca.CertPem))
+	return s.createHandler(store.KindCA, "cas", caFields(modeCreate), fsm.CmdCACreate, caCertPrepare)(c)
+}
+
+// caCertPrepare checks the CA certificate of a create and derives what the
+// CA record keeps of it; a new CA starts unverified.
+func caCertPrepare(_ *call, p *parsed) error {
+	pem, _ := p.values["certPem"].(string)
+	cert, err := pki.ValidateCACertPEM([]byte(pem))
 	if err != nil {
 		return invalidField("certPem", err.Error(), nil)
 	}
-	now := s.now()
-	ca.ID, ca.CreatedAt, ca.UpdatedAt = auth.NewID(), now, now
-	ca.Fingerprint, ca.VerificationToken, ca.IsVerified = pki.Fingerprint(cert), newUUID(), false
-	if _, err := s.Writer.Do(c.r.Context(), fsm.CmdCACreate, ca); err != nil {
-		return err
+	for k, v := range map[string]any{"fingerprint": pki.Fingerprint(cert), "verificationToken": newUUID(), "isVerified": false} {
+		if err := p.set(k, v); err != nil {
+			return err
+		}
 	}
-	c.created("cas", ca.ID)
 	return nil
 }
 
 func (s *Server) updateCA(m mode) func(c *call) error {
-	return func(c *call) error {
-		id := c.param("id")
-		if !c.tx.Exists(store.KindCA, id) {
-			return notFound("CA", id)
-		}
-		raw, err := decodeObject(c.r)
-		if err != nil {
-			return err
-		}
-		p, err := parseFields(raw, caFields(m), m)
-		if err != nil {
-			return err
-		}
-		_, err = s.Writer.Do(c.r.Context(), fsm.CmdCAUpdate, fsm.Update{ID: id, Patch: p.patch, At: s.now()})
-		return err
-	}
+	return s.updateHandler(store.KindCA, caFields(m), fsm.CmdCAUpdate, m, nil)
 }
 
 // deleteCA removes a CA, its outstanding ottca enrollments and the cert

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"edgectl/auth"
 	"edgectl/fsm"
 	"edgectl/store"
 
@@ -75,25 +74,7 @@ func compact(raw json.RawMessage) json.RawMessage {
 }
 
 func (s *Server) createConfigType(c *call) error {
-	raw, err := decodeObject(c.r)
-	if err != nil {
-		return err
-	}
-	p, err := parseFields(raw, configTypeFields, modeCreate)
-	if err != nil {
-		return err
-	}
-	t := &store.ConfigType{}
-	if err := fill(t, p.patch); err != nil {
-		return err
-	}
-	now := s.now()
-	t.ID, t.CreatedAt, t.UpdatedAt = auth.NewID(), now, now
-	if _, err := s.Writer.Do(c.r.Context(), fsm.CmdConfigTypeCreate, t); err != nil {
-		return err
-	}
-	c.created("config-types", t.ID)
-	return nil
+	return s.createHandler(store.KindConfigType, "config-types", configTypeFields, fsm.CmdConfigTypeCreate, nil)(c)
 }
 
 // updateConfigType applies a PUT or PATCH. A new schema must accept the data
@@ -105,11 +86,7 @@ func (s *Server) updateConfigType(m mode) func(c *call) error {
 		if !c.tx.Exists(store.KindConfigType, id) {
 			return notFound("config type", id)
 		}
-		raw, err := decodeObject(c.r)
-		if err != nil {
-			return err
-		}
-		p, err := parseFields(raw, configTypeFields, m)
+		p, err := parseBody(c, configTypeFields, m)
 		if err != nil {
 			return err
 		}

@@ -132,3 +132,8 @@ func (s *Server) currentIdentityRoutes() []route {
 		{bothAPIs, patch, "/current-identity/authenticators/:id", "patchCurrentIdentityAuthenticator", "Current API Session", full, s.updateOwnAuthenticator(modePatch)},
 	}
 }
+
+func (s *Server) getCurrentIdentity(c *call) error {
+	c.ok(s.identityView(c.tx, c.identity))
+	return nil
+}

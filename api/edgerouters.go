@@ -37,7 +37,7 @@ func (s *Server) newRouterEnrollment(tx *store.Tx, routerID string) (store.Route
 
 func (s *Server) createEdgeRouter(c *call) error {
 	r := &store.EdgeRouter{}
-	_, err := s.newRecord(c, r, edgeRouterFields)
+	_, err := s.newRecord(c, r, edgeRouterFields, nil)
 	if err != nil {
 		return err
 	}
@@ -52,7 +52,7 @@ func (s *Server) createEdgeRouter(c *call) error {
 }
 
 func (s *Server) updateEdgeRouter(m mode) func(c *call) error {
-	return s.updateHandler(store.KindEdgeRouter, edgeRouterFields, fsm.CmdEdgeRouterUpdate, m)
+	return s.updateHandler(store.KindEdgeRouter, edgeRouterFields, fsm.CmdEdgeRouterUpdate, m, nil)
 }
 
 func (s *Server) deleteEdgeRouter(c *call) error { return s.deleteHandler(fsm.CmdEdgeRouterDelete)(c) }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"edgectl/auth"
+	"edgectl/fsm"
 	"edgectl/pki"
 	"edgectl/store"
 )
@@ -110,5 +111,226 @@ func (s *Server) enrollmentRoutes() []route {
 		{managementAPI, del, "/enrollments/:id", "deleteEnrollment", "Enrollment", admin, s.deleteEnrollment},
 		{managementAPI, post, "/enrollments/:id/refresh", "refreshEnrollment", "Enrollment", admin, s.refreshEnrollment},
 		{managementAPI, get, "/identities/:id/enrollments", "getIdentityEnrollments", "Identity", admin, s.identityEnrollments},
+	}
+}
+
+// enrollmentCreateFields are the fields of an enrollment create body.
+var enrollmentCreateFields = []field{
+	{name: "identityId", kind: fString, required: true, min: 1},
+	{name: "method", kind: fString, required: true, enum: []string{"ott", "ottca", "updb"}},
+	{name: "expiresAt", kind: fTime, required: true},
+	{name: "caId", kind: fString, nullable: true, min: 1},
+	{name: "username", kind: fString, nullable: true, min: 4, max: 100},
+	tagsField,
+}
+
+// expiresAtFields is the body of refresh and re-enroll.
+var expiresAtFields = []field{{name: "expiresAt", kind: fTime, required: true}}
+
+// futureExpiry reads a required expiresAt that must be later than now.
+func futureExpiry(c *call, now time.Time) (time.Time, error) {
+	raw, err := decodeObject(c.r)
+	if err != nil {
+		return time.Time{}, err
+	}
+	p, err := parseFields(raw, expiresAtFields, modeCreate)
+	if err != nil {
+		return time.Time{}, err
+	}
+	t := p.values["expiresAt"].(time.Time)
+	if !t.After(now) {
+		return time.Time{}, invalidField("expiresAt", "must be in the future", t)
+	}
+	return t, nil
+}
+
+func (s *Server) createEnrollment(c *call) error {
+	raw, err := decodeObject(c.r)
+	if err != nil {
+		return err
+	}
+	p, err := parseFields(raw, enrollmentCreateFields, modeCreate)
+	if err != nil {
+		return err
+	}
+	now := s.now()
+	identityID, method := p.values["identityId"].(string), p.values["method"].(string)
+	exp := p.values["expiresAt"].(time.Time)
+	if !exp.After(now) {
+		return invalidField("expiresAt", "must be in the future", exp)
+	}
+	opt := func(name string) *string {
+		if v, ok := p.values[name].(string); ok {
+			return &v
+		}
+		return nil
+	}
+	caID, username := opt("caId"), opt("username")
+	switch {
+	case method == "ottca" && caID == nil:
+		return invalidField("caId", "is required for method ottca", nil)
+	case method != "ottca" && caID != nil:
+		return invalidField("caId", "is only used by method ottca", *caID)
+	case method == "updb" && username == nil:
+		return invalidField("username", "is required for method updb", nil)
+	case method != "updb" && username != nil:
+		return invalidField("username", "is only used by method updb", *username)
+	}
+	if !c.tx.Exists(store.KindIdentity, identityID) {
+		return invalidField("identityId", "no identity with this id", identityID)
+	}
+	e, err := s.newEnrollment(c.tx, identityID, method, caID, username, exp)
+	if err != nil {
+		return err
+	}
+	if tags, ok := p.values["tags"].(map[string]any); ok {
+		e.Tags = tags
+	}
+	if _, err := s.Writer.Do(c.r.Context(), fsm.CmdEnrollmentCreate, fsm.EnrollmentCreate{Enrollment: e, At: now}); err != nil {
+		return err
+	}
+	c.created("enrollments", e.ID)
+	return nil
+}
+
+// refreshEnrollment gives an enrollment a new expiry, token and JWT.
+func (s *Server) refreshEnrollment(c *call) error {
+	old, err := store.GetAs[*store.Enrollment](c.tx, store.KindEnrollment, c.param("id"))
+	if err != nil {
+		return err
+	}
+	now := s.now()
+	exp, err := futureExpiry(c, now)
+	if err != nil {
+		return err
+	}
+	fresh, err := s.newEnrollment(c.tx, old.IdentityID, old.Method, old.CaID, old.Username, exp)
+	if err != nil {
+		return err
+	}
+	if _, err := s.Writer.Do(c.r.Context(), fsm.CmdEnrollmentRefresh, fsm.EnrollmentRefresh{ID: old.ID,
+		Token: fresh.Token, JWT: fresh.JWT, ExpiresAt: fresh.ExpiresAt, At: now}); err != nil {
+		return err
+	}
+	c.ok(map[string]any{"_links": selfLinks("enrollments", old.ID), "id": old.ID})
+	return nil
+}
+
+func (s *Server) deleteEnrollment(c *call) error {
+	_, err := s.Writer.Do(c.r.Context(), fsm.CmdEnrollmentDelete, fsm.Delete{ID: c.param("id")})
+	return err
+}
+
+func (s *Server) getEnrollment(c *call) error {
+	e, err := store.GetAs[*store.Enrollment](c.tx, store.KindEnrollment, c.param("id"))
+	if err != nil {
+		return err
+	}
+	c.ok(s.enrollmentView(c.tx, e))
+	return nil
+}
+
+func (s *Server) listEnrollments(c *call) error {
+	return c.listKind(store.KindEnrollment, false, func(r store.Record) any { return s.enrollmentView(c.tx, r.(*store.Enrollment)) })
+}
+
+// identityEnrollments lists the enrollments of an identity.
+func (s *Server) identityEnrollments(c *call) error {
+	id := c.param("id")
+	if !c.tx.Exists(store.KindIdentity, id) {
+		return notFound("identity", id)
+	}
+	lr, err := c.parseList(store.KindEnrollment.Fields, false)
+	if err != nil {
+		return err
+	}
+	recs := ownedRecords(c.tx, store.KindEnrollment, "identity", id)
+	return c.page(lr, recordsSource(recs), len(recs), func(r store.Record) any { return s.enrollmentView(c.tx, r.(*store.Enrollment)) })
+}
+
+// reEnrollAuthenticator replaces an authenticator by an enrollment: updb
+// gives updb with the same username, cert gives ottca when a verified CA
+// that allows ottca signed the certificate, ott otherwise.
+func (s *Server) reEnrollAuthenticator(c *call) error {
+	a, err := store.GetAs[*store.Authenticator](c.tx, store.KindAuthenticator, c.param("id"))
+	if err != nil {
+		return err
+	}
+	now := s.now()
+	exp, err := futureExpiry(c, now)
+	if err != nil {
+		return err
+	}
+	method := "ott"
+	var caID, username *string
+	switch {
+	case a.Method == "updb":
+		method, username = "updb", &a.Username
+	case a.Method == "cert":
+		if ca := ottCAOf(c.tx, a.CertPem); ca != nil {
+			method, caID = "ottca", &ca.ID
+		}
+	}
+	e, err := s.newEnrollment(c.tx, a.IdentityID, method, caID, username, exp)
+	if err != nil {
+		return err
+	}
+	if _, err := s.Writer.Do(c.r.Context(), fsm.CmdAuthenticatorReEnroll, fsm.AuthenticatorReEnroll{ID: a.ID, Enrollment: e, At: now}); err != nil {
+		return err
+	}
+	c.created("enrollments", e.ID)
+	return nil
+}
+
+// requestExtendBody is the optional body of request-extend.
+type requestExtendBody struct {
+	RollKeys *bool `json:"rollKeys"`
+}
+
+// requestExtendAuthenticator asks the holder of a cert authenticator to
+// extend its certificate (with a new key when rollKeys is true).
+func (s *Server) requestExtendAuthenticator(c *call) error {
+	id := c.param("id")
+	if !c.tx.Exists(store.KindAuthenticator, id) {
+		return notFound("authenticator", id)
+	}
+	var b requestExtendBody
+	if err := decodeInto(c.r, &b); err != nil {
+		return err
+	}
+	_, err := s.Writer.Do(c.r.Context(), fsm.CmdAuthenticatorRequestExtend,
+		fsm.AuthenticatorExtendRequest{ID: id, RollKeys: b.RollKeys != nil && *b.RollKeys, At: s.now()})
+	return err
+}
+
+// enrollmentView is an enrollment as the Management API shows it.
+func (s *Server) enrollmentView(tx *store.Tx, e *store.Enrollment) map[string]any {
+	links := selfLinks("enrollments", e.ID)
+	links["identity"] = map[string]string{"href": "./identities/" + e.IdentityID}
+	var ca map[string]any
+	if e.CaID != nil {
+		links["ca"] = map[string]string{"href": "./cas/" + *e.CaID}
+		ca = s.entityRef(tx, store.KindCA, "cas", *e.CaID)
+	}
+	name := ""
+	if i, err := tx.Get(store.KindIdentity, e.IdentityID); err == nil {
+		name = i.RecordName()
+	}
+	return map[string]any{
+		"_links":     links,
+		"id":         e.ID,
+		"createdAt":  e.CreatedAt,
+		"updatedAt":  e.UpdatedAt,
+		"tags":       tagsOrEmpty(e.Tags),
+		"method":     e.Method,
+		"expiresAt":  e.ExpiresAt,
+		"token":      e.Token,
+		"jwt":        e.JWT,
+		"identityId": e.IdentityID,
+		"identity": map[string]any{"_links": selfLinks("identities", e.IdentityID), "id": e.IdentityID,
+			"name": name, "urlName": "identities"},
+		"caId":     e.CaID,
+		"ca":       ca,
+		"username": e.Username,
 	}
 }

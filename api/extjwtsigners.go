@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"net/url"
 
-	"edgectl/auth"
 	"edgectl/fsm"
 	"edgectl/pki"
 	"edgectl/store"
@@ -60,7 +59,7 @@ var extJWTSignerFields = []field{
 
 // signerCertPatch adds the fields derived from certPem to a patch whenever
 // certPem is part of it (null clears them).
-func signerCertPatch(p *parsed) error {
+func signerCertPatch(_ *call, p *parsed) error {
 	if _, ok := p.patch["certPem"]; !ok {
 		return nil
 	}
@@ -74,60 +73,19 @@ func signerCertPatch(p *parsed) error {
 			"notBefore": cert.NotBefore.UTC(), "notAfter": cert.NotAfter.UTC()}
 	}
 	for k, v := range derived {
-		raw, err := json.Marshal(v)
-		if err != nil {
+		if err := p.set(k, v); err != nil {
 			return err
 		}
-		p.patch[k] = raw
 	}
 	return nil
 }
 
 func (s *Server) createExtJWTSigner(c *call) error {
-	raw, err := decodeObject(c.r)
-	if err != nil {
-		return err
-	}
-	p, err := parseFields(raw, extJWTSignerFields, modeCreate)
-	if err != nil {
-		return err
-	}
-	if err := signerCertPatch(p); err != nil {
-		return err
-	}
-	sg := &store.ExternalJWTSigner{}
-	if err := fill(sg, p.patch); err != nil {
-		return err
-	}
-	now := s.now()
-	sg.ID, sg.CreatedAt, sg.UpdatedAt = auth.NewID(), now, now
-	if _, err := s.Writer.Do(c.r.Context(), fsm.CmdExtJWTSignerCreate, sg); err != nil {
-		return err
-	}
-	c.created("external-jwt-signers", sg.ID)
-	return nil
+	return s.createHandler(store.KindExternalJWTSigner, "external-jwt-signers", extJWTSignerFields, fsm.CmdExtJWTSignerCreate, signerCertPatch)(c)
 }
 
 func (s *Server) updateExtJWTSigner(m mode) func(c *call) error {
-	return func(c *call) error {
-		id := c.param("id")
-		if !c.tx.Exists(store.KindExternalJWTSigner, id) {
-			return notFound("external JWT signer", id)
-		}
-		raw, err := decodeObject(c.r)
-		if err != nil {
-			return err
-		}
-		p, err := parseFields(raw, extJWTSignerFields, m)
-		if err != nil {
-			return err
-		}
-		if err := signerCertPatch(p); err != nil {
-			return err
-		}
-		_, err = s.Writer.Do(c.r.Context(), fsm.CmdExtJWTSignerUpdate, fsm.Update{ID: id, Patch: p.patch, At: s.now()})
-		return err
-	}
+	return s.updateHandler(store.KindExternalJWTSigner, extJWTSignerFields, fsm.CmdExtJWTSignerUpdate, m, signerCertPatch)
 }
 
 func (s *Server) deleteExtJWTSigner(c *call) error {

@@ -87,69 +87,6 @@ func clientIP(r *http.Request) string {
 	return host
 }
 
-// apiSessionView is the API session as the APIs show it. token is shown only
-// to its owner, who sent it.
-func (s *Server) apiSessionView(tx *store.Tx, sess *store.APISession, token string) map[string]any {
-	last := s.Activity.Last(sess)
-	v := map[string]any{
-		"_links":               selfLinks("api-sessions", sess.ID),
-		"id":                   sess.ID,
-		"createdAt":            sess.CreatedAt,
-		"updatedAt":            sess.UpdatedAt,
-		"tags":                 tagsOrEmpty(sess.Tags),
-		"authQueries":          nonNilQueries(sess.AuthQueries),
-		"authenticatorId":      sess.AuthenticatorID,
-		"cachedLastActivityAt": sess.CachedLastActivityAt,
-		"lastActivityAt":       last,
-		"configTypes":          nonNilStrings(sess.ConfigTypes),
-		"identity":             s.entityRef(tx, store.KindIdentity, "identities", sess.IdentityID),
-		"identityId":           sess.IdentityID,
-		"ipAddress":            sess.IPAddress,
-		"isMfaComplete":        sess.IsMfaComplete,
-		"isMfaRequired":        sess.IsMfaRequired,
-	}
-	if token != "" {
-		exp := last.Add(s.cfg.SessionTimeout)
-		v["token"] = token
-		v["expiresAt"] = exp
-		v["expirationSeconds"] = int64(exp.Sub(s.now()).Round(time.Second).Seconds()) // 1800, not 1799, at authenticate
-	}
-	return v
-}
-
-func nonNilQueries(q []store.AuthQuery) []store.AuthQuery {
-	if q == nil {
-		return []store.AuthQuery{}
-	}
-	return q
-}
-
-func nonNilStrings(l []string) []string {
-	if l == nil {
-		return []string{}
-	}
-	return l
-}
-
-func tagsOrEmpty(t map[string]any) map[string]any {
-	if t == nil {
-		return map[string]any{}
-	}
-	return t
-}
-
-// entityRef is the EntityRef of a record: {_links, entity, id, name}.
-func (s *Server) entityRef(tx *store.Tx, k *store.Kind, path, id string) map[string]any {
-	if id == "" {
-		return nil
-	}
-	name := ""
-	if r, err := tx.Get(k, id); err == nil {
-		name = r.RecordName()
-	}
-	return map[string]any{"_links": selfLinks(path, id), "entity": path, "id": id, "name": name}
-}
-
 // localAdminKey marks requests that came through the node's local admin
 // socket: the operator on the machine, trusted by file permissions like a
 // database's local socket.

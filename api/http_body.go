@@ -169,6 +169,8 @@ type field struct {
 	enum     []string  // allowed string (or map value) values
 	def      any       // value for PUT and create when absent or null
 	create   bool      // create only: not part of PUT or PATCH
+	// patchNullKeeps: in a PATCH, null leaves the field as it is (as if absent).
+	patchNullKeeps bool
 	// custom decodes and checks a fCustom field, returning the value to store.
 	custom func(raw json.RawMessage) (any, error)
 }
@@ -185,6 +187,16 @@ type parsed struct {
 	patch  store.Patch
 	values map[string]any
 	raw    map[string]json.RawMessage
+}
+
+// set puts a derived field into the patch (and the values).
+func (p *parsed) set(name string, v any) error {
+	enc, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	p.values[name], p.patch[name] = v, enc
+	return nil
 }
 
 // has reports whether the body carried the field (null included).
@@ -204,6 +216,8 @@ func parseFields(raw map[string]json.RawMessage, fields []field, m mode) (*parse
 		isNull := present && string(bytes.TrimSpace(rv)) == "null"
 		var v any
 		switch {
+		case isNull && m == modePatch && f.patchNullKeeps:
+			continue
 		case present && !isNull:
 			var err error
 			if v, err = decodeField(f, rv); err != nil {

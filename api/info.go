@@ -218,3 +218,9 @@ func (s *Server) infoRoutes() []route {
 		{clientAPI, get, "/protocols", "listProtocols", "Informational", public, s.listProtocols},
 	}
 }
+
+// enumeratedCapabilities names what this controller supports beyond the base APIs.
+func (s *Server) enumeratedCapabilities(c *call) error {
+	c.ok([]string{"HA_CONTROLLER"})
+	return nil
+}

@@ -145,7 +145,7 @@ func opPlural(title string) string {
 
 func (s *Server) createPolicy(c *call, pf *policyFamily) error {
 	rec := pf.kind.New()
-	if _, err := s.newRecord(c, rec, pf.fields); err != nil {
+	if _, err := s.newRecord(c, rec, pf.fields, nil); err != nil {
 		return err
 	}
 	b := store.BaseOf(rec)

@@ -19,7 +19,7 @@ var routerFields = []field{
 func (s *Server) createRouter(path string) func(c *call) error {
 	return func(c *call) error {
 		r := &store.Router{}
-		_, err := s.newRecord(c, r, routerFields)
+		_, err := s.newRecord(c, r, routerFields, nil)
 		if err != nil {
 			return err
 		}
@@ -35,7 +35,7 @@ func (s *Server) createRouter(path string) func(c *call) error {
 }
 
 func (s *Server) updateRouter(m mode) func(c *call) error {
-	return s.updateHandler(store.KindRouter, routerFields, fsm.CmdRouterUpdate, m)
+	return s.updateHandler(store.KindRouter, routerFields, fsm.CmdRouterUpdate, m, nil)
 }
 
 func (s *Server) deleteRouter(c *call) error { return s.deleteHandler(fsm.CmdRouterDelete)(c) }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 
-	"edgectl/auth"
 	"edgectl/fsm"
 	"edgectl/store"
 )
@@ -29,54 +28,29 @@ var serviceFields = []field{
 }
 
 func (s *Server) createService(c *call) error {
-	raw, err := decodeObject(c.r)
-	if err != nil {
-		return err
-	}
-	p, err := parseFields(raw, serviceFields, modeCreate)
-	if err != nil {
-		return err
-	}
-	svc := &store.Service{}
-	if err := fill(svc, p.patch); err != nil {
-		return err
-	}
-	now := s.now()
-	svc.ID, svc.CreatedAt, svc.UpdatedAt = auth.NewID(), now, now
-	if _, err := s.Writer.Do(c.r.Context(), fsm.CmdServiceCreate, svc); err != nil {
-		return err
-	}
-	c.created("services", svc.ID)
-	return nil
+	return s.createHandler(store.KindService, "services", serviceFields, fsm.CmdServiceCreate, nil)(c)
 }
 
 // updateService applies a PUT or PATCH. encryptionRequired is read-only
 // after create: absent (also on PUT) keeps it, the same value is accepted,
 // another value is refused by the model with a 400 on encryptionRequired.
 func (s *Server) updateService(m mode) func(c *call) error {
-	return func(c *call) error {
-		id := c.param("id")
-		if !c.tx.Exists(store.KindService, id) {
-			return notFound("service", id)
-		}
-		raw, err := decodeObject(c.r)
-		if err != nil {
-			return err
-		}
-		p, err := parseFields(raw, serviceFields, m)
-		if err != nil {
-			return err
-		}
-		if rv, ok := raw["encryptionRequired"]; ok && string(bytes.TrimSpace(rv)) != "null" {
-			var b bool
-			if err := unmarshalField("encryptionRequired", rv, &b); err != nil {
-				return err
-			}
-			p.patch["encryptionRequired"], _ = json.Marshal(b)
-		}
-		_, err = s.Writer.Do(c.r.Context(), fsm.CmdServiceUpdate, fsm.Update{ID: id, Patch: p.patch, At: s.now()})
+	return s.updateHandler(store.KindService, serviceFields, fsm.CmdServiceUpdate, m, encryptionRequiredPatch)
+}
+
+// encryptionRequiredPatch passes the encryptionRequired an update sends on to
+// the model, which accepts the same value and refuses a change (the field
+// is create-only, so parseFields skips it).
+func encryptionRequiredPatch(_ *call, p *parsed) error {
+	rv, ok := p.raw["encryptionRequired"]
+	if !ok || string(bytes.TrimSpace(rv)) == "null" {
+		return nil
+	}
+	var b bool
+	if err := unmarshalField("encryptionRequired", rv, &b); err != nil {
 		return err
 	}
+	return p.set("encryptionRequired", b)
 }
 
 func (s *Server) deleteService(c *call) error {

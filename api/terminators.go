@@ -1,7 +1,6 @@
 package api
 
 import (
-	"edgectl/auth"
 	"edgectl/fsm"
 	"edgectl/store"
 )
@@ -21,29 +20,11 @@ var terminatorFields = []field{
 }
 
 func (s *Server) createTerminator(c *call) error {
-	raw, err := decodeObject(c.r)
-	if err != nil {
-		return err
-	}
-	p, err := parseFields(raw, terminatorFields, modeCreate)
-	if err != nil {
-		return err
-	}
-	t := &store.Terminator{}
-	if err := fill(t, p.patch); err != nil {
-		return err
-	}
-	now := s.now()
-	t.ID, t.CreatedAt, t.UpdatedAt = auth.NewID(), now, now
-	if _, err := s.Writer.Do(c.r.Context(), fsm.CmdTerminatorCreate, t); err != nil {
-		return err
-	}
-	c.created("terminators", t.ID)
-	return nil
+	return s.createHandler(store.KindTerminator, "terminators", terminatorFields, fsm.CmdTerminatorCreate, nil)(c)
 }
 
 func (s *Server) updateTerminator(m mode) func(c *call) error {
-	return s.updateHandler(store.KindTerminator, terminatorFields, fsm.CmdTerminatorUpdate, m)
+	return s.updateHandler(store.KindTerminator, terminatorFields, fsm.CmdTerminatorUpdate, m, nil)
 }
 
 func (s *Server) deleteTerminator(c *call) error { return s.deleteHandler(fsm.CmdTerminatorDelete)(c) }
