@@ -7,6 +7,7 @@ import (
 )
 
 func TestAuthenticators_CreateGetListPutPatchDelete(t *testing.T) {
+	t.Parallel()
 	ts := newTestServer(t)
 	ident := ts.authnIdentity("alice", nil)
 	id := ts.create("/authenticators", map[string]any{"identityId": ident, "method": "updb", "username": "alice",
@@ -53,6 +54,7 @@ func TestAuthenticators_CreateGetListPutPatchDelete(t *testing.T) {
 }
 
 func TestAuthenticators_CreateValidatesEveryFieldAndStoresNothing(t *testing.T) {
+	t.Parallel()
 	ts := newTestServer(t)
 	ident := ts.authnIdentity("bob", nil)
 	leaf := newAuthnCA(t, "ca").leaf(t, "bob")
@@ -95,6 +97,7 @@ func TestAuthenticators_CreateValidatesEveryFieldAndStoresNothing(t *testing.T) 
 }
 
 func TestAuthenticators_PasswordsFollowTheIdentitysAuthPolicy(t *testing.T) {
+	t.Parallel()
 	ts := newTestServer(t)
 	body := authPolicyBody("strict")
 	u := dig(body, "primary", "updb").(map[string]any)
@@ -122,6 +125,7 @@ func TestAuthenticators_PasswordsFollowTheIdentitysAuthPolicy(t *testing.T) {
 }
 
 func TestAuthenticators_UniquenessRulesAreConflicts(t *testing.T) {
+	t.Parallel()
 	ts := newTestServer(t)
 	a, b := ts.authnIdentity("a-user", nil), ts.authnIdentity("b-user", nil)
 	ts.create("/authenticators", map[string]any{"identityId": a, "method": "updb", "username": "shared", "password": "password1"})
@@ -144,6 +148,7 @@ func TestAuthenticators_UniquenessRulesAreConflicts(t *testing.T) {
 }
 
 func TestAuthenticators_CertAuthenticatorsChangeOnlyTagsAndCanBeAskedToExtend(t *testing.T) {
+	t.Parallel()
 	ts := newTestServer(t)
 	ident := ts.authnIdentity("device", nil)
 	id := ts.create("/authenticators", map[string]any{"identityId": ident, "method": "cert", "certPem": newAuthnCA(t, "ca").leaf(t, "device")})
@@ -174,6 +179,7 @@ func TestAuthenticators_CertAuthenticatorsChangeOnlyTagsAndCanBeAskedToExtend(t 
 }
 
 func TestAuthenticators_ReEnrollReplacesTheAuthenticatorByAnEnrollment(t *testing.T) {
+	t.Parallel()
 	ts := newTestServer(t)
 	caID, ca := ts.authnVerifiedCA("corp", true)
 	ident := ts.authnIdentity("dora", nil)

@@ -48,6 +48,15 @@ func newAuthFlowServer(t *testing.T, jwksRoots *x509.CertPool) (*testServer, *te
 	return ts, clock
 }
 
+// newAuthFlowNode is newAuthFlowServer on a whole node, for the tests that
+// present client certificates.
+func newAuthFlowNode(t *testing.T, jwksRoots *x509.CertPool) (*testServer, *testClock) {
+	t.Helper()
+	clock := &testClock{t: time.Now().UTC()}
+	ts := newNodeServerWith(t, func(c *controller.Config) { c.Now, c.JWKSRootCAs = clock.Now, jwksRoots })
+	return ts, clock
+}
+
 // req is one request of the authentication tests.
 type req struct {
 	method, path string
@@ -115,7 +124,7 @@ func (ts *testServer) okSession(st int, out map[string]any, _ http.Header) (stri
 
 // withClientCert is an HTTPS client of ts that presents chain (leaf first) with key.
 func (ts *testServer) withClientCert(key crypto.Signer, chain ...*x509.Certificate) *http.Client {
-	tr := ts.client.Transport.(*http.Transport)
+	tr := ts.nodeTransport()
 	cert := tls.Certificate{PrivateKey: key, Leaf: chain[0]}
 	for _, c := range chain {
 		cert.Certificate = append(cert.Certificate, c.Raw)

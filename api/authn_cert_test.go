@@ -35,7 +35,8 @@ func leafOf(t *testing.T, is *issuer, cn string, rsaKey bool, now time.Time) (cr
 }
 
 func TestCertAuth_ChainsToARegisteredCAWithIntermediatesInAnyOrderRSAAndEC(t *testing.T) {
-	ts, clock := newAuthFlowServer(t, nil)
+	t.Parallel()
+	ts, clock := newAuthFlowNode(t, nil)
 	root := newRootIssuer(t, "Corp Root")
 	inter := root.intermediate(t, "Corp Issuing")
 	ts.registerVerifiedCA("corp", root, true)
@@ -62,7 +63,8 @@ func TestCertAuth_ChainsToARegisteredCAWithIntermediatesInAnyOrderRSAAndEC(t *te
 }
 
 func TestCertAuth_EveryWrongCertificateIsInvalidAuth(t *testing.T) {
-	ts, clock := newAuthFlowServer(t, nil)
+	t.Parallel()
+	ts, clock := newAuthFlowNode(t, nil)
 	root := newRootIssuer(t, "Corp Root")
 	ts.registerVerifiedCA("corp", root, true)
 	disabledRoot := newRootIssuer(t, "Auth Disabled Root")
@@ -110,7 +112,8 @@ func TestCertAuth_EveryWrongCertificateIsInvalidAuth(t *testing.T) {
 }
 
 func TestCertAuth_ExpiredLeafOnlyWhereThePolicyAllowsIt(t *testing.T) {
-	ts, clock := newAuthFlowServer(t, nil)
+	t.Parallel()
+	ts, clock := newAuthFlowNode(t, nil)
 	root := newRootIssuer(t, "Corp Root")
 	ts.registerVerifiedCA("corp", root, true)
 	now := clock.Now()
@@ -134,9 +137,10 @@ func TestCertAuth_ExpiredLeafOnlyWhereThePolicyAllowsIt(t *testing.T) {
 }
 
 func TestCertAuth_InternalPKILeafAloneAuthenticates(t *testing.T) {
-	ts, clock := newAuthFlowServer(t, nil)
+	t.Parallel()
+	ts, clock := newAuthFlowNode(t, nil)
 	var st pki.State
-	if err := json.Unmarshal(ts.node.Store.Read().Setting(store.SettingPKI), &st); err != nil {
+	if err := json.Unmarshal(ts.store.Read().Setting(store.SettingPKI), &st); err != nil {
 		t.Fatal(err)
 	}
 	a, err := pki.Load(&st)

@@ -102,6 +102,7 @@ func (ts *testServer) jwtLogin(token string) (int, map[string]any, http.Header) 
 }
 
 func TestExtJWTAuth_OnlyAGoodTokenOfAJWKSSignerPasses(t *testing.T) {
+	t.Parallel()
 	idp := newTestIdP(t)
 	rsaKey, ecKey := testKey(t, true), testKey(t, false)
 	idp.add("rsa-1", rsaKey)
@@ -168,6 +169,7 @@ func TestExtJWTAuth_OnlyAGoodTokenOfAJWKSSignerPasses(t *testing.T) {
 }
 
 func TestExtJWTAuth_CertSignerExternalIdDisabledSignersAndPolicies(t *testing.T) {
+	t.Parallel()
 	ts, clock := newAuthFlowServer(t, nil)
 	root := newRootIssuer(t, "IdP Signing")
 	key := testKey(t, false)
@@ -223,6 +225,7 @@ func TestExtJWTAuth_CertSignerExternalIdDisabledSignersAndPolicies(t *testing.T)
 }
 
 func TestExtJWTAuth_SecondarySignerIsRequiredOnEveryRequest(t *testing.T) {
+	t.Parallel()
 	idp := newTestIdP(t)
 	key := testKey(t, false)
 	idp.add("k", key)

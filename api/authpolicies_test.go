@@ -30,6 +30,7 @@ func dig(v any, path ...string) any {
 }
 
 func TestAuthPolicies_CreateGetListPatchPutDelete(t *testing.T) {
+	t.Parallel()
 	ts := newTestServer(t)
 	id := ts.create("/auth-policies", authPolicyBody("strict"))
 	got := ts.get("/auth-policies/" + id)
@@ -91,6 +92,7 @@ func TestAuthPolicies_CreateGetListPatchPutDelete(t *testing.T) {
 }
 
 func TestAuthPolicies_EveryRuleNamesTheNestedFieldAndStoresNothing(t *testing.T) {
+	t.Parallel()
 	ts := newTestServer(t)
 	before := ts.authnCount("/auth-policies")
 	with := func(path []string, v any) map[string]any {
@@ -147,6 +149,7 @@ func TestAuthPolicies_EveryRuleNamesTheNestedFieldAndStoresNothing(t *testing.T)
 }
 
 func TestAuthPolicies_DefaultIsUpdatableNotDeletableAndAPolicyInUseIsReferenced(t *testing.T) {
+	t.Parallel()
 	ts := newTestServer(t)
 	if st, out := ts.do(http.MethodPatch, mgmt("/auth-policies/default"), map[string]any{"primary": map[string]any{"updb": map[string]any{"maxAttempts": 4}}}); st != 200 {
 		t.Fatalf("patch default: %d %v", st, out)
@@ -172,6 +175,7 @@ func TestAuthPolicies_DefaultIsUpdatableNotDeletableAndAPolicyInUseIsReferenced(
 }
 
 func TestAuthPolicies_SignerReferencesMustExistAndPinTheSigner(t *testing.T) {
+	t.Parallel()
 	ts := newTestServer(t)
 	signer := ts.create("/external-jwt-signers", signerBody("idp", "https://idp.example"))
 	other := ts.create("/external-jwt-signers", signerBody("idp2", "https://idp2.example"))

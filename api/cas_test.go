@@ -14,6 +14,7 @@ func caBody(name, certPem string) map[string]any {
 var uuidRE = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`)
 
 func TestCAs_VerificationFlowWithARealCertificateAndTheCAJWT(t *testing.T) {
+	t.Parallel()
 	ts := newTestServer(t)
 	ca := newAuthnCA(t, "Corp Root")
 	id := ts.create("/cas", caBody("corp", ca.pem))
@@ -64,6 +65,7 @@ func TestCAs_VerificationFlowWithARealCertificateAndTheCAJWT(t *testing.T) {
 }
 
 func TestCAs_CreateValidatesEveryFieldAndStoresNothing(t *testing.T) {
+	t.Parallel()
 	ts := newTestServer(t)
 	ca := newAuthnCA(t, "root")
 	with := func(k string, v any) map[string]any { return withFields(caBody("c", ca.pem), k, v) }
@@ -116,6 +118,7 @@ func TestCAs_CreateValidatesEveryFieldAndStoresNothing(t *testing.T) {
 }
 
 func TestCAs_PutPatchKeepTheCertificateAndVerification(t *testing.T) {
+	t.Parallel()
 	ts := newTestServer(t)
 	id, ca := ts.authnVerifiedCA("corp", true)
 	before := ts.get("/cas/" + id)
@@ -148,6 +151,7 @@ func TestCAs_PutPatchKeepTheCertificateAndVerification(t *testing.T) {
 }
 
 func TestCAs_DeleteRemovesItsOttcaEnrollmentsAndTheCertAuthenticatorsItIssued(t *testing.T) {
+	t.Parallel()
 	ts := newTestServer(t)
 	id, ca := ts.authnVerifiedCA("corp", true)
 	enrolling := ts.authnIdentity("enrolling", map[string]any{"enrollment": map[string]any{"ottca": id}})

@@ -8,7 +8,8 @@ import (
 )
 
 func TestAuthenticatorExtend_IssuesAPendingCertificateThatVerifySwitchesTo(t *testing.T) {
-	ts := newTestServer(t)
+	t.Parallel()
+	ts := newNodeServer(t)
 	ident := ts.authnIdentity("ext-user", map[string]any{"enrollment": map[string]any{"ott": true, "updb": "ext-login"}})
 	if st, out := ts.enrollPost("/enroll/updb?token="+ts.enrollTokenOf(ident, "updb"), nil, map[string]any{"password": "Ext-pass-123"}); st != 200 {
 		t.Fatalf("updb enrollment: %d %v", st, out)

@@ -74,6 +74,7 @@ func sameServices(a, b map[string][]string) bool {
 }
 
 func TestClientAPI_ServicesSessionsAndEdgeRoutersFollowPolicies(t *testing.T) {
+	t.Parallel()
 	ts := newTestServer(t)
 	aliceID, alice := ts.newClientIdentity("alice", "eng")
 	bobID, bob := ts.newClientIdentity("bob", "ops")

@@ -70,6 +70,7 @@ var clientServiceTargets = []string{
 // identity, asked for by id, by name, all or none), posture queries of every
 // kind (passing, failing, timing out) and both permissions.
 func TestClientServicesAnswerSameBytesAsBefore(t *testing.T) {
+	t.Parallel()
 	for i, types := range [][]string{{"all"}, nil, {"ct-1", "host.v1"}, {"B<&>\u2028é"}, {"all"}} {
 		hidden := 0
 		if i == 4 { // the caller sees few of all services: lookups, not a scan
@@ -89,6 +90,7 @@ func TestClientServicesAnswerSameBytesAsBefore(t *testing.T) {
 // never served for a newer version of the record (service, posture check,
 // config, config type, override), nor for another caller.
 func TestClientServicesFollowRecordChanges(t *testing.T) {
+	t.Parallel()
 	f := newCSFixture(t, csOptions{services: 30, guarded: 10, sessions: 2, configTypes: []string{"all"}, rich: true})
 	list := ClientPrefix + "/services?limit=100"
 	checkSameAsOld(t, f, f.tokens[0], []string{list}) // fills the caches

@@ -9,7 +9,8 @@ import (
 )
 
 func TestControllers_ListsThisNodeWithItsAPIAddress(t *testing.T) {
-	ts := newTestServer(t)
+	t.Parallel()
+	ts := newNodeServer(t)
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		st, out := ts.do(http.MethodGet, "/edge/client/v1/controllers", nil)
@@ -39,7 +40,8 @@ func TestControllers_ListsThisNodeWithItsAPIAddress(t *testing.T) {
 }
 
 func TestSnapshot_TakeAndDownload(t *testing.T) {
-	ts := newTestServer(t)
+	t.Parallel()
+	ts := newNodeServer(t)
 	ts.create("/identities", map[string]any{"name": "in-the-snapshot", "type": "User", "isAdmin": false})
 	st, out := ts.do(http.MethodPost, mgmt("/database/snapshot"), nil)
 	if st != 200 {
@@ -66,6 +68,7 @@ func TestSnapshot_TakeAndDownload(t *testing.T) {
 }
 
 func TestIntegrity_ScanReportsAConsistentModelClean(t *testing.T) {
+	t.Parallel()
 	ts := newTestServer(t)
 	if st, out := ts.do(http.MethodPost, mgmt("/database/check-data-integrity"), nil); st != http.StatusAccepted {
 		t.Fatalf("start: %d %v", st, out)

@@ -19,6 +19,7 @@ var portSchema = map[string]any{
 }
 
 func TestConfigTypes_CreateValidatesTheSchemaAndStoresNothingOnError(t *testing.T) {
+	t.Parallel()
 	ts := newTestServer(t)
 	_, before := ts.list("/config-types")
 	cases := []struct {
@@ -48,6 +49,7 @@ func TestConfigTypes_CreateValidatesTheSchemaAndStoresNothingOnError(t *testing.
 }
 
 func TestConfigTypes_GetPatchPutDelete(t *testing.T) {
+	t.Parallel()
 	ts := newTestServer(t)
 	id := ts.create("/config-types", map[string]any{"name": "intercept.v1", "schema": portSchema, "tags": map[string]any{"k": "v"}})
 	got := ts.get("/config-types/" + id)
@@ -86,6 +88,7 @@ func TestConfigTypes_GetPatchPutDelete(t *testing.T) {
 }
 
 func TestConfigs_DataIsValidatedAgainstTheSchemaNamingThePath(t *testing.T) {
+	t.Parallel()
 	ts := newTestServer(t)
 	typeID := ts.create("/config-types", map[string]any{"name": "host.v1", "schema": portSchema})
 	_, before := ts.list("/configs")
@@ -167,6 +170,7 @@ func (ts *testServer) rawGet(path string) string {
 }
 
 func TestConfigTypes_SchemaChangeMustKeepExistingConfigsValidAndDeleteIsReferenced(t *testing.T) {
+	t.Parallel()
 	ts := newTestServer(t)
 	typeID := ts.create("/config-types", map[string]any{"name": "host.v1", "schema": portSchema})
 	cfg := ts.create("/configs", map[string]any{"name": "web", "configTypeId": typeID, "data": map[string]any{"port": 8080}})
@@ -204,6 +208,7 @@ func TestConfigTypes_SchemaChangeMustKeepExistingConfigsValidAndDeleteIsReferenc
 }
 
 func TestConfigs_ListsFilterAndListByType(t *testing.T) {
+	t.Parallel()
 	ts := newTestServer(t)
 	a := ts.create("/config-types", map[string]any{"name": "a.v1"})
 	b := ts.create("/config-types", map[string]any{"name": "b.v1"})

@@ -7,6 +7,7 @@ import (
 )
 
 func TestCurrentIdentityAuthenticators_ListGetAndChangeTheOwnPassword(t *testing.T) {
+	t.Parallel()
 	ts, _ := newAuthFlowServer(t, nil)
 	pol := ts.policyWith("digits", func(p, _ map[string]any) { p["updb"].(map[string]any)["requireNumberChar"] = true })
 	id := ts.userWithPassword("self-service", "password-1", map[string]any{"authPolicyId": pol})

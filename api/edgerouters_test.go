@@ -26,6 +26,7 @@ func checkRouterEnrollment(t *testing.T, ts *testServer, v map[string]any) {
 }
 
 func TestEdgeRouters_CreateGetPatchPutDelete(t *testing.T) {
+	t.Parallel()
 	ts := newTestServer(t)
 	id := ts.create("/edge-routers", map[string]any{"name": "er1", "cost": 7, "disabled": true, "isTunnelerEnabled": true,
 		"noTraversal": true, "roleAttributes": []string{"east"}, "appData": map[string]any{"k": "v"}, "tags": map[string]any{"t": "1"}})
@@ -77,6 +78,7 @@ func TestEdgeRouters_CreateGetPatchPutDelete(t *testing.T) {
 }
 
 func TestEdgeRouters_ValidationAndConflictStoreNothing(t *testing.T) {
+	t.Parallel()
 	ts := newTestServer(t)
 	id := ts.create("/edge-routers", map[string]any{"name": "taken"})
 	cases := []struct {
@@ -116,6 +118,7 @@ func TestEdgeRouters_ValidationAndConflictStoreNothing(t *testing.T) {
 }
 
 func TestEdgeRouters_ReEnrollReplacesTheEnrollmentAndKeepsTheRest(t *testing.T) {
+	t.Parallel()
 	ts := newTestServer(t)
 	id := ts.create("/edge-routers", map[string]any{"name": "er", "cost": 4, "roleAttributes": []string{"a"}})
 	before := ts.get("/edge-routers/" + id)
@@ -133,6 +136,7 @@ func TestEdgeRouters_ReEnrollReplacesTheEnrollmentAndKeepsTheRest(t *testing.T) 
 }
 
 func TestEdgeRouters_ListFiltersByRoleAndField(t *testing.T) {
+	t.Parallel()
 	ts := newTestServer(t)
 	ts.create("/edge-routers", map[string]any{"name": "e1", "roleAttributes": []string{"east", "big"}, "cost": 1})
 	ts.create("/edge-routers", map[string]any{"name": "e2", "roleAttributes": []string{"east"}, "cost": 2})
@@ -164,6 +168,7 @@ func TestEdgeRouters_ListFiltersByRoleAndField(t *testing.T) {
 }
 
 func TestEdgeRouters_DeleteDropsPolicyReferencesToIt(t *testing.T) {
+	t.Parallel()
 	ts := newTestServer(t)
 	er := ts.create("/edge-routers", map[string]any{"name": "er"})
 	keep := ts.create("/edge-routers", map[string]any{"name": "keep"})
@@ -182,6 +187,7 @@ func TestEdgeRouters_DeleteDropsPolicyReferencesToIt(t *testing.T) {
 }
 
 func TestRouters_BothPathsServeTheSameRouters(t *testing.T) {
+	t.Parallel()
 	ts := newTestServer(t)
 	id := ts.create("/transit-routers", map[string]any{"name": "r1", "cost": 12, "noTraversal": true, "tags": map[string]any{"a": true}})
 	v := ts.get("/routers/" + id)

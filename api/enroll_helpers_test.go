@@ -110,7 +110,7 @@ func (ts *testServer) enrollSend(r enrollReq) (int, string, []byte) {
 	ts.t.Helper()
 	client := ts.client
 	if r.cert != nil {
-		pool := ts.client.Transport.(*http.Transport).TLSClientConfig.RootCAs
+		pool := ts.nodeTransport().TLSClientConfig.RootCAs
 		client = &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{
 			TLSClientConfig: &tls.Config{RootCAs: pool, Certificates: []tls.Certificate{*r.cert}}}}
 		defer client.CloseIdleConnections()

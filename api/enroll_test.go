@@ -14,7 +14,8 @@ import (
 )
 
 func TestEnrollOtt_EndToEndIssuesTheIdentitysCertificateOnce(t *testing.T) {
-	ts := newTestServer(t)
+	t.Parallel()
+	ts := newNodeServer(t)
 	ident := ts.authnIdentity("ott-user", map[string]any{"enrollment": map[string]any{"ott": true}})
 	token := ts.enrollTokenOf(ident, "ott")
 	key := enrollKey(t)
@@ -50,7 +51,7 @@ func TestEnrollOtt_EndToEndIssuesTheIdentitysCertificateOnce(t *testing.T) {
 	for _, c := range chain[1:] {
 		inter.AddCert(c)
 	}
-	roots := ts.client.Transport.(*http.Transport).TLSClientConfig.RootCAs
+	roots := ts.nodeTransport().TLSClientConfig.RootCAs
 	if _, err := leaf.Verify(x509.VerifyOptions{Roots: roots, Intermediates: inter,
 		KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}); err != nil {
 		t.Fatalf("the certificate does not chain to the CA bundle: %v", err)
@@ -67,6 +68,7 @@ func TestEnrollOtt_EndToEndIssuesTheIdentitysCertificateOnce(t *testing.T) {
 }
 
 func TestEnrollOtt_JSONBodyAndAnswerAndTheGenericEnrollPath(t *testing.T) {
+	t.Parallel()
 	ts := newTestServer(t)
 	a := ts.authnIdentity("json-user", map[string]any{"enrollment": map[string]any{"ott": true}})
 	csr := enrollCSR(t, enrollKey(t), "x", nil, nil)
@@ -102,6 +104,7 @@ func TestEnrollOtt_JSONBodyAndAnswerAndTheGenericEnrollPath(t *testing.T) {
 }
 
 func TestEnrollUpdb_SetsThePasswordUnderThePolicyAndLoginWorks(t *testing.T) {
+	t.Parallel()
 	ts := newTestServer(t)
 	pol := ts.create("/auth-policies", authPolicyBody("strict")) // min 8, mixed case, a digit
 	ident := ts.authnIdentity("updb-user", map[string]any{"authPolicyId": pol, "enrollment": map[string]any{"updb": "updb-login"}})
@@ -126,7 +129,8 @@ func TestEnrollUpdb_SetsThePasswordUnderThePolicyAndLoginWorks(t *testing.T) {
 }
 
 func TestEnrollOttCA_BindsTheClientCertificateOfTheEnrollmentsCA(t *testing.T) {
-	ts := newTestServer(t)
+	t.Parallel()
+	ts := newNodeServer(t)
 	caID, ca := ts.authnVerifiedCA("ottca-ca", true)
 	_, other := ts.authnVerifiedCA("other-ca", true)
 	ident := ts.authnIdentity("ottca-user", map[string]any{"enrollment": map[string]any{"ottca": caID}})
@@ -153,6 +157,7 @@ func TestEnrollOttCA_BindsTheClientCertificateOfTheEnrollmentsCA(t *testing.T) {
 }
 
 func TestEnrollJWKS_VerifiesEnrollmentAndNetworkJWTs(t *testing.T) {
+	t.Parallel()
 	ts := newTestServer(t)
 	st, ctype, raw := ts.enrollSend(enrollReq{method: http.MethodGet, path: clientPath("/enroll/jwks")})
 	if st != 200 || ctype != "application/json" {

@@ -6,7 +6,8 @@ import (
 )
 
 func TestEnrollCA_CreatesAnIdentityForACertificateOfAnAutoEnrollCA(t *testing.T) {
-	ts := newTestServer(t)
+	t.Parallel()
+	ts := newNodeServer(t)
 	caID, ca := ts.authnVerifiedCA("auto-ca", false) // isAutoCaEnrollmentEnabled, identityRoles ["r"]
 	before := ts.authnCount("/identities")
 

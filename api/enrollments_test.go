@@ -7,6 +7,7 @@ import (
 )
 
 func TestEnrollments_CreateGetListRefreshDelete(t *testing.T) {
+	t.Parallel()
 	ts := newTestServer(t)
 	ident := ts.authnIdentity("frank", nil)
 	exp := time.Now().Add(2 * time.Hour).UTC().Truncate(time.Second)
@@ -61,6 +62,7 @@ func TestEnrollments_CreateGetListRefreshDelete(t *testing.T) {
 }
 
 func TestEnrollments_CreateValidatesEveryFieldAndStoresNothing(t *testing.T) {
+	t.Parallel()
 	ts := newTestServer(t)
 	ident := ts.authnIdentity("gina", nil)
 	unverified := ts.create("/cas", caBody("unverified", newAuthnCA(t, "u").pem))
@@ -103,6 +105,7 @@ func TestEnrollments_CreateValidatesEveryFieldAndStoresNothing(t *testing.T) {
 }
 
 func TestEnrollments_OneOutstandingPerCredentialAndNoneBesideAnAuthenticator(t *testing.T) {
+	t.Parallel()
 	ts := newTestServer(t)
 	caID, _ := ts.authnVerifiedCA("corp", true)
 	ident := ts.authnIdentity("hank", nil)

@@ -35,6 +35,7 @@ func enrollCheckRouterCerts(t *testing.T, out map[string]any, id string, key *ec
 }
 
 func TestEnrollRouter_EdgeAndTransitRoutersEnrollOnceWithVettedSANs(t *testing.T) {
+	t.Parallel()
 	ts := newTestServer(t)
 	er := ts.create("/edge-routers", map[string]any{"name": "er1"})
 	token := ts.get("/edge-routers/" + er)["enrollmentToken"].(string)
@@ -95,7 +96,8 @@ func TestEnrollRouter_EdgeAndTransitRoutersEnrollOnceWithVettedSANs(t *testing.T
 }
 
 func TestExtendRouter_NeedsTheCurrentCertificateAndMovesTheFingerprint(t *testing.T) {
-	ts := newTestServer(t)
+	t.Parallel()
+	ts := newNodeServer(t)
 	er := ts.create("/edge-routers", map[string]any{"name": "er-ext"})
 	key := enrollKey(t)
 	st, out := ts.enrollPost("/enroll/erott?token="+ts.get("/edge-routers/" + er)["enrollmentToken"].(string), nil, enrollRouterCSRs(t, key))

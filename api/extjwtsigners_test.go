@@ -12,6 +12,7 @@ func signerBody(name, issuer string) map[string]any {
 }
 
 func TestExtJWTSigners_CreateGetListPatchPutDelete(t *testing.T) {
+	t.Parallel()
 	ts := newTestServer(t)
 	body := signerBody("idp", "https://idp.example")
 	body["externalAuthUrl"] = "https://idp.example/login"
@@ -63,6 +64,7 @@ func TestExtJWTSigners_CreateGetListPatchPutDelete(t *testing.T) {
 }
 
 func TestExtJWTSigners_EveryRuleRejectsABadValueAndStoresNothing(t *testing.T) {
+	t.Parallel()
 	ts := newTestServer(t)
 	ca := newAuthnCA(t, "signer")
 	with := func(k string, v any) map[string]any { return withFields(signerBody("s", "https://s.example"), k, v) }
@@ -104,6 +106,7 @@ func TestExtJWTSigners_EveryRuleRejectsABadValueAndStoresNothing(t *testing.T) {
 }
 
 func TestExtJWTSigners_IssuerAndNameAreUnique(t *testing.T) {
+	t.Parallel()
 	ts := newTestServer(t)
 	id := ts.create("/external-jwt-signers", signerBody("a", "https://a.example"))
 	st, out := ts.do(http.MethodPost, mgmt("/external-jwt-signers"), signerBody("b", "https://a.example"))
@@ -120,6 +123,7 @@ func TestExtJWTSigners_IssuerAndNameAreUnique(t *testing.T) {
 }
 
 func TestExtJWTSigners_ClientListIsPublicAndShowsOnlyTheLoginFields(t *testing.T) {
+	t.Parallel()
 	ts := newTestServer(t)
 	body := signerBody("idp", "https://idp.example")
 	body["externalAuthUrl"] = "https://idp.example/login"

@@ -6,23 +6,42 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/hashicorp/raft"
+
+	"edgectl/api"
+	"edgectl/auth"
+	"edgectl/cluster"
 	"edgectl/controller"
+	"edgectl/fsm"
+	"edgectl/pki"
+	"edgectl/store"
 )
 
-// testServer is one in-process node with a logged-in admin.
+// testServer is a server with a logged-in admin: either the API in process
+// over the store and the FSM (newTestServer: no TLS, no Raft) or a whole
+// node (newNodeServer: TLS, Raft, the PKI's certificates), with the same
+// helpers for both.
 type testServer struct {
 	t      *testing.T
-	node   *controller.Node
 	client *http.Client
 	base   string
 	token  string
+
+	api    *api.Server
+	store  *store.Store
+	writer *fsm.Writer
+	node   *controller.Node // nil in process
 }
 
 const testAdminPassword = "admin-password-1"
@@ -57,18 +76,129 @@ func startNode(tb testing.TB, edit func(*controller.Config)) (*controller.Node, 
 	return n, pool
 }
 
-// newTestServer starts a one-node controller and logs the admin in.
-func newTestServer(t *testing.T) *testServer { return newTestServerWith(t, nil) }
+// newNodeServer starts a one-node controller and logs the admin in: for the
+// tests of TLS, client certificates, enrollment and the cluster.
+func newNodeServer(t *testing.T) *testServer { return newNodeServerWith(t, nil) }
 
-// newTestServerWith is newTestServer with an adjusted configuration.
-func newTestServerWith(t *testing.T, edit func(*controller.Config)) *testServer {
+// newNodeServerWith is newNodeServer with an adjusted configuration.
+func newNodeServerWith(t *testing.T, edit func(*controller.Config)) *testServer {
 	t.Helper()
 	n, pool := startNode(t, edit)
-	ts := &testServer{t: t, node: n, base: n.APIURL(),
+	ts := &testServer{t: t, node: n, base: n.APIURL(), api: n.API, store: n.Store, writer: n.Writer,
 		client: &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}}
 	ts.token = ts.login("admin", testAdminPassword)
 	return ts
 }
+
+// newTestServer serves the API in process over a fresh model with the
+// bootstrap records, and logs the admin in.
+func newTestServer(t *testing.T) *testServer { return newTestServerWith(t, nil) }
+
+// newTestServerWith is newTestServer with an adjusted configuration; of the
+// controller settings, the API's own are used (clock, session timeout,
+// JWKS roots, admin password).
+func newTestServerWith(t *testing.T, edit func(*controller.Config)) *testServer {
+	t.Helper()
+	cfg := controller.Config{AdminUsername: "admin", AdminPassword: testAdminPassword}
+	if edit != nil {
+		edit(&cfg)
+	}
+	now := cfg.Now
+	if now == nil {
+		now = time.Now
+	}
+	st := store.New()
+	local := &localCluster{id: "local", fsm: fsm.New(st)}
+	w := fsm.NewWriter(local, now)
+	srv := httptest.NewUnstartedServer(nil)
+	base := "http://" + srv.Listener.Addr().String()
+	a := api.New(api.Deps{Store: st, Writer: w, Cluster: local, Hasher: auth.NewHasher(auth.DefaultParams),
+		Activity: auth.NewActivity(), Peers: local, Now: now},
+		api.Config{AdvertiseURL: base, SessionTimeout: cfg.SessionTimeout, BackupDir: t.TempDir(), JWKSRootCAs: cfg.JWKSRootCAs})
+	srv.Config.Handler = a.Handler()
+	srv.Start()
+	t.Cleanup(srv.Close)
+	local.addr = srv.Listener.Addr().String()
+
+	pkiState, err := pki.NewState(now().UTC(), "edgectl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := json.Marshal(pkiState)
+	b, _, err := controller.BootstrapRecords(context.Background(), cfg.AdminUsername, cfg.AdminPassword, raw, now().UTC())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Do(context.Background(), fsm.CmdBootstrap, b); err != nil {
+		t.Fatal(err)
+	}
+	ts := &testServer{t: t, base: base, api: a, store: st, writer: w, client: &http.Client{Timeout: 30 * time.Second}}
+	ts.token = ts.login(cfg.AdminUsername, cfg.AdminPassword)
+	return ts
+}
+
+// nodeTransport is the HTTPS transport of a whole node's client, for tests
+// that present client certificates; an in-process server has none.
+func (ts *testServer) nodeTransport() *http.Transport {
+	ts.t.Helper()
+	if ts.node == nil {
+		ts.t.Fatal("this test presents client certificates: start it with newNodeServer")
+	}
+	return ts.client.Transport.(*http.Transport)
+}
+
+// localCluster is the harness's one-member "cluster": it applies each
+// command to the FSM at once, one at a time and in order as Raft would.
+// It implements fsm.Proposer, api.Cluster and api.Peers; the membership
+// and snapshot operations are for real nodes (newNodeServer).
+type localCluster struct {
+	id, addr string
+	fsm      *fsm.FSM
+	mu       sync.Mutex
+	index    uint64
+}
+
+func (l *localCluster) Apply(_ context.Context, cmd []byte) ([]byte, uint64, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.index++
+	resp := l.fsm.Apply(&raft.Log{Index: l.index, Term: 1, Type: raft.LogCommand, Data: cmd, AppendedAt: time.Now()})
+	switch r := resp.(type) {
+	case nil:
+		return nil, l.index, nil
+	case []byte:
+		return r, l.index, nil
+	case error:
+		return nil, l.index, r
+	}
+	return nil, l.index, fmt.Errorf("fsm returned %T", resp)
+}
+
+var errNotACluster = errors.New("the in-process harness has no cluster: use newNodeServer")
+
+func (l *localCluster) Barrier(context.Context) error { return nil }
+func (l *localCluster) Members() ([]cluster.Member, error) {
+	return []cluster.Member{{ID: l.id, Address: l.addr, IsVoter: true, IsLeader: true}}, nil
+}
+func (l *localCluster) Stats() cluster.Stats {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return cluster.Stats{State: "Leader", Term: 1, LastLogIndex: l.index, CommitIndex: l.index, AppliedIndex: l.index,
+		LeaderID: l.id, LeaderAddr: l.addr}
+}
+func (l *localCluster) ID() string                                        { return l.id }
+func (l *localCluster) Leader() (string, string)                          { return l.id, l.addr }
+func (l *localCluster) AddVoter(context.Context, string, string) error    { return errNotACluster }
+func (l *localCluster) AddNonvoter(context.Context, string, string) error { return errNotACluster }
+func (l *localCluster) RemoveServer(context.Context, string) error        { return errNotACluster }
+func (l *localCluster) TransferLeadership(context.Context, string) error  { return errNotACluster }
+func (l *localCluster) Snapshot(context.Context) (cluster.SnapshotInfo, error) {
+	return cluster.SnapshotInfo{}, errNotACluster
+}
+func (l *localCluster) OpenSnapshot(string) (io.ReadCloser, *raft.SnapshotMeta, error) {
+	return nil, nil, errNotACluster
+}
+func (l *localCluster) PeerStatus(string) (bool, uint64, bool) { return false, 0, false }
 
 // login authenticates with a password on the Management API and returns the token.
 func (ts *testServer) login(user, pass string) string {

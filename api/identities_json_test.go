@@ -72,6 +72,7 @@ func identityFixture(t *testing.T) *Server {
 }
 
 func TestAppendIdentity_SameBytesAsTheView(t *testing.T) {
+	t.Parallel()
 	s := identityFixture(t)
 	tx := s.Store.Read()
 	now := s.now()
@@ -101,6 +102,7 @@ func TestAppendIdentity_SameBytesAsTheView(t *testing.T) {
 // path (every record matched, identityView encoded by encoding/json), and
 // wants the same bytes for every query.
 func TestListIdentities_SameAnswerAsTheGenericList(t *testing.T) {
+	t.Parallel()
 	s := identityFixture(t)
 	h := s.LocalAdminHandler()
 	for _, q := range []url.Values{

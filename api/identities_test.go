@@ -6,6 +6,7 @@ import (
 )
 
 func TestIdentities_CreateValidatesEveryFieldAndStoresNothingOnError(t *testing.T) {
+	t.Parallel()
 	ts := newTestServer(t)
 	_, before := ts.list("/identities")
 	cases := []struct {
@@ -41,6 +42,7 @@ func TestIdentities_CreateValidatesEveryFieldAndStoresNothingOnError(t *testing.
 }
 
 func TestIdentities_PatchChangesOnlyGivenFieldsAndPutResetsTheRest(t *testing.T) {
+	t.Parallel()
 	ts := newTestServer(t)
 	id := ts.create("/identities", map[string]any{"name": "dev1", "type": "Device", "isAdmin": false,
 		"roleAttributes": []string{"a"}, "tags": map[string]any{"k": "v"}, "defaultHostingCost": 5})
@@ -63,6 +65,7 @@ func TestIdentities_PatchChangesOnlyGivenFieldsAndPutResetsTheRest(t *testing.T)
 }
 
 func TestIdentities_ListFiltersSortsAndPages(t *testing.T) {
+	t.Parallel()
 	ts := newTestServer(t)
 	for _, n := range []string{"web-1", "web-2", "web-3", "db-1"} {
 		ts.create("/identities", map[string]any{"name": n, "type": "Device", "isAdmin": false})
@@ -80,6 +83,7 @@ func TestIdentities_ListFiltersSortsAndPages(t *testing.T) {
 }
 
 func TestIdentities_NeedAnAdminSession(t *testing.T) {
+	t.Parallel()
 	ts := newTestServer(t)
 	st, out := ts.doAs("", http.MethodGet, mgmt("/identities"), nil)
 	wantError(t, st, out, 401, "UNAUTHORIZED", "")
@@ -88,6 +92,7 @@ func TestIdentities_NeedAnAdminSession(t *testing.T) {
 }
 
 func TestIdentities_DuplicateNameIsAConflict(t *testing.T) {
+	t.Parallel()
 	ts := newTestServer(t)
 	ts.create("/identities", map[string]any{"name": "same", "type": "User", "isAdmin": false})
 	st, out := ts.do(http.MethodPost, mgmt("/identities"), map[string]any{"name": "same", "type": "User", "isAdmin": false})
@@ -95,6 +100,7 @@ func TestIdentities_DuplicateNameIsAConflict(t *testing.T) {
 }
 
 func TestLogout_EndsTheSession(t *testing.T) {
+	t.Parallel()
 	ts := newTestServer(t)
 	tok := ts.login("admin", testAdminPassword)
 	if st, _ := ts.doAs(tok, http.MethodDelete, "/edge/client/v1/current-api-session", nil); st != 200 {
@@ -105,6 +111,7 @@ func TestLogout_EndsTheSession(t *testing.T) {
 }
 
 func TestAuthenticate_WrongPasswordAndUnknownUserLookTheSame(t *testing.T) {
+	t.Parallel()
 	ts := newTestServer(t)
 	st1, out1 := ts.doAs("", http.MethodPost, mgmt("/authenticate?method=password"), map[string]any{"username": "admin", "password": "wrong-password"})
 	st2, out2 := ts.doAs("", http.MethodPost, mgmt("/authenticate?method=password"), map[string]any{"username": "nobody", "password": "wrong-password"})

@@ -12,6 +12,7 @@ var jsonStringSeeds = []string{"", "plain-id_0123", "svc with \"quotes\" & <html
 // TestAppendJSONStringMatchesEncodingJSON: strings come out as encoding/json
 // writes them (HTML-escaped, control characters, invalid UTF-8, U+2028).
 func TestAppendJSONStringMatchesEncodingJSON(t *testing.T) {
+	t.Parallel()
 	for _, s := range jsonStringSeeds {
 		want, _ := json.Marshal(s)
 		if got := appendJSONString([]byte("x"), s); !bytes.Equal(got, append([]byte("x"), want...)) {
@@ -42,6 +43,7 @@ func FuzzAppendJSONString(f *testing.F) {
 // TestFragCacheBounded: a fragment is built once per key, and the cache
 // starts over instead of growing past maxFrags.
 func TestFragCacheBounded(t *testing.T) {
+	t.Parallel()
 	var c fragCache
 	builds := 0
 	build := func() (any, error) { builds++; return []byte("frag"), nil }

@@ -25,6 +25,7 @@ func sameError(t *testing.T, what string, st1 int, a map[string]any, st2 int, b 
 }
 
 func TestLockout_MaxAttemptsLocksForTheDurationAndSuccessResetsTheCount(t *testing.T) {
+	t.Parallel()
 	ts, clock := newAuthFlowServer(t, nil)
 	pol := lockoutPolicy(ts, "three-strikes", 3, 10)
 	id := ts.userWithPassword("mallory", "right-password", map[string]any{"authPolicyId": pol})
@@ -70,6 +71,7 @@ func TestLockout_MaxAttemptsLocksForTheDurationAndSuccessResetsTheCount(t *testi
 }
 
 func TestLockout_ZeroMeansNoLockoutOrUntilAnAdminEnables(t *testing.T) {
+	t.Parallel()
 	ts, _ := newAuthFlowServer(t, nil)
 	noLock := lockoutPolicy(ts, "no-lockout", 0, 5)
 	forever := lockoutPolicy(ts, "until-enabled", 2, 0)
@@ -95,6 +97,7 @@ func TestLockout_ZeroMeansNoLockoutOrUntilAnAdminEnables(t *testing.T) {
 }
 
 func TestLockout_TheDefaultAdminIsNeverLockedAndADisabledIdentityCannotLogIn(t *testing.T) {
+	t.Parallel()
 	ts, _ := newAuthFlowServer(t, nil)
 	if st, out := ts.do(http.MethodPatch, mgmt("/auth-policies/default"),
 		map[string]any{"primary": map[string]any{"updb": map[string]any{"maxAttempts": 2}}}); st != 200 {
@@ -114,6 +117,7 @@ func TestLockout_TheDefaultAdminIsNeverLockedAndADisabledIdentityCannotLogIn(t *
 }
 
 func TestThrottle_FailedLoginsOfAUsernameGet429WithRetryAfter(t *testing.T) {
+	t.Parallel()
 	ts, clock := newAuthFlowServer(t, nil)
 	ts.userWithPassword("target", "right-password", nil)
 	// Unknown and known usernames are throttled alike: the answer says nothing about existence.
@@ -135,6 +139,7 @@ func TestThrottle_FailedLoginsOfAUsernameGet429WithRetryAfter(t *testing.T) {
 }
 
 func TestAuthenticate_UnknownUserAndCountedFailureTakeComparableTime(t *testing.T) {
+	t.Parallel()
 	ts, _ := newAuthFlowServer(t, nil)
 	ts.userWithPassword("counted", "right-password", map[string]any{"authPolicyId": lockoutPolicy(ts, "counting", 100, 5)})
 	median := func(user string) time.Duration {

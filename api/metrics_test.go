@@ -9,11 +9,12 @@ import (
 )
 
 func TestMetrics_CountRequestsAndShowRaftAndRecords(t *testing.T) {
+	t.Parallel()
 	ts := newTestServer(t)
 	ts.create("/identities", map[string]any{"name": "m1", "type": "User", "isAdmin": false})
 	ts.do(http.MethodGet, mgmt("/identities/nope"), nil)
 	rec := httptest.NewRecorder()
-	ts.node.API.MetricsHandler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+	ts.api.MetricsHandler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
 	body, _ := io.ReadAll(rec.Body)
 	text := string(body)
 	for _, want := range []string{

@@ -47,6 +47,7 @@ func mfaCode(path, token, code string) req {
 }
 
 func TestMFA_EnrollVerifyLoginWithCodesAndDisable(t *testing.T) {
+	t.Parallel()
 	ts, clock := newAuthFlowServer(t, nil)
 	id := ts.userWithPassword("otp-user", "right-password", map[string]any{"isAdmin": true})
 	token, _ := ts.okSession(ts.passwordLogin("otp-user", "right-password"))
@@ -163,6 +164,7 @@ func TestMFA_EnrollVerifyLoginWithCodesAndDisable(t *testing.T) {
 }
 
 func TestMFA_PolicyRequiringTOTPLetsAPartialSessionEnrollAndVerifyingCompletesIt(t *testing.T) {
+	t.Parallel()
 	ts, clock := newAuthFlowServer(t, nil)
 	pol := ts.policyWith("totp-required", func(_, s map[string]any) { s["requireTotp"] = true })
 	id := ts.userWithPassword("must-mfa", "right-password", map[string]any{"authPolicyId": pol})
@@ -200,6 +202,7 @@ func TestMFA_PolicyRequiringTOTPLetsAPartialSessionEnrollAndVerifyingCompletesIt
 }
 
 func TestMFA_WrongCodesAreThrottledAndCountTowardLockout(t *testing.T) {
+	t.Parallel()
 	ts, clock := newAuthFlowServer(t, nil)
 	pol := ts.policyWith("mfa-lock", func(p, _ map[string]any) {
 		u := p["updb"].(map[string]any)
@@ -246,6 +249,7 @@ func TestMFA_WrongCodesAreThrottledAndCountTowardLockout(t *testing.T) {
 }
 
 func TestMFA_QRCodeIsAPNG(t *testing.T) {
+	t.Parallel()
 	ts, _ := newAuthFlowServer(t, nil)
 	ts.userWithPassword("qr-user", "right-password", nil)
 	token, _ := ts.okSession(ts.passwordLogin("qr-user", "right-password"))

@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"net/http"
+	"reflect"
 	"sort"
 	"testing"
 )
@@ -16,6 +17,7 @@ func names(data []any) []string {
 }
 
 func TestServicePolicy_SelectsIdentitiesByAttributeAndFollowsChanges(t *testing.T) {
+	t.Parallel()
 	ts := newTestServer(t)
 	a := ts.create("/identities", map[string]any{"name": "alice", "type": "User", "isAdmin": false, "roleAttributes": []string{"ops", "eu"}})
 	ts.create("/identities", map[string]any{"name": "bob", "type": "User", "isAdmin": false, "roleAttributes": []string{"ops"}})
@@ -48,6 +50,7 @@ func TestServicePolicy_SelectsIdentitiesByAttributeAndFollowsChanges(t *testing.
 }
 
 func TestServicePolicy_ValidatesRolesSemanticAndType(t *testing.T) {
+	t.Parallel()
 	ts := newTestServer(t)
 	cases := []struct {
 		name  string
@@ -72,6 +75,7 @@ func TestServicePolicy_ValidatesRolesSemanticAndType(t *testing.T) {
 }
 
 func TestPolicies_DisplayPutPatchAndDelete(t *testing.T) {
+	t.Parallel()
 	ts := newTestServer(t)
 	i := ts.create("/identities", map[string]any{"name": "dev", "type": "Device", "isAdmin": false})
 	id := ts.create("/edge-router-policies", map[string]any{"name": "erp", "semantic": "AnyOf", "identityRoles": []string{"#all", "#x", "@" + i}, "edgeRouterRoles": []string{"#all"}})
@@ -100,4 +104,50 @@ func TestPolicies_DisplayPutPatchAndDelete(t *testing.T) {
 	}
 	st, out := ts.do(http.MethodGet, mgmt("/edge-router-policies/"+id), nil)
 	wantError(t, st, out, 404, "NOT_FOUND", "")
+}
+
+// Conventions §6: @id selects one entity. Deleting a service drops its @id
+// entries from policies (as for edge routers and posture checks), and an
+// @id entry whose entity is gone (an identity here) does not make every later
+// update of the policy a 400: only entries the update adds must exist.
+func TestPolicies_DeletedEntitiesDoNotBlockPolicyUpdates(t *testing.T) {
+	t.Parallel()
+	ts := newTestServer(t)
+	svc := ts.create("/services", map[string]any{"name": "s"})
+	keep := ts.create("/services", map[string]any{"name": "keep"})
+	sp := ts.create("/service-policies", map[string]any{"name": "sp", "type": "Dial", "semantic": "AnyOf",
+		"serviceRoles": []string{"@" + svc, "@" + keep, "#web"}})
+	serp := ts.create("/service-edge-router-policies", map[string]any{"name": "serp", "semantic": "AllOf",
+		"serviceRoles": []string{"@" + svc}})
+	if st, out := ts.do(http.MethodDelete, mgmt("/services/"+svc), nil); st != http.StatusOK {
+		t.Fatalf("delete service: %d %v", st, out)
+	}
+	v := ts.get("/service-policies/" + sp)
+	if !reflect.DeepEqual(v["serviceRoles"], []any{"@" + keep, "#web"}) || len(v["serviceRolesDisplay"].([]any)) != 2 {
+		t.Fatalf("service policy after the service's delete: %v", v)
+	}
+	if v := ts.get("/service-edge-router-policies/" + serp); len(v["serviceRoles"].([]any)) != 0 {
+		t.Fatalf("serp after the service's delete: %v", v)
+	}
+	if st, out := ts.do(http.MethodPatch, mgmt("/service-policies/"+sp), map[string]any{"name": "sp2"}); st != http.StatusOK {
+		t.Fatalf("patch: %d %v", st, out)
+	}
+
+	id := ts.create("/identities", map[string]any{"name": "i", "type": "User", "isAdmin": false})
+	erp := ts.create("/edge-router-policies", map[string]any{"name": "erp", "semantic": "AnyOf", "identityRoles": []string{"@" + id}})
+	if st, out := ts.do(http.MethodDelete, mgmt("/identities/"+id), nil); st != http.StatusOK {
+		t.Fatalf("delete identity: %d %v", st, out)
+	}
+	if v := ts.get("/edge-router-policies/" + erp); len(v["identityRoles"].([]any)) != 0 {
+		t.Fatalf("edge router policy after the identity's delete: %v", v)
+	}
+	if st, out := ts.do(http.MethodPatch, mgmt("/edge-router-policies/"+erp), map[string]any{"name": "erp2"}); st != http.StatusOK {
+		t.Fatalf("patch of a policy naming a deleted identity: %d %v", st, out)
+	}
+	// A new @id entry must still name an existing entity.
+	st, out := ts.do(http.MethodPatch, mgmt("/edge-router-policies/"+erp), map[string]any{"identityRoles": []string{"@nope"}})
+	wantError(t, st, out, http.StatusBadRequest, "COULD_NOT_VALIDATE", "identityRoles[0]")
+	if v := ts.get("/edge-router-policies/" + erp); v["name"] != "erp2" {
+		t.Fatalf("after the refused patch: %v", v)
+	}
 }

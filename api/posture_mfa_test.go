@@ -10,6 +10,7 @@ import (
 // passes after a TOTP code, keeps passing for five minutes after a wake,
 // then fails until a new code is sent.
 func TestPosture_MFACheckWithWakeGrace(t *testing.T) {
+	t.Parallel()
 	ts, clock := newAuthFlowServer(t, nil)
 	ts.userWithPassword("mfa-user", "right-password", map[string]any{"roleAttributes": []string{"eng"}})
 	token, _ := ts.okSession(ts.passwordLogin("mfa-user", "right-password"))

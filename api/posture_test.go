@@ -6,6 +6,7 @@ import (
 )
 
 func TestPosture_ResponsesGateSessionsAndFailuresAreRecorded(t *testing.T) {
+	t.Parallel()
 	ts := newTestServer(t)
 	aliceID, alice := ts.newClientIdentity("alice", "eng")
 	svc := ts.create("/services", map[string]any{"name": "web", "roleAttributes": []string{"web"}})

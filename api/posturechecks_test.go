@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"net/http"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -26,6 +27,7 @@ func pcBody(typeID, name string, kv ...any) map[string]any {
 }
 
 func TestPostureChecks_CreateEachTypeAndShowItsFields(t *testing.T) {
+	t.Parallel()
 	ts := newTestServer(t)
 	cases := []struct {
 		body  map[string]any
@@ -85,6 +87,7 @@ func TestPostureChecks_CreateEachTypeAndShowItsFields(t *testing.T) {
 }
 
 func TestPostureChecks_EveryRuleRejectsABadValueAndStoresNothing(t *testing.T) {
+	t.Parallel()
 	ts := newTestServer(t)
 	ts.create("/posture-checks", pcBody("MFA", "taken"))
 	osl := func(os ...any) []any { return os }
@@ -137,6 +140,7 @@ func TestPostureChecks_EveryRuleRejectsABadValueAndStoresNothing(t *testing.T) {
 }
 
 func TestPostureChecks_UpdatesRaiseTheVersionAndKeepTheType(t *testing.T) {
+	t.Parallel()
 	ts := newTestServer(t)
 	id := ts.create("/posture-checks", pcBody("MFA", "mfa", "timeoutSeconds", 60, "promptOnUnlock", true, "roleAttributes", []string{"a"}))
 	st, out := ts.do(http.MethodPatch, mgmt("/posture-checks/"+id), map[string]any{"promptOnWake": true})
@@ -179,6 +183,7 @@ func TestPostureChecks_UpdatesRaiseTheVersionAndKeepTheType(t *testing.T) {
 }
 
 func TestPostureChecks_ListByRoleAndDeleteDropsPolicyReferences(t *testing.T) {
+	t.Parallel()
 	ts := newTestServer(t)
 	a := ts.create("/posture-checks", pcBody("MFA", "a", "roleAttributes", []string{"strict"}))
 	ts.create("/posture-checks", pcBody("DOMAIN", "b", "domains", []string{"x"}, "roleAttributes", []string{"lax"}))
@@ -201,6 +206,7 @@ func TestPostureChecks_ListByRoleAndDeleteDropsPolicyReferences(t *testing.T) {
 }
 
 func TestPostureCheckTypes_AreTheBootstrapTypes(t *testing.T) {
+	t.Parallel()
 	ts := newTestServer(t)
 	data, n := ts.list("/posture-check-types")
 	if n != 6 || len(data) != 6 {
@@ -215,4 +221,32 @@ func TestPostureCheckTypes_AreTheBootstrapTypes(t *testing.T) {
 	}
 	st, out := ts.do(http.MethodGet, mgmt("/posture-check-types/NOPE"), nil)
 	wantError(t, st, out, 404, "NOT_FOUND", "")
+}
+
+// Posture check: the spec's narrative DOMAIN sample carries the names in
+// macAddresses, and the PROCESS_MULTI table names the process OS field "os".
+func TestPostureChecks_AcceptTheSpellingsOfTheSpec(t *testing.T) {
+	t.Parallel()
+	ts := newTestServer(t)
+	id := ts.create("/posture-checks", map[string]any{"name": "d", "typeId": "DOMAIN", "macAddresses": []string{"corp.example"}})
+	if v := ts.get("/posture-checks/" + id); !reflect.DeepEqual(v["domains"], []any{"corp.example"}) || v["macAddresses"] != nil {
+		t.Fatalf("domain check from the narrative sample: %v", v)
+	}
+	st, out := ts.do(http.MethodPatch, mgmt("/posture-checks/"+id), map[string]any{"typeId": "DOMAIN", "macAddresses": []string{"b.example"}})
+	if st != http.StatusOK {
+		t.Fatalf("patch: %d %v", st, out)
+	}
+	if v := ts.get("/posture-checks/" + id); !reflect.DeepEqual(v["domains"], []any{"b.example"}) || v["version"] != float64(2) {
+		t.Fatalf("after patch: %v", v)
+	}
+	st, out = ts.do(http.MethodPost, mgmt("/posture-checks"), map[string]any{"name": "d2", "typeId": "DOMAIN", "macAddresses": []string{}})
+	wantError(t, st, out, http.StatusBadRequest, "COULD_NOT_VALIDATE", "domains")
+
+	h := strings.Repeat("a", 64)
+	id = ts.create("/posture-checks", map[string]any{"name": "pm", "typeId": "PROCESS_MULTI", "semantic": "AllOf",
+		"processes": []any{map[string]any{"os": "Windows", "path": `C:\a.exe`, "hashes": []string{h}}}})
+	p := ts.get("/posture-checks/" + id)["processes"].([]any)[0].(map[string]any)
+	if p["os"] != "WINDOWS" || p["osType"] != "WINDOWS" || p["path"] != `C:\a.exe` {
+		t.Fatalf("process view: %v", p)
+	}
 }

@@ -43,10 +43,11 @@ func hostileBodies() []any {
 // exist and of records that do not: every answer must be below 500, the node
 // must keep serving, and the model must pass its integrity check afterwards.
 func TestRobustness_NoRouteAnswers5xxToHostileInput(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("sends thousands of requests")
 	}
-	ts := newTestServer(t)
+	ts := newNodeServer(t)
 	// Real records, so that updates reach their body parsing.
 	ids := map[string]string{
 		"services":       ts.create("/services", map[string]any{"name": "robust-svc"}),

@@ -17,6 +17,7 @@ func attrList(data []any) string {
 }
 
 func TestRoleAttributes_ListTheAttributesInUsePerKind(t *testing.T) {
+	t.Parallel()
 	ts := newTestServer(t)
 	er := ts.create("/edge-routers", map[string]any{"name": "e1", "roleAttributes": []string{"west", "east"}})
 	ts.create("/edge-routers", map[string]any{"name": "e2", "roleAttributes": []string{"east", "edge"}})
@@ -68,6 +69,7 @@ func TestRoleAttributes_ListTheAttributesInUsePerKind(t *testing.T) {
 }
 
 func TestRouters_DeleteIsRefusedWhileTerminatorsUseTheRouter(t *testing.T) {
+	t.Parallel()
 	ts := newTestServer(t)
 	svc := ts.create("/services", map[string]any{"name": "svc"})
 	er := ts.create("/edge-routers", map[string]any{"name": "er"})

@@ -49,6 +49,7 @@ func readRoutes(t *testing.T) []specRoute {
 // every operation marked must or should: none may fall through to the
 // router's "no operation" 404 or to a 405.
 func TestRoutes_EveryMustAndShouldRouteHasARealHandler(t *testing.T) {
+	t.Parallel()
 	ts := newTestServer(t)
 	routes := readRoutes(t)
 	if len(routes) < 200 {
@@ -78,6 +79,7 @@ func TestRoutes_EveryMustAndShouldRouteHasARealHandler(t *testing.T) {
 // node serves: every operation of routes.md that is served carries the
 // operationId routes.md gives it.
 func TestRoutes_OperationIdsAreThoseOfRoutesMd(t *testing.T) {
+	t.Parallel()
 	ts := newTestServer(t)
 	specs := map[string]string{"/edge/client/v1": "edge-client", "/edge/management/v1": "edge-management"}
 	checked := 0

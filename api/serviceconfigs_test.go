@@ -18,6 +18,7 @@ func serviceConfigPairs(ts *testServer, identity string) map[string]bool {
 }
 
 func TestIdentityServiceConfigs_AssociateReplacesPerTypeAndDisassociates(t *testing.T) {
+	t.Parallel()
 	ts := newTestServer(t)
 	a1, a2, b1 := configFixture(ts)
 	svc := ts.create("/services", map[string]any{"name": "svc"})
@@ -93,6 +94,7 @@ func TestIdentityServiceConfigs_AssociateReplacesPerTypeAndDisassociates(t *test
 }
 
 func TestIdentityServiceConfigs_GoWithTheirServiceOrIdentity(t *testing.T) {
+	t.Parallel()
 	ts := newTestServer(t)
 	a1, _, b1 := configFixture(ts)
 	svc := ts.create("/services", map[string]any{"name": "svc", "configs": []string{b1}})

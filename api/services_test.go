@@ -18,6 +18,7 @@ func configFixture(ts *testServer) (a1, a2, b1 string) {
 }
 
 func TestServices_CreateValidatesEveryFieldAndStoresNothingOnError(t *testing.T) {
+	t.Parallel()
 	ts := newTestServer(t)
 	a1, a2, _ := configFixture(ts)
 	_, before := ts.list("/services")
@@ -51,6 +52,7 @@ func TestServices_CreateValidatesEveryFieldAndStoresNothingOnError(t *testing.T)
 }
 
 func TestServices_DefaultsPatchPutAndReadOnlyEncryption(t *testing.T) {
+	t.Parallel()
 	ts := newTestServer(t)
 	a1, _, b1 := configFixture(ts)
 	id := ts.create("/services", map[string]any{"name": "web", "encryptionRequired": true, "configs": []string{a1, b1},
@@ -99,6 +101,7 @@ func TestServices_DefaultsPatchPutAndReadOnlyEncryption(t *testing.T) {
 }
 
 func TestServices_ConfigRelationsAndConfigInUseIsReferenced(t *testing.T) {
+	t.Parallel()
 	ts := newTestServer(t)
 	a1, a2, b1 := configFixture(ts)
 	s1 := ts.create("/services", map[string]any{"name": "s1", "configs": []string{b1, a1}})
@@ -135,6 +138,7 @@ func TestServices_ConfigRelationsAndConfigInUseIsReferenced(t *testing.T) {
 }
 
 func TestServices_ListTakesRoleFilterAndFilter(t *testing.T) {
+	t.Parallel()
 	ts := newTestServer(t)
 	ts.create("/services", map[string]any{"name": "web-1", "roleAttributes": []string{"web", "eu"}})
 	ts.create("/services", map[string]any{"name": "web-2", "roleAttributes": []string{"web"}, "terminatorStrategy": "random"})

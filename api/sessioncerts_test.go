@@ -7,6 +7,7 @@ import (
 )
 
 func TestSessionCerts_CreateListGetDeleteAndGoneWithTheSession(t *testing.T) {
+	t.Parallel()
 	ts := newTestServer(t)
 	ident, c := ts.newClientIdentity("eph")
 	summary := func() float64 { return ts.get("/summary")["apiSessionCertificates"].(float64) }

@@ -90,6 +90,7 @@ func sessionModel(t *testing.T) (*Server, *store.Store) {
 }
 
 func TestSessionAnswerSameBytesAsMapView(t *testing.T) {
+	t.Parallel()
 	s, st := sessionModel(t)
 	tx := st.Read()
 	for _, id := range []string{"sess1", "sess2"} {
@@ -131,6 +132,7 @@ func TestSessionAnswerSameBytesAsMapView(t *testing.T) {
 }
 
 func TestSessionAnswerFollowsRouterChanges(t *testing.T) {
+	t.Parallel()
 	s, st := sessionModel(t)
 	sess, _ := store.GetAs[*store.Session](st.Read(), store.KindSession, "sess1")
 	before := encodeOld(s.sessionView(st.Read(), sess)) // caches the routers' entries

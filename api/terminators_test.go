@@ -7,6 +7,7 @@ import (
 )
 
 func TestTerminators_CreateValidatesAndRunsOnRoutersAndEdgeRouters(t *testing.T) {
+	t.Parallel()
 	ts := newTestServer(t)
 	svc := ts.create("/services", map[string]any{"name": "svc"})
 	router := ts.create("/routers", map[string]any{"name": "r1"})
@@ -70,6 +71,7 @@ func TestTerminators_CreateValidatesAndRunsOnRoutersAndEdgeRouters(t *testing.T)
 }
 
 func TestTerminators_PatchPutDelete(t *testing.T) {
+	t.Parallel()
 	ts := newTestServer(t)
 	svc := ts.create("/services", map[string]any{"name": "svc"})
 	router := ts.create("/routers", map[string]any{"name": "r1"})

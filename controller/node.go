@@ -19,7 +19,6 @@ import (
 	"edgectl/cluster"
 	"edgectl/fsm"
 	"edgectl/pki"
-	"edgectl/policy"
 	"edgectl/store"
 
 	"github.com/hashicorp/go-hclog"
@@ -201,7 +200,7 @@ func (n *Node) applyBootstrap(ctx context.Context, out io.Writer) error {
 		return err
 	}
 	if !n.Store.Read().Bootstrapped() {
-		b, password, err := n.bootstrapRecords(wctx, raw)
+		b, password, err := BootstrapRecords(wctx, n.cfg.AdminUsername, n.cfg.AdminPassword, raw, time.Now().UTC())
 		if err != nil {
 			return err
 		}
@@ -230,44 +229,6 @@ func (n *Node) waitCaughtUp(ctx context.Context) {
 	if err != nil {
 		n.log.Warn("started without reaching the cluster's leader: reads may be stale until it is back", "error", err)
 	}
-}
-
-// bootstrapRecords builds the records of conventions §9.
-func (n *Node) bootstrapRecords(ctx context.Context, pkiState []byte) (*store.Bootstrap, string, error) {
-	now := time.Now().UTC()
-	password := n.cfg.AdminPassword
-	generated := ""
-	if password == "" {
-		password = auth.NewToken()[:24]
-		generated = password
-	}
-	hash, err := auth.NewHasher(auth.DefaultParams).Hash(ctx, password)
-	if err != nil {
-		return nil, "", err
-	}
-	base := func(id string) store.Base { return store.Base{ID: id, CreatedAt: now, UpdatedAt: now} }
-	b := &store.Bootstrap{At: now, PKI: pkiState}
-	for _, t := range []string{"User", "Device", "Service", "Router"} {
-		b.IdentityTypes = append(b.IdentityTypes, &store.IdentityType{Base: base(t), Named: store.Named{Name: t}})
-	}
-	ap := &store.AuthPolicy{Base: base("default"), Named: store.Named{Name: "Default"}}
-	ap.Primary.Cert.Allowed, ap.Primary.Cert.AllowExpiredCerts = true, true
-	ap.Primary.ExtJwt.Allowed = true
-	ap.Primary.Updb.Allowed, ap.Primary.Updb.MinPasswordLength = true, 5
-	b.AuthPolicy = ap
-	for _, t := range policy.CheckTypes() {
-		pt := &store.PostureCheckType{Base: base(t.Name), Named: store.Named{Name: t.Name}, Version: "1", OperatingSystems: []store.OperatingSystem{}}
-		for _, os := range t.OperatingSystems {
-			pt.OperatingSystems = append(pt.OperatingSystems, store.OperatingSystem{Type: os, Versions: []string{}})
-		}
-		b.PostureCheckTypes = append(b.PostureCheckTypes, pt)
-	}
-	adminID := auth.NewID()
-	b.Admin = &store.Identity{Base: base(adminID), Named: store.Named{Name: "Default Admin"}, TypeID: "User",
-		IsAdmin: true, IsDefaultAdmin: true, AuthPolicyID: "default", DefaultHostingPrecedence: "default"}
-	b.AdminAuthenticator = &store.Authenticator{Base: base(auth.NewID()), IdentityID: adminID, Method: "updb",
-		Username: n.cfg.AdminUsername, PasswordHash: hash}
-	return b, generated, nil
 }
 
 // startAPI serves both APIs over HTTPS on the API address.

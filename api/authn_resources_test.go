@@ -12,8 +12,9 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 )
 
-// Review findings for identities, authenticators, auth policies and enrollments.
-func TestAuthnReview(t *testing.T) {
+// Details of the spec for identities, authenticators, auth policies and enrollments.
+func TestAuthnResources_SpecDetails(t *testing.T) {
+	t.Parallel()
 	ts := newTestServer(t)
 
 	// Spec, Auth policy: "PATCH: all optional (name nullable, secondary nullable)".
@@ -95,7 +96,8 @@ func TestAuthnReview(t *testing.T) {
 // authQueries lists them" (secondary factors: TOTP and JWT). A session whose
 // auth policy requires a secondary JWT that the authenticate request did not
 // carry lists an EXT-JWT auth query; with the JWT, none.
-func TestAuthnReview_SecondaryJWTIsListedAsAnAuthQuery(t *testing.T) {
+func TestAuthnResources_SecondaryJWTIsListedAsAnAuthQuery(t *testing.T) {
+	t.Parallel()
 	idp := newTestIdP(t)
 	key := testKey(t, false)
 	idp.add("k", key)
@@ -123,11 +125,12 @@ func TestAuthnReview_SecondaryJWTIsListedAsAnAuthQuery(t *testing.T) {
 }
 
 // Conventions §10: enrollment JWTs carry ctrls, the API URLs of every node.
-func TestAuthnReview_EnrollmentJWTListsEveryController(t *testing.T) {
+func TestAuthnResources_EnrollmentJWTListsEveryController(t *testing.T) {
+	t.Parallel()
 	ts := newTestServer(t)
 	other := &store.Controller{Base: store.Base{ID: "node-other", CreatedAt: time.Now().UTC(), UpdatedAt: time.Now().UTC()},
 		Named: store.Named{Name: "node-other"}, APIURL: "https://other.example:1280", ClusterAddr: "other.example:6262"}
-	if _, err := ts.node.Writer.Do(context.Background(), fsm.CmdControllerRegister, other); err != nil {
+	if _, err := ts.writer.Do(context.Background(), fsm.CmdControllerRegister, other); err != nil {
 		t.Fatal(err)
 	}
 	id := ts.create("/identities", map[string]any{"name": "rv-ctrls", "type": "User", "isAdmin": false,

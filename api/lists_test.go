@@ -9,10 +9,11 @@ import (
 	"time"
 )
 
-// TestReviewClientSessionsListOrder: a client's own session list is in the
+// TestLists_AClientsOwnSessionsComeInCreationOrder: a client's own session list is in the
 // default order of a kind without a name, creation time then id
 // (conventions §4), not in id order.
-func TestReviewClientSessionsListOrder(t *testing.T) {
+func TestLists_AClientsOwnSessionsComeInCreationOrder(t *testing.T) {
+	t.Parallel()
 	ts := newTestServer(t)
 	svc := ts.create("/services", map[string]any{"name": "order-svc"})
 	ts.create("/service-policies", map[string]any{"name": "order-sp", "type": "Dial", "semantic": "AnyOf",
@@ -54,9 +55,10 @@ func TestReviewClientSessionsListOrder(t *testing.T) {
 	}
 }
 
-// TestReviewRoleSemanticError: a bad roleSemantic is 400 INVALID_FILTER
+// TestLists_ABadRoleSemanticNamesRoleSemantic: a bad roleSemantic is 400 INVALID_FILTER
 // naming roleSemantic (not roleFilter with "entry -1").
-func TestReviewRoleSemanticError(t *testing.T) {
+func TestLists_ABadRoleSemanticNamesRoleSemantic(t *testing.T) {
+	t.Parallel()
 	ts := newTestServer(t)
 	for _, p := range []string{"/identities", "/services", "/edge-routers", "/posture-checks"} {
 		q := url.Values{"roleFilter": {"#a"}, "roleSemantic": {"anyof"}}
@@ -71,46 +73,11 @@ func TestReviewRoleSemanticError(t *testing.T) {
 	wantError(t, st, out, http.StatusBadRequest, "INVALID_FILTER", "roleSemantic")
 }
 
-// TestReviewSpecBaseEntity: a Spec is BaseEntity plus name.
-func TestReviewSpecBaseEntity(t *testing.T) {
-	ts := newTestServer(t)
-	st, out := ts.do(http.MethodGet, "/edge/client/v1/specs/edge-client", nil)
-	if st != http.StatusOK {
-		t.Fatalf("%d %v", st, out)
-	}
-	d := out["data"].(map[string]any)
-	for _, f := range []string{"_links", "id", "name", "createdAt", "updatedAt", "tags"} {
-		if _, ok := d[f]; !ok {
-			t.Errorf("spec view has no %s: %v", f, d)
-		}
-	}
-	if _, err := time.Parse(time.RFC3339Nano, d["createdAt"].(string)); err != nil {
-		t.Errorf("createdAt: %v", err)
-	}
-}
-
-// TestReviewBodyOfWrongKind: a body that is not an object where one is
-// expected is 400 COULD_NOT_PARSE_BODY (docs/api.md), not a validation error
-// on a field "body" naming a Go type; a wrong type of a top-level field
-// reports the value sent.
-func TestReviewBodyOfWrongKind(t *testing.T) {
-	ts := newTestServer(t)
-	pc := ts.create("/posture-checks", map[string]any{"name": "dom", "typeId": "DOMAIN", "domains": []string{"x.com"}})
-	for _, p := range []string{"/edge/client/v1/posture-response", "/edge/client/v1/authenticate?method=password"} {
-		st, out := ts.do(http.MethodPost, p, "[]")
-		wantError(t, st, out, http.StatusBadRequest, "COULD_NOT_PARSE_BODY", "")
-	}
-	st, out := ts.do(http.MethodPost, "/edge/client/v1/posture-response", map[string]any{"id": pc, "typeId": "DOMAIN", "domain": 5})
-	wantError(t, st, out, http.StatusBadRequest, "COULD_NOT_VALIDATE", "domain")
-	if v := out["error"].(map[string]any)["cause"].(map[string]any)["value"]; v != float64(5) {
-		t.Errorf("cause.value %v, want 5", v)
-	}
-}
-
-// TestReviewListQueryParamsWin: the query parameters limit and offset win
+// TestLists_QueryLimitAndOffsetWinOverTheFilters: the query parameters limit and offset win
 // over limit and skip in the filter (conventions §5), so a filter limit the
 // parameter replaces is not an error.
-func TestReviewListQueryParamsWin(t *testing.T) {
+func TestLists_QueryLimitAndOffsetWinOverTheFilters(t *testing.T) {
+	t.Parallel()
 	ts := newTestServer(t)
 	for i := 0; i < 4; i++ {
 		ts.create("/services", map[string]any{"name": "qp" + string(rune('a'+i))})
@@ -131,19 +98,5 @@ func TestReviewListQueryParamsWin(t *testing.T) {
 	pg := out["meta"].(map[string]any)["pagination"].(map[string]any)
 	if st != http.StatusOK || pg["limit"] != float64(5) || pg["offset"] != float64(1) || len(out["data"].([]any)) != 3 {
 		t.Errorf("%d %v", st, out)
-	}
-}
-
-// TestReviewExpirationSeconds: the authenticate answer's expirationSeconds is
-// the whole session timeout (1800 with the default 30 minutes), not one less.
-func TestReviewExpirationSeconds(t *testing.T) {
-	ts := newTestServer(t)
-	st, out := ts.doAs("", http.MethodPost, "/edge/client/v1/authenticate?method=password",
-		map[string]any{"username": "admin", "password": testAdminPassword})
-	if st != http.StatusOK {
-		t.Fatalf("%d %v", st, out)
-	}
-	if v := out["data"].(map[string]any)["expirationSeconds"]; v != float64(1800) {
-		t.Errorf("expirationSeconds %v, want 1800", v)
 	}
 }
