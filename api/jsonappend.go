@@ -13,6 +13,8 @@ import (
 // that is most of the request's CPU. These helpers append to one byte slice
 // and produce exactly what encoding/json produces (HTML-safe strings, keys
 // in the order the view declares them): tests compare the two byte for byte.
+// The rule (docs/architecture.md): a hand encoder only with a benchmark that
+// shows the need and a byte-for-byte test against encoding/json.
 
 // jsonSafe marks the ASCII bytes encoding/json writes as they are inside a
 // string with HTML escaping on (json.Marshal and json.Encoder's default).
