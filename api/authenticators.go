@@ -235,17 +235,10 @@ func (s *Server) authenticatorMgmtView(tx *store.Tx, a *store.Authenticator) map
 
 // authenticatorRoutes are the authenticator operations.
 func (s *Server) authenticatorRoutes() []route {
-	return []route{
-		// Authenticators
-		{managementAPI, get, "/authenticators", "listAuthenticators", "Authenticator", admin, s.listAuthenticators},
-		{managementAPI, post, "/authenticators", "createAuthenticator", "Authenticator", admin, s.createAuthenticator},
-		{managementAPI, get, "/authenticators/:id", "detailAuthenticator", "Authenticator", admin, s.getAuthenticator},
-		{managementAPI, put, "/authenticators/:id", "updateAuthenticator", "Authenticator", admin, s.updateAuthenticator(modePut)},
-		{managementAPI, patch, "/authenticators/:id", "patchAuthenticator", "Authenticator", admin, s.updateAuthenticator(modePatch)},
-		{managementAPI, del, "/authenticators/:id", "deleteAuthenticator", "Authenticator", admin, s.deleteAuthenticator},
-		{managementAPI, post, "/authenticators/:id/re-enroll", "reEnrollAuthenticator", "Authenticator", admin, s.reEnrollAuthenticator},
-		{managementAPI, post, "/authenticators/:id/request-extend", "requestExtendAuthenticator", "Authenticator", admin, s.requestExtendAuthenticator},
-	}
+	return append(crudRoutes("/authenticators", "Authenticator", "Authenticators", "Authenticator", crudOps{list: s.listAuthenticators, create: s.createAuthenticator, detail: s.getAuthenticator, update: s.updateAuthenticator, del: s.deleteAuthenticator}),
+		route{managementAPI, post, "/authenticators/:id/re-enroll", "reEnrollAuthenticator", "Authenticator", admin, s.reEnrollAuthenticator},
+		route{managementAPI, post, "/authenticators/:id/request-extend", "requestExtendAuthenticator", "Authenticator", admin, s.requestExtendAuthenticator},
+	)
 }
 
 // authenticatorView is an authenticator without its secret.

@@ -137,13 +137,5 @@ func authPolicyView(p *store.AuthPolicy) map[string]any {
 
 // authPolicyRoutes are the auth policy operations.
 func (s *Server) authPolicyRoutes() []route {
-	return []route{
-		// Auth policies
-		{managementAPI, get, "/auth-policies", "listAuthPolicies", "Auth Policy", admin, s.listAuthPolicies},
-		{managementAPI, post, "/auth-policies", "createAuthPolicy", "Auth Policy", admin, s.createAuthPolicy},
-		{managementAPI, get, "/auth-policies/:id", "detailAuthPolicy", "Auth Policy", admin, s.getAuthPolicy},
-		{managementAPI, put, "/auth-policies/:id", "updateAuthPolicy", "Auth Policy", admin, s.updateAuthPolicy(modePut)},
-		{managementAPI, patch, "/auth-policies/:id", "patchAuthPolicy", "Auth Policy", admin, s.updateAuthPolicy(modePatch)},
-		{managementAPI, del, "/auth-policies/:id", "deleteAuthPolicy", "Auth Policy", admin, s.deleteAuthPolicy},
-	}
+	return crudRoutes("/auth-policies", "AuthPolicy", "AuthPolicies", "Auth Policy", crudOps{list: s.listAuthPolicies, create: s.createAuthPolicy, detail: s.getAuthPolicy, update: s.updateAuthPolicy, del: s.deleteAuthPolicy})
 }

@@ -248,15 +248,8 @@ func caView(ca *store.CA) map[string]any {
 
 // caRoutes are the certificate authority operations.
 func (s *Server) caRoutes() []route {
-	return []route{
-		// Certificate authorities
-		{managementAPI, get, "/cas", "listCas", "Certificate Authority", admin, s.listCAs},
-		{managementAPI, post, "/cas", "createCa", "Certificate Authority", admin, s.createCA},
-		{managementAPI, get, "/cas/:id", "detailCa", "Certificate Authority", admin, s.getCA},
-		{managementAPI, put, "/cas/:id", "updateCa", "Certificate Authority", admin, s.updateCA(modePut)},
-		{managementAPI, patch, "/cas/:id", "patchCa", "Certificate Authority", admin, s.updateCA(modePatch)},
-		{managementAPI, del, "/cas/:id", "deleteCa", "Certificate Authority", admin, s.deleteCA},
-		{managementAPI, get, "/cas/:id/jwt", "getCaJwt", "Certificate Authority", admin, s.getCAJWT},
-		{managementAPI, post, "/cas/:id/verify", "verifyCa", "Certificate Authority", admin, s.verifyCA},
-	}
+	return append(crudRoutes("/cas", "Ca", "Cas", "Certificate Authority", crudOps{list: s.listCAs, create: s.createCA, detail: s.getCA, update: s.updateCA, del: s.deleteCA}),
+		route{managementAPI, get, "/cas/:id/jwt", "getCaJwt", "Certificate Authority", admin, s.getCAJWT},
+		route{managementAPI, post, "/cas/:id/verify", "verifyCa", "Certificate Authority", admin, s.verifyCA},
+	)
 }

@@ -19,23 +19,13 @@ import (
 )
 
 func (s *Server) listMembers(c *call) error {
-	members, err := s.Cluster.Members()
-	if err != nil {
-		return err
-	}
-	st := s.Cluster.Stats()
-	out := []any{}
-	for _, m := range members {
-		v := s.controllerView(c.tx, m, st)
+	return s.listMemberViews(c, func(m cluster.Member, st cluster.Stats, v map[string]any) {
 		if m.ID == s.Cluster.ID() {
 			v["raft"] = map[string]any{"state": st.State, "term": st.Term, "lastLogIndex": st.LastLogIndex,
 				"commitIndex": st.CommitIndex, "appliedIndex": st.AppliedIndex, "lastSnapshotIndex": st.LastSnapshotIndex,
 				"lastContact": st.LastContact}
 		}
-		out = append(out, v)
-	}
-	c.okMeta(out, map[string]any{"pagination": map[string]any{"limit": len(out), "offset": 0, "totalCount": len(out)}})
-	return nil
+	})
 }
 
 // memberBody is the body of an add-member request.

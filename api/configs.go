@@ -139,19 +139,10 @@ func (s *Server) configServices(c *call) error {
 
 // configView is a config as the Management API shows it.
 func (s *Server) configView(tx *store.Tx, cfg *store.Config) map[string]any {
-	l := selfLinks("configs", cfg.ID)
-	l["services"] = map[string]string{"href": "./configs/" + cfg.ID + "/services"}
-	return map[string]any{
-		"_links":       l,
-		"id":           cfg.ID,
-		"createdAt":    cfg.CreatedAt,
-		"updatedAt":    cfg.UpdatedAt,
-		"tags":         tagsOrEmpty(cfg.Tags),
-		"name":         cfg.Name,
-		"configType":   s.entityRef(tx, store.KindConfigType, "config-types", cfg.ConfigTypeID),
-		"configTypeId": cfg.ConfigTypeID,
-		"data":         rawOrEmpty(cfg.Data),
-	}
+	v := namedRecordView(cfg, "configs", cfg.Tags, "services")
+	v["configType"] = s.entityRef(tx, store.KindConfigType, "config-types", cfg.ConfigTypeID)
+	v["configTypeId"], v["data"] = cfg.ConfigTypeID, rawOrEmpty(cfg.Data)
+	return v
 }
 
 // listIndexed serves a list of the records of k that an index matches with
@@ -206,13 +197,7 @@ func recordsSource(recs []store.Record) source {
 
 // configRoutes are the config operations.
 func (s *Server) configRoutes() []route {
-	return []route{
-		{managementAPI, get, "/configs", "listConfigs", "Config", admin, s.listConfigs},
-		{managementAPI, post, "/configs", "createConfig", "Config", admin, s.createConfig},
-		{managementAPI, get, "/configs/:id", "detailConfig", "Config", admin, s.getConfig},
-		{managementAPI, put, "/configs/:id", "updateConfig", "Config", admin, s.updateConfig(modePut)},
-		{managementAPI, patch, "/configs/:id", "patchConfig", "Config", admin, s.updateConfig(modePatch)},
-		{managementAPI, del, "/configs/:id", "deleteConfig", "Config", admin, s.deleteConfig},
-		{managementAPI, get, "/configs/:id/services", "listConfigServices", "Config", admin, s.configServices},
-	}
+	return append(crudRoutes("/configs", "Config", "Configs", "Config", crudOps{list: s.listConfigs, create: s.createConfig, detail: s.getConfig, update: s.updateConfig, del: s.deleteConfig}),
+		route{managementAPI, get, "/configs/:id/services", "listConfigServices", "Config", admin, s.configServices},
+	)
 }

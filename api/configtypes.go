@@ -173,17 +173,9 @@ func (s *Server) configTypeConfigs(c *call) error {
 
 // configTypeView is a config type as the Management API shows it.
 func configTypeView(t *store.ConfigType) map[string]any {
-	l := selfLinks("config-types", t.ID)
-	l["configs"] = map[string]string{"href": "./config-types/" + t.ID + "/configs"}
-	return map[string]any{
-		"_links":    l,
-		"id":        t.ID,
-		"createdAt": t.CreatedAt,
-		"updatedAt": t.UpdatedAt,
-		"tags":      tagsOrEmpty(t.Tags),
-		"name":      t.Name,
-		"schema":    rawOrEmpty(t.Schema),
-	}
+	v := namedRecordView(t, "config-types", t.Tags, "configs")
+	v["schema"] = rawOrEmpty(t.Schema)
+	return v
 }
 
 // rawOrEmpty shows an absent JSON object as {}.
@@ -196,13 +188,7 @@ func rawOrEmpty(raw json.RawMessage) json.RawMessage {
 
 // configTypeRoutes are the config type operations.
 func (s *Server) configTypeRoutes() []route {
-	return []route{
-		{managementAPI, get, "/config-types", "listConfigTypes", "Config", admin, s.listConfigTypes},
-		{managementAPI, post, "/config-types", "createConfigType", "Config", admin, s.createConfigType},
-		{managementAPI, get, "/config-types/:id", "detailConfigType", "Config", admin, s.getConfigType},
-		{managementAPI, put, "/config-types/:id", "updateConfigType", "Config", admin, s.updateConfigType(modePut)},
-		{managementAPI, patch, "/config-types/:id", "patchConfigType", "Config", admin, s.updateConfigType(modePatch)},
-		{managementAPI, del, "/config-types/:id", "deleteConfigType", "Config", admin, s.deleteConfigType},
-		{managementAPI, get, "/config-types/:id/configs", "listConfigsForConfigType", "Config", admin, s.configTypeConfigs},
-	}
+	return append(crudRoutes("/config-types", "ConfigType", "ConfigTypes", "Config", crudOps{list: s.listConfigTypes, create: s.createConfigType, detail: s.getConfigType, update: s.updateConfigType, del: s.deleteConfigType}),
+		route{managementAPI, get, "/config-types/:id/configs", "listConfigsForConfigType", "Config", admin, s.configTypeConfigs},
+	)
 }

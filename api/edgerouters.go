@@ -124,13 +124,7 @@ func edgeRouterView(r *store.EdgeRouter) map[string]any {
 
 // edgeRouterRoutes are the edge router operations.
 func (s *Server) edgeRouterRoutes() []route {
-	return []route{
-		{managementAPI, get, "/edge-routers", "listEdgeRouters", "Edge Router", admin, s.listEdgeRouters},
-		{managementAPI, post, "/edge-routers", "createEdgeRouter", "Edge Router", admin, s.createEdgeRouter},
-		{managementAPI, get, "/edge-routers/:id", "detailEdgeRouter", "Edge Router", admin, s.getEdgeRouter},
-		{managementAPI, put, "/edge-routers/:id", "updateEdgeRouter", "Edge Router", admin, s.updateEdgeRouter(modePut)},
-		{managementAPI, patch, "/edge-routers/:id", "patchEdgeRouter", "Edge Router", admin, s.updateEdgeRouter(modePatch)},
-		{managementAPI, del, "/edge-routers/:id", "deleteEdgeRouter", "Edge Router", admin, s.deleteEdgeRouter},
-		{managementAPI, post, "/edge-routers/:id/re-enroll", "reEnrollEdgeRouter", "Edge Router", admin, s.reEnrollEdgeRouter},
-	}
+	return append(crudRoutes("/edge-routers", "EdgeRouter", "EdgeRouters", "Edge Router", crudOps{list: s.listEdgeRouters, create: s.createEdgeRouter, detail: s.getEdgeRouter, update: s.updateEdgeRouter, del: s.deleteEdgeRouter}),
+		route{managementAPI, post, "/edge-routers/:id/re-enroll", "reEnrollEdgeRouter", "Edge Router", admin, s.reEnrollEdgeRouter},
+	)
 }

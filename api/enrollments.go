@@ -103,15 +103,10 @@ func ottCAProblem(tx *store.Tx, caID string) string {
 
 // enrollmentRoutes are the enrollment operations.
 func (s *Server) enrollmentRoutes() []route {
-	return []route{
-		// Enrollments
-		{managementAPI, get, "/enrollments", "listEnrollments", "Enrollment", admin, s.listEnrollments},
-		{managementAPI, post, "/enrollments", "createEnrollment", "Enrollment", admin, s.createEnrollment},
-		{managementAPI, get, "/enrollments/:id", "detailEnrollment", "Enrollment", admin, s.getEnrollment},
-		{managementAPI, del, "/enrollments/:id", "deleteEnrollment", "Enrollment", admin, s.deleteEnrollment},
-		{managementAPI, post, "/enrollments/:id/refresh", "refreshEnrollment", "Enrollment", admin, s.refreshEnrollment},
-		{managementAPI, get, "/identities/:id/enrollments", "getIdentityEnrollments", "Identity", admin, s.identityEnrollments},
-	}
+	return append(crudRoutes("/enrollments", "Enrollment", "Enrollments", "Enrollment", crudOps{list: s.listEnrollments, create: s.createEnrollment, detail: s.getEnrollment, del: s.deleteEnrollment}),
+		route{managementAPI, post, "/enrollments/:id/refresh", "refreshEnrollment", "Enrollment", admin, s.refreshEnrollment},
+		route{managementAPI, get, "/identities/:id/enrollments", "getIdentityEnrollments", "Identity", admin, s.identityEnrollments},
+	)
 }
 
 // enrollmentCreateFields are the fields of an enrollment create body.

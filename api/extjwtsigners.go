@@ -130,53 +130,26 @@ func (s *Server) listClientExtJWTSigners(c *call) error {
 	k := store.KindExternalJWTSigner
 	return c.page(lr, kindSource(c.tx, k), c.tx.Count(k), func(r store.Record) any {
 		sg := r.(*store.ExternalJWTSigner)
-		return map[string]any{
-			"_links":          selfLinks("external-jwt-signers", sg.ID),
-			"id":              sg.ID,
-			"createdAt":       sg.CreatedAt,
-			"updatedAt":       sg.UpdatedAt,
-			"tags":            tagsOrEmpty(sg.Tags),
-			"name":            sg.Name,
-			"externalAuthUrl": sg.ExternalAuthURL,
-		}
+		v := namedRecordView(sg, "external-jwt-signers", sg.Tags)
+		v["externalAuthUrl"] = sg.ExternalAuthURL
+		return v
 	})
 }
 
 // extJWTSignerView is a signer as the Management API shows it.
 func extJWTSignerView(sg *store.ExternalJWTSigner) map[string]any {
-	return map[string]any{
-		"_links":          selfLinks("external-jwt-signers", sg.ID),
-		"id":              sg.ID,
-		"createdAt":       sg.CreatedAt,
-		"updatedAt":       sg.UpdatedAt,
-		"tags":            tagsOrEmpty(sg.Tags),
-		"name":            sg.Name,
-		"enabled":         sg.Enabled,
-		"issuer":          sg.Issuer,
-		"audience":        sg.Audience,
-		"certPem":         sg.CertPem,
-		"jwksEndpoint":    sg.JwksEndpoint,
-		"kid":             sg.Kid,
-		"claimsProperty":  sg.ClaimsProperty,
-		"useExternalId":   sg.UseExternalID,
-		"externalAuthUrl": sg.ExternalAuthURL,
-		"fingerprint":     sg.Fingerprint,
-		"commonName":      sg.CommonName,
-		"notBefore":       sg.NotBefore,
-		"notAfter":        sg.NotAfter,
-	}
+	v := namedRecordView(sg, "external-jwt-signers", sg.Tags)
+	v["enabled"], v["issuer"], v["audience"], v["certPem"] = sg.Enabled, sg.Issuer, sg.Audience, sg.CertPem
+	v["jwksEndpoint"], v["kid"], v["claimsProperty"] = sg.JwksEndpoint, sg.Kid, sg.ClaimsProperty
+	v["useExternalId"], v["externalAuthUrl"] = sg.UseExternalID, sg.ExternalAuthURL
+	v["fingerprint"], v["commonName"], v["notBefore"], v["notAfter"] = sg.Fingerprint, sg.CommonName, sg.NotBefore, sg.NotAfter
+	return v
 }
 
 // extJWTSignerRoutes are the external JWT signer operations; the Client API list is public so clients can find the IdP before they log in.
 func (s *Server) extJWTSignerRoutes() []route {
-	return []route{
+	return append(crudRoutes("/external-jwt-signers", "ExternalJwtSigner", "ExternalJwtSigners", "External JWT Signer", crudOps{list: s.listExtJWTSigners, create: s.createExtJWTSigner, detail: s.getExtJWTSigner, update: s.updateExtJWTSigner, del: s.deleteExtJWTSigner}),
 		// External JWT signers; the Client API list is public so clients can find the IdP before they log in.
-		{clientAPI, get, "/external-jwt-signers", "listExternalJwtSigners", "External JWT Signer", public, s.listClientExtJWTSigners},
-		{managementAPI, get, "/external-jwt-signers", "listExternalJwtSigners", "External JWT Signer", admin, s.listExtJWTSigners},
-		{managementAPI, post, "/external-jwt-signers", "createExternalJwtSigner", "External JWT Signer", admin, s.createExtJWTSigner},
-		{managementAPI, get, "/external-jwt-signers/:id", "detailExternalJwtSigner", "External JWT Signer", admin, s.getExtJWTSigner},
-		{managementAPI, put, "/external-jwt-signers/:id", "updateExternalJwtSigner", "External JWT Signer", admin, s.updateExtJWTSigner(modePut)},
-		{managementAPI, patch, "/external-jwt-signers/:id", "patchExternalJwtSigner", "External JWT Signer", admin, s.updateExtJWTSigner(modePatch)},
-		{managementAPI, del, "/external-jwt-signers/:id", "deleteExternalJwtSigner", "External JWT Signer", admin, s.deleteExtJWTSigner},
-	}
+		route{clientAPI, get, "/external-jwt-signers", "listExternalJwtSigners", "External JWT Signer", public, s.listClientExtJWTSigners},
+	)
 }

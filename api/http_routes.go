@@ -35,3 +35,33 @@ func (s *Server) routeTable() []route {
 const (
 	get, post, put, patch, del = http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete
 )
+
+// crudOps are the handlers of a resource's standard Management operations;
+// an operation whose handler is nil is not served.
+type crudOps struct {
+	list, create, detail, del func(c *call) error
+	update                    func(m mode) func(c *call) error // PUT and PATCH
+}
+
+// crudRoutes are the standard Management operations of the resource at
+// /path, with the operationIds OpenZiti gives them: list<Plural>,
+// create<Singular>, detail<Singular>, update<Singular> (PUT),
+// patch<Singular> (PATCH) and delete<Singular>. All need an admin.
+func crudRoutes(path, singular, plural, tag string, ops crudOps) []route {
+	var rs []route
+	add := func(method, p, op string, h func(c *call) error) {
+		if h != nil {
+			rs = append(rs, route{managementAPI, method, p, op, tag, admin, h})
+		}
+	}
+	one := path + "/:id"
+	add(get, path, "list"+plural, ops.list)
+	add(post, path, "create"+singular, ops.create)
+	add(get, one, "detail"+singular, ops.detail)
+	if ops.update != nil {
+		add(put, one, "update"+singular, ops.update(modePut))
+		add(patch, one, "patch"+singular, ops.update(modePatch))
+	}
+	add(del, one, "delete"+singular, ops.del)
+	return rs
+}

@@ -142,19 +142,12 @@ func (s *Server) identityAuthenticators(c *call) error {
 
 // identityRoutes are the identity operations.
 func (s *Server) identityRoutes() []route {
-	return []route{
-		// Identities
-		{managementAPI, get, "/identities", "listIdentities", "Identity", admin, s.listIdentities},
-		{managementAPI, post, "/identities", "createIdentity", "Identity", admin, s.createIdentity},
-		{managementAPI, get, "/identities/:id", "detailIdentity", "Identity", admin, s.getIdentity},
-		{managementAPI, put, "/identities/:id", "updateIdentity", "Identity", admin, s.updateIdentity(modePut)},
-		{managementAPI, patch, "/identities/:id", "patchIdentity", "Identity", admin, s.updateIdentity(modePatch)},
-		{managementAPI, del, "/identities/:id", "deleteIdentity", "Identity", admin, s.deleteIdentity},
-		{managementAPI, get, "/identities/:id/authenticators", "getIdentityAuthenticators", "Identity", admin, s.identityAuthenticators},
-		{managementAPI, post, "/identities/:id/disable", "disableIdentity", "Identity", admin, s.disableIdentity},
-		{managementAPI, post, "/identities/:id/enable", "enableIdentity", "Identity", admin, s.enableIdentity},
-		{managementAPI, put, "/identities/:id/trace", "updateIdentityTracing", "Identity, Tracing", admin, s.traceIdentity},
-	}
+	return append(crudRoutes("/identities", "Identity", "Identities", "Identity", crudOps{list: s.listIdentities, create: s.createIdentity, detail: s.getIdentity, update: s.updateIdentity, del: s.deleteIdentity}),
+		route{managementAPI, get, "/identities/:id/authenticators", "getIdentityAuthenticators", "Identity", admin, s.identityAuthenticators},
+		route{managementAPI, post, "/identities/:id/disable", "disableIdentity", "Identity", admin, s.disableIdentity},
+		route{managementAPI, post, "/identities/:id/enable", "enableIdentity", "Identity", admin, s.enableIdentity},
+		route{managementAPI, put, "/identities/:id/trace", "updateIdentityTracing", "Identity, Tracing", admin, s.traceIdentity},
+	)
 }
 
 // identity is the identity as both APIs show it. A typed view: identity lists

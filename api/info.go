@@ -161,7 +161,11 @@ func certsOnlyPKCS7(ders [][]byte) ([]byte, error) {
 }
 
 // listControllers lists the members of the cluster.
-func (s *Server) listControllers(c *call) error {
+func (s *Server) listControllers(c *call) error { return s.listMemberViews(c, nil) }
+
+// listMemberViews answers every member of the cluster in the controller
+// view, to which add (when set) may add what its operation shows.
+func (s *Server) listMemberViews(c *call, add func(m cluster.Member, st cluster.Stats, v map[string]any)) error {
 	members, err := s.Cluster.Members()
 	if err != nil {
 		return err
@@ -169,7 +173,11 @@ func (s *Server) listControllers(c *call) error {
 	st := s.Cluster.Stats()
 	out := []any{}
 	for _, m := range members {
-		out = append(out, s.controllerView(c.tx, m, st))
+		v := s.controllerView(c.tx, m, st)
+		if add != nil {
+			add(m, st, v)
+		}
+		out = append(out, v)
 	}
 	c.okMeta(out, map[string]any{"pagination": map[string]any{"limit": len(out), "offset": 0, "totalCount": len(out)}})
 	return nil

@@ -44,6 +44,17 @@ func headerCode(c *call) (string, error) {
 }
 
 // ownMFA is the caller's MFA enrollment, or 404.
+// ownMFAAndCode is the caller's MFA enrollment and the code the request
+// carries in the mfa-validation-code header (or body), "" when none.
+func ownMFAAndCode(c *call) (*store.MFA, string, error) {
+	m, err := ownMFA(c)
+	if err != nil {
+		return nil, "", err
+	}
+	code, err := headerCode(c)
+	return m, code, err
+}
+
 func ownMFA(c *call) (*store.MFA, error) {
 	if m := c.tx.MFAOf(c.identity.ID); m != nil {
 		return m, nil
@@ -292,11 +303,7 @@ func (s *Server) verifyMFA(c *call) error {
 // mfa-validation-code header (or body); an unverified enrollment may be
 // removed with an empty one.
 func (s *Server) deleteOwnMFA(c *call) error {
-	m, err := ownMFA(c)
-	if err != nil {
-		return err
-	}
-	code, err := headerCode(c)
+	m, code, err := ownMFAAndCode(c)
 	if err != nil {
 		return err
 	}
@@ -318,11 +325,7 @@ func (s *Server) deleteOwnMFA(c *call) error {
 // getRecoveryCodes shows the unused recovery codes to the holder of a valid
 // code. It is a read: the code is not used up.
 func (s *Server) getRecoveryCodes(c *call) error {
-	m, err := ownMFA(c)
-	if err != nil {
-		return err
-	}
-	code, err := headerCode(c)
+	m, code, err := ownMFAAndCode(c)
 	if err != nil {
 		return err
 	}

@@ -118,12 +118,18 @@ func postureTypeOf(raw map[string]json.RawMessage) (string, error) {
 	return t, nil
 }
 
-func (s *Server) createPostureCheck(c *call) error {
+// postureBody decodes a posture check body and its canonical type.
+func postureBody(c *call) (map[string]json.RawMessage, string, error) {
 	raw, err := decodeObject(c.r)
 	if err != nil {
-		return err
+		return nil, "", err
 	}
 	t, err := postureTypeOf(raw)
+	return raw, t, err
+}
+
+func (s *Server) createPostureCheck(c *call) error {
+	raw, t, err := postureBody(c)
 	if err != nil {
 		return err
 	}
@@ -153,11 +159,7 @@ func (s *Server) updatePostureCheck(m mode) func(c *call) error {
 		if err != nil {
 			return err
 		}
-		raw, err := decodeObject(c.r)
-		if err != nil {
-			return err
-		}
-		t, err := postureTypeOf(raw)
+		raw, t, err := postureBody(c)
 		if err != nil {
 			return err
 		}
@@ -238,28 +240,15 @@ func (s *Server) getPostureCheckType(c *call) error {
 }
 
 func postureCheckTypeView(t *store.PostureCheckType) map[string]any {
-	return map[string]any{
-		"_links":           selfLinks("posture-check-types", t.ID),
-		"id":               t.ID,
-		"createdAt":        t.CreatedAt,
-		"updatedAt":        t.UpdatedAt,
-		"tags":             tagsOrEmpty(t.Tags),
-		"name":             t.Name,
-		"operatingSystems": osView(t.OperatingSystems),
-		"version":          t.Version,
-	}
+	v := namedRecordView(t, "posture-check-types", t.Tags)
+	v["operatingSystems"], v["version"] = osView(t.OperatingSystems), t.Version
+	return v
 }
 
 // postureCheckRoutes are the posture check and posture check type operations.
 func (s *Server) postureCheckRoutes() []route {
-	return []route{
-		{managementAPI, get, "/posture-checks", "listPostureChecks", "Posture Checks", admin, s.listPostureChecks},
-		{managementAPI, post, "/posture-checks", "createPostureCheck", "Posture Checks", admin, s.createPostureCheck},
-		{managementAPI, get, "/posture-checks/:id", "detailPostureCheck", "Posture Checks", admin, s.getPostureCheck},
-		{managementAPI, put, "/posture-checks/:id", "updatePostureCheck", "Posture Checks", admin, s.updatePostureCheck(modePut)},
-		{managementAPI, patch, "/posture-checks/:id", "patchPostureCheck", "Posture Checks", admin, s.updatePostureCheck(modePatch)},
-		{managementAPI, del, "/posture-checks/:id", "deletePostureCheck", "Posture Checks", admin, s.deletePostureCheck},
-		{managementAPI, get, "/posture-check-types", "listPostureCheckTypes", "Posture Checks", admin, s.listPostureCheckTypes},
-		{managementAPI, get, "/posture-check-types/:id", "detailPostureCheckType", "Posture Checks", admin, s.getPostureCheckType},
-	}
+	return append(crudRoutes("/posture-checks", "PostureCheck", "PostureChecks", "Posture Checks", crudOps{list: s.listPostureChecks, create: s.createPostureCheck, detail: s.getPostureCheck, update: s.updatePostureCheck, del: s.deletePostureCheck}),
+		route{managementAPI, get, "/posture-check-types", "listPostureCheckTypes", "Posture Checks", admin, s.listPostureCheckTypes},
+		route{managementAPI, get, "/posture-check-types/:id", "detailPostureCheckType", "Posture Checks", admin, s.getPostureCheckType},
+	)
 }

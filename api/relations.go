@@ -51,27 +51,25 @@ func (s *Server) listIDs(c *call, k *store.Kind, ids idSet) error {
 
 // policyEntities lists what a policy selects in one of its role arrays.
 func (s *Server) policyEntities(pk *store.Kind, rel string, ek *store.Kind) func(c *call) error {
-	return func(c *call) error {
-		id := c.param("id")
-		if !c.tx.Exists(pk, id) {
-			return notFound(pk.Entity, id)
-		}
-		ids := idSet{}
-		c.tx.PolicyEntities(rel, id, ids.add)
-		return s.listIDs(c, ek, ids)
-	}
+	return s.relationList(pk, ek, func(tx *store.Tx, id string, add func(string) bool) { tx.PolicyEntities(rel, id, add) })
 }
 
 // entityPolicies lists the policies that select an entity.
 func (s *Server) entityPolicies(ek *store.Kind, rel string, pk *store.Kind) func(c *call) error {
+	return s.relationList(ek, pk, func(tx *store.Tx, id string, add func(string) bool) { tx.EntityPolicies(rel, id, add) })
+}
+
+// relationList serves a list of the records of kind listed that related
+// gives for a record of kind of, which must exist.
+func (s *Server) relationList(of, listed *store.Kind, related func(tx *store.Tx, id string, add func(string) bool)) func(c *call) error {
 	return func(c *call) error {
 		id := c.param("id")
-		if !c.tx.Exists(ek, id) {
-			return notFound(ek.Entity, id)
+		if !c.tx.Exists(of, id) {
+			return notFound(of.Entity, id)
 		}
 		ids := idSet{}
-		c.tx.EntityPolicies(rel, id, ids.add)
-		return s.listIDs(c, pk, ids)
+		related(c.tx, id, ids.add)
+		return s.listIDs(c, listed, ids)
 	}
 }
 

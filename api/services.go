@@ -135,17 +135,11 @@ func (s *Server) serviceView(tx *store.Tx, svc *store.Service) map[string]any {
 
 // serviceRoutes are the service operations of the Management API, and the admin writes the Client API also offers.
 func (s *Server) serviceRoutes() []route {
-	return []route{
-		{managementAPI, get, "/services", "listServices", "Service", admin, s.listServices},
-		{managementAPI, post, "/services", "createService", "Service", admin, s.createService},
-		{managementAPI, get, "/services/:id", "detailService", "Service", admin, s.getService},
-		{managementAPI, put, "/services/:id", "updateService", "Service", admin, s.updateService(modePut)},
-		{managementAPI, patch, "/services/:id", "patchService", "Service", admin, s.updateService(modePatch)},
-		{managementAPI, del, "/services/:id", "deleteService", "Service", admin, s.deleteService},
-		{managementAPI, get, "/services/:id/configs", "listServiceConfig", "Service", admin, s.serviceConfigs},
-		{managementAPI, get, "/services/:id/terminators", "listServiceTerminators", "Service", admin, s.serviceTerminators},
-		{clientAPI, put, "/services/:id", "updateService", "Service", admin, s.updateService(modePut)},
-		{clientAPI, patch, "/services/:id", "patchService", "Service", admin, s.updateService(modePatch)},
-		{clientAPI, del, "/services/:id", "deleteService", "Service", admin, s.deleteService},
-	}
+	return append(crudRoutes("/services", "Service", "Services", "Service", crudOps{list: s.listServices, create: s.createService, detail: s.getService, update: s.updateService, del: s.deleteService}),
+		route{managementAPI, get, "/services/:id/configs", "listServiceConfig", "Service", admin, s.serviceConfigs},
+		route{managementAPI, get, "/services/:id/terminators", "listServiceTerminators", "Service", admin, s.serviceTerminators},
+		route{clientAPI, put, "/services/:id", "updateService", "Service", admin, s.updateService(modePut)},
+		route{clientAPI, patch, "/services/:id", "patchService", "Service", admin, s.updateService(modePatch)},
+		route{clientAPI, del, "/services/:id", "deleteService", "Service", admin, s.deleteService},
+	)
 }

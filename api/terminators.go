@@ -70,12 +70,5 @@ func (s *Server) terminatorView(tx *store.Tx, t *store.Terminator) map[string]an
 
 // terminatorRoutes are the terminator operations.
 func (s *Server) terminatorRoutes() []route {
-	return []route{
-		{managementAPI, get, "/terminators", "listTerminators", "Terminator", admin, s.listTerminators},
-		{managementAPI, post, "/terminators", "createTerminator", "Terminator", admin, s.createTerminator},
-		{managementAPI, get, "/terminators/:id", "detailTerminator", "Terminator", admin, s.getTerminator},
-		{managementAPI, put, "/terminators/:id", "updateTerminator", "Terminator", admin, s.updateTerminator(modePut)},
-		{managementAPI, patch, "/terminators/:id", "patchTerminator", "Terminator", admin, s.updateTerminator(modePatch)},
-		{managementAPI, del, "/terminators/:id", "deleteTerminator", "Terminator", admin, s.deleteTerminator},
-	}
+	return crudRoutes("/terminators", "Terminator", "Terminators", "Terminator", crudOps{list: s.listTerminators, create: s.createTerminator, detail: s.getTerminator, update: s.updateTerminator, del: s.deleteTerminator})
 }

@@ -71,11 +71,18 @@ func (s *Server) entityRef(tx *store.Tx, k *store.Kind, path, id string) map[str
 }
 
 // namedView shows a record that has only the base fields and a name.
-func namedView(r store.Record, path string) map[string]any {
-	return map[string]any{
-		"_links": selfLinks(path, r.GetID()), "id": r.GetID(), "name": r.RecordName(),
-		"createdAt": created(r), "updatedAt": updated(r), "tags": map[string]any{},
+func namedView(r store.Record, path string) map[string]any { return namedRecordView(r, path, nil) }
+
+// namedRecordView starts the view of a named record: its links (self, and
+// the related lists named), id, times, tags and name.
+func namedRecordView(r store.Record, path string, tags map[string]any, related ...string) map[string]any {
+	id := r.GetID()
+	l := selfLinks(path, id)
+	for _, rel := range related {
+		l[rel] = map[string]string{"href": "./" + path + "/" + id + "/" + rel}
 	}
+	return map[string]any{"_links": l, "id": id, "createdAt": created(r), "updatedAt": updated(r),
+		"tags": tagsOrEmpty(tags), "name": r.RecordName()}
 }
 
 func created(r store.Record) any { return store.BaseOf(r).CreatedAt }

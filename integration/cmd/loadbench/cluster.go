@@ -18,6 +18,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"edgectl/integration/benchkit"
 )
 
 // The -cluster mode: a one-node figure, then a three-node cluster on
@@ -39,12 +41,8 @@ type member struct {
 }
 
 func runCluster(bin string, duration time.Duration, clients, trials int) (err error) {
-	bin, err = filepath.Abs(bin)
-	if err != nil {
+	if bin, err = benchkit.Binary(bin); err != nil {
 		return err
-	}
-	if _, err := os.Stat(bin); err != nil {
-		return fmt.Errorf("-bin: %w (build it first: go build -o bin/edgectl ./cmd/edgectl)", err)
 	}
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer cancel()
@@ -126,11 +124,11 @@ func runCluster(bin string, duration time.Duration, clients, trials int) (err er
 // startMember starts a node on dataDir: the first one bootstraps, the others
 // join through the first with a token from its admin socket.
 func startMember(ctx context.Context, bin, dataDir, pass string, others []*member, conns int) (*member, error) {
-	apiPort, err := freePort()
+	apiPort, err := benchkit.FreePort()
 	if err != nil {
 		return nil, err
 	}
-	clusterPort, err := freePort()
+	clusterPort, err := benchkit.FreePort()
 	if err != nil {
 		return nil, err
 	}
@@ -159,7 +157,7 @@ func launch(ctx context.Context, bin string, m *member, pass string) (*node, err
 			apiAddr = m.args[i+1]
 		}
 	}
-	n := &node{dir: m.dataDir, base: "https://" + apiAddr, log: &syncBuffer{}, done: make(chan struct{}), pass: pass}
+	n := &node{dir: m.dataDir, base: "https://" + apiAddr, log: &benchkit.SyncBuffer{}, done: make(chan struct{}), pass: pass}
 	n.cmd = exec.Command(bin, m.args...)
 	n.cmd.Stdout, n.cmd.Stderr = n.log, n.log
 	start := time.Now()

@@ -27,7 +27,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -41,6 +40,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"edgectl/integration/benchkit"
 )
 
 const (
@@ -80,12 +81,8 @@ func main() {
 }
 
 func run(bin string, duration time.Duration, identities, clients, requests int) (err error) {
-	bin, err = filepath.Abs(bin)
-	if err != nil {
+	if bin, err = benchkit.Binary(bin); err != nil {
 		return err
-	}
-	if _, err := os.Stat(bin); err != nil {
-		return fmt.Errorf("-bin: %w (build it first: go build -o bin/edgectl ./cmd/edgectl)", err)
 	}
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer cancel()
@@ -185,38 +182,12 @@ type node struct {
 	dir     string // temp dir holding the data dir; removed at the end
 	base    string // https://127.0.0.1:PORT
 	cmd     *exec.Cmd
-	log     *syncBuffer
+	log     *benchkit.SyncBuffer
 	done    chan struct{}
 	waitErr error
 	client  *http.Client
 	pass    string
 	startup time.Duration
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-func freePort() (int, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port, nil
 }
 
 // startNode runs the binary in a new temp dir and waits until /version
@@ -242,11 +213,11 @@ func tryStart(ctx context.Context, bin string, conns int) (*node, error) {
 	if err != nil {
 		return nil, err
 	}
-	apiPort, err := freePort()
+	apiPort, err := benchkit.FreePort()
 	if err != nil {
 		return nil, err
 	}
-	clusterPort, err := freePort()
+	clusterPort, err := benchkit.FreePort()
 	if err != nil {
 		return nil, err
 	}
@@ -254,7 +225,7 @@ func tryStart(ctx context.Context, bin string, conns int) (*node, error) {
 	_, _ = rand.Read(secret)
 	dataDir := filepath.Join(dir, "data")
 	n := &node{dir: dir, base: fmt.Sprintf("https://127.0.0.1:%d", apiPort),
-		log: &syncBuffer{}, done: make(chan struct{}), pass: hex.EncodeToString(secret)}
+		log: &benchkit.SyncBuffer{}, done: make(chan struct{}), pass: hex.EncodeToString(secret)}
 	n.cmd = exec.Command(bin, "run", "--data-dir", dataDir,
 		"--api-addr", fmt.Sprintf("127.0.0.1:%d", apiPort), "--cluster-addr", fmt.Sprintf("127.0.0.1:%d", clusterPort),
 		"--admin-password", n.pass, "--log-level", "warn")
@@ -382,20 +353,7 @@ func (n *node) do(ctx context.Context, method, path, token string, body []byte) 
 }
 
 func (n *node) login(ctx context.Context) (string, error) {
-	body, _ := json.Marshal(map[string]string{"username": "admin", "password": n.pass})
-	st, data, err := n.do(ctx, http.MethodPost, mgmt+"/authenticate?method=password", "", body)
-	if err != nil {
-		return "", err
-	}
-	var out struct {
-		Data struct {
-			Token string `json:"token"`
-		} `json:"data"`
-	}
-	if st != http.StatusOK || json.Unmarshal(data, &out) != nil || out.Data.Token == "" {
-		return "", fmt.Errorf("login: status %d: %.300s", st, data)
-	}
-	return out.Data.Token, nil
+	return benchkit.Login(ctx, n.do, mgmt, "admin", n.pass)
 }
 
 func (n *node) createIdentity(ctx context.Context, tok, name string, needle bool) (int, error) {

@@ -5,13 +5,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"path/filepath"
 	"time"
 
 	"edgectl/controller"
+	"edgectl/integration/benchkit"
 )
 
 // joinTimeout bounds how long a joining node may take to be a voter that
@@ -74,7 +74,7 @@ func (b *bench) join(ctx context.Context, k int, leaderHost string) error {
 	if err := json.Unmarshal(data, &out); err != nil || out.Data.Token == "" {
 		return fmt.Errorf("join token: %.300s", data)
 	}
-	port, err := freePort()
+	port, err := benchkit.FreePort()
 	if err != nil {
 		return err
 	}
@@ -106,13 +106,4 @@ func (b *bench) join(ctx context.Context, k int, leaderHost string) error {
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
-}
-
-func freePort() (int, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port, nil
 }

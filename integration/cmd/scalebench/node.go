@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -14,6 +13,7 @@ import (
 	"time"
 
 	"edgectl/controller"
+	"edgectl/integration/benchkit"
 )
 
 // bench is the node(s) under test and the HTTPS client that measures them.
@@ -61,20 +61,14 @@ func newBench(ctx context.Context, c *config) (*bench, error) {
 // login authenticates with a password on api (mgmt or client) of base and
 // returns the API session token.
 func (b *bench) login(ctx context.Context, base, api, user, pass string) (string, error) {
-	raw, _ := json.Marshal(map[string]string{"username": user, "password": pass})
-	st, data, err := b.do(ctx, base, http.MethodPost, api+"/authenticate?method=password", "", raw)
+	do := func(ctx context.Context, method, path, token string, body []byte) (int, []byte, error) {
+		return b.do(ctx, base, method, path, token, body)
+	}
+	tok, err := benchkit.Login(ctx, do, api, user, pass)
 	if err != nil {
-		return "", err
+		return "", fmt.Errorf("on %s: %w", api, err)
 	}
-	var out struct {
-		Data struct {
-			Token string `json:"token"`
-		} `json:"data"`
-	}
-	if st != http.StatusOK || json.Unmarshal(data, &out) != nil || out.Data.Token == "" {
-		return "", fmt.Errorf("login %s on %s: status %d: %.300s", user, api, st, data)
-	}
-	return out.Data.Token, nil
+	return tok, nil
 }
 
 // close stops every node, the joined ones first, and removes the data.

@@ -1,0 +1,79 @@
+// Package benchkit holds what the load and scale benchmarks (integration/cmd)
+// share: free ports, a node's log buffer, the binary check and the admin login.
+// It starts nothing by itself and is not used by the tests.
+package benchkit
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync"
+)
+
+// FreePort returns a TCP port on 127.0.0.1 that was free a moment ago.
+func FreePort() (int, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port, nil
+}
+
+// SyncBuffer is a bytes.Buffer that a node's stdout and stderr may write
+// to at the same time as a reader looks at it.
+type SyncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *SyncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *SyncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// Binary returns the absolute path of the edgectl binary bin, which must exist.
+func Binary(bin string) (string, error) {
+	abs, err := filepath.Abs(bin)
+	if err != nil {
+		return "", err
+	}
+	if _, err := os.Stat(abs); err != nil {
+		return "", fmt.Errorf("-bin: %w (build it first: go build -o bin/edgectl ./cmd/edgectl)", err)
+	}
+	return abs, nil
+}
+
+// Requester sends one request and returns the status and body.
+type Requester func(ctx context.Context, method, path, token string, body []byte) (int, []byte, error)
+
+// Login authenticates user with a password at apiPrefix (the Management or
+// the Client API) through do and returns the API session token.
+func Login(ctx context.Context, do Requester, apiPrefix, user, pass string) (string, error) {
+	raw, _ := json.Marshal(map[string]string{"username": user, "password": pass})
+	st, data, err := do(ctx, http.MethodPost, apiPrefix+"/authenticate?method=password", "", raw)
+	if err != nil {
+		return "", err
+	}
+	var out struct {
+		Data struct {
+			Token string `json:"token"`
+		} `json:"data"`
+	}
+	if st != http.StatusOK || json.Unmarshal(data, &out) != nil || out.Data.Token == "" {
+		return "", fmt.Errorf("login %s: status %d: %.300s", user, st, data)
+	}
+	return out.Data.Token, nil
+}
