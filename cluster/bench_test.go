@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // BenchmarkApplySingleNode measures committed writes per second on a
@@ -38,4 +39,24 @@ func benchApply(b *testing.B, n *testNode) {
 	})
 	b.StopTimer()
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "writes/s")
+}
+
+// BenchmarkReadIndex: one linearizable read barrier, on the leader (a
+// heartbeat round to a quorum) and on a follower (plus the RPC to the leader).
+func BenchmarkReadIndex(b *testing.B) {
+	c := mustNewCluster(b, 3)
+	ctx := ctxTimeout(b, time.Minute)
+	mustApply(b, ctx, c.Leader(), setCmd("k", "v"))
+	for _, tc := range []struct {
+		name string
+		n    *testNode
+	}{{"Leader", c.Leader()}, {"Follower", c.Followers()[0]}} {
+		b.Run(tc.name, func(b *testing.B) {
+			for b.Loop() {
+				if err := tc.n.ReadIndex(ctx); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }

@@ -168,7 +168,7 @@ func (n *Node) leaderCall(ctx context.Context, name string, body []byte, idempot
 			// down: wait for news.
 			err = ErrNoLeader
 		default:
-			out, err = n.CallRPC(ctx, addr, name, body)
+			out, err = n.forward(ctx, id, addr, name, body)
 		}
 		if err == nil || !(retryable(err) || idempotent && errors.Is(err, ErrOutcomeUnknown) && ctx.Err() == nil) {
 			return out, err
@@ -182,6 +182,26 @@ func (n *Node) leaderCall(ctx context.Context, name string, body []byte, idempot
 		}
 		backoff = min(2*backoff, 100*time.Millisecond)
 	}
+}
+
+// forward calls the RPC name on the leader id at addr within the current
+// forward epoch of that leader: when this node learns of another leader, or
+// the leader has been silent for Config.ForwardStallTimeout, the call is
+// abandoned at once instead of waiting for the leader to wake up. An
+// abandoned call that had not left this node fails with a retryable error
+// (leaderCall sends it to the new leader); one already written fails with
+// ErrOutcomeUnknown, since the old leader may still commit it.
+func (n *Node) forward(ctx context.Context, id, addr, name string, body []byte) ([]byte, error) {
+	ep := n.forwardEpoch(id)
+	cctx, cancel := context.WithCancelCause(ctx)
+	stop := context.AfterFunc(ep.ctx, func() { cancel(context.Cause(ep.ctx)) })
+	out, err := n.CallRPC(cctx, addr, name, body)
+	stop()
+	cancel(nil)
+	if err != nil && ctx.Err() == nil && ep.ctx.Err() != nil {
+		err = fmt.Errorf("%w (%v)", err, context.Cause(ep.ctx))
+	}
+	return out, err
 }
 
 // waitLeaderChange waits for a leader change notification, at most backoff,
@@ -289,6 +309,9 @@ func (n *Node) registerInternalRPCs() {
 	})
 	n.registerRPC(rpcBarrier, func(ctx context.Context, _ *x509.Certificate, _ []byte) ([]byte, error) {
 		return n.barrierLocal(ctx)
+	})
+	n.registerRPC(rpcReadIndex, func(ctx context.Context, _ *x509.Certificate, _ []byte) ([]byte, error) {
+		return n.readIndexLocal(ctx)
 	})
 	n.registerRPC(rpcAddVoter, n.membershipHandler(n.addVoterLocal))
 	n.registerRPC(rpcAddNonvoter, n.membershipHandler(n.addNonvoterLocal))

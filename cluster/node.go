@@ -69,6 +69,9 @@ type Config struct {
 	LeaderLeaseTimeout time.Duration // 0 = 300 ms
 	CommitTimeout      time.Duration // 0 = 5 ms (bounds how late followers learn a commit)
 	LeaderWait         time.Duration // how long a write waits for a leader; 0 = 5 s
+	// ForwardStallTimeout: a follower abandons the writes it forwarded to a
+	// leader it has not heard from (no heartbeat) for this long; 0 = 2 s.
+	ForwardStallTimeout time.Duration
 
 	// VerifyPeer, if set, is called with the leaf certificate of every peer
 	// (inbound and outbound) after the TLS handshake; an error drops the
@@ -84,6 +87,7 @@ const (
 	DefaultLeaderLeaseTimeout = 300 * time.Millisecond
 	DefaultCommitTimeout      = 5 * time.Millisecond
 	DefaultLeaderWait         = 5 * time.Second
+	DefaultForwardStall       = 2 * time.Second
 
 	maxAppendEntries = 256 // entries per AppendEntries RPC and per group commit
 	snapshotsRetain  = 3
@@ -109,6 +113,9 @@ type Node struct {
 	observer  *raft.Observer
 	leaderSig signal // fires on every leader change seen by raft
 
+	fwdMu sync.Mutex
+	fwd   *epoch // forwards to the current leader (forward.go); nil until the first
+
 	handlersMu sync.RWMutex
 	handlers   map[string]RPCHandler
 
@@ -121,6 +128,9 @@ type Node struct {
 	draining bool           // guarded by rpcGate; refuse new RPCs
 	inflight sync.WaitGroup // running RPC handlers
 	closed   atomic.Bool    // Shutdown called
+
+	logs     raft.LogStore // the log cache in front of store, for logIndexForFSM
+	readTerm atomic.Uint64 // the term whose leader barrier read indexes rely on (readindex.go)
 
 	snapshotting atomic.Bool
 	shutdownOnce sync.Once
@@ -153,6 +163,7 @@ func New(cfg Config) (_ *Node, err error) {
 	setDefault(&cfg.LeaderLeaseTimeout, DefaultLeaderLeaseTimeout)
 	setDefault(&cfg.CommitTimeout, DefaultCommitTimeout)
 	setDefault(&cfg.LeaderWait, DefaultLeaderWait)
+	setDefault(&cfg.ForwardStallTimeout, DefaultForwardStall)
 
 	n := &Node{
 		cfg:      cfg,
@@ -239,11 +250,11 @@ func New(cfg Config) (_ *Node, err error) {
 	if cfg.TrailingLogs > 0 {
 		rc.TrailingLogs = cfg.TrailingLogs
 	}
-	logs, err := raft.NewLogCache(logCacheSize, n.store)
+	n.logs, err = raft.NewLogCache(logCacheSize, n.store)
 	if err != nil {
 		return nil, fmt.Errorf("cluster: %w", err)
 	}
-	n.raft, err = raft.NewRaft(rc, cfg.FSM, logs, n.store, n.snaps, n.trans)
+	n.raft, err = raft.NewRaft(rc, cfg.FSM, n.logs, n.store, n.snaps, n.trans)
 	if err != nil {
 		return nil, fmt.Errorf("cluster: start raft: %w", err)
 	}
@@ -289,16 +300,63 @@ func advertiseAddr(adv string, bound net.Addr) (string, error) {
 }
 
 // watchLeader turns raft observations into leaderSig broadcasts, which wake
-// writes that wait for a leader.
+// writes that wait for a leader, and ends the forward epoch of a leader that
+// was replaced or fell silent.
 func (n *Node) watchLeader(ch <-chan raft.Observation) {
 	defer close(n.bgDone)
+	tick := time.NewTicker(max(n.cfg.ForwardStallTimeout/4, 10*time.Millisecond))
+	defer tick.Stop()
 	for {
 		select {
 		case <-ch:
 			n.leaderSig.fire()
+			id, _ := n.Leader()
+			n.endEpoch(func(ep *epoch) bool { return ep.leader != id }, errLeaderChanged)
+		case <-tick.C:
+			if n.raft.State() == raft.Follower && time.Since(n.raft.LastContact()) > n.cfg.ForwardStallTimeout {
+				n.endEpoch(func(*epoch) bool { return true }, errLeaderSilent)
+			}
 		case <-n.ctx.Done():
 			return
 		}
+	}
+}
+
+// epoch is the life of the forwards to one leader: its context ends when
+// this node learns of another leader or the leader falls silent.
+type epoch struct {
+	leader string
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+}
+
+// Causes of an ended forward epoch.
+var (
+	errLeaderChanged = errors.New("the leader changed")
+	errLeaderSilent  = errors.New("the leader stopped answering")
+)
+
+// forwardEpoch returns the current epoch of leader, starting one if needed.
+func (n *Node) forwardEpoch(leader string) *epoch {
+	n.fwdMu.Lock()
+	defer n.fwdMu.Unlock()
+	if n.fwd == nil || n.fwd.leader != leader {
+		if n.fwd != nil {
+			n.fwd.cancel(errLeaderChanged)
+		}
+		ctx, cancel := context.WithCancelCause(n.ctx)
+		n.fwd = &epoch{leader: leader, ctx: ctx, cancel: cancel}
+	}
+	return n.fwd
+}
+
+// endEpoch ends the current epoch if end says so.
+func (n *Node) endEpoch(end func(*epoch) bool, cause error) {
+	n.fwdMu.Lock()
+	defer n.fwdMu.Unlock()
+	if n.fwd != nil && end(n.fwd) {
+		n.fwd.cancel(cause)
+		n.fwd = nil
 	}
 }
 

@@ -32,6 +32,7 @@ const handshakeTimeout = 10 * time.Second
 // server. It also tracks every live connection (inbound and dialed) so that
 // Shutdown can close them all.
 type mux struct {
+	gate       freezeGate   // fault injection (faults.go)
 	ln         net.Listener // plain TCP; TLS is done per connection
 	serverTLS  *tls.Config
 	clientTLS  *tls.Config // template; ServerName is set per dial
@@ -106,7 +107,7 @@ func (m *mux) acceptLoop() {
 			continue
 		}
 		backoff = 0
-		tc := tls.Server(c, m.serverTLS)
+		tc := tls.Server(newGatedConn(c, &m.gate), m.serverTLS)
 		if !m.track(tc) {
 			return
 		}
@@ -183,12 +184,19 @@ func (m *mux) dial(ctx context.Context, addr string, proto byte) (*tls.Conn, err
 	// Node certificates carry the advertise host (plus localhost/127.0.0.1)
 	// as SANs, so standard hostname verification against the CA pool works.
 	cfg.ServerName = host
-	d := tls.Dialer{NetDialer: &net.Dialer{Timeout: handshakeTimeout, KeepAlive: 15 * time.Second}, Config: cfg}
-	nc, err := d.DialContext(ctx, "tcp", addr)
+	d := &net.Dialer{Timeout: handshakeTimeout, KeepAlive: 15 * time.Second}
+	raw, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
 		return nil, err
 	}
-	c := nc.(*tls.Conn)
+	c := tls.Client(newGatedConn(raw, &m.gate), cfg)
+	hctx, cancel := context.WithTimeout(ctx, handshakeTimeout)
+	err = c.HandshakeContext(hctx)
+	cancel()
+	if err != nil {
+		raw.Close()
+		return nil, err
+	}
 	if m.verifyPeer != nil {
 		if certs := c.ConnectionState().PeerCertificates; len(certs) > 0 {
 			if err := m.verifyPeer(certs[0]); err != nil {

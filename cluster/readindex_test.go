@@ -1,0 +1,95 @@
+package cluster
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+)
+
+// TestReadIndex_AFollowerSeesAWriteAcknowledgedThroughAnotherNode: after
+// ReadIndex, a node's FSM holds every write acknowledged before it began,
+// whichever node took the write.
+func TestReadIndex_AFollowerSeesAWriteAcknowledgedThroughAnotherNode(t *testing.T) {
+	t.Parallel()
+	c := mustNewCluster(t, 3)
+	ctx := ctxTimeout(t, 20*time.Second)
+	fs := c.Followers()
+	for i := range 20 {
+		v := fmt.Sprint(i)
+		mustApply(t, ctx, fs[0], setCmd("k", v))
+		for _, n := range c.nodes {
+			if err := n.ReadIndex(ctx); err != nil {
+				t.Fatalf("read index on %s: %v", n.ID(), err)
+			}
+			if got, _ := n.fsm.get("k"); got != v {
+				t.Fatalf("after read index %s has k=%q, want %q", n.ID(), got, v)
+			}
+		}
+	}
+}
+
+// TestReadIndex_WritesNoLogEntryPerRead: reads after the first of a term
+// cost a heartbeat round, not a log entry.
+func TestReadIndex_WritesNoLogEntryPerRead(t *testing.T) {
+	t.Parallel()
+	c := mustNewCluster(t, 3)
+	ctx := ctxTimeout(t, 20*time.Second)
+	l := c.Leader()
+	mustApply(t, ctx, l, setCmd("k", "v"))
+	f := c.Followers()[0]
+	if err := f.ReadIndex(ctx); err != nil {
+		t.Fatal(err)
+	}
+	before := l.raft.LastIndex()
+	for range 100 {
+		for _, n := range []*testNode{l, f} {
+			if err := n.ReadIndex(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if after := l.raft.LastIndex(); after != before {
+		t.Fatalf("200 reads moved the log from %d to %d", before, after)
+	}
+}
+
+// TestReadIndex_AFrozenOldLeaderNeverAnswersFromItsOwnState: a leader cut
+// off from the others (its network frozen, as under SIGSTOP or a partition)
+// fails the quorum round; it must not return success while the others
+// have moved on.
+func TestReadIndex_AFrozenOldLeaderNeverAnswersFromItsOwnState(t *testing.T) {
+	t.Parallel()
+	c := mustNewCluster(t, 3, func(cfg *Config) { cfg.LeaderWait = 1500 * time.Millisecond })
+	ctx := ctxTimeout(t, 30*time.Second)
+	old := c.Leader()
+	mustApply(t, ctx, old, setCmd("k", "v1"))
+	if err := old.ReadIndex(ctx); err != nil {
+		t.Fatal(err)
+	}
+	old.Freeze(true)
+	defer old.Freeze(false)
+	nl := c.WaitForNewLeader(old)
+	mustApply(t, ctx, nl, setCmd("k", "v2"))
+	start := time.Now()
+	err := old.ReadIndex(ctx)
+	if err == nil {
+		got, _ := old.fsm.get("k")
+		t.Fatalf("the cut-off old leader answered a linearizable read (k=%q)", got)
+	}
+	if !errors.Is(err, ErrNoLeader) && !errors.Is(err, ErrNotLeader) {
+		t.Fatalf("error %v, want ErrNoLeader or ErrNotLeader", err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("the refusal took %s", d)
+	}
+	// Healed, it catches up and reads the new value.
+	old.Freeze(false)
+	testPoll(t, func() bool {
+		if err := old.ReadIndex(ctx); err != nil {
+			return false
+		}
+		got, _ := old.fsm.get("k")
+		return got == "v2"
+	}, 20*time.Second)
+}
