@@ -17,6 +17,8 @@ require (
 	github.com/prometheus/client_golang v1.25.0
 	// jsonschema: config type schemas, a complete validator that reports the failing path.
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
+	// bbolt (already raft-boltdb's store): named directly to set its file lock timeout.
+	go.etcd.io/bbolt v1.3.5
 	golang.org/x/crypto v0.58.0
 	golang.org/x/text v0.43.0
 )
@@ -37,7 +39,6 @@ require (
 	github.com/prometheus/client_model v0.6.3 // indirect
 	github.com/prometheus/common v0.72.0 // indirect
 	github.com/prometheus/procfs v0.22.0 // indirect
-	go.etcd.io/bbolt v1.3.5 // indirect
 	golang.org/x/sys v0.49.0 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
 )

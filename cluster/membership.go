@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/hashicorp/raft"
 )
@@ -63,7 +64,31 @@ func (n *Node) RemoveServer(ctx context.Context, id string) error {
 // or to the most up-to-date voter if toID is "". It returns once the transfer
 // finished or failed.
 func (n *Node) TransferLeadership(ctx context.Context, toID string) error {
-	return n.membershipCall(ctx, rpcTransfer, memberReq{ID: toID}, n.transferLocal)
+	before, _ := n.Leader()
+	err := n.membershipCall(ctx, rpcTransfer, memberReq{ID: toID}, n.transferLocal)
+	if err == nil || !errors.Is(err, ErrOutcomeUnknown) {
+		return err
+	}
+	// A forwarded transfer is cut off when this node learns of the new
+	// leader, which is what a transfer that worked looks like from here.
+	// Judge it by its effect: leadership moved (to toID when one was named).
+	wctx, cancel := context.WithTimeout(ctx, n.cfg.LeaderWait)
+	defer cancel()
+	for {
+		if now, _ := n.Leader(); now != "" && now != before && (toID == "" || now == toID) {
+			return nil
+		}
+		ch := n.leaderSig.wait()
+		t := time.NewTimer(50 * time.Millisecond)
+		select {
+		case <-ch:
+		case <-t.C:
+		case <-wctx.Done():
+			t.Stop()
+			return err
+		}
+		t.Stop()
+	}
 }
 
 // memberReq is the JSON body of the membership RPCs.

@@ -33,6 +33,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
 	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
+	"go.etcd.io/bbolt"
 )
 
 // FSM is what the node replicates into. Apply must return nil or a []byte
@@ -189,7 +190,11 @@ func New(cfg Config) (_ *Node, err error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("cluster: %w", err)
 	}
-	n.store, err = raftboltdb.New(raftboltdb.Options{Path: filepath.Join(dir, "raft.db")})
+	// bbolt waits forever for its file lock by default; a second process on
+	// the same dir must fail instead (the controller's own data dir lock
+	// normally stops it earlier, with a better message).
+	n.store, err = raftboltdb.New(raftboltdb.Options{Path: filepath.Join(dir, "raft.db"),
+		BoltOptions: &bbolt.Options{Timeout: 5 * time.Second}})
 	if err != nil {
 		return nil, fmt.Errorf("cluster: open raft.db: %w", err)
 	}

@@ -45,12 +45,13 @@ type Node struct {
 	stopOnce   sync.Once
 	stopping   chan struct{}
 	peers      *peers
+	lock       *dirLock
 }
 
 // Start brings a node up: on an empty data dir it creates the PKI and
 // bootstraps a one-node cluster; otherwise it resumes. out receives the
 // generated admin password, once.
-func Start(ctx context.Context, cfg Config, log hclog.Logger, out io.Writer) (*Node, error) {
+func Start(ctx context.Context, cfg Config, log hclog.Logger, out io.Writer) (_ *Node, err error) {
 	cfg.Defaults()
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -62,11 +63,22 @@ func Start(ctx context.Context, cfg Config, log hclog.Logger, out io.Writer) (*N
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("data dir: %w", err)
 	}
+	// Two processes on one data dir would corrupt it; the second one stops
+	// here, before it opens anything else.
+	lock, err := lockDataDir(cfg.DataDir)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			lock.release()
+		}
+	}()
 	nodeID, err := loadNodeID(cfg.DataDir, cfg.NodeID)
 	if err != nil {
 		return nil, err
 	}
-	n := &Node{cfg: cfg, log: log, Store: store.New(), activity: auth.NewActivity(), stopping: make(chan struct{})}
+	n := &Node{cfg: cfg, log: log, Store: store.New(), activity: auth.NewActivity(), stopping: make(chan struct{}), lock: lock}
 	n.FSM = fsm.New(n.Store)
 
 	fresh := !fileExists(filepath.Join(cfg.DataDir, "raft", "raft.db"))
@@ -360,6 +372,7 @@ func (n *Node) Shutdown(ctx context.Context) error {
 		if e := n.Raft.Shutdown(ctx); e != nil {
 			err = errors.Join(err, e)
 		}
+		n.lock.release()
 	})
 	return err
 }

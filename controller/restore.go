@@ -74,6 +74,11 @@ func Restore(cfg Config, snapshotPath string) (_ *RestoreResult, err error) {
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("data dir: %w", err)
 	}
+	lock, err := lockDataDir(cfg.DataDir)
+	if err != nil {
+		return nil, err
+	}
+	defer lock.release()
 	nodeID, err := loadNodeID(cfg.DataDir, cfg.NodeID)
 	if err != nil {
 		return nil, err

@@ -227,3 +227,33 @@ func TestBodyOverOneMiBIsRejectedAndNodeStaysUp(t *testing.T) {
 	createIdentity(t, n, tok, map[string]any{"name": "after-too-big", "type": "User", "isAdmin": false})
 	n.stop()
 }
+
+// A second `edgectl run` on the data dir of a running node exits non-zero
+// within 5 s with one line naming the dir and the holder's pid, and the
+// running node keeps serving.
+func TestSecondRunOnADataDirInUseIsRefused(t *testing.T) {
+	t.Parallel()
+	n := startNode(t, nodeOpts{})
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, binPath, "run", "--data-dir", n.dataDir,
+		"--api-addr", "127.0.0.1:0", "--cluster-addr", "127.0.0.1:0", "--admin-password", adminPassword)
+	cmd.Env = envWithout("EDGECTL_ADMIN_PASSWORD")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	err := cmd.Run()
+	if ctx.Err() != nil {
+		t.Fatalf("a second run on a data dir in use did not exit within 5 s; stderr:\n%s", stderr.String())
+	}
+	var exitErr *exec.ExitError
+	if !errors.As(err, &exitErr) || exitErr.ExitCode() == 0 {
+		t.Fatalf("second run: %v, want a non-zero exit; stderr:\n%s", err, stderr.String())
+	}
+	msg := lastLine(stderr.String())
+	if !strings.Contains(msg, n.dataDir) || !strings.Contains(msg, fmt.Sprintf("process %d", n.cmd.Process.Pid)) {
+		t.Errorf("the refusal should name the data dir and the pid %d: %q", n.cmd.Process.Pid, msg)
+	}
+	if err := n.probe(); err != nil {
+		t.Errorf("the running node stopped serving: %v", err)
+	}
+}
