@@ -109,6 +109,10 @@ func (s *Server) enrollmentOf(c *call, body map[string]json.RawMessage, method s
 	}
 	now := s.now()
 	e, err := outstandingEnrollment(c.tx, token, method, now)
+	if err != nil && c.rejudge() {
+		// An enrollment made through another node a moment ago.
+		e, err = outstandingEnrollment(c.tx, token, method, now)
+	}
 	return e, now, err
 }
 
@@ -273,6 +277,9 @@ func (s *Server) enrollAny(c *call) error {
 	q := c.r.URL.Query()
 	method := q.Get("method")
 	if tok := q.Get("token"); method == "" && tok != "" {
+		if c.tx.First(store.KindEnrollment, "token", tok) == nil && c.tx.RouterByEnrollmentToken(tok) == nil {
+			c.rejudge() // an enrollment made through another node a moment ago
+		}
 		if r := c.tx.First(store.KindEnrollment, "token", tok); r != nil {
 			method = r.(*store.Enrollment).Method
 		} else if c.tx.RouterByEnrollmentToken(tok) != nil {

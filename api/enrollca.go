@@ -92,6 +92,9 @@ func (s *Server) enrollCA(c *call) error {
 	}
 	now := s.now()
 	ca := autoEnrollCA(c.tx, certs, now)
+	if ca == nil && c.rejudge() {
+		ca = autoEnrollCA(c.tx, certs, now)
+	}
 	if ca == nil {
 		return &apiError{status: http.StatusNotFound, code: codeNotFound,
 			message: "no registered, verified CA with isAutoCaEnrollmentEnabled signed the TLS client certificate (or it is not valid now)"}

@@ -116,6 +116,9 @@ func (s *Server) enrollRouter(c *call) error {
 	}
 	now := s.now()
 	r := c.tx.RouterByEnrollmentToken(token)
+	if r == nil && c.rejudge() {
+		r = c.tx.RouterByEnrollmentToken(token)
+	}
 	if r == nil {
 		return enrollmentNotFound()
 	}

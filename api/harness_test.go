@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -38,10 +39,13 @@ type testServer struct {
 	base   string
 	token  string
 
-	api    *api.Server
-	store  *store.Store
-	writer *fsm.Writer
-	node   *controller.Node // nil in process
+	api      *api.Server
+	store    *store.Store
+	writer   *fsm.Writer
+	node     *controller.Node // nil in process
+	local    *localCluster    // the in-process proposer (nil on a real node)
+	follower *laggingFollower // set by newFollowerServer
+	now      func() time.Time
 }
 
 const testAdminPassword = "admin-password-1"
@@ -132,9 +136,74 @@ func newTestServerWith(t *testing.T, edit func(*controller.Config)) *testServer 
 	if _, err := w.Do(context.Background(), fsm.CmdBootstrap, b); err != nil {
 		t.Fatal(err)
 	}
-	ts := &testServer{t: t, base: base, api: a, store: st, writer: w, client: &http.Client{Timeout: 30 * time.Second}}
+	ts := &testServer{t: t, base: base, api: a, store: st, writer: w, client: &http.Client{Timeout: 30 * time.Second},
+		local: local, now: now}
 	ts.token = ts.login(cfg.AdminUsername, cfg.AdminPassword)
 	return ts
+}
+
+// newFollowerServer serves a second in-process node of leader's "cluster"
+// that applies the leader's log only when it must: on its own writes
+// (read-your-writes), and when a read-index round makes it catch up. Until
+// then it is behind, as a real follower can be. It starts caught up, with
+// the leader's admin session; cfg adjusts its API configuration.
+func newFollowerServer(t *testing.T, leader *testServer, cfg api.Config) *testServer {
+	t.Helper()
+	st := store.New()
+	f := &laggingFollower{localCluster: leader.local, fsm: fsm.New(st)}
+	f.catchUp()
+	w := fsm.NewWriter(f, leader.now)
+	srv := httptest.NewUnstartedServer(nil)
+	cfg.AdvertiseURL = "http://" + srv.Listener.Addr().String()
+	cfg.BackupDir = t.TempDir()
+	a := api.New(api.Deps{Store: st, Writer: w, Cluster: f, Hasher: auth.NewHasher(auth.DefaultParams),
+		Activity: auth.NewActivity(), Peers: f, Now: leader.now}, cfg)
+	srv.Config.Handler = a.Handler()
+	srv.Start()
+	t.Cleanup(srv.Close)
+	return &testServer{t: t, base: cfg.AdvertiseURL, api: a, store: st, writer: w, client: &http.Client{Timeout: 30 * time.Second},
+		token: leader.token, now: leader.now, follower: f}
+}
+
+// laggingFollower is the proposer and cluster of newFollowerServer.
+type laggingFollower struct {
+	*localCluster // the leader: membership, stats
+	fsm           *fsm.FSM
+	mu            sync.Mutex
+	applied       uint64
+	readIndexes   atomic.Int64
+}
+
+// catchUp applies the leader's entries this node has not applied yet.
+func (f *laggingFollower) catchUp() {
+	f.localCluster.mu.Lock()
+	log := f.localCluster.log
+	f.localCluster.mu.Unlock()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, l := range log[f.applied:] {
+		f.fsm.Apply(l)
+		f.applied = l.Index
+	}
+}
+
+func (f *laggingFollower) Apply(ctx context.Context, cmd []byte) ([]byte, uint64, error) {
+	resp, idx, err := f.localCluster.Apply(ctx, cmd)
+	f.catchUp()
+	return resp, idx, err
+}
+
+func (f *laggingFollower) ReadIndex(context.Context) (uint64, error) {
+	f.readIndexes.Add(1)
+	idx := f.localCluster.AppliedIndex()
+	f.catchUp()
+	return idx, nil
+}
+
+func (f *laggingFollower) AppliedIndex() uint64 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.applied
 }
 
 // nodeTransport is the HTTPS transport of a whole node's client, for tests
@@ -156,13 +225,16 @@ type localCluster struct {
 	fsm      *fsm.FSM
 	mu       sync.Mutex
 	index    uint64
+	log      []*raft.Log // every entry applied, for laggingFollower
 }
 
 func (l *localCluster) Apply(_ context.Context, cmd []byte) ([]byte, uint64, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.index++
-	resp := l.fsm.Apply(&raft.Log{Index: l.index, Term: 1, Type: raft.LogCommand, Data: cmd, AppendedAt: time.Now()})
+	entry := &raft.Log{Index: l.index, Term: 1, Type: raft.LogCommand, Data: cmd, AppendedAt: time.Now()}
+	l.log = append(l.log, entry)
+	resp := l.fsm.Apply(entry)
 	switch r := resp.(type) {
 	case nil:
 		return nil, l.index, nil
@@ -177,6 +249,14 @@ func (l *localCluster) Apply(_ context.Context, cmd []byte) ([]byte, uint64, err
 var errNotACluster = errors.New("the in-process harness has no cluster: use newNodeServer")
 
 func (l *localCluster) Barrier(context.Context) error { return nil }
+func (l *localCluster) ReadIndex(context.Context) (uint64, error) {
+	return l.AppliedIndex(), nil
+}
+func (l *localCluster) AppliedIndex() uint64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.index
+}
 func (l *localCluster) Members() ([]cluster.Member, error) {
 	return []cluster.Member{{ID: l.id, Address: l.addr, IsVoter: true, IsLeader: true}}, nil
 }

@@ -52,6 +52,8 @@ type call struct {
 	api      apiKind
 	reqID    string
 	tx       *store.Tx
+	txIndex  uint64 // tx holds at least the commands up to this index
+	caughtUp bool   // catchUp ran
 	session  *store.APISession
 	identity *store.Identity
 	wrote    bool
@@ -79,8 +81,21 @@ func (s *Server) add(rt route) {
 			sw := &statusWriter{ResponseWriter: w, code: http.StatusOK}
 			defer func() { s.metrics.observe(a, rt.op, sw.code, time.Since(start)) }()
 			w = sw
-			c := &call{s: s, w: w, r: r, ps: ps, api: a, reqID: newRequestID(), tx: s.Store.Read()}
+			c := &call{s: s, w: w, r: r, ps: ps, api: a, reqID: newRequestID()}
 			w.Header().Set("X-Request-Id", c.reqID)
+			c.snapshot()
+			if rt.method == http.MethodGet {
+				// Checked before authentication, so that the session
+				// lookup itself sees the caught-up state.
+				consistency, err := s.readConsistency(r)
+				if err == nil && consistency == ConsistencyLinearizable {
+					_, err = c.catchUp()
+				}
+				if err != nil {
+					s.writeError(w, r, c.reqID, err)
+					return
+				}
+			}
 			if err := s.authenticateCall(c, rt.access); err != nil {
 				s.writeError(w, r, c.reqID, err)
 				return

@@ -26,8 +26,11 @@ const (
 	codeReferenced   = "REFERENCED"
 	codeTooMany      = "TOO_MANY_REQUESTS"
 	codeUnavailable  = "CLUSTER_UNAVAILABLE"
-	codeInternal     = "UNHANDLED"
-	codeNoMethod     = "METHOD_NOT_ALLOWED"
+	// codeOutcomeUnknown: the write reached a leader that lost leadership
+	// before answering; it may or may not have been applied (docs/api.md).
+	codeOutcomeUnknown = "OUTCOME_UNKNOWN"
+	codeInternal       = "UNHANDLED"
+	codeNoMethod       = "METHOD_NOT_ALLOWED"
 )
 
 // apiError is an error with its HTTP status, code and cause.
@@ -108,22 +111,28 @@ func toAPIError(err error) *apiError {
 		}
 	}
 	switch {
-	// Outcome unknown first: it comes wrapped together with ErrShutdown when raft stops mid-write.
-	case errors.Is(err, cluster.ErrOutcomeUnknown):
-		return &apiError{status: http.StatusServiceUnavailable, code: codeUnavailable,
-			message: "the cluster lost its leader during the write: it may or may not have been applied; read before retrying"}
+	// Outcome unknown first: it comes wrapped together with ErrShutdown when
+	// raft stops mid-write. A deadline that passed while the command was out
+	// is as unknown; one that passed while waiting for a leader wraps
+	// ErrNoLeader and is checked before it.
+	case errors.Is(err, cluster.ErrOutcomeUnknown), errors.Is(err, raft.ErrLeadershipLost):
+		return outcomeUnknown()
 	case errors.Is(err, cluster.ErrNoLeader), errors.Is(err, cluster.ErrShutdown):
 		return &apiError{status: http.StatusServiceUnavailable, code: codeUnavailable,
 			message: "the cluster has no leader: the write was not accepted, try again"}
 	case errors.Is(err, cluster.ErrNotLeader), errors.Is(err, raft.ErrLeadershipTransferInProgress),
-		errors.Is(err, raft.ErrNotLeader), errors.Is(err, raft.ErrLeadershipLost):
+		errors.Is(err, raft.ErrNotLeader):
 		return &apiError{status: http.StatusServiceUnavailable, code: codeUnavailable,
-			message: "the cluster's leadership is changing: try again"}
+			message: "the cluster's leadership is changing: the write was not accepted, try again"}
 	case errors.Is(err, context.DeadlineExceeded):
-		return &apiError{status: http.StatusServiceUnavailable, code: codeUnavailable,
-			message: "the cluster did not apply the write in time"}
+		return outcomeUnknown()
 	}
 	return &apiError{status: http.StatusInternalServerError, code: codeInternal, message: "internal error"}
+}
+
+func outcomeUnknown() *apiError {
+	return &apiError{status: http.StatusServiceUnavailable, code: codeOutcomeUnknown,
+		message: "the write reached the cluster but no answer came back (the leader was lost or did not answer in time): it may or may not have been applied; read it back with consistency=linearizable before retrying"}
 }
 
 func causeOf(de *store.Error) any {

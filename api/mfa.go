@@ -118,11 +118,17 @@ func (s *Server) authenticateMFA(c *call) error {
 		return err
 	}
 	m := c.tx.MFAOf(c.identity.ID)
+	if (m == nil || !m.IsVerified) && c.rejudge() {
+		return s.authenticateMFA(c)
+	}
 	if m == nil || !m.IsVerified {
 		return notFound("verified MFA enrollment", c.identity.ID)
 	}
 	now := s.now()
 	use, err := s.mfaMatch(c, m, code, now, true, true)
+	if errors.Is(err, errBadCode) && c.rejudge() {
+		return s.authenticateMFA(c)
+	}
 	if errors.Is(err, errBadCode) {
 		s.recordFailure(c.r.Context(), c.identity.ID, now)
 		return invalidAuth()

@@ -29,6 +29,11 @@ const (
 // Cluster is what the API needs of the Raft node.
 type Cluster interface {
 	Barrier(ctx context.Context) error
+	// ReadIndex waits until this node has applied everything committed when
+	// it was called, proven by a quorum round; it returns that index.
+	ReadIndex(ctx context.Context) (uint64, error)
+	// AppliedIndex is the index of the last command this node applied.
+	AppliedIndex() uint64
 	Members() ([]cluster.Member, error)
 	Stats() cluster.Stats
 	ID() string
@@ -53,6 +58,9 @@ type Config struct {
 	Version, Revision, BuildDate string
 	// JWKSRootCAs are the CAs trusted when fetching external JWT signers' key sets; nil = the system pool.
 	JWKSRootCAs *x509.CertPool
+	// ReadConsistency is the consistency of a GET without ?consistency=:
+	// ConsistencyLocal (the default) or ConsistencyLinearizable.
+	ReadConsistency string
 }
 
 // Deps are the parts of the controller the API uses.
@@ -104,6 +112,9 @@ func New(d Deps, cfg Config) *Server {
 	}
 	if cfg.SessionTimeout == 0 {
 		cfg.SessionTimeout = 30 * time.Minute
+	}
+	if cfg.ReadConsistency == "" {
+		cfg.ReadConsistency = ConsistencyLocal
 	}
 	s := &Server{Deps: d, cfg: cfg, router: httprouter.New()}
 	s.router.RedirectTrailingSlash = false

@@ -53,7 +53,7 @@ func BenchmarkReadIndex(b *testing.B) {
 	}{{"Leader", c.Leader()}, {"Follower", c.Followers()[0]}} {
 		b.Run(tc.name, func(b *testing.B) {
 			for b.Loop() {
-				if err := tc.n.ReadIndex(ctx); err != nil {
+				if _, err := tc.n.ReadIndex(ctx); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -23,13 +23,19 @@ const rpcReadIndex = "cluster.read_index"
 // An old leader that was paused or cut off fails the quorum round and never
 // answers from its own state; without a leader the call fails with an error
 // wrapping ErrNoLeader after Config.LeaderWait (or when ctx ends).
-func (n *Node) ReadIndex(ctx context.Context) error {
+//
+// It returns the index it waited for: a read view taken when the FSM had
+// applied at least that index was already current.
+func (n *Node) ReadIndex(ctx context.Context) (uint64, error) {
 	idx, err := n.readIndex(ctx)
 	if err != nil {
-		return err
+		return 0, err
 	}
-	return n.WaitForApplied(ctx, idx)
+	return idx, n.WaitForApplied(ctx, idx)
 }
+
+// AppliedIndex is the index of the last command this node's FSM applied.
+func (n *Node) AppliedIndex() uint64 { return n.fsm.AppliedIndex() }
 
 // readIndex returns the FSM index a linearizable read must wait for.
 func (n *Node) readIndex(ctx context.Context) (uint64, error) {

@@ -19,7 +19,7 @@ func TestReadIndex_AFollowerSeesAWriteAcknowledgedThroughAnotherNode(t *testing.
 		v := fmt.Sprint(i)
 		mustApply(t, ctx, fs[0], setCmd("k", v))
 		for _, n := range c.nodes {
-			if err := n.ReadIndex(ctx); err != nil {
+			if _, err := n.ReadIndex(ctx); err != nil {
 				t.Fatalf("read index on %s: %v", n.ID(), err)
 			}
 			if got, _ := n.fsm.get("k"); got != v {
@@ -38,13 +38,13 @@ func TestReadIndex_WritesNoLogEntryPerRead(t *testing.T) {
 	l := c.Leader()
 	mustApply(t, ctx, l, setCmd("k", "v"))
 	f := c.Followers()[0]
-	if err := f.ReadIndex(ctx); err != nil {
+	if _, err := f.ReadIndex(ctx); err != nil {
 		t.Fatal(err)
 	}
 	before := l.raft.LastIndex()
 	for range 100 {
 		for _, n := range []*testNode{l, f} {
-			if err := n.ReadIndex(ctx); err != nil {
+			if _, err := n.ReadIndex(ctx); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -64,7 +64,7 @@ func TestReadIndex_AFrozenOldLeaderNeverAnswersFromItsOwnState(t *testing.T) {
 	ctx := ctxTimeout(t, 30*time.Second)
 	old := c.Leader()
 	mustApply(t, ctx, old, setCmd("k", "v1"))
-	if err := old.ReadIndex(ctx); err != nil {
+	if _, err := old.ReadIndex(ctx); err != nil {
 		t.Fatal(err)
 	}
 	old.Freeze(true)
@@ -72,7 +72,7 @@ func TestReadIndex_AFrozenOldLeaderNeverAnswersFromItsOwnState(t *testing.T) {
 	nl := c.WaitForNewLeader(old)
 	mustApply(t, ctx, nl, setCmd("k", "v2"))
 	start := time.Now()
-	err := old.ReadIndex(ctx)
+	_, err := old.ReadIndex(ctx)
 	if err == nil {
 		got, _ := old.fsm.get("k")
 		t.Fatalf("the cut-off old leader answered a linearizable read (k=%q)", got)
@@ -86,7 +86,7 @@ func TestReadIndex_AFrozenOldLeaderNeverAnswersFromItsOwnState(t *testing.T) {
 	// Healed, it catches up and reads the new value.
 	old.Freeze(false)
 	testPoll(t, func() bool {
-		if err := old.ReadIndex(ctx); err != nil {
+		if _, err := old.ReadIndex(ctx); err != nil {
 			return false
 		}
 		got, _ := old.fsm.get("k")

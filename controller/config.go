@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net"
 	"time"
+
+	"edgectl/api"
 )
 
 // Config is the configuration of one node (conventions §1).
@@ -34,6 +36,9 @@ type Config struct {
 	GCPercent int
 	// MetricsAddr, when set, serves Prometheus metrics over plain HTTP at /metrics (keep it on loopback or a private network).
 	MetricsAddr string
+	// ReadConsistency is the consistency of a GET without ?consistency=:
+	// "local" (default) or "linearizable".
+	ReadConsistency string
 	// PostureSweepInterval is how often the leader re-evaluates time-dependent posture checks.
 	PostureSweepInterval time.Duration
 	// ReadyTimeout bounds how long a restarting node waits to catch up with the cluster before serving.
@@ -106,6 +111,9 @@ func (c *Config) Validate() error {
 	}
 	if (c.Join == "") != (c.JoinToken == "") {
 		return errors.New("--join and --join-token go together")
+	}
+	if c.ReadConsistency != "" && !api.ValidConsistency(c.ReadConsistency) {
+		return fmt.Errorf("--read-consistency %q: must be local or linearizable", c.ReadConsistency)
 	}
 	if c.SessionTimeout < time.Second {
 		return errors.New("--session-timeout must be at least 1s")

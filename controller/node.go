@@ -259,7 +259,8 @@ func (n *Node) startAPI(certs *certMaterial) error {
 		Store: n.Store, Writer: n.Writer, Cluster: n.Raft, Hasher: auth.NewHasher(auth.DefaultParams),
 		Log: n.log.Named("api"), Activity: n.activity, Peers: n, Now: n.cfg.Now,
 	}, api.Config{AdvertiseURL: advertiseURL, SessionTimeout: n.cfg.SessionTimeout, BackupDir: filepath.Join(n.cfg.DataDir, "backups"),
-		Version: n.cfg.Version, Revision: n.cfg.Revision, BuildDate: n.cfg.BuildDate, JWKSRootCAs: n.cfg.JWKSRootCAs})
+		Version: n.cfg.Version, Revision: n.cfg.Revision, BuildDate: n.cfg.BuildDate, JWKSRootCAs: n.cfg.JWKSRootCAs,
+		ReadConsistency: n.cfg.ReadConsistency})
 	n.http = &http.Server{
 		Handler: n.API.Handler(),
 		TLSConfig: &tls.Config{

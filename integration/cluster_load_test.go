@@ -21,7 +21,7 @@ type writeOutcome int
 const (
 	writeApplied    writeOutcome = iota // 2xx
 	writeNotApplied                     // never sent, or refused before it was proposed
-	writeMaybe                          // 503 "may or may not", or the connection broke after sending
+	writeMaybe                          // 503 OUTCOME_UNKNOWN, or the connection broke after sending
 )
 
 // loadWrite is one identity create of the load test.
@@ -143,9 +143,9 @@ func classifyWrite(name string, status int, m map[string]any, err error) loadWri
 		lw.outcome, lw.detail = writeMaybe, err.Error()
 	case status == http.StatusCreated:
 		lw.outcome = writeApplied
-	case status == http.StatusServiceUnavailable && strings.Contains(msg, "was not accepted"):
+	case status == http.StatusServiceUnavailable && jget(m, "error", "code") == "CLUSTER_UNAVAILABLE":
 		lw.outcome, lw.detail = writeNotApplied, msg
-	case status == http.StatusServiceUnavailable:
+	case status == http.StatusServiceUnavailable && jget(m, "error", "code") == "OUTCOME_UNKNOWN":
 		lw.outcome, lw.detail = writeMaybe, msg
 	default:
 		// Anything else (409, 500...) is wrong for a unique, valid identity; checkWrites reports it.

@@ -208,6 +208,14 @@ func TestClusterPartitionedNodeRefusesWritesServesReadsThenConverges(t *testing.
 	majority := createIdentity(t, c.nodes[other], c.token, map[string]any{"name": "part-majority", "type": "User", "isAdmin": false})
 	status, m = do(t, http.MethodGet, f.mgmt("/identities/"+majority), c.token, nil)
 	wantError(t, "the majority's write on the cut-off node", status, m, http.StatusNotFound, "NOT_FOUND", "")
+	// A linearizable read there never answers from its stale state.
+	t0 = time.Now()
+	status, m = do(t, http.MethodGet, f.mgmt("/identities/"+majority+"?consistency=linearizable"), c.token, nil)
+	waited = time.Since(t0)
+	wantError(t, "a linearizable read on the cut-off node", status, m, http.StatusServiceUnavailable, "CLUSTER_UNAVAILABLE", "")
+	if waited > 8*time.Second {
+		t.Errorf("the linearizable read on the cut-off node answered after %s, want within its 5 s wait", waited)
+	}
 
 	c.proxies[fi].heal()
 	healed := time.Now()
@@ -225,5 +233,23 @@ func TestClusterPartitionedNodeRefusesWritesServesReadsThenConverges(t *testing.
 		if name == "part-minority" {
 			t.Errorf("the write refused by the cut-off node was applied")
 		}
+	}
+}
+
+// Right after a write acknowledged by one node, a linearizable read and a
+// login through any other node see it (section 1 of docs/operations.md).
+func TestClusterReadsAndLoginsAfterAWriteOnAnotherNode(t *testing.T) {
+	t.Parallel()
+	c := startCluster(t, clusterOpts{size: 3})
+	for i := range 12 {
+		w, r := c.nodes[i%3], c.nodes[(i+1)%3]
+		name := fmt.Sprintf("raw-%d", i)
+		id := createIdentity(t, w, c.token, map[string]any{"name": name, "type": "User", "isAdmin": false})
+		status, m := do(t, http.MethodGet, r.mgmt("/identities/"+id+"?consistency=linearizable"), c.token, nil)
+		mustStatus(t, "a linearizable read on another node right after the create", status, m, http.StatusOK)
+		status, m = do(t, http.MethodPost, w.mgmt("/authenticators"), c.token,
+			map[string]any{"identityId": id, "method": "updb", "username": name + "-user", "password": "Pass-word-1"})
+		mustStatus(t, "create a password authenticator", status, m, http.StatusCreated)
+		login(t, r, name+"-user", "Pass-word-1")
 	}
 }

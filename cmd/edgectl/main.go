@@ -84,6 +84,7 @@ func run(args []string) error {
 	fs.DurationVar(&cfg.SnapshotInterval, "snapshot-interval", 2*time.Minute, "how often to check whether to snapshot")
 	fs.StringVar(&logLevel, "log-level", "info", "trace, debug, info, warn or error")
 	fs.IntVar(&cfg.GCPercent, "gc-percent", controller.DefaultGCPercent, "the Go garbage collector's GOGC for this process (the GOGC environment variable wins)")
+	fs.StringVar(&cfg.ReadConsistency, "read-consistency", "local", "consistency of reads without ?consistency=: local (this node's state, read-your-writes) or linearizable (caught up with the leader first; costs a quorum round per read)")
 	fs.StringVar(&cfg.MetricsAddr, "metrics-addr", "", "HOST:PORT to serve Prometheus metrics at /metrics over plain HTTP (default: off)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
