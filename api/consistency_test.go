@@ -103,8 +103,8 @@ func TestConsistency_LoginThroughABehindNodeIsJudgedAgain(t *testing.T) {
 	if st, out := leader.do(http.MethodPut, mgmt("/authenticators/"+authr), map[string]any{"username": "bob-user", "password": "second-pass-2"}); st != 200 {
 		t.Fatalf("password change: %d %v", st, out)
 	}
-	f.login("bob-user", "second-pass-2") // the behind node still has the first password
-	leader.login("bob-user", "second-pass-2")  // not locked out by the lag
+	f.login("bob-user", "second-pass-2")      // the behind node still has the first password
+	leader.login("bob-user", "second-pass-2") // not locked out by the lag
 
 	// A session made through the leader works on the behind node at once.
 	tok := leader.login("bob-user", "second-pass-2")
