@@ -252,6 +252,11 @@ func (l *localCluster) Barrier(context.Context) error { return nil }
 func (l *localCluster) ReadIndex(context.Context) (uint64, error) {
 	return l.AppliedIndex(), nil
 }
+func (l *localCluster) CaughtUp(context.Context) (uint64, uint64, bool) {
+	i := l.AppliedIndex()
+	return i, i, true
+}
+func (l *localCluster) CommitTarget() uint64 { return l.AppliedIndex() }
 func (l *localCluster) AppliedIndex() uint64 {
 	l.mu.Lock()
 	defer l.mu.Unlock()

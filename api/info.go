@@ -193,7 +193,13 @@ func (s *Server) controllerView(tx *store.Tx, m cluster.Member, st cluster.Stats
 	online, applied, known := s.Peers.PeerStatus(m.ID)
 	v["isOnline"] = online
 	if known {
+		// lag: commands committed (as far as this node knows) that the
+		// member had not applied when it last answered.
 		v["lastAppliedIndex"] = applied
+		v["lag"] = uint64(0)
+		if target := s.Cluster.CommitTarget(); target > applied {
+			v["lag"] = target - applied
+		}
 	}
 	if ctrl := tx.Controller(m.ID); ctrl != nil {
 		v["name"] = ctrl.Name

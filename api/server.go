@@ -34,6 +34,11 @@ type Cluster interface {
 	ReadIndex(ctx context.Context) (uint64, error)
 	// AppliedIndex is the index of the last command this node applied.
 	AppliedIndex() uint64
+	// CaughtUp waits (until ctx ends) for this node to apply the commit
+	// index it knows of, and reports whether it did.
+	CaughtUp(ctx context.Context) (applied, target uint64, ok bool)
+	// CommitTarget is the index this node has to apply to be current.
+	CommitTarget() uint64
 	Members() ([]cluster.Member, error)
 	Stats() cluster.Stats
 	ID() string
@@ -123,6 +128,7 @@ func New(d Deps, cfg Config) *Server {
 		s.writeError(w, r, newRequestID(), &apiError{status: http.StatusNotFound, code: codeNotFound,
 			message: "no operation at " + r.Method + " " + r.URL.Path})
 	})
+	s.addProbes(s.router)
 	s.router.MethodNotAllowed = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, newRequestID(), &apiError{status: http.StatusMethodNotAllowed, code: codeNoMethod,
 			message: "method " + r.Method + " is not allowed at " + r.URL.Path})

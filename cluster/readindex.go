@@ -99,3 +99,19 @@ func (n *Node) logIndexForFSM(index uint64) uint64 {
 	}
 	return applied
 }
+
+// CaughtUp reports whether this node's FSM has applied every command up to
+// the commit index it knows of (on a follower: what the leader last told it
+// it had committed), waiting until ctx ends for it to get there. It returns
+// the FSM's applied index and the index it had to reach.
+func (n *Node) CaughtUp(ctx context.Context) (applied, target uint64, ok bool) {
+	target = n.CommitTarget()
+	if n.WaitForApplied(ctx, target) != nil {
+		return n.fsm.AppliedIndex(), target, false
+	}
+	return n.fsm.AppliedIndex(), target, true
+}
+
+// CommitTarget is the index of the last command at or below the commit
+// index this node knows of: the FSM index it has to apply to be current.
+func (n *Node) CommitTarget() uint64 { return n.logIndexForFSM(n.raft.CommitIndex()) }

@@ -147,7 +147,7 @@ func Start(ctx context.Context, cfg Config, log hclog.Logger, out io.Writer) (_ 
 		return nil, err
 	}
 	n.startMaintenance()
-	n.startPeerProbe(2 * time.Second)
+	n.startPeerProbe(peerProbeInterval)
 	n.registerController(n.APIURL())
 	log.Info("node started", "id", nodeID, "api", n.APIURL(), "cluster", n.Raft.Addr())
 	return n, nil
@@ -420,6 +420,9 @@ func (n *Node) startMetrics() error {
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", n.API.MetricsHandler())
+	probes := n.API.ProbeHandler()
+	mux.Handle("/livez", probes)
+	mux.Handle("/readyz", probes)
 	n.metricsSrv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	n.wg.Add(1)
 	go func() {

@@ -11,6 +11,11 @@ import (
 // rpcStatus is the cluster RPC a node answers with its applied index.
 const rpcStatus = "edgectl.status"
 
+// peerProbeInterval is how often each node asks the others for their
+// status. With the probe's timeout of twice this, /controllers shows a
+// member that stopped answering as offline within 1.5 s (2 s promised).
+const peerProbeInterval = 500 * time.Millisecond
+
 // peerStatus is what this node last learned of another member.
 type peerStatus struct {
 	online  bool
@@ -40,7 +45,7 @@ func (n *Node) startPeerProbe(interval time.Duration) {
 			case <-n.stopping:
 				return
 			case <-t.C:
-				n.probePeers(interval)
+				n.probePeers(2 * interval)
 			}
 		}
 	}()
