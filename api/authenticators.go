@@ -84,6 +84,19 @@ func parseCertField(name, certPem string) (fingerprint string, err error) {
 	return pki.Fingerprint(certs[0]), nil
 }
 
+// parseClientCertField parses the PEM certificate a client will
+// authenticate with: a CA certificate is refused.
+func parseClientCertField(name, certPem string) (fingerprint string, err error) {
+	certs, err := pki.ParseCertsPEM([]byte(certPem))
+	if err != nil {
+		return "", invalidField(name, "must be a PEM certificate: "+err.Error(), nil)
+	}
+	if pki.IsCACert(certs[0]) {
+		return "", invalidField(name, "is a CA certificate (basicConstraints CA:TRUE): a client authenticates with a leaf certificate", nil)
+	}
+	return pki.Fingerprint(certs[0]), nil
+}
+
 func (s *Server) createAuthenticator(c *call) error {
 	raw, err := decodeObject(c.r)
 	if err != nil {
@@ -139,7 +152,7 @@ func (s *Server) createAuthenticator(c *call) error {
 		if pem == nil {
 			return invalidField("certPem", "is required for method cert", nil)
 		}
-		if a.Fingerprint, err = parseCertField("certPem", *pem); err != nil {
+		if a.Fingerprint, err = parseClientCertField("certPem", *pem); err != nil {
 			return err
 		}
 		a.CertPem = *pem

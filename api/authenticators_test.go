@@ -208,3 +208,17 @@ func TestAuthenticators_ReEnrollReplacesTheAuthenticatorByAnEnrollment(t *testin
 		wantError(t, st, out, 404, "NOT_FOUND", "")
 	}
 }
+
+// A CA certificate cannot become a cert authenticator: whoever holds its key
+// could mint any certificate below it.
+func TestAuthenticators_ACACertificateIsRefused(t *testing.T) {
+	t.Parallel()
+	ts := newTestServer(t)
+	ident := ts.authnIdentity("ca-holder", nil)
+	before, _ := ts.list("/authenticators")
+	st, out := ts.do(http.MethodPost, mgmt("/authenticators"), map[string]any{"identityId": ident, "method": "cert", "certPem": newAuthnCA(t, "sub-ca").pem})
+	wantError(t, st, out, 400, "COULD_NOT_VALIDATE", "certPem")
+	if after, _ := ts.list("/authenticators"); len(after) != len(before) {
+		t.Fatal("the refused authenticator was stored")
+	}
+}

@@ -110,7 +110,7 @@ func (s *Server) extendVerifyAuthenticator(c *call) error {
 	if err != nil {
 		return err
 	}
-	fp, err := parseCertField("clientCert", p.values["clientCert"].(string))
+	fp, err := parseClientCertField("clientCert", p.values["clientCert"].(string))
 	if err != nil {
 		return err
 	}

@@ -112,6 +112,20 @@ func (s *Server) join(c *call) error {
 	if !hostPort.MatchString(b.ClusterAddr) {
 		return invalidField("clusterAddr", "must be HOST:PORT", b.ClusterAddr)
 	}
+	// Look the token up before anything costs: an unknown, used or expired
+	// token is refused without signing or proposing anything, and counts
+	// toward the throttle of the caller's address.
+	now := s.now()
+	keys := map[string]auth.Limit{"join:" + clientIP(c.r): limitCredential, addrKey(c.r): limitAddress}
+	if err := s.throttled(c, now, keys); err != nil {
+		return err
+	}
+	if err := checkJoinToken(c.tx, tok.ID(), now); err != nil {
+		if !c.rejudge() || checkJoinToken(c.tx, tok.ID(), now) != nil {
+			s.failed(now, keys)
+			return err
+		}
+	}
 	if members, err := s.Cluster.Members(); err == nil {
 		for _, m := range members {
 			if m.ID == b.NodeID {
@@ -123,7 +137,6 @@ func (s *Server) join(c *call) error {
 	if err != nil {
 		return err
 	}
-	now := s.now()
 	nodeCert, err := a.SignCSR(now, []byte(b.NodeCSR), "node:"+b.NodeID, nodeCertValidity, pki.UsageClientServer)
 	if err != nil {
 		return invalidField("nodeCsr", err.Error(), nil)
@@ -139,6 +152,19 @@ func (s *Server) join(c *call) error {
 	}
 	chain := string(a.ChainPEM())
 	c.ok(JoinResponse{CABundle: string(a.BundlePEM()), NodeCert: string(nodeCert) + chain, ServerCert: string(serverCert) + chain})
+	return nil
+}
+
+// checkJoinToken refuses a join token that is not outstanding at now, with
+// the answer the join command itself would give.
+func checkJoinToken(tx *store.Tx, id string, now time.Time) error {
+	t, err := store.GetAs[*store.JoinToken](tx, store.KindJoinToken, id)
+	if err != nil {
+		return invalidField("token", "the join token is unknown or was already used", nil)
+	}
+	if !now.Before(t.ExpiresAt) {
+		return invalidField("token", "the join token expired at "+t.ExpiresAt.Format(time.RFC3339), nil)
+	}
 	return nil
 }
 

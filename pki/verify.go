@@ -104,6 +104,9 @@ func VerifyClientChain(chain []*x509.Certificate, roots *x509.CertPool, now time
 		return fmt.Errorf("%w: no roots", ErrUntrustedChain)
 	}
 	leaf := chain[0]
+	if IsCACert(leaf) {
+		return fmt.Errorf("%w: the certificate is a CA certificate (basicConstraints CA:TRUE), not a client certificate", ErrUntrustedChain)
+	}
 	inters := x509.NewCertPool()
 	for _, c := range chain[1:] {
 		if c != nil {
@@ -127,3 +130,8 @@ func VerifyClientChain(chain []*x509.Certificate, roots *x509.CertPool, now time
 	}
 	return nil
 }
+
+// IsCACert reports whether c says it is a CA (basicConstraints CA:TRUE). Such
+// a certificate is never taken as a client's own: whoever holds its key can
+// issue any certificate below it.
+func IsCACert(c *x509.Certificate) bool { return c.BasicConstraintsValid && c.IsCA }

@@ -215,3 +215,12 @@ func TestVerifyClientChainUnrelatedChainRejected(t *testing.T) {
 	wantErr(t, VerifyClientChain(nil, a.Pool(), testNow, false), ErrUntrustedChain)
 	wantErr(t, VerifyClientChain(chain, nil, testNow, false), ErrUntrustedChain)
 }
+
+// A CA certificate (basicConstraints CA:TRUE) is never a client's leaf,
+// even one that chains to the roots.
+func TestVerifyClientChainCALeafRejected(t *testing.T) {
+	_, a := newTestAuthority(t)
+	inter := a.Intermediates()[0]
+	root := mustParseOne(t, a.BundlePEM())
+	wantErr(t, VerifyClientChain([]*x509.Certificate{inter, root}, a.Pool(), testNow, false), ErrUntrustedChain)
+}
