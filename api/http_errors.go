@@ -7,6 +7,7 @@ import (
 	"net/http"
 
 	"edgectl/cluster"
+	"edgectl/fsm"
 	"edgectl/store"
 	"edgectl/store/filter"
 
@@ -109,6 +110,11 @@ func toAPIError(err error) *apiError {
 		case errors.Is(err, store.ErrForbidden):
 			return forbidden(de.Message)
 		}
+	}
+	var ve *fsm.VersionError
+	if errors.As(err, &ve) {
+		return &apiError{status: http.StatusServiceUnavailable, code: codeUnavailable,
+			message: "the cluster is not fully upgraded: " + ve.Error()}
 	}
 	switch {
 	// Outcome unknown first: it comes wrapped together with ErrShutdown when

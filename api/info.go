@@ -201,7 +201,14 @@ func (s *Server) controllerView(tx *store.Tx, m cluster.Member, st cluster.Stats
 			v["lag"] = target - applied
 		}
 	}
+	// A member without a record yet, or one whose binary predates command
+	// versions, applies version 1.
+	v["version"], v["commandVersion"] = "unknown", 1
 	if ctrl := tx.Controller(m.ID); ctrl != nil {
+		if ctrl.Version != "" {
+			v["version"] = ctrl.Version
+		}
+		v["commandVersion"] = max(ctrl.CommandVersion, 1)
 		v["name"] = ctrl.Name
 		v["apiAddresses"] = apiAddresses(ctrl.APIURL)
 		v["createdAt"], v["updatedAt"] = ctrl.CreatedAt, ctrl.UpdatedAt

@@ -2,6 +2,7 @@ package api
 
 import (
 	"crypto/x509"
+	"fmt"
 	"net/http"
 	"regexp"
 	"strings"
@@ -23,6 +24,8 @@ const nodeCertValidity = 2 * 365 * 24 * time.Hour
 func (s *Server) joinRoutes() []route {
 	return []route{
 		{managementAPI, post, "/cluster/join-tokens", "createJoinToken", "Cluster", admin, s.createJoinToken},
+		{managementAPI, get, "/cluster/join-tokens", "listJoinTokens", "Cluster", admin, s.listJoinTokens},
+		{managementAPI, del, "/cluster/join-tokens/:id", "deleteJoinToken", "Cluster", admin, s.deleteJoinToken},
 		{managementAPI, post, "/cluster/join", "joinCluster", "Cluster", public, s.join},
 		{managementAPI, post, "/cluster/join/complete", "completeClusterJoin", "Cluster", public, s.completeJoin},
 	}
@@ -61,7 +64,30 @@ func (s *Server) createJoinToken(c *call) error {
 	if _, err := s.Writer.Do(c.r.Context(), fsm.CmdJoinTokenCreate, rec); err != nil {
 		return err
 	}
-	c.write(http.StatusCreated, map[string]any{"data": map[string]any{"token": tok.Encode(), "expiresAt": exp}, "meta": meta(nil)})
+	c.write(http.StatusCreated, map[string]any{"data": map[string]any{"id": rec.ID, "token": tok.Encode(), "expiresAt": exp}, "meta": meta(nil)})
+	return nil
+}
+
+// listJoinTokens lists the outstanding join tokens: their ids and expiry,
+// never the secret (which only the answer that created a token shows).
+func (s *Server) listJoinTokens(c *call) error {
+	out := []any{}
+	c.tx.Each(store.KindJoinToken, "id", func(r store.Record) bool {
+		t := r.(*store.JoinToken)
+		out = append(out, map[string]any{"id": t.ID, "createdAt": t.CreatedAt, "expiresAt": t.ExpiresAt})
+		return true
+	})
+	c.okMeta(out, map[string]any{"pagination": map[string]any{"limit": len(out), "offset": 0, "totalCount": len(out)}})
+	return nil
+}
+
+// deleteJoinToken revokes an outstanding join token (a leaked one, say).
+// It is a command of version 2: refused while a member runs an older binary.
+func (s *Server) deleteJoinToken(c *call) error {
+	if _, err := s.Writer.Do(c.r.Context(), fsm.CmdJoinTokenDelete, fsm.Delete{ID: c.param("id")}); err != nil {
+		return err
+	}
+	c.empty()
 	return nil
 }
 
@@ -86,6 +112,9 @@ type JoinRequest struct {
 	ClusterAddr string `json:"clusterAddr"`
 	NodeCSR     string `json:"nodeCsr"`
 	ServerCSR   string `json:"serverCsr"`
+	// CommandVersion is the newest command version the joining binary
+	// applies (absent: an older binary, version 1).
+	CommandVersion int `json:"commandVersion,omitempty"`
 }
 
 // JoinResponse is what it gets back.
@@ -127,10 +156,21 @@ func (s *Server) join(c *call) error {
 		}
 	}
 	if members, err := s.Cluster.Members(); err == nil {
+		least := fsm.CommandVersion
 		for _, m := range members {
 			if m.ID == b.NodeID {
 				return &apiError{status: http.StatusConflict, code: codeConflict, message: "a member with id " + b.NodeID + " is already in the cluster"}
 			}
+			cv := 1
+			if ctrl := c.tx.Controller(m.ID); ctrl != nil {
+				cv = max(ctrl.CommandVersion, 1)
+			}
+			least = min(least, cv)
+		}
+		// Every member applies commands of version least, so the log may
+		// hold some: a node that cannot apply them would stop on them.
+		if joiner := max(b.CommandVersion, 1); joiner < least {
+			return invalidField("commandVersion", fmt.Sprintf("the members apply command version %d and the log may hold such commands; this node applies %d: upgrade it before it joins", least, joiner), b.CommandVersion)
 		}
 	}
 	a, err := s.authority(c.tx)

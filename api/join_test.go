@@ -56,3 +56,30 @@ func TestJoin_AGoodTokenIsNotSpentOnABadRequest(t *testing.T) {
 		t.Fatalf("a refused join proposed %d commands", after-before)
 	}
 }
+
+// TestJoin_TokensCanBeListedAndRevoked: the outstanding tokens are listed
+// without their secrets, and a revoked token no longer lets a node join.
+func TestJoin_TokensCanBeListedAndRevoked(t *testing.T) {
+	t.Parallel()
+	ts := newTestServer(t)
+	st, out := ts.do(http.MethodPost, mgmt("/cluster/join-tokens"), map[string]any{"ttlSeconds": 600})
+	if st != http.StatusCreated {
+		t.Fatalf("join token: %d %v", st, out)
+	}
+	id, tok := dig(out, "data", "id").(string), dig(out, "data", "token").(string)
+	data, n := ts.list("/cluster/join-tokens")
+	if n != 1 || dig(data[0], "id") != id || dig(data[0], "expiresAt") == nil {
+		t.Fatalf("list: %v", data)
+	}
+	if _, ok := data[0].(map[string]any)["token"]; ok {
+		t.Fatal("the list shows the token")
+	}
+	if st, out := ts.do(http.MethodDelete, mgmt("/cluster/join-tokens/"+id), nil); st != 200 {
+		t.Fatalf("revoke: %d %v", st, out)
+	}
+	st, out = ts.do(http.MethodDelete, mgmt("/cluster/join-tokens/"+id), nil)
+	wantError(t, st, out, http.StatusNotFound, "NOT_FOUND", "")
+	st, out = ts.doAs("", http.MethodPost, mgmt("/cluster/join"),
+		map[string]any{"token": tok, "nodeId": "n2", "clusterAddr": "127.0.0.1:7000", "nodeCsr": "x", "serverCsr": "y"})
+	wantError(t, st, out, http.StatusBadRequest, "COULD_NOT_VALIDATE", "token")
+}

@@ -21,6 +21,7 @@ import (
 
 	"edgectl/api"
 	"edgectl/auth"
+	"edgectl/fsm"
 	"edgectl/pki"
 )
 
@@ -152,7 +153,7 @@ func (n *Node) requestJoinAt(ctx context.Context, url string, tok *auth.JoinToke
 		return err
 	}
 	body, _ := json.Marshal(api.JoinRequest{Token: n.cfg.JoinToken, NodeID: nodeID, ClusterAddr: clusterAddr,
-		NodeCSR: string(nodeCSR), ServerCSR: string(serverCSR)})
+		NodeCSR: string(nodeCSR), ServerCSR: string(serverCSR), CommandVersion: fsm.CommandVersion})
 	client := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url+api.ManagementPrefix+"/cluster/join", bytes.NewReader(body))
 	if err != nil {

@@ -116,6 +116,7 @@ func Start(ctx context.Context, cfg Config, log hclog.Logger, out io.Writer) (_ 
 		return nil, err
 	}
 	n.Writer = fsm.NewWriter(n.Raft, cfg.Now)
+	n.Writer.SetGate(n.commandGate)
 	// Only the node that created the cluster bootstraps Raft; a joining node waits to be added.
 	if !n.Raft.HasState() && fileExists(filepath.Join(cfg.DataDir, pkiDir, bootstrapFile)) {
 		if err := n.Raft.BootstrapSelf(); err != nil {
@@ -376,37 +377,6 @@ func (n *Node) Shutdown(ctx context.Context) error {
 		n.lock.release()
 	})
 	return err
-}
-
-// registerController keeps this node's record (name, API URL, cluster
-// address) in the model, in the background: in a cluster that is still
-// electing a leader it waits for one.
-func (n *Node) registerController(apiURL string) {
-	rec := &store.Controller{Base: store.Base{ID: n.Raft.ID(), CreatedAt: time.Now().UTC()}, Named: store.Named{Name: n.Raft.ID()},
-		APIURL: apiURL, ClusterAddr: n.Raft.Addr()}
-	rec.UpdatedAt = rec.CreatedAt
-	ctx, cancel := context.WithCancel(context.Background())
-	n.wg.Add(1)
-	go func() {
-		defer n.wg.Done()
-		defer cancel()
-		for attempt := 0; ; attempt++ {
-			if cur := n.Store.Read().Controller(rec.ID); cur != nil && cur.APIURL == rec.APIURL && cur.ClusterAddr == rec.ClusterAddr {
-				return
-			}
-			wctx, wcancel := context.WithTimeout(ctx, 10*time.Second)
-			_, err := n.Writer.Do(wctx, fsm.CmdControllerRegister, rec)
-			wcancel()
-			if err == nil {
-				return
-			}
-			select {
-			case <-n.stopping:
-				return
-			case <-time.After(time.Duration(min(attempt+1, 10)) * 500 * time.Millisecond):
-			}
-		}
-	}()
 }
 
 // startMetrics serves Prometheus metrics when an address is configured.

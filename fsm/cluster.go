@@ -13,6 +13,8 @@ const (
 	CmdJoinTokenCreate    CommandType = "joinToken.create"
 	CmdJoinTokenConsume   CommandType = "joinToken.consume"
 	CmdControllerRemove   CommandType = "controller.remove"
+	// CmdJoinTokenDelete revokes an outstanding join token (command version 2).
+	CmdJoinTokenDelete CommandType = "joinToken.delete"
 )
 
 // JoinTokenConsume is the payload of CmdJoinTokenConsume.
@@ -33,5 +35,8 @@ func registerCluster(f *FSM) {
 	})
 	on(f, CmdJoinTokenConsume, func(tx *store.Tx, p *JoinTokenConsume) (any, error) {
 		return nil, tx.ConsumeJoinToken(p.ID, p.At)
+	})
+	on(f, CmdJoinTokenDelete, func(tx *store.Tx, p *Delete) (any, error) {
+		return nil, tx.DeleteJoinToken(p.ID)
 	})
 }

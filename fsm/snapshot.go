@@ -66,6 +66,9 @@ func (f *FSM) Restore(rc io.ReadCloser) error {
 		return fmt.Errorf("fsm: restore: header: %w", err)
 	}
 	if h.Format != snapshotFormat {
+		if h.Format > snapshotFormat {
+			return fmt.Errorf("fsm: restore: the snapshot is of format %d, written by a newer edgectl; this node reads format %d: upgrade it", h.Format, snapshotFormat)
+		}
 		return fmt.Errorf("fsm: restore: snapshot format %d, this node reads %d", h.Format, snapshotFormat)
 	}
 	if err := f.store.Load(dec); err != nil {

@@ -17,7 +17,14 @@ type Proposer interface {
 type Writer struct {
 	p   Proposer
 	now func() time.Time
+	// gate, when set, is asked before a command newer than version 1 is
+	// proposed (see versions.go).
+	gate func(CommandType) error
 }
+
+// SetGate installs the check that refuses commands some member cannot
+// apply. Call it before the Writer is used.
+func (w *Writer) SetGate(gate func(CommandType) error) { w.gate = gate }
 
 // NewWriter returns a Writer that proposes through p, stamping commands with
 // now (nil: time.Now), the same clock the API judges requests with.
@@ -31,6 +38,11 @@ func NewWriter(p Proposer, now func() time.Time) *Writer {
 // Do proposes a command and returns its result data, a *store.Error for a
 // domain error, or the cluster's error (no leader, shutdown).
 func (w *Writer) Do(ctx context.Context, t CommandType, payload any) (json.RawMessage, error) {
+	if w.gate != nil && VersionOf(t) > 1 {
+		if err := w.gate(t); err != nil {
+			return nil, err
+		}
+	}
 	raw, err := json.Marshal(payload)
 	if err != nil {
 		return nil, fmt.Errorf("fsm: encode %s: %w", t, err)

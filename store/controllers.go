@@ -7,6 +7,11 @@ type Controller struct {
 	Named
 	APIURL      string `json:"apiUrl"`
 	ClusterAddr string `json:"clusterAddr"`
+	// Version is the node's release; CommandVersion the newest command
+	// version its binary applies (0: a binary older than command versions,
+	// which applies version 1).
+	Version        string `json:"version,omitempty"`
+	CommandVersion int    `json:"commandVersion,omitempty"`
 }
 
 // RecordName is the node's name.

@@ -16,6 +16,14 @@ var KindJoinToken = &Kind{Table: "joinTokens", Entity: "join token",
 // CreateJoinToken stores a new join token.
 func (tx *Tx) CreateJoinToken(t *JoinToken) error { return tx.Insert(KindJoinToken, t) }
 
+// DeleteJoinToken revokes an outstanding join token.
+func (tx *Tx) DeleteJoinToken(id string) error {
+	if !tx.Exists(KindJoinToken, id) {
+		return NotFound(KindJoinToken.Entity, id)
+	}
+	return tx.Remove(KindJoinToken, id)
+}
+
 // ConsumeJoinToken uses a join token up: it must exist and not be expired at `at`.
 func (tx *Tx) ConsumeJoinToken(id string, at time.Time) error {
 	t, err := GetAs[*JoinToken](tx, KindJoinToken, id)

@@ -1,0 +1,92 @@
+package controller
+
+import (
+	"context"
+	"time"
+
+	"edgectl/fsm"
+	"edgectl/store"
+)
+
+// registerCheckInterval is how often a node checks that the model still
+// holds its controller record as it should be (a snapshot taken by an older
+// binary drops the fields it does not know).
+const registerCheckInterval = 5 * time.Second
+
+// registerController keeps this node's record (name, API URL, cluster
+// address, release and command version) in the model, in the background:
+// in a cluster that is still electing a leader it waits for one, and it
+// writes the record again whenever the model's copy differs.
+func (n *Node) registerController(apiURL string) {
+	rec := &store.Controller{Base: store.Base{ID: n.Raft.ID(), CreatedAt: time.Now().UTC()}, Named: store.Named{Name: n.Raft.ID()},
+		APIURL: apiURL, ClusterAddr: n.Raft.Addr(), Version: n.cfg.Version, CommandVersion: fsm.CommandVersion}
+	rec.UpdatedAt = rec.CreatedAt
+	ctx, cancel := context.WithCancel(context.Background())
+	n.wg.Add(1)
+	go func() {
+		defer n.wg.Done()
+		defer cancel()
+		wait := time.Duration(0)
+		for attempt := 0; ; {
+			select {
+			case <-n.stopping:
+				return
+			case <-time.After(wait):
+			}
+			wait = registerCheckInterval
+			if !n.needsRegister(rec) {
+				attempt = 0
+				continue
+			}
+			wctx, wcancel := context.WithTimeout(ctx, 10*time.Second)
+			_, err := n.Writer.Do(wctx, fsm.CmdControllerRegister, rec)
+			wcancel()
+			if err != nil {
+				attempt++
+				wait = time.Duration(min(attempt, 10)) * 500 * time.Millisecond
+			}
+		}
+	}()
+}
+
+// needsRegister: this node is a member and the model's record of it is
+// missing or differs from rec.
+func (n *Node) needsRegister(rec *store.Controller) bool {
+	cur := n.Store.Read().Controller(rec.ID)
+	if cur != nil && cur.APIURL == rec.APIURL && cur.ClusterAddr == rec.ClusterAddr &&
+		cur.Version == rec.Version && cur.CommandVersion == rec.CommandVersion {
+		return false
+	}
+	members, err := n.Raft.Members()
+	if err != nil {
+		return false
+	}
+	for _, m := range members {
+		if m.ID == rec.ID {
+			return true
+		}
+	}
+	return false // removed, or not yet added: the record would outlive the membership
+}
+
+// commandGate refuses a command that some member of the cluster cannot
+// apply, by the command versions the members published (a member without
+// one runs an older binary: version 1).
+func (n *Node) commandGate(t fsm.CommandType) error {
+	need := fsm.VersionOf(t)
+	members, err := n.Raft.Members()
+	if err != nil {
+		return err
+	}
+	tx := n.Store.Read()
+	for _, m := range members {
+		release, cv := "", 1
+		if c := tx.Controller(m.ID); c != nil {
+			release, cv = c.Version, max(c.CommandVersion, 1)
+		}
+		if cv < need {
+			return &fsm.VersionError{Command: t, Need: need, NodeID: m.ID, NodeVersion: release, NodeCommandVersion: cv}
+		}
+	}
+	return nil
+}
