@@ -39,6 +39,8 @@ type clusterOpts struct {
 	// port and has the node advertise it with --cluster-advertise, so that a
 	// test can cut the node's cluster traffic.
 	proxies bool
+	// bin is the edgectl binary the nodes run; "" means this tree's.
+	bin string
 }
 
 // startCluster starts the first node, then joins the others one by one with
@@ -49,7 +51,7 @@ func startCluster(t *testing.T, o clusterOpts) *testCluster {
 	t.Helper()
 	c := &testCluster{t: t}
 	for i := range o.size {
-		opts := nodeOpts{}
+		opts := nodeOpts{bin: o.bin}
 		if o.proxies {
 			// The ports are fixed before the start: the proxy must know its target.
 			opts.apiPort, opts.clusterPort = freePort(t), freePort(t)

@@ -96,6 +96,8 @@ type nodeOpts struct {
 	noAdminPassword bool
 	// args are extra flags for `edgectl run`.
 	args []string
+	// bin is the edgectl binary to run; "" means the one built from this tree.
+	bin string
 }
 
 // node is one running edgectl process.
@@ -192,7 +194,11 @@ func tryStart(t *testing.T, o nodeOpts) (*node, error) {
 		args = append(args, "--admin-password", n.password)
 	}
 	args = append(args, o.args...)
-	n.cmd = exec.Command(binPath, args...)
+	bin := o.bin
+	if bin == "" {
+		bin = binPath
+	}
+	n.cmd = exec.Command(bin, args...)
 	n.cmd.Env = envWithout("EDGECTL_ADMIN_PASSWORD")
 	n.cmd.Stdout, n.cmd.Stderr = n.stdout, n.stderr
 	if err := n.cmd.Start(); err != nil {

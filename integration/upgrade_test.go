@@ -1,0 +1,185 @@
+package integration
+
+import (
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// upgradeFrom is the release the upgrade test starts from: the last commit
+// before command versions and read indexes. Its binary publishes no command
+// version (it applies version 1) and has no cluster.read_index RPC.
+const upgradeFrom = "97870bb"
+
+// buildAt builds the edgectl binary of commit into a temporary directory,
+// from `git archive` of this repository (the test needs the history: a
+// clean clone has it).
+func buildAt(t *testing.T, commit string) string {
+	t.Helper()
+	root, err := exec.Command("git", "rev-parse", "--show-toplevel").Output()
+	if err != nil {
+		t.Fatalf("the upgrade test builds an earlier commit and needs this repository's git history: %v", err)
+	}
+	dir := t.TempDir()
+	src := filepath.Join(dir, "src")
+	if err := os.Mkdir(src, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	archive := exec.Command("sh", "-c", fmt.Sprintf("git -C %q archive %s | tar -x -C %q", strings.TrimSpace(string(root)), commit, src))
+	if out, err := archive.CombinedOutput(); err != nil {
+		t.Fatalf("git archive %s: %v\n%s", commit, err, out)
+	}
+	bin := filepath.Join(dir, "edgectl-"+commit)
+	goTool := os.Getenv("GO")
+	if goTool == "" {
+		goTool = "go"
+	}
+	build := exec.Command(goTool, "build", "-o", bin, "./cmd/edgectl")
+	build.Dir = src
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building edgectl at %s: %v\n%s", commit, err, out)
+	}
+	return bin
+}
+
+// controllerVersions maps member id to the commandVersion n's /controllers shows.
+func controllerVersions(t *testing.T, n *node, token string) map[string]any {
+	t.Helper()
+	status, m := do(t, http.MethodGet, n.mgmt("/controllers"), token, nil)
+	mustStatus(t, "controllers", status, m, http.StatusOK)
+	out := map[string]any{}
+	for _, v := range m["data"].([]any) {
+		ctl := v.(map[string]any)
+		out[ctl["id"].(string)] = ctl["commandVersion"]
+	}
+	return out
+}
+
+// A cluster of the earlier release is upgraded one node at a time under
+// writes: old commands work throughout, the command the old nodes lack is
+// refused (naming one of them) until the last one is upgraded, and no
+// acknowledged write is lost.
+func TestRollingUpgradeFromAnEarlierRelease(t *testing.T) {
+	t.Parallel()
+	old := buildAt(t, upgradeFrom)
+	c := startCluster(t, clusterOpts{size: 3, bin: old})
+
+	client, err := newTLSClient(filepath.Join(c.nodes[0].dataDir, "pki", "ca-bundle.pem"), 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	client.Timeout = 20 * time.Second
+	var mu sync.Mutex
+	hosts := func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		var hs []string
+		for _, n := range c.nodes {
+			hs = append(hs, n.host())
+		}
+		return hs
+	}
+	stop := make(chan struct{})
+	const writers = 3
+	results := make([][]loadWrite, writers)
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Go(func() {
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				hs := hosts()
+				name := fmt.Sprintf("upg-w%d-%06d", w, i)
+				st, m, err := postJSON(client, fmt.Sprintf("https://%s%s/identities", hs[(w+i)%len(hs)], mgmtPrefix), c.token,
+					map[string]any{"name": name, "type": "Device", "isAdmin": false})
+				lw := classifyWrite(name, st, m, err)
+				results[w] = append(results[w], lw)
+				if lw.outcome != writeApplied {
+					time.Sleep(20 * time.Millisecond)
+				}
+			}
+		})
+	}
+	upgrade := func(i int) {
+		t.Helper()
+		c.nodes[i].stop()
+		mu.Lock()
+		defer mu.Unlock()
+		nn := c.nodes[i].restart(t, nodeOpts{})
+		nn.name = c.nodes[i].name + "(new)"
+		c.nodes[i] = nn
+	}
+
+	// One node upgraded: a mixed cluster.
+	upgrade(2)
+	newNode := c.nodes[2]
+	waitUntil(t, "the upgraded node publishes command version 2", 15*time.Second, func() error {
+		vs := controllerVersions(t, newNode, c.token)
+		if vs[c.ids[2]] != float64(2) || vs[c.ids[0]] != float64(1) || vs[c.ids[1]] != float64(1) {
+			return fmt.Errorf("command versions %v", vs)
+		}
+		return nil
+	})
+	// Old commands work through the new node and through an old one.
+	createIdentity(t, newNode, c.token, map[string]any{"name": "mixed-new", "type": "User", "isAdmin": false})
+	createIdentity(t, c.nodes[0], c.token, map[string]any{"name": "mixed-old", "type": "User", "isAdmin": false})
+	status, m := do(t, http.MethodGet, newNode.mgmt("/identities?consistency=linearizable&filter=name%3D%22mixed-old%22"), c.token, nil)
+	mustStatus(t, "a linearizable read on the new node", status, m, http.StatusOK)
+	if n := jint(t, m, "meta", "pagination", "totalCount"); n != 1 {
+		t.Fatalf("linearizable read on the new node found %d", n)
+	}
+	// The command the old nodes lack is refused, naming one of them.
+	status, m = do(t, http.MethodPost, newNode.mgmt("/cluster/join-tokens"), c.token, map[string]any{"ttlSeconds": 600})
+	mustStatus(t, "a join token", status, m, http.StatusCreated)
+	tokenID, _ := jget(m, "data", "id").(string)
+	status, m = do(t, http.MethodDelete, newNode.mgmt("/cluster/join-tokens/"+tokenID), c.token, nil)
+	wantError(t, "revoking a join token in a mixed cluster", status, m, http.StatusServiceUnavailable, "CLUSTER_UNAVAILABLE", "")
+	if msg, _ := jget(m, "error", "message").(string); !strings.Contains(msg, c.ids[0]) && !strings.Contains(msg, c.ids[1]) {
+		t.Errorf("the refusal does not name an old node: %q", msg)
+	}
+
+	// The others, one by one.
+	upgrade(0)
+	upgrade(1)
+	waitUntil(t, "every node publishes command version 2", 15*time.Second, func() error {
+		for _, n := range c.nodes {
+			vs := controllerVersions(t, n, c.token)
+			for _, id := range c.ids {
+				if vs[id] != float64(2) {
+					return fmt.Errorf("%s shows %v", n.name, vs)
+				}
+			}
+		}
+		return nil
+	})
+	status, m = do(t, http.MethodDelete, c.nodes[0].mgmt("/cluster/join-tokens/"+tokenID), c.token, nil)
+	mustStatus(t, "revoking the join token once every node is upgraded", status, m, http.StatusOK)
+	close(stop)
+	wg.Wait()
+
+	var all []loadWrite
+	applied := 0
+	for _, rs := range results {
+		all = append(all, rs...)
+		for _, r := range rs {
+			if r.outcome == writeApplied {
+				applied++
+			}
+		}
+	}
+	t.Logf("%d writes during the upgrade, %d acknowledged", len(all), applied)
+	if applied < 30 {
+		t.Fatalf("only %d writes succeeded: the test proves nothing", applied)
+	}
+	lists := c.convergedIdentities(30 * time.Second)
+	checkWrites(t, all, lists[0])
+}
