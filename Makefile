@@ -4,7 +4,7 @@ VERSION ?= v0.1.0
 REVISION := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 LDFLAGS := -X main.version=$(VERSION) -X main.revision=$(REVISION) -X main.buildDate=$(shell date -u +%Y-%m-%dT%H:%M:%SZ)
 
-.PHONY: build run cluster test bench fuzz vet clean
+.PHONY: build run cluster test bench chaos fuzz vet clean
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o bin/edgectl ./cmd/edgectl
@@ -27,10 +27,16 @@ test:
 bench: build
 	$(GO) test -run '^$$' -bench . -benchtime 2s ./store/filter/ ./cluster/
 	$(GO) run ./integration/cmd/loadbench -bin bin/edgectl
+	$(GO) run ./integration/cmd/loadbench -bin bin/edgectl -cluster -trials 3
 	$(GO) test -run '^$$' -bench 'ListIdentities|ClientServices_List50' -benchtime 2s ./api/
 	$(GO) test -run '^$$' -bench 'OnLargeModel' -benchtime 100x ./store/
 	$(GO) test -run '^$$' -bench 'BenchmarkAuthn' -benchtime 3s ./api/
 	$(GO) run ./integration/cmd/scalebench -quick
+
+# The fault test at length: three nodes, clients over all of them, leader and followers
+# killed, paused and cut off for 3 minutes, then every write and the register histories checked.
+chaos:
+	EDGECTL_CHAOS_DURATION=3m $(GO) test -count=1 -timeout 20m -run 'TestClusterChaos|TestRegisterChecker' -v ./integration/
 
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzCompile -fuzztime 60s ./store/filter/

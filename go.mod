@@ -23,6 +23,8 @@ require (
 	golang.org/x/text v0.43.0
 )
 
+require github.com/anishathalye/porcupine v1.3.1
+
 require (
 	github.com/armon/go-metrics v0.4.1 // indirect
 	github.com/beorn7/perks v1.0.1 // indirect

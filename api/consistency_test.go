@@ -128,3 +128,23 @@ func TestConsistency_LoginThroughABehindNodeIsJudgedAgain(t *testing.T) {
 		t.Fatalf("a refused login ran %d read-index rounds, want 1", n)
 	}
 }
+
+// TestConsistency_AWriteAboutARecordMadeElsewhere: a patch or delete
+// through a node that has not applied the record's create yet is judged
+// again after catching up, instead of answering 404; a 404 that follows a
+// proposal is not retried (the request already changed the model).
+func TestConsistency_AWriteAboutARecordMadeElsewhere(t *testing.T) {
+	t.Parallel()
+	leader := newTestServer(t)
+	f := newFollowerServer(t, leader, api.Config{})
+	id := leader.create("/services", map[string]any{"name": "svc"})
+	if st, out := f.do(http.MethodPatch, mgmt("/services/"+id), map[string]any{"name": "svc2"}); st != 200 {
+		t.Fatalf("patch through the behind node: %d %v", st, out)
+	}
+	other := leader.create("/services", map[string]any{"name": "gone"})
+	if st, out := f.do(http.MethodDelete, mgmt("/services/"+other), nil); st != 200 {
+		t.Fatalf("delete through the behind node: %d %v", st, out)
+	}
+	st, out := f.do(http.MethodDelete, mgmt("/services/"+other), nil)
+	wantError(t, st, out, http.StatusNotFound, "NOT_FOUND", "")
+}

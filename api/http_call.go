@@ -1,13 +1,18 @@
 package api
 
 import (
+	"bytes"
+	"context"
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
+	"io"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"time"
 
+	"edgectl/fsm"
 	"edgectl/store"
 
 	"github.com/julienschmidt/httprouter"
@@ -100,7 +105,23 @@ func (s *Server) add(rt route) {
 				s.writeError(w, r, c.reqID, err)
 				return
 			}
-			if err := rt.h(c); err != nil {
+			var body *replayBody
+			var proposed *atomic.Bool
+			if rt.method != http.MethodGet {
+				body = &replayBody{src: r.Body}
+				r.Body = body
+				var ctx context.Context
+				ctx, proposed = fsm.WatchProposals(r.Context())
+				c.r = r.WithContext(ctx)
+			}
+			err := rt.h(c)
+			if err != nil && body != nil && !c.wrote && !proposed.Load() && toAPIError(err).status == http.StatusNotFound && c.rejudge() {
+				// A write about a record made through another node a
+				// moment ago: judged again on the caught-up view.
+				c.r.Body = body.replay()
+				err = rt.h(c)
+			}
+			if err != nil {
 				s.writeError(w, r, c.reqID, err)
 				return
 			}
@@ -189,4 +210,27 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, reqID string
 // selfLinks is the _links object of a record.
 func selfLinks(path, id string) map[string]any {
 	return map[string]any{"self": map[string]string{"href": "./" + path + "/" + id}}
+}
+
+// replayBody keeps what a handler read of the request body, so that the
+// handler can run a second time on the same body (see rejudge).
+type replayBody struct {
+	src io.ReadCloser
+	buf bytes.Buffer
+}
+
+func (b *replayBody) Read(p []byte) (int, error) {
+	n, err := b.src.Read(p)
+	b.buf.Write(p[:n])
+	return n, err
+}
+
+func (b *replayBody) Close() error { return b.src.Close() }
+
+// replay is the body from its start again: what was read, then the rest.
+func (b *replayBody) replay() io.ReadCloser {
+	return struct {
+		io.Reader
+		io.Closer
+	}{io.MultiReader(bytes.NewReader(b.buf.Bytes()), b.src), b.src}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sync/atomic"
 	"time"
 )
 
@@ -35,9 +36,23 @@ func NewWriter(p Proposer, now func() time.Time) *Writer {
 	return &Writer{p: p, now: now}
 }
 
+// proposalsKey is the context key of WatchProposals.
+type proposalsKey struct{}
+
+// WatchProposals returns a context under which every Do (whatever its
+// outcome) sets the returned flag: a caller can tell whether work it ran
+// tried to change the model.
+func WatchProposals(ctx context.Context) (context.Context, *atomic.Bool) {
+	var flag atomic.Bool
+	return context.WithValue(ctx, proposalsKey{}, &flag), &flag
+}
+
 // Do proposes a command and returns its result data, a *store.Error for a
 // domain error, or the cluster's error (no leader, shutdown).
 func (w *Writer) Do(ctx context.Context, t CommandType, payload any) (json.RawMessage, error) {
+	if flag, ok := ctx.Value(proposalsKey{}).(*atomic.Bool); ok {
+		flag.Store(true)
+	}
 	if w.gate != nil && VersionOf(t) > 1 {
 		if err := w.gate(t); err != nil {
 			return nil, err

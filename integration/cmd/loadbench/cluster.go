@@ -109,6 +109,17 @@ func runCluster(bin string, duration time.Duration, clients, trials int) (err er
 	fmt.Printf("three nodes: identity creates/s, %d clients over 3 nodes: %.0f (%d in %s, %d errors%s)\n",
 		clients, rep.rate3.perSec(), rep.rate3.ok, rep.rate3.elapsed.Round(time.Millisecond), rep.rate3.errs, rep.rate3.errDetail())
 
+	if rep.reads, err = readLatencies(ctx, members, tok); err != nil {
+		return err
+	}
+	for trial := range trials {
+		gap, err := pauseTrial(ctx, members, tok, clients, trial)
+		if err != nil {
+			return fmt.Errorf("pause trial %d: %w", trial+1, err)
+		}
+		rep.pauseGaps = append(rep.pauseGaps, gap)
+		fmt.Printf("paused leader trial %d: longest window without an acknowledged write %s\n", trial+1, gap.Round(time.Millisecond))
+	}
 	for trial := range trials {
 		d, err := failoverTrial(ctx, bin, members, tok, trial)
 		if err != nil {
@@ -271,6 +282,108 @@ func failoverTrial(ctx context.Context, bin string, members []*member, tok strin
 	return d, err
 }
 
+// readFigure is the latency of one kind of read on one node.
+type readFigure struct {
+	where, consistency string
+	lat                latencies
+}
+
+// readLatencies times sequential reads of one identity list page on the
+// leader and on a follower, with consistency=local and =linearizable.
+func readLatencies(ctx context.Context, members []*member, tok string) ([]readFigure, error) {
+	li, err := waitLeader(ctx, members, tok)
+	if err != nil {
+		return nil, err
+	}
+	var out []readFigure
+	for _, w := range []struct {
+		where string
+		m     *member
+	}{{"leader", members[li]}, {"follower", members[(li+1)%3]}} {
+		for _, cons := range []string{"local", "linearizable"} {
+			l, err := latency(ctx, w.m.node, tok, mgmt+"/identities?limit=1&consistency="+cons, 1000, 1)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, readFigure{where: w.where, consistency: cons, lat: l})
+			fmt.Printf("read on the %s, consistency=%s: p50 %s ms, p99 %s ms\n", w.where, cons, ms(l.p50), ms(l.p99))
+		}
+	}
+	return out, nil
+}
+
+// pauseTrial sends creates through the two followers while the leader is
+// SIGSTOPped for 5 s, and returns the longest time within the pause without
+// an acknowledged create.
+func pauseTrial(ctx context.Context, members []*member, tok string, clients, trial int) (time.Duration, error) {
+	li, err := waitLeader(ctx, members, tok)
+	if err != nil {
+		return 0, err
+	}
+	leader := members[li]
+	followers := []*node{members[(li+1)%3].node, members[(li+2)%3].node}
+	var mu sync.Mutex
+	var acked []time.Time
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	var seq int64
+	for w := range clients {
+		n := followers[w%2]
+		wg.Go(func() {
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				i := atomic.AddInt64(&seq, 1)
+				st, err := n.createIdentity(ctx, tok, fmt.Sprintf("pause-%d-%07d", trial, i), false)
+				if err == nil && st == http.StatusCreated {
+					mu.Lock()
+					acked = append(acked, time.Now())
+					mu.Unlock()
+				} else {
+					time.Sleep(10 * time.Millisecond)
+				}
+			}
+		})
+	}
+	time.Sleep(time.Second)
+	if err := leader.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		close(stop)
+		wg.Wait()
+		return 0, err
+	}
+	from := time.Now()
+	time.Sleep(5 * time.Second)
+	to := time.Now()
+	err = leader.cmd.Process.Signal(syscall.SIGCONT)
+	time.Sleep(time.Second)
+	close(stop)
+	wg.Wait()
+	if err != nil {
+		return 0, err
+	}
+	slices.SortFunc(acked, func(a, b time.Time) int { return a.Compare(b) })
+	gap, prev := time.Duration(0), from
+	for _, at := range acked {
+		if at.Before(from) {
+			continue
+		}
+		if at.After(to) {
+			at = to
+		}
+		gap = max(gap, at.Sub(prev))
+		prev = at
+		if at.Equal(to) {
+			break
+		}
+	}
+	gap = max(gap, to.Sub(prev))
+	_, err = waitLeader(ctx, members, tok)
+	return gap, err
+}
+
 // createPhaseOn runs `workers` clients creating identities for d, worker w
 // sending to nodes[w % len(nodes)].
 func createPhaseOn(ctx context.Context, nodes []*node, tok, prefix string, workers int, d time.Duration) (*result, error) {
@@ -299,6 +412,8 @@ type clusterReport struct {
 	duration     time.Duration
 	rate1, rate3 *result
 	failovers    []time.Duration
+	reads        []readFigure
+	pauseGaps    []time.Duration
 }
 
 func (r *clusterReport) print(w io.Writer) {
@@ -325,6 +440,17 @@ func (r *clusterReport) print(w io.Writer) {
 	fmt.Fprintf(w, "| identity creates/s, %d clients spread over three nodes (%d in %s) | %.0f |\n", r.clients, r.rate3.ok, r.rate3.elapsed.Round(10*time.Millisecond), r.rate3.perSec())
 	fmt.Fprintf(w, "| failover: leader SIGKILLed → first 201 through a surviving node, %d trials, min / median / max | %s / %s / %s ms |\n",
 		len(sorted), ms(sorted[0]), ms(median), ms(sorted[len(sorted)-1]))
+	for _, f := range r.reads {
+		fmt.Fprintf(w, "| read of one list page on the %s, consistency=%s, p50 / p99 | %s / %s ms |\n", f.where, f.consistency, ms(f.lat.p50), ms(f.lat.p99))
+	}
+	gaps := slices.Clone(r.pauseGaps)
+	slices.Sort(gaps)
+	var each []string
+	for _, g := range r.pauseGaps {
+		each = append(each, ms(g))
+	}
+	fmt.Fprintf(w, "| longest window without an acknowledged create while the leader is SIGSTOPped for 5 s (clients on the followers), %d trials, max | %s ms (each: %s) |\n",
+		len(gaps), ms(gaps[len(gaps)-1]), strings.Join(each, ", "))
 	fmt.Fprintf(w, "\nCreate errors: %d on one node%s; %d on three nodes%s. Failover trials: %s ms. %s.\n",
 		r.rate1.errs, r.rate1.errDetail(), r.rate3.errs, r.rate3.errDetail(), strings.Join(all, ", "), env)
 }
