@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"strings"
 	"testing"
 	"time"
 
@@ -279,8 +280,11 @@ func TestSnapshot_RoundTripKeepsEveryRecordAndIndex(t *testing.T) {
 func TestRestore_RefusesAnotherFormat(t *testing.T) {
 	g := New(store.New())
 	err := g.Restore(io.NopCloser(bytes.NewReader([]byte(`{"format":99,"index":1}` + "\n"))))
-	if err == nil {
-		t.Fatal("want an error for an unknown snapshot format")
+	if err == nil || !strings.Contains(err.Error(), "newer edgectl") || !strings.Contains(err.Error(), "upgrade") {
+		t.Fatalf("a snapshot of a newer format: %v, want a refusal that says to upgrade", err)
+	}
+	if g.AppliedIndex() != 0 {
+		t.Fatal("the refused snapshot moved the applied index")
 	}
 }
 
