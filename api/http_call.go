@@ -130,12 +130,20 @@ func (s *Server) add(rt route) {
 			}
 		}
 		s.router.Handle(rt.method, prefix+rt.path, handle)
+		if a == managementAPI && rootPaths[rt.path] {
+			s.router.Handle(rt.method, rt.path, handle)
+		}
 		if rt.path == "/" {
 			// The API root answers with or without its trailing slash.
 			s.router.Handle(rt.method, prefix, handle)
 		}
 	}
 }
+
+// rootPaths are the operations also served at the root of the API port,
+// where OpenZiti's clients look for them: the CLI's login fetches the CA
+// certificates there, and older clients probe the version.
+var rootPaths = map[string]bool{"/version": true, "/.well-known/est/cacerts": true}
 
 // statusWriter remembers the status code for the metrics.
 type statusWriter struct {

@@ -153,11 +153,15 @@ func certsOnlyPKCS7(ders [][]byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	// ContentInfo ::= SEQUENCE { contentType, content [0] EXPLICIT ANY }.
+	// The [0] wrapper is spelled out: encoding/asn1 writes a RawValue's
+	// FullBytes as they are, ignoring an "explicit" tag on the field.
 	type outer struct {
 		ContentType asn1.ObjectIdentifier
-		Content     asn1.RawValue `asn1:"explicit,tag:0"`
+		Content     asn1.RawValue
 	}
-	return asn1.Marshal(outer{ContentType: asn1.ObjectIdentifier{1, 2, 840, 113549, 1, 7, 2}, Content: asn1.RawValue{FullBytes: sd}})
+	return asn1.Marshal(outer{ContentType: asn1.ObjectIdentifier{1, 2, 840, 113549, 1, 7, 2},
+		Content: asn1.RawValue{Class: asn1.ClassContextSpecific, Tag: 0, IsCompound: true, Bytes: sd}})
 }
 
 // listControllers lists the members of the cluster.

@@ -123,6 +123,9 @@ func New(d Deps, cfg Config) *Server {
 	}
 	s := &Server{Deps: d, cfg: cfg, router: httprouter.New()}
 	s.router.RedirectTrailingSlash = false
+	// An API answers a path with "..", "//" or the wrong case with 404,
+	// never with a redirect to another path.
+	s.router.RedirectFixedPath = false
 	s.router.HandleMethodNotAllowed = true
 	s.router.NotFound = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, newRequestID(), &apiError{status: http.StatusNotFound, code: codeNotFound,
