@@ -10,6 +10,7 @@ import (
 	"reflect"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"edgectl/store"
 )
@@ -28,7 +29,86 @@ func readBody(r *http.Request, max int64) ([]byte, error) {
 		}
 		return nil, badBody("the request body could not be read: %v", err)
 	}
+	if !utf8.Valid(b) {
+		// encoding/json would turn the bad bytes into U+FFFD and store
+		// something the client never sent.
+		if field := invalidUTF8Field(b); field != "" {
+			return nil, invalidField(field, "is not valid UTF-8 (JSON text must be UTF-8)", nil)
+		}
+		return nil, badBody("the request body is not valid UTF-8")
+	}
 	return b, nil
+}
+
+// invalidUTF8Field is the JSON path (name, tags.team, roleAttributes[2]) of
+// the first key or string of b that is not valid UTF-8, or "" when b is not
+// JSON or the bad bytes are outside strings.
+func invalidUTF8Field(b []byte) string {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	type level struct {
+		array bool
+		key   string // the current key of an object
+		index int    // the next index of an array
+		isKey bool   // an object expects a key next
+	}
+	var stack []*level
+	path := func() string {
+		var sb strings.Builder
+		for _, l := range stack {
+			if l.array {
+				fmt.Fprintf(&sb, "[%d]", l.index-1)
+				continue
+			}
+			if sb.Len() > 0 {
+				sb.WriteByte('.')
+			}
+			sb.WriteString(l.key)
+		}
+		return sb.String()
+	}
+	for {
+		start := dec.InputOffset()
+		tok, err := dec.Token()
+		if err != nil {
+			return ""
+		}
+		var top *level
+		if len(stack) > 0 {
+			top = stack[len(stack)-1]
+		}
+		if d, ok := tok.(json.Delim); ok && (d == '}' || d == ']') {
+			stack = stack[:len(stack)-1]
+			if len(stack) > 0 && !stack[len(stack)-1].array {
+				stack[len(stack)-1].isKey = true
+			}
+			continue
+		}
+		if top != nil && !top.array && top.isKey {
+			top.key, top.isKey = tok.(string), false
+			if !utf8.Valid(b[start:dec.InputOffset()]) {
+				return path()
+			}
+			continue
+		}
+		if top != nil && top.array {
+			top.index++
+		}
+		switch t := tok.(type) {
+		case json.Delim:
+			stack = append(stack, &level{array: t == '[', isKey: t == '{'})
+			continue
+		case string:
+			if !utf8.Valid(b[start:dec.InputOffset()]) {
+				if p := path(); p != "" {
+					return p
+				}
+				return "body"
+			}
+		}
+		if top != nil && !top.array {
+			top.isKey = true
+		}
+	}
 }
 
 // decodeObject reads a JSON object body into its raw fields, so handlers can

@@ -87,3 +87,18 @@ func TestOpenZiti_NoRedirects(t *testing.T) {
 		}
 	}
 }
+
+// TestInvalidUTF8IsRefused: JSON text must be UTF-8; a string that is not
+// is a 400 naming the field, and nothing is stored.
+func TestInvalidUTF8IsRefused(t *testing.T) {
+	t.Parallel()
+	ts := newTestServer(t)
+	_, before := ts.list("/identities")
+	st, out := ts.do(http.MethodPost, mgmt("/identities"), `{"name":"bad-`+"\xff"+`","type":"User","isAdmin":false}`)
+	wantError(t, st, out, http.StatusBadRequest, "COULD_NOT_VALIDATE", "name")
+	st, out = ts.do(http.MethodPost, mgmt("/identities"), `{"name":"ok","type":"User","isAdmin":false,"tags":{"team":"`+"\xc3\x28"+`"}}`)
+	wantError(t, st, out, http.StatusBadRequest, "COULD_NOT_VALIDATE", "tags.team")
+	if _, after := ts.list("/identities"); after != before {
+		t.Fatalf("%d identities stored from invalid bodies", after-before)
+	}
+}
