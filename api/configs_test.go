@@ -51,9 +51,9 @@ func TestConfigTypes_CreateValidatesTheSchemaAndStoresNothingOnError(t *testing.
 func TestConfigTypes_GetPatchPutDelete(t *testing.T) {
 	t.Parallel()
 	ts := newTestServer(t)
-	id := ts.create("/config-types", map[string]any{"name": "intercept.v1", "schema": portSchema, "tags": map[string]any{"k": "v"}})
+	id := ts.create("/config-types", map[string]any{"name": "port.v1", "schema": portSchema, "tags": map[string]any{"k": "v"}})
 	got := ts.get("/config-types/" + id)
-	if got["name"] != "intercept.v1" || got["schema"].(map[string]any)["type"] != "object" || got["tags"].(map[string]any)["k"] != "v" {
+	if got["name"] != "port.v1" || got["schema"].(map[string]any)["type"] != "object" || got["tags"].(map[string]any)["k"] != "v" {
 		t.Fatalf("view: %v", got)
 	}
 	if got["_links"].(map[string]any)["configs"] == nil {
@@ -90,7 +90,7 @@ func TestConfigTypes_GetPatchPutDelete(t *testing.T) {
 func TestConfigs_DataIsValidatedAgainstTheSchemaNamingThePath(t *testing.T) {
 	t.Parallel()
 	ts := newTestServer(t)
-	typeID := ts.create("/config-types", map[string]any{"name": "host.v1", "schema": portSchema})
+	typeID := ts.create("/config-types", map[string]any{"name": "port.v1", "schema": portSchema})
 	_, before := ts.list("/configs")
 	cases := []struct {
 		name  string
@@ -119,7 +119,7 @@ func TestConfigs_DataIsValidatedAgainstTheSchemaNamingThePath(t *testing.T) {
 	id := ts.create("/configs", map[string]any{"name": "web", "configTypeId": typeID, "data": map[string]any{"port": 443, "hosts": []string{"a"}}})
 	got := ts.get("/configs/" + id)
 	ref, _ := got["configType"].(map[string]any)
-	if got["name"] != "web" || got["configTypeId"] != typeID || ref["name"] != "host.v1" || got["data"].(map[string]any)["port"].(float64) != 443 {
+	if got["name"] != "web" || got["configTypeId"] != typeID || ref["name"] != "port.v1" || got["data"].(map[string]any)["port"].(float64) != 443 {
 		t.Fatalf("view: %v", got)
 	}
 	st, out := ts.do(http.MethodPatch, mgmt("/configs/"+id), map[string]any{"data": map[string]any{"port": 0}})
@@ -172,7 +172,7 @@ func (ts *testServer) rawGet(path string) string {
 func TestConfigTypes_SchemaChangeMustKeepExistingConfigsValidAndDeleteIsReferenced(t *testing.T) {
 	t.Parallel()
 	ts := newTestServer(t)
-	typeID := ts.create("/config-types", map[string]any{"name": "host.v1", "schema": portSchema})
+	typeID := ts.create("/config-types", map[string]any{"name": "port.v1", "schema": portSchema})
 	cfg := ts.create("/configs", map[string]any{"name": "web", "configTypeId": typeID, "data": map[string]any{"port": 8080}})
 
 	strict := map[string]any{"type": "object", "properties": map[string]any{"port": map[string]any{"type": "integer", "maximum": 1024}}}

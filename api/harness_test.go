@@ -136,6 +136,10 @@ func newTestServerWith(t *testing.T, edit func(*controller.Config)) *testServer 
 	if _, err := w.Do(context.Background(), fsm.CmdBootstrap, b); err != nil {
 		t.Fatal(err)
 	}
+	// What a node's leader adds right after the bootstrap.
+	if _, err := w.Do(context.Background(), fsm.CmdBuiltinsEnsure, controller.BuiltinRecords(now().UTC())); err != nil {
+		t.Fatal(err)
+	}
 	ts := &testServer{t: t, base: base, api: a, store: st, writer: w, client: &http.Client{Timeout: 30 * time.Second},
 		local: local, now: now}
 	ts.token = ts.login(cfg.AdminUsername, cfg.AdminPassword)

@@ -13,7 +13,7 @@ var precedences = []string{"default", "required", "failed"}
 // identityFields are the writable fields of an identity.
 var identityFields = []field{
 	{name: "name", kind: fString, required: true, min: 1, max: 255},
-	{name: "type", to: "typeId", kind: fString, required: true, enum: []string{"User", "Device", "Service", "Router"}},
+	{name: "type", to: "typeId", kind: fString, required: true, enum: []string{"User", "Device", "Service", "Router", "Default"}},
 	{name: "isAdmin", kind: fBool, required: true},
 	{name: "appData", kind: fObject, nullable: true},
 	{name: "authPolicyId", kind: fString, nullable: true, min: 1, def: "default"},

@@ -102,3 +102,57 @@ func TestInvalidUTF8IsRefused(t *testing.T) {
 		t.Fatalf("%d identities stored from invalid bodies", after-before)
 	}
 }
+
+// TestOpenZiti_BuiltinsAndTheDefaultIdentityType: the config types the
+// tunnelers ask for by name exist (with OpenZiti's ids), validate their
+// data and cannot be changed or deleted; an identity of type Default (what
+// `ziti edge create identity` sends) is created and shown as sent.
+func TestOpenZiti_BuiltinsAndTheDefaultIdentityType(t *testing.T) {
+	t.Parallel()
+	ts := newTestServer(t)
+	ids := map[string]string{}
+	for name, id := range map[string]string{"intercept.v1": "g7cIWbcGg", "host.v1": "NH5p4FpGR", "host.v2": "host.v2",
+		"ziti-tunneler-client.v1": "f2dd2df0-9c04-4b84-a91e-71437ac229f1", "ziti-tunneler-server.v1": "cea49285-6c07-42cf-9f52-09a9b115c783"} {
+		data, n := ts.list(`/config-types?filter=name%3D%22` + name + `%22`)
+		if n != 1 || dig(data[0], "id") != id || dig(data[0], "schema") == nil {
+			t.Fatalf("config type %s: %v", name, data)
+		}
+		ids[name] = id
+		st, out := ts.do(http.MethodDelete, mgmt("/config-types/"+id), nil)
+		wantError(t, st, out, http.StatusBadRequest, "COULD_NOT_VALIDATE", "id")
+		st, out = ts.do(http.MethodPatch, mgmt("/config-types/"+id), map[string]any{"schema": map[string]any{}})
+		wantError(t, st, out, http.StatusBadRequest, "COULD_NOT_VALIDATE", "id")
+	}
+	for _, ok := range []struct{ typ, data string }{
+		{"intercept.v1", `{"protocols":["tcp"],"addresses":["app.ziti","10.0.0.0/24"],"portRanges":[{"low":80,"high":443}]}`},
+		{"host.v1", `{"protocol":"tcp","address":"localhost","port":8080}`},
+		{"host.v1", `{"forwardProtocol":true,"allowedProtocols":["tcp","udp"],"forwardAddress":true,"allowedAddresses":["10.0.0.0/8"],"forwardPort":true,"allowedPortRanges":[{"low":1,"high":65535}]}`},
+		{"host.v2", `{"terminators":[{"protocol":"udp","address":"dns.local","port":53,"portChecks":[{"interval":"5s","timeout":"1s","address":"dns.local:53"}]}]}`},
+		{"ziti-tunneler-client.v1", `{"hostname":"db.ziti","port":5432}`},
+		{"ziti-tunneler-server.v1", `{"protocol":"tcp","hostname":"db.internal","port":5432}`},
+	} {
+		body := `{"name":"c-` + ok.typ + `-` + strings.ReplaceAll(ok.data[2:8], `"`, "") + `","configTypeId":"` + ids[ok.typ] + `","data":` + ok.data + `}`
+		if st, out := ts.do(http.MethodPost, mgmt("/configs"), body); st != http.StatusCreated {
+			t.Fatalf("%s %s: %d %v", ok.typ, ok.data, st, out)
+		}
+	}
+	for _, bad := range []struct{ typ, data string }{
+		{"intercept.v1", `{"protocols":["icmp"],"addresses":["a"],"portRanges":[{"low":1,"high":2}]}`},
+		{"intercept.v1", `{"protocols":["tcp"],"addresses":[],"portRanges":[{"low":1,"high":2}]}`},
+		{"host.v1", `{"protocol":"tcp","address":"localhost"}`},
+		{"host.v2", `{"terminators":[]}`},
+		{"ziti-tunneler-client.v1", `{"hostname":"db.ziti","port":70000}`},
+	} {
+		body := `{"name":"bad","configTypeId":"` + ids[bad.typ] + `","data":` + bad.data + `}`
+		st, out := ts.do(http.MethodPost, mgmt("/configs"), body)
+		wantError(t, st, out, http.StatusBadRequest, "COULD_NOT_VALIDATE", "")
+	}
+
+	if got := ts.get("/identity-types/Default"); got["name"] != "Default" {
+		t.Fatalf("identity type Default: %v", got)
+	}
+	id := ts.create("/identities", map[string]any{"name": "cli-made", "type": "Default", "isAdmin": false})
+	if got := ts.get("/identities/" + id); got["typeId"] != "Default" || dig(got, "type", "name") != "Default" {
+		t.Fatalf("identity of type Default: typeId %v, type %v", got["typeId"], got["type"])
+	}
+}

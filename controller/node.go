@@ -148,6 +148,7 @@ func Start(ctx context.Context, cfg Config, log hclog.Logger, out io.Writer) (_ 
 		return nil, err
 	}
 	n.startMaintenance()
+	n.ensureBuiltins()
 	n.startPeerProbe(peerProbeInterval)
 	n.registerController(n.APIURL())
 	log.Info("node started", "id", nodeID, "api", n.APIURL(), "cluster", n.Raft.Addr())

@@ -15,6 +15,8 @@ const (
 	CmdControllerRemove   CommandType = "controller.remove"
 	// CmdJoinTokenDelete revokes an outstanding join token (command version 2).
 	CmdJoinTokenDelete CommandType = "joinToken.delete"
+	// CmdBuiltinsEnsure adds the built-in records a cluster lacks (command version 3).
+	CmdBuiltinsEnsure CommandType = "builtins.ensure"
 )
 
 // JoinTokenConsume is the payload of CmdJoinTokenConsume.
@@ -35,6 +37,9 @@ func registerCluster(f *FSM) {
 	})
 	on(f, CmdJoinTokenConsume, func(tx *store.Tx, p *JoinTokenConsume) (any, error) {
 		return nil, tx.ConsumeJoinToken(p.ID, p.At)
+	})
+	on(f, CmdBuiltinsEnsure, func(tx *store.Tx, b *store.Builtins) (any, error) {
+		return nil, tx.EnsureBuiltins(b)
 	})
 	on(f, CmdJoinTokenDelete, func(tx *store.Tx, p *Delete) (any, error) {
 		return nil, tx.DeleteJoinToken(p.ID)

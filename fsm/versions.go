@@ -14,12 +14,13 @@ import "fmt"
 // command type, never an edit of the old one.
 
 // CommandVersion is the newest command version this binary applies.
-const CommandVersion = 2
+const CommandVersion = 3
 
 // commandSince holds the command types newer than version 1 (the command
 // set of the binaries that did not publish a command version yet).
 var commandSince = map[CommandType]int{
 	CmdJoinTokenDelete: 2,
+	CmdBuiltinsEnsure:  3,
 }
 
 // VersionOf is the command version of t.

@@ -257,3 +257,20 @@ func TestSecondRunOnADataDirInUseIsRefused(t *testing.T) {
 		t.Errorf("the running node stopped serving: %v", err)
 	}
 }
+
+// A new cluster gets the built-in identity type and config types right after
+// its bootstrap.
+func TestNewClusterHasTheBuiltins(t *testing.T) {
+	t.Parallel()
+	n := startNode(t, nodeOpts{})
+	tok := login(t, n, adminUser, n.password)
+	waitUntil(t, "the built-in config types", 10*time.Second, func() error {
+		status, m := do(t, http.MethodGet, n.mgmt(`/config-types?filter=name%3D%22host.v2%22`), tok, nil)
+		if status != http.StatusOK || jint(t, m, "meta", "pagination", "totalCount") != 1 {
+			return fmt.Errorf("%d %s", status, js(m))
+		}
+		return nil
+	})
+	status, m := do(t, http.MethodGet, n.mgmt("/identity-types/Default"), tok, nil)
+	mustStatus(t, "identity type Default", status, m, http.StatusOK)
+}

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"edgectl/fsm"
 )
 
 // upgradeFrom is the release the upgrade test starts from: the last commit
@@ -122,9 +124,9 @@ func TestRollingUpgradeFromAnEarlierRelease(t *testing.T) {
 	// One node upgraded: a mixed cluster.
 	upgrade(2)
 	newNode := c.nodes[2]
-	waitUntil(t, "the upgraded node publishes command version 2", 15*time.Second, func() error {
+	waitUntil(t, "the upgraded node publishes its command version", 15*time.Second, func() error {
 		vs := controllerVersions(t, newNode, c.token)
-		if vs[c.ids[2]] != float64(2) || vs[c.ids[0]] != float64(1) || vs[c.ids[1]] != float64(1) {
+		if vs[c.ids[2]] != float64(fsm.CommandVersion) || vs[c.ids[0]] != float64(1) || vs[c.ids[1]] != float64(1) {
 			return fmt.Errorf("command versions %v", vs)
 		}
 		return nil
@@ -136,6 +138,12 @@ func TestRollingUpgradeFromAnEarlierRelease(t *testing.T) {
 	mustStatus(t, "a linearizable read on the new node", status, m, http.StatusOK)
 	if n := jint(t, m, "meta", "pagination", "totalCount"); n != 1 {
 		t.Fatalf("linearizable read on the new node found %d", n)
+	}
+	// The built-in config types wait for the last old node.
+	status, m = do(t, http.MethodGet, newNode.mgmt(`/config-types?filter=name%3D%22intercept.v1%22`), c.token, nil)
+	mustStatus(t, "config types on the new node", status, m, http.StatusOK)
+	if n := jint(t, m, "meta", "pagination", "totalCount"); n != 0 {
+		t.Fatalf("the built-in config types were added while old nodes remain")
 	}
 	// The command the old nodes lack is refused, naming one of them.
 	status, m = do(t, http.MethodPost, newNode.mgmt("/cluster/join-tokens"), c.token, map[string]any{"ttlSeconds": 600})
@@ -150,11 +158,11 @@ func TestRollingUpgradeFromAnEarlierRelease(t *testing.T) {
 	// The others, one by one.
 	upgrade(0)
 	upgrade(1)
-	waitUntil(t, "every node publishes command version 2", 15*time.Second, func() error {
+	waitUntil(t, "every node publishes the new command version", 15*time.Second, func() error {
 		for _, n := range c.nodes {
 			vs := controllerVersions(t, n, c.token)
 			for _, id := range c.ids {
-				if vs[id] != float64(2) {
+				if vs[id] != float64(fsm.CommandVersion) {
 					return fmt.Errorf("%s shows %v", n.name, vs)
 				}
 			}
@@ -163,6 +171,17 @@ func TestRollingUpgradeFromAnEarlierRelease(t *testing.T) {
 	})
 	status, m = do(t, http.MethodDelete, c.nodes[0].mgmt("/cluster/join-tokens/"+tokenID), c.token, nil)
 	mustStatus(t, "revoking the join token once every node is upgraded", status, m, http.StatusOK)
+	// The upgrade step adds the built-in config types once every member can
+	// apply the command that adds them.
+	waitUntil(t, "the built-in config types on every node", 30*time.Second, func() error {
+		for _, n := range c.nodes {
+			status, m := do(t, http.MethodGet, n.mgmt(`/config-types?filter=name%3D%22intercept.v1%22`), c.token, nil)
+			if status != http.StatusOK || jint(t, m, "meta", "pagination", "totalCount") != 1 {
+				return fmt.Errorf("%s: %d %s", n.name, status, js(m))
+			}
+		}
+		return nil
+	})
 	close(stop)
 	wg.Wait()
 

@@ -109,6 +109,9 @@ func (tx *Tx) CreateConfigType(t *ConfigType) error { return tx.Insert(KindConfi
 // changes, checked must hold every config of the type with the updatedAt the
 // proposer validated it at: a config written since makes the update stale.
 func (tx *Tx) UpdateConfigType(id string, p Patch, at time.Time, checked map[string]time.Time) error {
+	if IsBuiltinConfigType(id) {
+		return Invalid("id", "is a built-in config type: it cannot be changed", id)
+	}
 	_, _, err := tx.Update(KindConfigType, id, p, at, func(old, upd Record) error {
 		if SameJSON(old.(*ConfigType).Schema, upd.(*ConfigType).Schema) {
 			return nil
@@ -136,6 +139,9 @@ func (tx *Tx) UpdateConfigType(id string, p Patch, at time.Time, checked map[str
 func (tx *Tx) DeleteConfigType(id string) error {
 	if !tx.Exists(KindConfigType, id) {
 		return NotFound(KindConfigType.Entity, id)
+	}
+	if IsBuiltinConfigType(id) {
+		return Invalid("id", "is a built-in config type: it cannot be deleted", id)
 	}
 	if c := tx.First(KindConfig, "configType", id); c != nil {
 		return Referenced("config type %q is used by config %q (and maybe others)", id, c.GetID())

@@ -1,0 +1,115 @@
+package controller
+
+import (
+	"context"
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"edgectl/fsm"
+	"edgectl/store"
+)
+
+// The built-in records (store/builtins.go) and the step that adds them to a
+// cluster, new or upgraded.
+
+// tunnelDefinitions are the JSON schema definitions the tunneler config
+// types share: addresses, ports, protocols, health checks and the hosting
+// terminator of host.v1 and host.v2. Written for edgectl from the data the
+// tunnelers read; the config type names and ids are OpenZiti's.
+//
+//go:embed builtin/tunnel-definitions.json
+var tunnelDefinitions json.RawMessage
+
+// BuiltinRecords are the built-in identity type and config types, stamped at.
+func BuiltinRecords(at time.Time) *store.Builtins {
+	base := func(id string) store.Base { return store.Base{ID: id, CreatedAt: at, UpdatedAt: at} }
+	configType := func(id, name string, schema map[string]any) *store.ConfigType {
+		schema["$id"] = "https://edgectl.dev/schemas/" + name + ".json"
+		raw, err := json.Marshal(schema)
+		if err != nil {
+			panic(fmt.Sprintf("built-in schema %s: %v", name, err)) // constant data
+		}
+		return &store.ConfigType{Base: base(id), Named: store.Named{Name: name}, Schema: raw}
+	}
+	ref := func(def string) map[string]any { return map[string]any{"$ref": "#/definitions/" + def} }
+	withDefs := func(m map[string]any) map[string]any {
+		m["definitions"] = tunnelDefinitions
+		return m
+	}
+	hostPort := func(extra map[string]any) map[string]any {
+		props := map[string]any{"hostname": map[string]any{"type": "string"}, "port": ref("port")}
+		for k, v := range extra {
+			props[k] = v
+		}
+		return withDefs(map[string]any{"type": "object", "additionalProperties": false,
+			"required": []string{"hostname", "port"}, "properties": props})
+	}
+	return &store.Builtins{
+		IdentityTypes: []*store.IdentityType{{Base: base(store.IdentityTypeDefault), Named: store.Named{Name: store.IdentityTypeDefault}}},
+		ConfigTypes: []*store.ConfigType{
+			configType(store.ConfigTypeInterceptV1, "intercept.v1", withDefs(map[string]any{
+				"type": "object", "additionalProperties": false,
+				"required": []string{"protocols", "addresses", "portRanges"},
+				"properties": map[string]any{
+					"protocols":  ref("protocolSet"),
+					"addresses":  ref("addressSet"),
+					"portRanges": ref("portRangeSet"),
+					"dialOptions": map[string]any{"type": "object", "additionalProperties": false, "properties": map[string]any{
+						"identity": map[string]any{"type": "string"}, "connectTimeoutSeconds": ref("seconds")}},
+					"sourceIp":               map[string]any{"type": "string"},
+					"allowedSourceAddresses": ref("addressSet"),
+				},
+			})),
+			configType(store.ConfigTypeHostV1, "host.v1", withDefs(ref("terminator"))),
+			configType(store.ConfigTypeHostV2, "host.v2", withDefs(map[string]any{
+				"type": "object", "additionalProperties": false, "required": []string{"terminators"},
+				"properties": map[string]any{"terminators": map[string]any{"type": "array", "minItems": 1, "items": ref("terminator")}},
+			})),
+			configType(store.ConfigTypeTunnelerClientV1, "ziti-tunneler-client.v1", hostPort(nil)),
+			configType(store.ConfigTypeTunnelerServerV1, "ziti-tunneler-server.v1", hostPort(map[string]any{
+				"protocol":   map[string]any{"type": []string{"string", "null"}, "enum": []any{"tcp", "udp", nil}},
+				"portChecks": map[string]any{"type": "array", "items": ref("portCheck")},
+				"httpChecks": map[string]any{"type": "array", "items": ref("httpCheck")},
+			})),
+		},
+	}
+}
+
+// builtinsCheckInterval is how often the leader looks for missing built-in
+// records (until there are none: after an upgrade, once every member can
+// apply the command that adds them).
+const builtinsCheckInterval = 5 * time.Second
+
+// ensureBuiltins adds the missing built-in records, from the leader, in the
+// background.
+func (n *Node) ensureBuiltins() {
+	n.wg.Add(1)
+	go func() {
+		defer n.wg.Done()
+		wait := time.Duration(0)
+		for {
+			select {
+			case <-n.stopping:
+				return
+			case <-time.After(wait):
+			}
+			wait = builtinsCheckInterval
+			b := BuiltinRecords(time.Now().UTC())
+			if !n.Store.Read().MissingBuiltins(b) {
+				return
+			}
+			if !n.Raft.IsLeader() {
+				wait = time.Second // a new cluster elects its first leader in about that
+				continue
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			_, err := n.Writer.Do(ctx, fsm.CmdBuiltinsEnsure, b)
+			cancel()
+			if err != nil {
+				n.log.Info("built-in records not added yet", "reason", err)
+			}
+		}
+	}()
+}
