@@ -174,7 +174,7 @@ func (s *Server) getCAJWT(c *call) error {
 	if err != nil {
 		return err
 	}
-	jwt, err := a.SignEnrollmentJWT(pki.EnrollmentClaims{Issuer: s.cfg.AdvertiseURL + ClientPrefix, Subject: ca.ID,
+	jwt, err := s.signEnrollmentJWT(a, pki.EnrollmentClaims{Subject: ca.ID,
 		Method: "ca", ExpiresAt: cert.NotAfter, Controllers: s.controllerURLs()})
 	if err != nil {
 		return err

@@ -17,7 +17,7 @@ func checkRouterEnrollment(t *testing.T, ts *testServer, v map[string]any) {
 		t.Fatalf("enrollmentToken %q is not a UUID", tok)
 	}
 	c := authnClaims(t, v["enrollmentJwt"].(string))
-	if c["em"] != "erott" || c["sub"] != v["id"] || c["jti"] != tok || c["iss"] != ts.base+"/edge/client/v1" {
+	if c["em"] != "erott" || c["sub"] != v["id"] || c["jti"] != tok || c["iss"] != ts.base {
 		t.Fatalf("enrollment JWT claims %v for router %v", c, v["id"])
 	}
 	if v["enrollmentCreatedAt"] == nil || v["enrollmentExpiresAt"] == nil || v["isVerified"] != false || v["isOnline"] != false {

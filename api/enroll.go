@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -313,10 +314,30 @@ func (s *Server) enrollmentJWKS(c *call) error {
 	if err != nil {
 		return err
 	}
+	// The authority's key verifies JWTs made before nodes signed with their
+	// API server keys; then every node's key, this one's first.
+	own, err := a.AuthorityJWK()
+	if err != nil {
+		return err
+	}
+	keys := []json.RawMessage{own}
+	if s.jwtJWK != nil {
+		keys = append(keys, s.jwtJWK)
+	}
+	c.tx.Controllers(func(ctrl *store.Controller) bool {
+		if len(ctrl.JWK) > 0 && !slices.ContainsFunc(keys, func(k json.RawMessage) bool { return bytes.Equal(k, ctrl.JWK) }) {
+			keys = append(keys, ctrl.JWK)
+		}
+		return true
+	})
+	body, err := json.Marshal(map[string]any{"keys": keys})
+	if err != nil {
+		return err
+	}
 	c.wrote = true
 	c.w.Header().Set("Content-Type", "application/json")
 	c.w.WriteHeader(http.StatusOK)
-	_, _ = c.w.Write(a.JWKS())
+	_, _ = c.w.Write(body)
 	return nil
 }
 
@@ -328,7 +349,7 @@ func (s *Server) listNetworkJWTs(c *call) error {
 	if err != nil {
 		return err
 	}
-	jwt, err := a.SignEnrollmentJWT(pki.EnrollmentClaims{Issuer: s.cfg.AdvertiseURL + ClientPrefix, Method: "network",
+	jwt, err := s.signEnrollmentJWT(a, pki.EnrollmentClaims{Method: "network",
 		ExpiresAt: a.Intermediates()[0].NotAfter, Controllers: s.controllerURLs()})
 	if err != nil {
 		return err

@@ -29,8 +29,8 @@ func (s *Server) newEnrollment(tx *store.Tx, identityID, method string, caID, us
 	}
 	now := s.now()
 	token := newUUID()
-	jwt, err := a.SignEnrollmentJWT(pki.EnrollmentClaims{
-		Issuer: s.cfg.AdvertiseURL + ClientPrefix, Subject: identityID, JTI: token, Method: method,
+	jwt, err := s.signEnrollmentJWT(a, pki.EnrollmentClaims{
+		Subject: identityID, JTI: token, Method: method,
 		ExpiresAt: expires, Controllers: s.controllerURLs(),
 	})
 	if err != nil {
@@ -76,6 +76,20 @@ func (s *Server) newIdentityEnrollments(c *call, identityID string, e *identityE
 
 // controllerURLs are the API URLs of the controllers clients may use.
 // Conventions §10: ctrls holds the API URLs of every node; this node's first.
+// signEnrollmentJWT signs an enrollment (or CA, or network) JWT the way
+// OpenZiti's enrollers verify it: "iss" is this node's bare https://host:port
+// (they append the Client API path), and the signature is by the key of the
+// TLS server certificate that this node presents there (they fetch that
+// certificate and verify with its key). /enroll/jwks serves every node's key.
+// Without a server key (tests of encoders) the authority's key signs.
+func (s *Server) signEnrollmentJWT(a *pki.Authority, claims pki.EnrollmentClaims) (string, error) {
+	claims.Issuer = s.cfg.AdvertiseURL
+	if s.cfg.JWTKey == nil {
+		return a.SignEnrollmentJWT(claims)
+	}
+	return pki.SignEnrollmentJWTWith(s.cfg.JWTKey, s.jwtKid, claims)
+}
+
 func (s *Server) controllerURLs() []string {
 	urls := []string{s.cfg.AdvertiseURL}
 	s.Store.Read().Controllers(func(ctrl *store.Controller) bool {
@@ -328,4 +342,58 @@ func (s *Server) enrollmentView(tx *store.Tx, e *store.Enrollment) map[string]an
 		"ca":       ca,
 		"username": e.Username,
 	}
+}
+
+// LegacyJWTReissues returns up to max replacements for the outstanding
+// enrollment JWTs (identities' and routers') that the authority's key
+// signed, as every JWT was before nodes signed with their API server keys:
+// the same claims, signed by this node, with the bare issuer. An upgraded
+// cluster's leader proposes them (fsm.CmdJWTsReissue), so that OpenZiti's
+// enrollers can verify the JWTs an admin already holds or fetches again.
+func (s *Server) LegacyJWTReissues(max int) ([]store.JWTReissue, error) {
+	if s.cfg.JWTKey == nil {
+		return nil, nil
+	}
+	tx := s.Store.Read()
+	a, err := s.authority(tx)
+	if err != nil {
+		return nil, err
+	}
+	now := s.now()
+	var out []store.JWTReissue
+	var signErr error
+	add := func(kind, id, token, old string) bool {
+		claims := a.AuthorityClaims(old, now)
+		if claims == nil {
+			return true
+		}
+		claims.Controllers = s.controllerURLs()
+		jwt, err := s.signEnrollmentJWT(a, *claims)
+		if err != nil {
+			signErr = err
+			return false
+		}
+		out = append(out, store.JWTReissue{Kind: kind, ID: id, Token: token, JWT: jwt})
+		return len(out) < max
+	}
+	tx.Each(store.KindEnrollment, "id", func(r store.Record) bool {
+		e := r.(*store.Enrollment)
+		return add("enrollment", e.ID, e.Token, e.JWT)
+	})
+	for _, k := range []struct {
+		kind string
+		k    *store.Kind
+	}{{"edgeRouter", store.KindEdgeRouter}, {"router", store.KindRouter}} {
+		if len(out) >= max || signErr != nil {
+			break
+		}
+		tx.Each(k.k, "id", func(r store.Record) bool {
+			e, _ := routerState(r)
+			if e.EnrollmentJwt == nil || e.EnrollmentToken == nil {
+				return true
+			}
+			return add(k.kind, r.GetID(), *e.EnrollmentToken, *e.EnrollmentJwt)
+		})
+	}
+	return out, signErr
 }

@@ -3,6 +3,9 @@ package api_test
 import (
 	"bytes"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
@@ -49,6 +52,16 @@ type testServer struct {
 }
 
 const testAdminPassword = "admin-password-1"
+
+// testJWTKey stands in for an in-process server's API certificate key (an
+// in-process server has no TLS): it signs enrollment JWTs.
+var testJWTKey = func() *ecdsa.PrivateKey {
+	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		panic(err)
+	}
+	return k
+}()
 
 // startNode starts a one-node controller on loopback ports (edit may adjust
 // its configuration) and returns it with a pool that trusts its CA bundle.
@@ -118,7 +131,8 @@ func newTestServerWith(t *testing.T, edit func(*controller.Config)) *testServer 
 	base := "http://" + srv.Listener.Addr().String()
 	a := api.New(api.Deps{Store: st, Writer: w, Cluster: local, Hasher: auth.NewHasher(auth.DefaultParams),
 		Activity: auth.NewActivity(), Peers: local, Now: now},
-		api.Config{AdvertiseURL: base, SessionTimeout: cfg.SessionTimeout, BackupDir: t.TempDir(), JWKSRootCAs: cfg.JWKSRootCAs})
+		api.Config{AdvertiseURL: base, SessionTimeout: cfg.SessionTimeout, BackupDir: t.TempDir(), JWKSRootCAs: cfg.JWKSRootCAs,
+			JWTKey: testJWTKey})
 	srv.Config.Handler = a.Handler()
 	srv.Start()
 	t.Cleanup(srv.Close)

@@ -2,8 +2,10 @@ package api
 
 import (
 	"context"
+	"crypto"
 	"crypto/x509"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"sync"
@@ -63,6 +65,9 @@ type Config struct {
 	Version, Revision, BuildDate string
 	// JWKSRootCAs are the CAs trusted when fetching external JWT signers' key sets; nil = the system pool.
 	JWKSRootCAs *x509.CertPool
+	// JWTKey is the private key of this node's API server certificate: it
+	// signs enrollment JWTs (see signEnrollmentJWT).
+	JWTKey crypto.Signer
 	// ReadConsistency is the consistency of a GET without ?consistency=:
 	// ConsistencyLocal (the default) or ConsistencyLinearizable.
 	ReadConsistency string
@@ -104,6 +109,9 @@ type Server struct {
 	pkiCache  *pki.Authority
 	pkiSource []byte
 
+	jwtKid string          // the key id of cfg.JWTKey
+	jwtJWK json.RawMessage // its public JWK
+
 	authnSt authnState // per-node authentication state: throttle, JWKS cache, sealing key (api/authnstate.go)
 }
 
@@ -121,7 +129,18 @@ func New(d Deps, cfg Config) *Server {
 	if cfg.ReadConsistency == "" {
 		cfg.ReadConsistency = ConsistencyLocal
 	}
-	s := &Server{Deps: d, cfg: cfg, router: httprouter.New()}
+	var jwtKid string
+	var jwtJWK json.RawMessage
+	if cfg.JWTKey != nil {
+		var err error
+		if jwtKid, err = pki.KeyID(cfg.JWTKey.Public()); err == nil {
+			jwtJWK, err = pki.PublicJWK(cfg.JWTKey.Public(), jwtKid)
+		}
+		if err != nil {
+			panic(fmt.Sprintf("api: the API server key cannot sign JWTs: %v", err)) // the node made this key
+		}
+	}
+	s := &Server{Deps: d, cfg: cfg, router: httprouter.New(), jwtKid: jwtKid, jwtJWK: jwtJWK}
 	s.router.RedirectTrailingSlash = false
 	// An API answers a path with "..", "//" or the wrong case with 404,
 	// never with a redirect to another path.
@@ -150,6 +169,11 @@ func New(d Deps, cfg Config) *Server {
 
 // Handler serves both APIs.
 func (s *Server) Handler() http.Handler { return s.router }
+
+// JWK is the public JWK of the key this node signs enrollment JWTs with
+// (nil without one): each node publishes it in its controller record, so
+// that /enroll/jwks on any node verifies the JWTs of every node.
+func (s *Server) JWK() json.RawMessage { return s.jwtJWK }
 
 // now is the time of the request, in UTC.
 func (s *Server) now() time.Time { return s.Now().UTC() }

@@ -77,14 +77,17 @@ func BuiltinRecords(at time.Time) *store.Builtins {
 	}
 }
 
-// builtinsCheckInterval is how often the leader looks for missing built-in
-// records (until there are none: after an upgrade, once every member can
-// apply the command that adds them).
-const builtinsCheckInterval = 5 * time.Second
+// upgradeCheckInterval is how often the leader looks for what an upgrade
+// step still has to do (until nothing is left: after an upgrade, once every
+// member can apply the commands of the steps).
+const upgradeCheckInterval = 5 * time.Second
 
-// ensureBuiltins adds the missing built-in records, from the leader, in the
-// background.
-func (n *Node) ensureBuiltins() {
+// runUpgradeSteps brings the model up to what this release expects, from
+// the leader, in the background: the built-in records, and enrollment JWTs
+// signed the way OpenZiti's enrollers verify them. Each step is a command
+// of this release's command version, so a cluster with an older member
+// waits (the writer's gate refuses until then).
+func (n *Node) runUpgradeSteps() {
 	n.wg.Add(1)
 	go func() {
 		defer n.wg.Done()
@@ -95,9 +98,14 @@ func (n *Node) ensureBuiltins() {
 				return
 			case <-time.After(wait):
 			}
-			wait = builtinsCheckInterval
+			wait = upgradeCheckInterval
 			b := BuiltinRecords(time.Now().UTC())
-			if !n.Store.Read().MissingBuiltins(b) {
+			missing := n.Store.Read().MissingBuiltins(b)
+			jwts, err := n.API.LegacyJWTReissues(100)
+			if err != nil {
+				n.log.Warn("upgrade step: enrollment JWTs", "error", err)
+			}
+			if !missing && len(jwts) == 0 && err == nil {
 				return
 			}
 			if !n.Raft.IsLeader() {
@@ -105,11 +113,19 @@ func (n *Node) ensureBuiltins() {
 				continue
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			_, err := n.Writer.Do(ctx, fsm.CmdBuiltinsEnsure, b)
-			cancel()
-			if err != nil {
-				n.log.Info("built-in records not added yet", "reason", err)
+			if missing {
+				if _, err := n.Writer.Do(ctx, fsm.CmdBuiltinsEnsure, b); err != nil {
+					n.log.Info("upgrade step: built-in records not added yet", "reason", err)
+				}
 			}
+			if len(jwts) > 0 {
+				if _, err := n.Writer.Do(ctx, fsm.CmdJWTsReissue, jwts); err != nil {
+					n.log.Info("upgrade step: enrollment JWTs not reissued yet", "reason", err)
+				} else {
+					wait = 0 // the next batch
+				}
+			}
+			cancel()
 		}
 	}()
 }

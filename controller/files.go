@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"crypto"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
@@ -156,4 +157,10 @@ func verifyNodePeer(c *x509.Certificate) error {
 		return fmt.Errorf("certificate %q is not a controller node certificate", c.Subject.CommonName)
 	}
 	return nil
+}
+
+// signerOf is the private key of a TLS certificate, when it can sign.
+func signerOf(c tls.Certificate) crypto.Signer {
+	s, _ := c.PrivateKey.(crypto.Signer)
+	return s
 }

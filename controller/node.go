@@ -148,7 +148,7 @@ func Start(ctx context.Context, cfg Config, log hclog.Logger, out io.Writer) (_ 
 		return nil, err
 	}
 	n.startMaintenance()
-	n.ensureBuiltins()
+	n.runUpgradeSteps()
 	n.startPeerProbe(peerProbeInterval)
 	n.registerController(n.APIURL())
 	log.Info("node started", "id", nodeID, "api", n.APIURL(), "cluster", n.Raft.Addr())
@@ -221,6 +221,11 @@ func (n *Node) applyBootstrap(ctx context.Context, out io.Writer) error {
 		if _, err := n.Writer.Do(wctx, fsm.CmdBootstrap, b); err != nil {
 			return fmt.Errorf("apply bootstrap records: %w", err)
 		}
+		// A new cluster serves with its built-in records from the start
+		// (an upgraded one gets them from ensureBuiltins).
+		if _, err := n.Writer.Do(wctx, fsm.CmdBuiltinsEnsure, BuiltinRecords(b.At)); err != nil {
+			return fmt.Errorf("apply the built-in records: %w", err)
+		}
 		if password != "" {
 			fmt.Fprintf(out, "\nThe default admin %q was created with the password:\n\n    %s\n\nIt is shown only this once.\n\n",
 				n.cfg.AdminUsername, password)
@@ -262,7 +267,7 @@ func (n *Node) startAPI(certs *certMaterial) error {
 		Log: n.log.Named("api"), Activity: n.activity, Peers: n, Now: n.cfg.Now,
 	}, api.Config{AdvertiseURL: advertiseURL, SessionTimeout: n.cfg.SessionTimeout, BackupDir: filepath.Join(n.cfg.DataDir, "backups"),
 		Version: n.cfg.Version, Revision: n.cfg.Revision, BuildDate: n.cfg.BuildDate, JWKSRootCAs: n.cfg.JWKSRootCAs,
-		ReadConsistency: n.cfg.ReadConsistency})
+		ReadConsistency: n.cfg.ReadConsistency, JWTKey: signerOf(certs.api)})
 	n.http = &http.Server{
 		Handler: n.API.Handler(),
 		TLSConfig: &tls.Config{

@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"bytes"
 	"context"
 	"time"
 
@@ -19,7 +20,7 @@ const registerCheckInterval = 5 * time.Second
 // writes the record again whenever the model's copy differs.
 func (n *Node) registerController(apiURL string) {
 	rec := &store.Controller{Base: store.Base{ID: n.Raft.ID(), CreatedAt: time.Now().UTC()}, Named: store.Named{Name: n.Raft.ID()},
-		APIURL: apiURL, ClusterAddr: n.Raft.Addr(), Version: n.cfg.Version, CommandVersion: fsm.CommandVersion}
+		APIURL: apiURL, ClusterAddr: n.Raft.Addr(), Version: n.cfg.Version, CommandVersion: fsm.CommandVersion, JWK: n.API.JWK()}
 	rec.UpdatedAt = rec.CreatedAt
 	ctx, cancel := context.WithCancel(context.Background())
 	n.wg.Add(1)
@@ -54,7 +55,7 @@ func (n *Node) registerController(apiURL string) {
 func (n *Node) needsRegister(rec *store.Controller) bool {
 	cur := n.Store.Read().Controller(rec.ID)
 	if cur != nil && cur.APIURL == rec.APIURL && cur.ClusterAddr == rec.ClusterAddr &&
-		cur.Version == rec.Version && cur.CommandVersion == rec.CommandVersion {
+		cur.Version == rec.Version && cur.CommandVersion == rec.CommandVersion && bytes.Equal(cur.JWK, rec.JWK) {
 		return false
 	}
 	members, err := n.Raft.Members()
@@ -80,6 +81,9 @@ func (n *Node) commandGate(t fsm.CommandType) error {
 	}
 	tx := n.Store.Read()
 	for _, m := range members {
+		if m.ID == n.Raft.ID() {
+			continue // this binary: it applies what it proposes, record or not
+		}
 		release, cv := "", 1
 		if c := tx.Controller(m.ID); c != nil {
 			release, cv = c.Version, max(c.CommandVersion, 1)

@@ -17,6 +17,8 @@ const (
 	CmdJoinTokenDelete CommandType = "joinToken.delete"
 	// CmdBuiltinsEnsure adds the built-in records a cluster lacks (command version 3).
 	CmdBuiltinsEnsure CommandType = "builtins.ensure"
+	// CmdJWTsReissue replaces enrollment JWTs signed the old way (command version 3).
+	CmdJWTsReissue CommandType = "jwts.reissue"
 )
 
 // JoinTokenConsume is the payload of CmdJoinTokenConsume.
@@ -40,6 +42,9 @@ func registerCluster(f *FSM) {
 	})
 	on(f, CmdBuiltinsEnsure, func(tx *store.Tx, b *store.Builtins) (any, error) {
 		return nil, tx.EnsureBuiltins(b)
+	})
+	on(f, CmdJWTsReissue, func(tx *store.Tx, p *[]store.JWTReissue) (any, error) {
+		return nil, tx.ReissueJWTs(*p)
 	})
 	on(f, CmdJoinTokenDelete, func(tx *store.Tx, p *Delete) (any, error) {
 		return nil, tx.DeleteJoinToken(p.ID)

@@ -21,6 +21,7 @@ const CommandVersion = 3
 var commandSince = map[CommandType]int{
 	CmdJoinTokenDelete: 2,
 	CmdBuiltinsEnsure:  3,
+	CmdJWTsReissue:     3,
 }
 
 // VersionOf is the command version of t.

@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"crypto/tls"
 	"fmt"
 	"net/http"
 	"os"
@@ -10,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/golang-jwt/jwt/v5"
 
 	"edgectl/fsm"
 )
@@ -121,6 +124,10 @@ func TestRollingUpgradeFromAnEarlierRelease(t *testing.T) {
 		c.nodes[i] = nn
 	}
 
+	// An enrollment made by the old release: its JWT is signed the old way.
+	legacy := createIdentity(t, c.nodes[0], c.token, map[string]any{"name": "legacy-enrollee", "type": "Device", "isAdmin": false,
+		"enrollment": map[string]any{"ott": true}})
+
 	// One node upgraded: a mixed cluster.
 	upgrade(2)
 	newNode := c.nodes[2]
@@ -182,6 +189,13 @@ func TestRollingUpgradeFromAnEarlierRelease(t *testing.T) {
 		}
 		return nil
 	})
+	// The upgrade step reissues the old enrollment's JWT so that OpenZiti's
+	// enrollers verify it (issuer's server certificate key, bare issuer).
+	waitUntil(t, "the legacy enrollment JWT verifies as the SDK checks it", 30*time.Second, func() error {
+		tok, _ := jget(getIdentity(t, c.nodes[1], c.token, legacy), "enrollment", "ott", "jwt").(string)
+		_, err := verifyAsSDK(tok)
+		return err
+	})
 	close(stop)
 	wg.Wait()
 
@@ -201,4 +215,25 @@ func TestRollingUpgradeFromAnEarlierRelease(t *testing.T) {
 	}
 	lists := c.convergedIdentities(30 * time.Second)
 	checkWrites(t, all, lists[0])
+}
+
+// verifyAsSDK checks an enrollment JWT the way openziti/sdk-golang's
+// enroller does: the key of the TLS certificate that the server at "iss"
+// presents must verify it. It returns the claims.
+func verifyAsSDK(token string) (jwt.MapClaims, error) {
+	claims := jwt.MapClaims{}
+	_, err := jwt.NewParser().ParseWithClaims(token, claims, func(tok *jwt.Token) (any, error) {
+		iss, _ := tok.Claims.(jwt.MapClaims)["iss"].(string)
+		if strings.Count(iss, "/") != 2 {
+			return nil, fmt.Errorf("iss %q is not a bare https://host:port", iss)
+		}
+		insecure := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} //nolint:gosec // as the SDK does
+		resp, err := insecure.Get(iss)
+		if err != nil {
+			return nil, err
+		}
+		resp.Body.Close()
+		return resp.TLS.PeerCertificates[0].PublicKey, nil
+	})
+	return claims, err
 }

@@ -2,11 +2,17 @@ package pki
 
 import (
 	"bytes"
+	"crypto"
 	"crypto/ecdsa"
+	"crypto/ed25519"
+	"crypto/rsa"
+	"crypto/sha256"
+	"crypto/x509"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/big"
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
@@ -34,6 +40,56 @@ type wireClaims struct {
 // SignEnrollmentJWT signs claims with ES256 and sets the "kid" header to
 // the authority's key id.
 func (a *Authority) SignEnrollmentJWT(claims EnrollmentClaims) (string, error) {
+	return SignEnrollmentJWTWith(a.signKey, a.kid, claims)
+}
+
+// AuthorityClaims returns the claims of token when the authority's key
+// signed it and it has not expired at now (an enrollment JWT made before
+// nodes signed with their API server keys), else nil.
+func (a *Authority) AuthorityClaims(token string, now time.Time) *EnrollmentClaims {
+	c, err := a.ParseEnrollmentJWT(token, now)
+	if err != nil {
+		return nil
+	}
+	return c
+}
+
+// signingMethod is the JWT algorithm of a key.
+func signingMethod(key crypto.Signer) (jwt.SigningMethod, error) {
+	switch k := key.Public().(type) {
+	case *ecdsa.PublicKey:
+		switch k.Curve.Params().BitSize {
+		case 256:
+			return jwt.SigningMethodES256, nil
+		case 384:
+			return jwt.SigningMethodES384, nil
+		case 521:
+			return jwt.SigningMethodES512, nil
+		}
+	case *rsa.PublicKey:
+		return jwt.SigningMethodRS256, nil
+	case ed25519.PublicKey:
+		return jwt.SigningMethodEdDSA, nil
+	}
+	return nil, fmt.Errorf("pki: no JWT algorithm for a %T key", key.Public())
+}
+
+// KeyID is the "kid" of a public key: the base64url SHA-256 of its
+// SubjectPublicKeyInfo (RFC 7638 in spirit, over the DER form).
+func KeyID(pub crypto.PublicKey) (string, error) {
+	der, err := x509.MarshalPKIXPublicKey(pub)
+	if err != nil {
+		return "", fmt.Errorf("pki: key id: %w", err)
+	}
+	sum := sha256.Sum256(der)
+	return base64.RawURLEncoding.EncodeToString(sum[:]), nil
+}
+
+// SignEnrollmentJWTWith signs claims with key (ES256/384/512, RS256 or
+// EdDSA, by the key) and sets the "kid" header to kid. OpenZiti's enrollers
+// verify the signature with the key of the TLS certificate the server at
+// "iss" presents, so a node signs with its API server certificate's key.
+func SignEnrollmentJWTWith(key crypto.Signer, kid string, claims EnrollmentClaims) (string, error) {
 	if claims.ExpiresAt.IsZero() {
 		return "", fmt.Errorf("%w: enrollment token needs an expiry", ErrBadRequest)
 	}
@@ -47,9 +103,13 @@ func (a *Authority) SignEnrollmentJWT(claims EnrollmentClaims) (string, error) {
 		Method:      claims.Method,
 		Controllers: claims.Controllers,
 	}
-	tok := jwt.NewWithClaims(jwt.SigningMethodES256, wc)
-	tok.Header["kid"] = a.kid
-	s, err := tok.SignedString(a.signKey)
+	method, err := signingMethod(key)
+	if err != nil {
+		return "", err
+	}
+	tok := jwt.NewWithClaims(method, wc)
+	tok.Header["kid"] = kid
+	s, err := tok.SignedString(key)
 	if err != nil {
 		return "", fmt.Errorf("pki: sign enrollment token: %w", err)
 	}
@@ -100,6 +160,38 @@ type jwk struct {
 	Kid string `json:"kid"`
 	Use string `json:"use"`
 	Alg string `json:"alg"`
+}
+
+// PublicJWK is the JSON Web Key of an EC (P-256/384/521), RSA or Ed25519
+// public key, for a key set that verifies enrollment JWTs.
+func PublicJWK(pub crypto.PublicKey, kid string) (json.RawMessage, error) {
+	m := map[string]string{"kid": kid, "use": "sig"}
+	switch k := pub.(type) {
+	case *ecdsa.PublicKey:
+		pt, err := k.Bytes()
+		if err != nil {
+			return nil, fmt.Errorf("pki: JWK: %w", err)
+		}
+		n := (len(pt) - 1) / 2
+		m["kty"], m["crv"] = "EC", k.Curve.Params().Name
+		m["x"], m["y"] = base64.RawURLEncoding.EncodeToString(pt[1:1+n]), base64.RawURLEncoding.EncodeToString(pt[1+n:])
+		m["alg"] = map[int]string{256: "ES256", 384: "ES384", 521: "ES512"}[k.Curve.Params().BitSize]
+	case *rsa.PublicKey:
+		m["kty"], m["alg"] = "RSA", "RS256"
+		m["n"] = base64.RawURLEncoding.EncodeToString(k.N.Bytes())
+		m["e"] = base64.RawURLEncoding.EncodeToString(big.NewInt(int64(k.E)).Bytes())
+	case ed25519.PublicKey:
+		m["kty"], m["crv"], m["alg"] = "OKP", "Ed25519", "EdDSA"
+		m["x"] = base64.RawURLEncoding.EncodeToString(k)
+	default:
+		return nil, fmt.Errorf("pki: no JWK for a %T key", pub)
+	}
+	return json.Marshal(m)
+}
+
+// AuthorityJWK is the authority's own signing key as a JWK.
+func (a *Authority) AuthorityJWK() (json.RawMessage, error) {
+	return PublicJWK(&a.signKey.PublicKey, a.kid)
 }
 
 // JWKS returns the enrollment signing public key as a JSON Web Key Set

@@ -1,5 +1,7 @@
 package store
 
+import "encoding/json"
+
 // Controller is a node of the cluster as clients see it: its name and the
 // URL of its APIs. Each node registers itself when it starts.
 type Controller struct {
@@ -12,6 +14,8 @@ type Controller struct {
 	// which applies version 1).
 	Version        string `json:"version,omitempty"`
 	CommandVersion int    `json:"commandVersion,omitempty"`
+	// JWK is the public key the node signs enrollment JWTs with.
+	JWK json.RawMessage `json:"jwk,omitempty"`
 }
 
 // RecordName is the node's name.

@@ -143,3 +143,55 @@ func (tx *Tx) RefreshEnrollment(id, token, jwt string, expiresAt, at time.Time) 
 
 // DeleteEnrollment removes an enrollment.
 func (tx *Tx) DeleteEnrollment(id string) error { return tx.Remove(KindEnrollment, id) }
+
+// JWTReissue replaces the JWT of an outstanding enrollment: an identity's
+// (Kind "enrollment") or a router's ("edgeRouter", "router"), whose one-time
+// token is still Token.
+type JWTReissue struct {
+	Kind  string `json:"kind"`
+	ID    string `json:"id"`
+	Token string `json:"token"`
+	JWT   string `json:"jwt"`
+}
+
+// ReissueJWTs applies items; one whose record is gone or whose token changed
+// since (used, or replaced by a re-enrollment) is skipped.
+func (tx *Tx) ReissueJWTs(items []JWTReissue) error {
+	for _, it := range items {
+		switch it.Kind {
+		case "enrollment":
+			e, err := GetAs[*Enrollment](tx, KindEnrollment, it.ID)
+			if err != nil || e.Token != it.Token {
+				continue
+			}
+			cp := *e
+			cp.JWT = it.JWT
+			if err := tx.Replace(KindEnrollment, &cp); err != nil {
+				return err
+			}
+		case "edgeRouter":
+			r, err := GetAs[*EdgeRouter](tx, KindEdgeRouter, it.ID)
+			if err != nil || r.EnrollmentToken == nil || *r.EnrollmentToken != it.Token {
+				continue
+			}
+			cp := *r
+			jwt := it.JWT
+			cp.EnrollmentJwt = &jwt
+			if err := tx.Replace(KindEdgeRouter, &cp); err != nil {
+				return err
+			}
+		case "router":
+			r, err := GetAs[*Router](tx, KindRouter, it.ID)
+			if err != nil || r.EnrollmentToken == nil || *r.EnrollmentToken != it.Token {
+				continue
+			}
+			cp := *r
+			jwt := it.JWT
+			cp.EnrollmentJwt = &jwt
+			if err := tx.Replace(KindRouter, &cp); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
