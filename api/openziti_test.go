@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"io"
 	"net/http"
+	"net/url"
 	"os/exec"
 	"strings"
 	"testing"
@@ -154,5 +155,44 @@ func TestOpenZiti_BuiltinsAndTheDefaultIdentityType(t *testing.T) {
 	id := ts.create("/identities", map[string]any{"name": "cli-made", "type": "Default", "isAdmin": false})
 	if got := ts.get("/identities/" + id); got["typeId"] != "Default" || dig(got, "type", "name") != "Default" {
 		t.Fatalf("identity of type Default: typeId %v, type %v", got["typeId"], got["type"])
+	}
+}
+
+// TestOpenZiti_FilterTrueAndOpenZitiFieldNames: "true limit N" lists
+// everything (what the clients send), and OpenZiti's symbol names work as
+// aliases of ours and are listed in meta.filterableFields.
+func TestOpenZiti_FilterTrueAndOpenZitiFieldNames(t *testing.T) {
+	t.Parallel()
+	ts := newTestServer(t)
+	ident := ts.authnIdentity("alias-user", map[string]any{"enrollment": map[string]any{"ott": true}})
+	ts.create("/authenticators", map[string]any{"identityId": ident, "method": "updb", "username": "alias-user", "password": "Alias-pass-1"})
+	ts.login("alias-user", "Alias-pass-1")
+
+	q := func(f string) string { return "?filter=" + url.QueryEscape(f) }
+	if data, total := ts.list("/identities" + q("true skip 0 limit 2")); len(data) != 2 || total < 2 {
+		t.Fatalf("true skip 0 limit 2: %d of %d", len(data), total)
+	}
+	if _, total := ts.list("/identities" + q("false")); total != 0 {
+		t.Fatalf("false: %d", total)
+	}
+	for _, c := range []struct{ path, filter string }{
+		{"/authenticators", `identity = "` + ident + `"`},
+		{"/api-sessions", `identity = "` + ident + `"`},
+		{"/enrollments", `identity = "` + ident + `"`},
+		{"/identities", `type = "User" and id = "` + ident + `"`},
+	} {
+		st, out := ts.do(http.MethodGet, mgmt(c.path+q(c.filter)), nil)
+		if st != 200 || dig(out, "meta", "pagination", "totalCount") != float64(1) {
+			t.Fatalf("%s %s: %d %v", c.path, c.filter, st, out)
+		}
+		fields, _ := dig(out, "meta", "filterableFields").([]any)
+		want := strings.Fields(c.filter)[0]
+		found := false
+		for _, f := range fields {
+			found = found || f == want
+		}
+		if !found {
+			t.Fatalf("%s: %q not in filterableFields %v", c.path, want, fields)
+		}
 	}
 }

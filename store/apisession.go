@@ -52,6 +52,12 @@ var apiSessionFilterFields = map[string]filter.Field{
 	"isMfaRequired":        {Type: filter.Bool, Get: func(r any) any { return r.(*APISession).IsMfaRequired }},
 	"isMfaComplete":        {Type: filter.Bool, Get: func(r any) any { return r.(*APISession).IsMfaComplete }},
 	"cachedLastActivityAt": {Type: filter.Time, Get: func(r any) any { return r.(*APISession).CachedLastActivityAt }},
+	// OpenZiti's names for the same fields.
+	"identity":       {Type: filter.String, Get: func(r any) any { return r.(*APISession).IdentityID }},
+	"authenticator":  {Type: filter.String, Get: func(r any) any { return r.(*APISession).AuthenticatorID }},
+	"mfaRequired":    {Type: filter.Bool, Get: func(r any) any { return r.(*APISession).IsMfaRequired }},
+	"mfaComplete":    {Type: filter.Bool, Get: func(r any) any { return r.(*APISession).IsMfaComplete }},
+	"lastActivityAt": {Type: filter.Time, Get: func(r any) any { return r.(*APISession).CachedLastActivityAt }},
 }
 
 // CreateAPISession stores a new API session.

@@ -38,6 +38,9 @@ var authenticatorFilterFields = map[string]filter.Field{
 	"username":          {Type: filter.String, Get: func(r any) any { return r.(*Authenticator).Username }},
 	"fingerprint":       {Type: filter.String, Get: func(r any) any { return r.(*Authenticator).Fingerprint }},
 	"isExtendRequested": filter.BoolField(func(r any) bool { return r.(*Authenticator).IsExtendRequested }),
+	// OpenZiti's names for the same fields.
+	"identity":        {Type: filter.String, Get: func(r any) any { return r.(*Authenticator).IdentityID }},
+	"certFingerprint": {Type: filter.String, Get: func(r any) any { return r.(*Authenticator).Fingerprint }},
 }
 
 func (tx *Tx) insertAuthenticator(a *Authenticator) error {

@@ -34,6 +34,8 @@ var enrollmentFilterFields = map[string]filter.Field{
 	"expiresAt":  {Type: filter.Time, Get: func(r any) any { return r.(*Enrollment).ExpiresAt }},
 	"caId":       {Type: filter.String, Get: func(r any) any { return optString(r.(*Enrollment).CaID) }},
 	"username":   {Type: filter.String, Get: func(r any) any { return optString(r.(*Enrollment).Username) }},
+	// OpenZiti's name for identityId.
+	"identity": {Type: filter.String, Get: func(r any) any { return r.(*Enrollment).IdentityID }},
 }
 
 // credentialOf is the authenticator method an enrollment method yields:

@@ -63,6 +63,7 @@ var KindIdentity = &Kind{Table: "identities", Entity: "identity", Named: true,
 
 var identityFilterFields = map[string]filter.Field{
 	"typeId":                   {Type: filter.String, Get: func(r any) any { return r.(*Identity).TypeID }},
+	"type":                     {Type: filter.String, Get: func(r any) any { return r.(*Identity).TypeID }}, // OpenZiti's name
 	"type.id":                  {Type: filter.String, Get: func(r any) any { return r.(*Identity).TypeID }},
 	"type.name":                {Type: filter.String, Get: func(r any) any { return r.(*Identity).TypeID }},
 	"isAdmin":                  {Type: filter.Bool, Get: func(r any) any { return r.(*Identity).IsAdmin }},

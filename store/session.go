@@ -28,6 +28,10 @@ var KindSession = &Kind{Table: "sessions", Entity: "session",
 		"identityId":   filter.StringField(func(r any) string { return r.(*Session).IdentityID }),
 		"serviceId":    filter.StringField(func(r any) string { return r.(*Session).ServiceID }),
 		"type":         filter.StringField(func(r any) string { return r.(*Session).Type }),
+		// OpenZiti's names for the same fields.
+		"apiSession": filter.StringField(func(r any) string { return r.(*Session).APISessionID }),
+		"identity":   filter.StringField(func(r any) string { return r.(*Session).IdentityID }),
+		"service":    filter.StringField(func(r any) string { return r.(*Session).ServiceID }),
 	})}
 
 // CreateSession stores a session after checking, deterministically, that its

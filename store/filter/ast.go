@@ -180,6 +180,15 @@ type isEmptyNode struct {
 	field fieldRef
 }
 
+// constNode is "true" or "false" as a whole condition (OpenZiti's clients
+// send "true limit 10" to list everything).
+type constNode struct {
+	pos   int
+	value bool
+}
+
+func (n *constNode) write(b *strings.Builder, _ node) { b.WriteString(strconv.FormatBool(n.value)) }
+
 func (n *logicNode) write(b *strings.Builder, parent node) {
 	// "or" binds looser than "and" and "not"; "and" only looser than "not".
 	paren := false

@@ -63,6 +63,9 @@ func (c *compiler) expr(n node) (matchFunc, *Error) {
 		return func(rec any) bool { return len(get(rec)) == 0 }, nil
 	case *cmpNode:
 		return c.cmp(n)
+	case *constNode:
+		v := n.value
+		return func(any) bool { return v }, nil
 	}
 	// Unreachable: the parser builds only the node types above.
 	return nil, errorf(0, "internal error: unknown expression node %T", n)

@@ -219,3 +219,19 @@ func TestQuery_HasConditionOnlyWithAnExpression(t *testing.T) {
 		}
 	}
 }
+
+// TestMatch_TrueAndFalseAsConditions: OpenZiti's clients send "true" (and
+// "true limit 10") to ask for everything.
+func TestMatch_TrueAndFalseAsConditions(t *testing.T) {
+	r := &item{name: "web"}
+	checkMatches(t, `true`, yes(r))
+	checkMatches(t, `false`, no(r))
+	checkMatches(t, `not false`, yes(r))
+	checkMatches(t, `true and name = "db"`, no(r))
+	checkMatches(t, `false or name = "web"`, yes(r))
+	checkMatches(t, `(true) and not (false)`, yes(r))
+	q := mustCompile(t, `true skip 0 limit 2`)
+	if n, ok, _ := q.Limit(); !q.Match(r) || !ok || n != 2 || q.Expr() != "true skip 0 limit 2" {
+		t.Fatalf("true skip 0 limit 2: match %v, limit %d, expr %q", q.Match(r), n, q.Expr())
+	}
+}

@@ -13,7 +13,7 @@ import (
 //	query   = [ or ] [ "sort" "by" key { "," key } ] [ "skip" int ] [ "limit" ( int | "none" ) ]
 //	or      = and { "or" and }
 //	and     = unary { "and" unary }
-//	unary   = "not" unary | "(" or ")" | "isEmpty" "(" field ")" | operand cmp
+//	unary   = "not" unary | "(" or ")" | "isEmpty" "(" field ")" | "true" | "false" | operand cmp
 //	operand = field | ( "anyOf" | "allOf" | "count" ) "(" field ")"
 //	cmp     = ( "=" | "!=" | "<" | "<=" | ">" | ">=" ) value
 //	        | [ "not" ] ( "contains" | "icontains" ) value
@@ -170,6 +170,8 @@ func (p *parser) parseUnary() (node, *Error) {
 		}
 		p.depth--
 		return x, p.advance()
+	case p.isKeyword("true", "false"):
+		return &constNode{pos: start.pos, value: start.text == "true"}, p.advance()
 	case start.kind == tFunc:
 		fn, ref, err := p.parseCall()
 		if err != nil {
@@ -185,7 +187,7 @@ func (p *parser) parseUnary() (node, *Error) {
 		}
 		return p.parseCmp(&cmpNode{field: fieldRef{name: start.text, pos: start.pos}})
 	}
-	what := `a condition (a field, "(", "not" or isEmpty(...))`
+	what := `a condition (a field, "(", "not", isEmpty(...), true or false)`
 	if p.prev.kind != tEOF {
 		what += " after " + p.after()
 	}
