@@ -66,7 +66,7 @@ func caFields(m mode) []field {
 		{name: "isOttCaEnrollmentEnabled", kind: fBool, required: true},
 		{name: "identityNameFormat", kind: fString, required: m == modePut, nullable: m != modePut, min: 1, max: 255,
 			def: defaultIdentityNameFormat},
-		{name: "externalIdClaim", kind: fCustom, nullable: true, custom: decodeExternalIDClaim},
+		{name: "externalIdClaim", kind: fCustom, nullable: true, patchEmptyKeeps: true, custom: decodeExternalIDClaim},
 		tagsField,
 	}
 }

@@ -28,6 +28,16 @@ func urlDecoder(name string, httpsOnly bool) func(json.RawMessage) (any, error) 
 	}
 }
 
+// emptyIsNull makes the decoder of an optional string field take "" as null.
+func emptyIsNull(dec func(json.RawMessage) (any, error)) func(json.RawMessage) (any, error) {
+	return func(raw json.RawMessage) (any, error) {
+		if string(raw) == `""` {
+			return nil, nil
+		}
+		return dec(raw)
+	}
+}
+
 // decodeSignerCert accepts a PEM certificate.
 func decodeSignerCert(raw json.RawMessage) (any, error) {
 	var s string
@@ -53,7 +63,8 @@ var extJWTSignerFields = []field{
 	{name: "kid", kind: fString, nullable: true, min: 1, max: 1024},
 	{name: "claimsProperty", kind: fString, nullable: true, min: 1, max: 255, def: "sub"},
 	{name: "useExternalId", kind: fBool, nullable: true, def: false},
-	{name: "externalAuthUrl", kind: fCustom, nullable: true, custom: urlDecoder("externalAuthUrl", false)},
+	// Generated clients send "" for an unset URL: it means null.
+	{name: "externalAuthUrl", kind: fCustom, nullable: true, custom: emptyIsNull(urlDecoder("externalAuthUrl", false))},
 	tagsField,
 }
 

@@ -251,6 +251,9 @@ type field struct {
 	create   bool      // create only: not part of PUT or PATCH
 	// patchNullKeeps: in a PATCH, null leaves the field as it is (as if absent).
 	patchNullKeeps bool
+	// patchEmptyKeeps: in a PATCH, an empty object {} leaves the field as it
+	// is (what generated clients send for an object they do not change).
+	patchEmptyKeeps bool
 	// custom decodes and checks a fCustom field, returning the value to store.
 	custom func(raw json.RawMessage) (any, error)
 }
@@ -282,6 +285,12 @@ func (p *parsed) set(name string, v any) error {
 // has reports whether the body carried the field (null included).
 func (p *parsed) has(name string) bool { _, ok := p.raw[name]; return ok }
 
+// isEmptyObject reports whether raw is {} (with any spacing).
+func isEmptyObject(raw json.RawMessage) bool {
+	var m map[string]json.RawMessage
+	return json.Unmarshal(raw, &m) == nil && m != nil && len(m) == 0
+}
+
 // parseFields validates raw against fields for the mode. For create and PUT
 // every field ends up in the patch (absent ones at their default), for PATCH
 // only the fields present.
@@ -297,6 +306,8 @@ func parseFields(raw map[string]json.RawMessage, fields []field, m mode) (*parse
 		var v any
 		switch {
 		case isNull && m == modePatch && f.patchNullKeeps:
+			continue
+		case present && m == modePatch && f.patchEmptyKeeps && isEmptyObject(rv):
 			continue
 		case present && !isNull:
 			var err error

@@ -196,3 +196,59 @@ func TestOpenZiti_FilterTrueAndOpenZitiFieldNames(t *testing.T) {
 		}
 	}
 }
+
+// TestOpenZiti_WhatGeneratedClientsSend: the shapes OpenZiti's CLI and
+// generated clients send for "not set" and "no change", MAC addresses in any
+// common spelling, AnyOf for PROCESS_MULTI, and dynamicCost on terminators.
+func TestOpenZiti_WhatGeneratedClientsSend(t *testing.T) {
+	t.Parallel()
+	ts := newTestServer(t)
+	// "externalAuthUrl": "" is not set.
+	body := signerBody("gen-idp", "https://gen.example")
+	body["externalAuthUrl"] = ""
+	signer := ts.create("/external-jwt-signers", body)
+	if got := ts.get("/external-jwt-signers/" + signer); got["externalAuthUrl"] != nil {
+		t.Fatalf("externalAuthUrl %v, want null", got["externalAuthUrl"])
+	}
+	// PATCH with null role arrays changes nothing of them.
+	sp := ts.create("/service-policies", map[string]any{"name": "gen-sp", "type": "Dial", "semantic": "AnyOf",
+		"identityRoles": []string{"#a"}, "serviceRoles": []string{"#b"}, "postureCheckRoles": []string{"#c"}})
+	if st, out := ts.do(http.MethodPatch, mgmt("/service-policies/"+sp), map[string]any{"name": "gen-sp2",
+		"identityRoles": nil, "serviceRoles": nil, "postureCheckRoles": nil}); st != 200 {
+		t.Fatalf("patch: %d %v", st, out)
+	}
+	got := ts.get("/service-policies/" + sp)
+	if got["name"] != "gen-sp2" || dig(got, "identityRoles").([]any)[0] != "#a" || dig(got, "postureCheckRoles").([]any)[0] != "#c" {
+		t.Fatalf("after a PATCH with null roles: %v", got)
+	}
+	// MAC addresses bare, with colons or dashes, any case; shown normalised.
+	mac := ts.create("/posture-checks", map[string]any{"name": "gen-mac", "typeId": "MAC",
+		"macAddresses": []string{"aabbccddeeff", "00:11:22:33:44:5a", "0A-0B-0C-0D-0E-0F"}})
+	macs := ts.get("/posture-checks/" + mac)["macAddresses"].([]any)
+	if len(macs) != 3 || macs[0] != "AA-BB-CC-DD-EE-FF" || macs[1] != "00-11-22-33-44-5A" || macs[2] != "0A-0B-0C-0D-0E-0F" {
+		t.Fatalf("macAddresses %v", macs)
+	}
+	st, out := ts.do(http.MethodPost, mgmt("/posture-checks"), map[string]any{"name": "bad-mac", "typeId": "MAC", "macAddresses": []string{"aabbccddeef"}})
+	wantError(t, st, out, http.StatusBadRequest, "COULD_NOT_VALIDATE", "macAddresses[0]")
+	// AnyOf for PROCESS_MULTI.
+	ts.create("/posture-checks", map[string]any{"name": "gen-multi", "typeId": "PROCESS_MULTI", "semantic": "AnyOf",
+		"processes": []any{map[string]any{"osType": "Linux", "path": "/usr/bin/agent"}}})
+	// A CA PATCH with an empty externalIdClaim object changes nothing of it.
+	claim := map[string]any{"location": "COMMON_NAME", "matcher": "ALL", "matcherCriteria": "", "parser": "NONE", "parserCriteria": "", "index": 0}
+	cab := caBody("gen-ca", newAuthnCA(t, "Gen Root").pem)
+	cab["externalIdClaim"] = claim
+	ca := ts.create("/cas", cab)
+	if st, out := ts.do(http.MethodPatch, mgmt("/cas/"+ca), map[string]any{"name": "gen-ca2", "externalIdClaim": map[string]any{}}); st != 200 {
+		t.Fatalf("CA patch: %d %v", st, out)
+	}
+	if got := ts.get("/cas/" + ca); got["name"] != "gen-ca2" || dig(got, "externalIdClaim", "location") != "COMMON_NAME" {
+		t.Fatalf("CA after a PATCH with {} externalIdClaim: %v", got)
+	}
+	// dynamicCost on terminators.
+	svc := ts.create("/services", map[string]any{"name": "gen-svc"})
+	er := ts.create("/edge-routers", map[string]any{"name": "gen-er"})
+	term := ts.create("/terminators", map[string]any{"service": svc, "router": er, "binding": "transport", "address": "tcp:x:1", "cost": 7})
+	if got := ts.get("/terminators/" + term); got["dynamicCost"] != float64(7) {
+		t.Fatalf("terminator: %v", got)
+	}
+}

@@ -11,8 +11,10 @@ import (
 )
 
 // rolesField is a role array (conventions §6): each entry #attr, #all or @id.
+// In a PATCH, null leaves it as it is: generated clients send null for the
+// role arrays they do not change.
 func rolesField(name string) field {
-	return field{name: name, kind: fCustom, nullable: true, def: []string{}, custom: func(raw json.RawMessage) (any, error) {
+	return field{name: name, kind: fCustom, nullable: true, def: []string{}, patchNullKeeps: true, custom: func(raw json.RawMessage) (any, error) {
 		var roles []string
 		if err := unmarshalField(name, raw, &roles); err != nil {
 			return nil, err

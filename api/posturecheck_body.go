@@ -109,14 +109,21 @@ func decodeOperatingSystems(raw json.RawMessage) (any, error) {
 // normalizeMAC returns a MAC address in upper-case dash-separated form. Dash
 // and colon separators are accepted (one kind per address), in either case.
 func normalizeMAC(s string) (string, bool) {
-	if len(s) != 17 {
+	var parts []string
+	switch len(s) {
+	case 12: // bare, as generated clients and OpenZiti's CLI send it
+		for i := 0; i < 12; i += 2 {
+			parts = append(parts, s[i:i+2])
+		}
+	case 17:
+		sep := s[2]
+		if sep != '-' && sep != ':' {
+			return "", false
+		}
+		parts = strings.Split(s, string(sep))
+	default:
 		return "", false
 	}
-	sep := s[2]
-	if sep != '-' && sep != ':' {
-		return "", false
-	}
-	parts := strings.Split(s, string(sep))
 	if len(parts) != 6 {
 		return "", false
 	}
@@ -141,7 +148,7 @@ func decodeMacAddresses(raw json.RawMessage) (any, error) {
 	for i, s := range l {
 		m, ok := normalizeMAC(s)
 		if !ok {
-			return nil, invalidField(fmt.Sprintf("macAddresses[%d]", i), "must be a hardware address such as AA-BB-CC-DD-EE-FF", s)
+			return nil, invalidField(fmt.Sprintf("macAddresses[%d]", i), "must be a hardware address: AA-BB-CC-DD-EE-FF, aa:bb:cc:dd:ee:ff or aabbccddeeff", s)
 		}
 		l[i] = m
 	}

@@ -66,7 +66,8 @@ var postureTypes = map[string]postureType{
 	},
 	policy.CheckProcessMulti: {
 		fields: []field{
-			{name: "semantic", kind: fString, required: true, enum: []string{"AllOf", "OneOf"}},
+			// AnyOf is what generated clients send for OneOf: the same meaning, shown as sent.
+			{name: "semantic", kind: fString, required: true, enum: []string{"AllOf", "OneOf", "AnyOf"}},
 			{name: "processes", kind: fCustom, required: true, custom: decodeProcesses},
 		},
 		view: func(pc *store.PostureCheck, v map[string]any) {

@@ -121,7 +121,7 @@ func TestPostureChecks_EveryRuleRejectsABadValueAndStoresNothing(t *testing.T) {
 		{"PROCESS short hash", proc("path", "/a", "hashes", []string{"abc"}), "process.hashes[0]"},
 		{"PROCESS bad fingerprint", proc("path", "/a", "signerFingerprints", []string{pcSHA256}), "process.signerFingerprints[0]"},
 		{"MULTI no semantic", pcBody("PROCESS_MULTI", "x", "processes", []any{map[string]any{"path": "/a"}}), "semantic"},
-		{"MULTI bad semantic", pcBody("PROCESS_MULTI", "x", "semantic", "AnyOf", "processes", []any{map[string]any{"path": "/a"}}), "semantic"},
+		{"MULTI bad semantic", pcBody("PROCESS_MULTI", "x", "semantic", "SomeOf", "processes", []any{map[string]any{"path": "/a"}}), "semantic"},
 		{"MULTI empty", pcBody("PROCESS_MULTI", "x", "semantic", "AllOf", "processes", []any{}), "processes"},
 		{"MULTI bad hash", pcBody("PROCESS_MULTI", "x", "semantic", "AllOf", "processes", []any{map[string]any{"path": "/a"}, map[string]any{"path": "/b", "hashes": []string{pcSHA1}}}), "processes[1].hashes[0]"},
 		{"DOMAIN missing", pcBody("DOMAIN", "x"), "domains"},

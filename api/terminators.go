@@ -50,21 +50,24 @@ func (s *Server) terminatorView(tx *store.Tx, t *store.Terminator) map[string]an
 		rk, rpath = store.KindEdgeRouter, "edge-routers"
 	}
 	return map[string]any{
-		"_links":     selfLinks("terminators", t.ID),
-		"id":         t.ID,
-		"createdAt":  t.CreatedAt,
-		"updatedAt":  t.UpdatedAt,
-		"tags":       tagsOrEmpty(t.Tags),
-		"service":    s.entityRef(tx, store.KindService, "services", t.ServiceID),
-		"serviceId":  t.ServiceID,
-		"router":     s.entityRef(tx, rk, rpath, t.RouterID),
-		"routerId":   t.RouterID,
-		"binding":    t.Binding,
-		"address":    t.Address,
-		"identity":   t.Identity,
-		"cost":       t.Cost,
-		"precedence": t.Precedence,
-		"hostId":     t.HostID,
+		"_links":    selfLinks("terminators", t.ID),
+		"id":        t.ID,
+		"createdAt": t.CreatedAt,
+		"updatedAt": t.UpdatedAt,
+		"tags":      tagsOrEmpty(t.Tags),
+		"service":   s.entityRef(tx, store.KindService, "services", t.ServiceID),
+		"serviceId": t.ServiceID,
+		"router":    s.entityRef(tx, rk, rpath, t.RouterID),
+		"routerId":  t.RouterID,
+		"binding":   t.Binding,
+		"address":   t.Address,
+		"identity":  t.Identity,
+		"cost":      t.Cost,
+		// dynamicCost is the cost the routers' load adds to; without router
+		// data it is the static cost (OpenZiti's clients read it).
+		"dynamicCost": t.Cost,
+		"precedence":  t.Precedence,
+		"hostId":      t.HostID,
 	}
 }
 

@@ -227,7 +227,7 @@ func evalProcesses(c *Check, d *Data, _ time.Time, r *Result) bool {
 		}
 	}
 	note(r.Actual, "processes", actual)
-	if c.TypeID == CheckProcessMulti && c.Semantic == "OneOf" {
+	if c.TypeID == CheckProcessMulti && (c.Semantic == "OneOf" || c.Semantic == "AnyOf") {
 		return passed > 0
 	}
 	return len(c.Processes) > 0 && passed == len(c.Processes)
