@@ -252,3 +252,28 @@ func TestOpenZiti_WhatGeneratedClientsSend(t *testing.T) {
 		t.Fatalf("terminator: %v", got)
 	}
 }
+
+// TestConfigDataChangeMovesTheOverridingIdentitysMarker: an identity's
+// service-config override shows a config; a change of that config's data
+// moves the identity's lastChangeAt (its tunneler must fetch the services
+// again).
+func TestConfigDataChangeMovesTheOverridingIdentitysMarker(t *testing.T) {
+	t.Parallel()
+	ts := newTestServer(t)
+	id, cl := ts.newClientIdentity("overrider", "ov")
+	svc := ts.create("/services", map[string]any{"name": "ov-svc", "roleAttributes": []string{"ov"}})
+	ts.create("/service-policies", map[string]any{"name": "ov-dial", "type": "Dial", "semantic": "AnyOf",
+		"identityRoles": []string{"#ov"}, "serviceRoles": []string{"#ov"}})
+	cfg := ts.create("/configs", map[string]any{"name": "ov-cfg", "configTypeId": "f2dd2df0-9c04-4b84-a91e-71437ac229f1",
+		"data": map[string]any{"hostname": "a.ziti", "port": 80}})
+	if st, out := ts.do(http.MethodPost, mgmt("/identities/"+id+"/service-configs"), []any{map[string]any{"serviceId": svc, "configId": cfg}}); st != 200 {
+		t.Fatalf("override: %d %v", st, out)
+	}
+	before := cl.lastChange()
+	if st, out := ts.do(http.MethodPatch, mgmt("/configs/"+cfg), map[string]any{"data": map[string]any{"hostname": "b.ziti", "port": 81}}); st != 200 {
+		t.Fatalf("config patch: %d %v", st, out)
+	}
+	if after := cl.lastChange(); !after.After(before) {
+		t.Fatalf("lastChangeAt did not move when the override's config changed: %v → %v", before, after)
+	}
+}

@@ -135,11 +135,17 @@ func (tx *Tx) recordChanged(k *Kind, old, upd Record) error {
 	return nil
 }
 
+// markServicesOfConfig marks what shows a config: the services it is
+// attached to, and the identities whose service-config overrides use it.
 func (tx *Tx) markServicesOfConfig(configID string) error {
-	var services []string
-	tx.Each(KindService, "configs", func(s Record) bool { services = append(services, s.GetID()); return true }, configID)
-	for _, s := range services {
-		if err := tx.mark("s:" + s); err != nil {
+	var marks []string
+	tx.Each(KindService, "configs", func(s Record) bool { marks = append(marks, "s:"+s.GetID()); return true }, configID)
+	tx.Each(KindIdentityServiceConfig, "config", func(r Record) bool {
+		marks = append(marks, "i:"+r.(*IdentityServiceConfig).IdentityID)
+		return true
+	}, configID)
+	for _, m := range marks {
+		if err := tx.mark(m); err != nil {
 			return err
 		}
 	}
