@@ -156,6 +156,7 @@ func newTestServerWith(t *testing.T, edit func(*controller.Config)) *testServer 
 	}
 	ts := &testServer{t: t, base: base, api: a, store: st, writer: w, client: &http.Client{Timeout: 30 * time.Second},
 		local: local, now: now}
+	installSpecCheck(t, ts)
 	ts.token = ts.login(cfg.AdminUsername, cfg.AdminPassword)
 	return ts
 }

@@ -15,31 +15,34 @@ type resource struct {
 	path   string
 	view   func(tx *store.Tx, r store.Record) any
 	routes func() []route
+	// fields are the writable fields of its create (and PUT and PATCH),
+	// for the OpenAPI document; nil for a read-only resource.
+	fields []field
 }
 
 // resourceTable lists the resources. Policies appear once per policy kind.
 func (s *Server) resourceTable() []resource {
 	rs := []resource{
-		{store.KindIdentity, "identities", func(tx *store.Tx, r store.Record) any { return s.identityView(tx, r.(*store.Identity)) }, s.identityRoutes},
-		{store.KindIdentityType, "identity-types", func(_ *store.Tx, r store.Record) any { return namedView(r, "identity-types") }, s.identityTypeRoutes},
-		{store.KindAPISession, "api-sessions", func(tx *store.Tx, r store.Record) any { return s.apiSessionView(tx, r.(*store.APISession), "") }, s.apiSessionRoutes},
-		{store.KindAuthPolicy, "auth-policies", func(_ *store.Tx, r store.Record) any { return authPolicyView(r.(*store.AuthPolicy)) }, s.authPolicyRoutes},
-		{store.KindAuthenticator, "authenticators", func(tx *store.Tx, r store.Record) any { return s.authenticatorMgmtView(tx, r.(*store.Authenticator)) }, s.authenticatorRoutes},
-		{store.KindCA, "cas", func(_ *store.Tx, r store.Record) any { return caView(r.(*store.CA)) }, s.caRoutes},
-		{store.KindExternalJWTSigner, "external-jwt-signers", func(_ *store.Tx, r store.Record) any { return extJWTSignerView(r.(*store.ExternalJWTSigner)) }, s.extJWTSignerRoutes},
-		{store.KindEnrollment, "enrollments", func(tx *store.Tx, r store.Record) any { return s.enrollmentView(tx, r.(*store.Enrollment)) }, s.enrollmentRoutes},
-		{store.KindConfigType, "config-types", func(_ *store.Tx, r store.Record) any { return configTypeView(r.(*store.ConfigType)) }, s.configTypeRoutes},
-		{store.KindConfig, "configs", func(tx *store.Tx, r store.Record) any { return s.configView(tx, r.(*store.Config)) }, s.configRoutes},
-		{store.KindService, "services", func(tx *store.Tx, r store.Record) any { return s.serviceView(tx, r.(*store.Service)) }, s.serviceRoutes},
-		{store.KindTerminator, "terminators", func(tx *store.Tx, r store.Record) any { return s.terminatorView(tx, r.(*store.Terminator)) }, s.terminatorRoutes},
-		{store.KindEdgeRouter, "edge-routers", func(_ *store.Tx, r store.Record) any { return edgeRouterView(r.(*store.EdgeRouter)) }, s.edgeRouterRoutes},
-		{store.KindRouter, "routers", func(_ *store.Tx, r store.Record) any { return routerView(r.(*store.Router), "routers") }, s.routerRoutes},
-		{store.KindPostureCheck, "posture-checks", func(_ *store.Tx, r store.Record) any { return postureCheckView(r.(*store.PostureCheck)) }, s.postureCheckRoutes},
-		{store.KindSession, "sessions", func(tx *store.Tx, r store.Record) any { return s.sessionView(tx, r.(*store.Session)) }, s.sessionRoutes},
+		{store.KindIdentity, "identities", func(tx *store.Tx, r store.Record) any { return s.identityView(tx, r.(*store.Identity)) }, s.identityRoutes, identityFields},
+		{store.KindIdentityType, "identity-types", func(_ *store.Tx, r store.Record) any { return namedView(r, "identity-types") }, s.identityTypeRoutes, nil},
+		{store.KindAPISession, "api-sessions", func(tx *store.Tx, r store.Record) any { return s.apiSessionView(tx, r.(*store.APISession), "") }, s.apiSessionRoutes, nil},
+		{store.KindAuthPolicy, "auth-policies", func(_ *store.Tx, r store.Record) any { return authPolicyView(r.(*store.AuthPolicy)) }, s.authPolicyRoutes, authPolicyFields(modeCreate)},
+		{store.KindAuthenticator, "authenticators", func(tx *store.Tx, r store.Record) any { return s.authenticatorMgmtView(tx, r.(*store.Authenticator)) }, s.authenticatorRoutes, authenticatorCreateFields},
+		{store.KindCA, "cas", func(_ *store.Tx, r store.Record) any { return caView(r.(*store.CA)) }, s.caRoutes, caFields(modeCreate)},
+		{store.KindExternalJWTSigner, "external-jwt-signers", func(_ *store.Tx, r store.Record) any { return extJWTSignerView(r.(*store.ExternalJWTSigner)) }, s.extJWTSignerRoutes, extJWTSignerFields},
+		{store.KindEnrollment, "enrollments", func(tx *store.Tx, r store.Record) any { return s.enrollmentView(tx, r.(*store.Enrollment)) }, s.enrollmentRoutes, enrollmentCreateFields},
+		{store.KindConfigType, "config-types", func(_ *store.Tx, r store.Record) any { return configTypeView(r.(*store.ConfigType)) }, s.configTypeRoutes, configTypeFields},
+		{store.KindConfig, "configs", func(tx *store.Tx, r store.Record) any { return s.configView(tx, r.(*store.Config)) }, s.configRoutes, configFields},
+		{store.KindService, "services", func(tx *store.Tx, r store.Record) any { return s.serviceView(tx, r.(*store.Service)) }, s.serviceRoutes, serviceFields},
+		{store.KindTerminator, "terminators", func(tx *store.Tx, r store.Record) any { return s.terminatorView(tx, r.(*store.Terminator)) }, s.terminatorRoutes, terminatorFields},
+		{store.KindEdgeRouter, "edge-routers", func(_ *store.Tx, r store.Record) any { return edgeRouterView(r.(*store.EdgeRouter)) }, s.edgeRouterRoutes, edgeRouterFields},
+		{store.KindRouter, "routers", func(_ *store.Tx, r store.Record) any { return routerView(r.(*store.Router), "routers") }, s.routerRoutes, routerFields},
+		{store.KindPostureCheck, "posture-checks", func(_ *store.Tx, r store.Record) any { return postureCheckView(r.(*store.PostureCheck)) }, s.postureCheckRoutes, postureCommonFields},
+		{store.KindSession, "sessions", func(tx *store.Tx, r store.Record) any { return s.sessionView(tx, r.(*store.Session)) }, s.sessionRoutes, nil},
 	}
 	for _, pf := range s.policyFamilies() {
 		rs = append(rs, resource{pf.kind, pf.path, func(tx *store.Tx, r store.Record) any { return s.policyView(tx, pf, r) },
-			func() []route { return s.policyRoutes(pf) }})
+			func() []route { return s.policyRoutes(pf) }, pf.fields})
 	}
 	return rs
 }
