@@ -4,7 +4,7 @@ VERSION ?= v0.1.0
 REVISION := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 LDFLAGS := -X main.version=$(VERSION) -X main.revision=$(REVISION) -X main.buildDate=$(shell date -u +%Y-%m-%dT%H:%M:%SZ)
 
-.PHONY: build run cluster test bench chaos fuzz vet clean
+.PHONY: build run cluster test bench chaos openziti fuzz vet clean
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o bin/edgectl ./cmd/edgectl
@@ -37,6 +37,10 @@ bench: build
 # killed, paused and cut off for 3 minutes, then every write and the register histories checked.
 chaos:
 	EDGECTL_CHAOS_DURATION=3m $(GO) test -count=1 -timeout 20m -run 'TestClusterChaos|TestRegisterChecker' -v ./integration/
+
+# OpenZiti's own `ziti` CLI (v1.7.2, built from the module proxy) driven against a fresh node.
+openziti:
+	sh scripts/openziti-cli.sh
 
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzCompile -fuzztime 60s ./store/filter/
