@@ -256,6 +256,8 @@ type field struct {
 	patchEmptyKeeps bool
 	// custom decodes and checks a fCustom field, returning the value to store.
 	custom func(raw json.RawMessage) (any, error)
+	// schema describes a fCustom field in the OpenAPI document (nil: any value).
+	schema map[string]any
 }
 
 func (f *field) target() string {

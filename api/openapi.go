@@ -255,8 +255,11 @@ func fieldSchema(f *field) map[string]any {
 		sc = map[string]any{"type": "object", "additionalProperties": map[string]any{"type": "string", "enum": f.enum}}
 	case fTime:
 		sc = map[string]any{"type": "string", "format": "date-time"}
-	default: // fCustom: its decoder says; described as any JSON value
+	default: // fCustom: its decoder says; described by its schema, else as any value
 		sc = map[string]any{}
+		for k, v := range f.schema {
+			sc[k] = v
+		}
 	}
 	if f.nullable {
 		sc["nullable"] = true

@@ -14,21 +14,22 @@ import (
 // In a PATCH, null leaves it as it is: generated clients send null for the
 // role arrays they do not change.
 func rolesField(name string) field {
-	return field{name: name, kind: fCustom, nullable: true, def: []string{}, patchNullKeeps: true, custom: func(raw json.RawMessage) (any, error) {
-		var roles []string
-		if err := unmarshalField(name, raw, &roles); err != nil {
-			return nil, err
-		}
-		for i, r := range roles {
-			if _, err := policy.ParseSelector([]string{r}, policy.AllOf); err != nil {
-				return nil, invalidField(fmt.Sprintf("%s[%d]", name, i), "a role must be #attribute, #all or @id", r)
+	return field{name: name, kind: fCustom, nullable: true, def: []string{}, patchNullKeeps: true,
+		schema: map[string]any{"type": "array", "items": map[string]any{"type": "string"}}, custom: func(raw json.RawMessage) (any, error) {
+			var roles []string
+			if err := unmarshalField(name, raw, &roles); err != nil {
+				return nil, err
 			}
-		}
-		if roles == nil {
-			roles = []string{}
-		}
-		return roles, nil
-	}}
+			for i, r := range roles {
+				if _, err := policy.ParseSelector([]string{r}, policy.AllOf); err != nil {
+					return nil, invalidField(fmt.Sprintf("%s[%d]", name, i), "a role must be #attribute, #all or @id", r)
+				}
+			}
+			if roles == nil {
+				roles = []string{}
+			}
+			return roles, nil
+		}}
 }
 
 var semanticField = field{name: "semantic", kind: fString, required: true, enum: []string{policy.AllOf, policy.AnyOf}}

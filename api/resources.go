@@ -2,6 +2,7 @@ package api
 
 import (
 	"fmt"
+	"strings"
 
 	"edgectl/store"
 )
@@ -57,4 +58,31 @@ func (s *Server) viewOf(k *store.Kind) func(tx *store.Tx, r store.Record) any {
 		}
 	}
 	panic(fmt.Sprintf("api: no resource serves kind %s", k.Table))
+}
+
+// ResourceInfo describes one Management API resource for clients such as
+// the CLI: its path, whether its records have names, and its relation lists
+// (GET /path/{id}/relation).
+type ResourceInfo struct {
+	Path      string
+	Named     bool
+	Relations []string
+}
+
+// ManagementResources lists the Management API's resources from the same
+// resource and route tables the server is built from.
+func ManagementResources() []ResourceInfo {
+	s := New(Deps{Store: store.New()}, Config{})
+	var out []ResourceInfo
+	for _, r := range s.resources {
+		info := ResourceInfo{Path: r.path, Named: r.kind.Named}
+		prefix := "/" + r.path + "/:id/"
+		for _, rt := range s.routes {
+			if rt.api == managementAPI && rt.method == get && strings.HasPrefix(rt.path, prefix) && !strings.Contains(rt.path[len(prefix):], "/") {
+				info.Relations = append(info.Relations, rt.path[len(prefix):])
+			}
+		}
+		out = append(out, info)
+	}
+	return out
 }

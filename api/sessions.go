@@ -180,13 +180,65 @@ func (s *Server) policyAdvice(c *call) error {
 		ref["isOnline"] = false
 		common = append(common, ref)
 	}
+	grants := policy.PairGrants(c.tx, ident.ID, svc.ID)
 	c.ok(map[string]any{
 		"identityId": ident.ID, "identity": s.entityRef(c.tx, store.KindIdentity, "identities", ident.ID),
 		"serviceId": svc.ID, "service": s.entityRef(c.tx, store.KindService, "services", svc.ID),
 		"isDialAllowed": dial, "isBindAllowed": bind,
 		"identityRouterCount": len(mine), "serviceRouterCount": len(theirs), "commonRouters": common,
+		// Extensions for `edgectl why`: the granting policies by type, and
+		// each of their posture checks judged for every API session of the
+		// identity now (a grant with checks holds for a session that passes
+		// them all).
+		"dialPolicies": s.grantPolicies(c.tx, grants, "Dial"), "bindPolicies": s.grantPolicies(c.tx, grants, "Bind"),
+		"postureChecks": s.grantChecks(c.tx, ident.ID, grants),
 	})
 	return nil
+}
+
+// grantPolicies are the policies of grants of type typ, as references.
+func (s *Server) grantPolicies(tx *store.Tx, grants []policy.Grant, typ string) []any {
+	out := []any{}
+	for _, g := range grants {
+		if g.Type == typ {
+			out = append(out, s.entityRef(tx, store.KindServicePolicy, "service-policies", g.PolicyID))
+		}
+	}
+	return out
+}
+
+// grantChecks judges each posture check of grants for every API session of
+// the identity.
+func (s *Server) grantChecks(tx *store.Tx, identityID string, grants []policy.Grant) []any {
+	var sessions []*store.APISession
+	tx.Each(store.KindAPISession, "identity", func(r store.Record) bool {
+		sessions = append(sessions, r.(*store.APISession))
+		return true
+	}, identityID)
+	out := []any{}
+	seen := map[string]bool{}
+	for _, g := range grants {
+		for _, id := range g.Checks {
+			if seen[g.PolicyID+"/"+id] {
+				continue
+			}
+			seen[g.PolicyID+"/"+id] = true
+			ref := s.entityRef(tx, store.KindPostureCheck, "posture-checks", id)
+			ref["policyId"], ref["policyType"] = g.PolicyID, g.Type
+			judged := []any{}
+			for _, sess := range sessions {
+				ok, fail := s.checkPasses(tx, sess, id)
+				j := map[string]any{"apiSessionId": sess.ID, "passed": ok}
+				if fail != nil {
+					j["expected"], j["actual"] = fail.ExpectedValue, fail.ActualValue
+				}
+				judged = append(judged, j)
+			}
+			ref["apiSessions"] = judged
+			out = append(out, ref)
+		}
+	}
+	return out
 }
 
 // sessionRoutes are the session operations, and what an identity's session requests met.

@@ -4,31 +4,24 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
-	"strings"
 	"text/tabwriter"
 	"time"
 
 	"edgectl/api"
 	"edgectl/controller"
+
+	"github.com/spf13/cobra"
 )
 
-const clusterUsage = `Usage:
-  edgectl cluster list                [--data-dir DIR]
-  edgectl cluster join-token          [--data-dir DIR] [--ttl 1h]
-  edgectl cluster add ID ADDRESS      [--data-dir DIR] [--nonvoter]
-  edgectl cluster remove ID           [--data-dir DIR]
-  edgectl cluster transfer-leadership [ID] [--data-dir DIR]
-
-These talk to the node running on DIR through its local admin socket (DIR/admin.sock).
-`
+// Cluster commands talk to the node running on --data-dir through its local
+// admin socket (DIR/admin.sock), except `cluster status` without
+// --data-dir, which uses the login profile.
 
 // socketClient is an HTTP client that reaches the node's admin socket.
 func socketClient(dataDir string) *http.Client {
@@ -50,7 +43,7 @@ func adminCall(dataDir, method, path string, body any) (json.RawMessage, error) 
 	req, _ := http.NewRequest(method, "http://local"+api.ManagementPrefix+path, rd)
 	resp, err := socketClient(dataDir).Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("is a node running on %s? %w", dataDir, err)
+		return nil, fmt.Errorf("is a node running on %s? %w", dataDir, unwrapURLError(err))
 	}
 	defer resp.Body.Close()
 	raw, _ := io.ReadAll(resp.Body)
@@ -61,39 +54,27 @@ func adminCall(dataDir, method, path string, body any) (json.RawMessage, error) 
 		} `json:"error"`
 	}
 	if err := json.Unmarshal(raw, &env); err != nil {
-		return nil, fmt.Errorf("unexpected answer (%d): %s", resp.StatusCode, raw)
+		return nil, fmt.Errorf("unexpected answer (%d): %.200s", resp.StatusCode, raw)
 	}
 	if env.Error != nil {
-		return nil, fmt.Errorf("%s: %s", env.Error.Code, env.Error.Message)
+		return nil, &apiError{Status: resp.StatusCode, Code: env.Error.Code, Message: env.Error.Message}
 	}
 	return env.Data, nil
 }
 
-func clusterCmd(args []string) error {
-	if len(args) == 0 {
-		fmt.Fprint(os.Stderr, clusterUsage)
-		return errors.New("a cluster subcommand is required")
+func clusterCmd() *cobra.Command {
+	var dataDir string
+	cmd := &cobra.Command{
+		Use:   "cluster",
+		Short: "Cluster membership, through the node on --data-dir (status: also through the login profile)",
+		Args:  cobra.NoArgs,
+		RunE:  func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
-	sub := args[0]
-	fs := flag.NewFlagSet("cluster "+sub, flag.ContinueOnError)
-	dataDir := fs.String("data-dir", "./data", "data directory of the running node")
-	ttl := fs.Duration("ttl", time.Hour, "how long the join token stays valid")
-	nonvoter := fs.Bool("nonvoter", false, "add the member as a non-voter")
-	// Flags may come before or after the positional arguments.
-	var pos []string
-	rest := args[1:]
-	for len(rest) > 0 {
-		if err := fs.Parse(rest); err != nil {
-			return err
-		}
-		rest = fs.Args()
-		if len(rest) > 0 {
-			pos, rest = append(pos, rest[0]), rest[1:]
-		}
-	}
-	switch sub {
-	case "list":
-		data, err := adminCall(*dataDir, http.MethodGet, "/cluster/members", nil)
+	cmd.PersistentFlags().StringVar(&dataDir, "data-dir", "", "data directory of the node running on this machine (default ./data)")
+	dir := func() string { return firstNonEmpty(dataDir, "./data") }
+
+	list := &cobra.Command{Use: "list", Short: "List the members", Args: cobra.NoArgs, RunE: func(*cobra.Command, []string) error {
+		data, err := adminCall(dir(), http.MethodGet, "/cluster/members", nil)
 		if err != nil {
 			return err
 		}
@@ -111,8 +92,11 @@ func clusterCmd(args []string) error {
 			fmt.Fprintf(tw, "%v\t%v\t%v\t%v\t%s\n", m["id"], m["address"], m["isLeader"], m["isVoter"], apiURL)
 		}
 		return tw.Flush()
-	case "join-token":
-		data, err := adminCall(*dataDir, http.MethodPost, "/cluster/join-tokens", map[string]any{"ttlSeconds": int64(ttl.Seconds())})
+	}}
+
+	var ttl time.Duration
+	joinToken := &cobra.Command{Use: "join-token", Short: "Make a one-use join token", Args: cobra.NoArgs, RunE: func(*cobra.Command, []string) error {
+		data, err := adminCall(dir(), http.MethodPost, "/cluster/join-tokens", map[string]any{"ttlSeconds": int64(ttl.Seconds())})
 		if err != nil {
 			return err
 		}
@@ -124,26 +108,71 @@ func clusterCmd(args []string) error {
 		fmt.Println(out.Token)
 		fmt.Fprintf(os.Stderr, "valid once, until %s\n", out.ExpiresAt.Format(time.RFC3339))
 		return nil
-	case "add":
-		if len(pos) != 2 {
-			return errors.New("usage: edgectl cluster add ID ADDRESS")
-		}
-		_, err := adminCall(*dataDir, http.MethodPost, "/cluster/members", map[string]any{"id": pos[0], "address": pos[1], "isVoter": !*nonvoter})
+	}}
+	joinToken.Flags().DurationVar(&ttl, "ttl", time.Hour, "how long the join token stays valid")
+
+	var nonvoter bool
+	add := &cobra.Command{Use: "add ID ADDRESS", Short: "Add a node that has this cluster's certificates", Args: cobra.ExactArgs(2),
+		RunE: func(_ *cobra.Command, args []string) error {
+			_, err := adminCall(dir(), http.MethodPost, "/cluster/members", map[string]any{"id": args[0], "address": args[1], "isVoter": !nonvoter})
+			return err
+		}}
+	add.Flags().BoolVar(&nonvoter, "nonvoter", false, "add the member as a non-voter")
+
+	remove := &cobra.Command{Use: "remove ID", Short: "Remove a member", Args: cobra.ExactArgs(1), RunE: func(_ *cobra.Command, args []string) error {
+		_, err := adminCall(dir(), http.MethodDelete, "/cluster/members/"+args[0], nil)
 		return err
-	case "remove":
-		if len(pos) != 1 {
-			return errors.New("usage: edgectl cluster remove ID")
-		}
-		_, err := adminCall(*dataDir, http.MethodDelete, "/cluster/members/"+pos[0], nil)
-		return err
-	case "transfer-leadership":
-		body := map[string]any{}
-		if len(pos) == 1 {
-			body["id"] = pos[0]
-		}
-		_, err := adminCall(*dataDir, http.MethodPost, "/cluster/transfer-leadership", body)
-		return err
-	}
-	fmt.Fprint(os.Stderr, clusterUsage)
-	return fmt.Errorf("unknown cluster subcommand %q", strings.TrimSpace(sub))
+	}}
+	transfer := &cobra.Command{Use: "transfer-leadership [ID]", Short: "Move leadership (to ID, or to the most up-to-date voter)", Args: cobra.MaximumNArgs(1),
+		RunE: func(_ *cobra.Command, args []string) error {
+			body := map[string]any{}
+			if len(args) == 1 {
+				body["id"] = args[0]
+			}
+			_, err := adminCall(dir(), http.MethodPost, "/cluster/transfer-leadership", body)
+			return err
+		}}
+
+	var output string
+	status := &cobra.Command{Use: "status", Short: "Every member: leader, online, applied index, lag, version", Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if output != "table" && output != "json" {
+				return usagef("-o %q: use table or json", output)
+			}
+			var data json.RawMessage
+			var err error
+			if dataDir != "" {
+				data, err = adminCall(dataDir, http.MethodGet, "/controllers", nil)
+			} else {
+				var c *client
+				if c, err = newClient(cmd); err == nil {
+					data, _, err = c.do(http.MethodGet, "/controllers", nil)
+				}
+			}
+			if err != nil {
+				return err
+			}
+			var members []map[string]any
+			_ = json.Unmarshal(data, &members)
+			var out []map[string]any
+			for _, m := range members {
+				out = append(out, map[string]any{"id": m["id"], "address": m["address"], "isLeader": m["isLeader"],
+					"isOnline": m["isOnline"], "lastAppliedIndex": m["lastAppliedIndex"], "lag": m["lag"],
+					"version": m["version"], "commandVersion": m["commandVersion"]})
+			}
+			if output == "json" {
+				return printJSON(out)
+			}
+			tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "ID\tADDRESS\tLEADER\tONLINE\tAPPLIED\tLAG\tVERSION")
+			for _, m := range out {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", cell(m["id"]), cell(m["address"]), cell(m["isLeader"]),
+					cell(m["isOnline"]), cell(m["lastAppliedIndex"]), cell(m["lag"]), cell(m["version"]))
+			}
+			return tw.Flush()
+		}}
+	status.Flags().StringVarP(&output, "output", "o", "table", "table or json")
+
+	cmd.AddCommand(list, joinToken, add, remove, transfer, status)
+	return cmd
 }

@@ -1,22 +1,28 @@
-// Command edgectl runs and operates the controller. Flags and wiring only:
-// the node itself lives in package controller.
+// Command edgectl runs and operates the controller: `run` starts a node; the
+// other commands are an admin CLI over the Management API (docs/cli.md).
+//
+// The CLI is built on spf13/cobra: subcommands at any depth, --help that
+// exits 0 everywhere, GNU-style --flags, and shell completion, which a
+// hand-rolled parser would each have to reimplement.
 package main
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"os/signal"
 	"runtime"
+	"strings"
 	"syscall"
 	"time"
 
 	"edgectl/controller"
 
 	"github.com/hashicorp/go-hclog"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // Set at build time with -ldflags "-X main.version=...".
@@ -26,48 +32,95 @@ var (
 	buildDate = "unknown"
 )
 
-const usage = `edgectl: the controller of a zero-trust overlay network
+// usageError is a mistake in the command line: exit status 2.
+type usageError struct{ error }
 
-Usage:
-  edgectl run [flags]                  run a node (a one-node cluster with no flags)
-  edgectl cluster list|join-token|add|remove|transfer-leadership   membership, via the node on --data-dir
-  edgectl restore --data-dir DIR FILE  a new one-node cluster from a snapshot file (GET /database/snapshots/{id})
-  edgectl version                      print the version
-
-Run 'edgectl run -h' for the flags of run.
-`
+func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
 
 func main() {
-	if len(os.Args) < 2 {
-		fmt.Fprint(os.Stderr, usage)
+	root := rootCmd()
+	err := root.Execute()
+	if err == nil {
+		return
+	}
+	fmt.Fprintf(os.Stderr, "edgectl: %s\n", oneLine(err.Error()))
+	var ue usageError
+	if errors.As(err, &ue) || strings.HasPrefix(err.Error(), "unknown command") || strings.HasPrefix(err.Error(), "unknown flag") ||
+		strings.Contains(err.Error(), "accepts ") || strings.Contains(err.Error(), "requires at least") {
 		os.Exit(2)
 	}
-	var err error
-	switch os.Args[1] {
-	case "run":
-		err = run(os.Args[2:])
-	case "cluster":
-		err = clusterCmd(os.Args[2:])
-	case "restore":
-		err = restoreCmd(os.Args[2:])
-	case "version", "--version", "-v":
-		fmt.Printf("edgectl %s (revision %s, built %s, %s)\n", version, revision, buildDate, runtime.Version())
-	case "help", "-h", "--help":
-		fmt.Print(usage)
-	default:
-		fmt.Fprintf(os.Stderr, "edgectl: unknown command %q\n\n%s", os.Args[1], usage)
-		os.Exit(2)
-	}
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "edgectl: %v\n", err)
-		os.Exit(1)
-	}
+	os.Exit(1)
 }
 
-func run(args []string) error {
-	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+// oneLine keeps an error message on one line.
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+func rootCmd() *cobra.Command {
+	root := &cobra.Command{
+		Use:           "edgectl",
+		Short:         "The controller of a zero-trust overlay network, and its admin CLI",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Args:          cobra.NoArgs,
+		RunE:          func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
+	}
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.PersistentFlags().String("profile", "", "login profile (default: $EDGECTL_PROFILE, else \"default\")")
+	root.AddCommand(runCmd(), clusterCmd(), restoreCmd(), versionCmd(),
+		loginCmd(), logoutCmd(),
+		listCmd(), getCmd(), createCmd(), updateCmd(), deleteCmd(),
+		whyCmd(), backupCmd(), adminCmd())
+	return root
+}
+
+func versionCmd() *cobra.Command {
+	var output string
+	cmd := &cobra.Command{
+		Use:   "version",
+		Short: "Print the version",
+		Args:  cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			v := map[string]string{"version": version, "revision": revision, "buildDate": buildDate, "go": runtime.Version()}
+			if output == "json" {
+				return printJSON(v)
+			}
+			if output != "" && output != "text" {
+				return usagef("-o %q: use text or json", output)
+			}
+			fmt.Printf("edgectl %s (revision %s, built %s, %s)\n", version, revision, buildDate, runtime.Version())
+			return nil
+		},
+	}
+	cmd.Flags().StringVarP(&output, "output", "o", "text", "text or json")
+	return cmd
+}
+
+func runCmd() *cobra.Command {
 	var cfg controller.Config
-	var configFile, join, joinToken, logLevel string
+	var configFile, logLevel, logFormat string
+	cmd := &cobra.Command{
+		Use:   "run",
+		Short: "Run a node (a one-node cluster with no flags)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if configFile != "" {
+				if err := applyConfigFile(cmd.Flags(), configFile); err != nil {
+					return err
+				}
+			}
+			if cfg.AdminPassword == "" {
+				cfg.AdminPassword = os.Getenv("EDGECTL_ADMIN_PASSWORD")
+			}
+			if logFormat != "text" && logFormat != "json" {
+				return usagef("--log-format %q: use text or json", logFormat)
+			}
+			cfg.Version, cfg.Revision, cfg.BuildDate = version, revision, buildDate
+			log := hclog.New(&hclog.LoggerOptions{Name: "edgectl", Level: hclog.LevelFromString(logLevel), Output: os.Stderr,
+				JSONFormat: logFormat == "json"})
+			return runNode(cfg, log)
+		},
+	}
+	fs := cmd.Flags()
 	fs.StringVar(&cfg.DataDir, "data-dir", "./data", "data directory")
 	fs.StringVar(&cfg.APIAddr, "api-addr", "127.0.0.1:1280", "HTTPS address of both APIs")
 	fs.StringVar(&cfg.ClusterAddr, "cluster-addr", "127.0.0.1:6262", "mTLS address of Raft and forwarding")
@@ -76,37 +129,22 @@ func run(args []string) error {
 	fs.StringVar(&cfg.NodeID, "node-id", "", "node id (default: generated once, kept in the data dir)")
 	fs.StringVar(&cfg.AdminUsername, "admin-username", "admin", "username of the default admin")
 	fs.StringVar(&cfg.AdminPassword, "admin-password", "", "password of the default admin (or env EDGECTL_ADMIN_PASSWORD; default: generated, printed once)")
-	fs.StringVar(&join, "join", "", "HOST:PORT of a node of the cluster to join")
-	fs.StringVar(&joinToken, "join-token", "", "one-use token from 'edgectl cluster join-token'")
+	fs.StringVar(&cfg.Join, "join", "", "HOST:PORT of a node of the cluster to join")
+	fs.StringVar(&cfg.JoinToken, "join-token", "", "one-use token from 'edgectl cluster join-token'")
 	fs.StringVar(&configFile, "config", "", "a JSON file with the same settings, keyed by flag name (flags win)")
 	fs.DurationVar(&cfg.SessionTimeout, "session-timeout", 30*time.Minute, "API sessions end after this long without activity")
 	fs.Uint64Var(&cfg.SnapshotThreshold, "snapshot-threshold", 8192, "log entries between automatic snapshots")
 	fs.DurationVar(&cfg.SnapshotInterval, "snapshot-interval", 2*time.Minute, "how often to check whether to snapshot")
 	fs.StringVar(&logLevel, "log-level", "info", "trace, debug, info, warn or error")
+	fs.StringVar(&logFormat, "log-format", "text", "text or json")
 	fs.IntVar(&cfg.GCPercent, "gc-percent", controller.DefaultGCPercent, "the Go garbage collector's GOGC for this process (the GOGC environment variable wins)")
 	fs.StringVar(&cfg.ReadConsistency, "read-consistency", "local", "consistency of reads without ?consistency=: local (this node's state, read-your-writes) or linearizable (caught up with the leader first; costs a quorum round per read)")
 	fs.StringVar(&cfg.MetricsAddr, "metrics-addr", "", "HOST:PORT to serve Prometheus metrics at /metrics over plain HTTP (default: off)")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
-		}
-		return err
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("run takes no arguments, got %q", fs.Args())
-	}
-	if configFile != "" {
-		if err := applyConfigFile(fs, configFile); err != nil {
-			return err
-		}
-	}
-	if cfg.AdminPassword == "" {
-		cfg.AdminPassword = os.Getenv("EDGECTL_ADMIN_PASSWORD")
-	}
-	cfg.Join, cfg.JoinToken = join, joinToken
-	cfg.Version, cfg.Revision, cfg.BuildDate = version, revision, buildDate
-	log := hclog.New(&hclog.LoggerOptions{Name: "edgectl", Level: hclog.LevelFromString(logLevel), Output: os.Stderr})
+	return cmd
+}
 
+// runNode starts the node and serves until SIGINT or SIGTERM.
+func runNode(cfg controller.Config, log hclog.Logger) error {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	node, err := controller.Start(ctx, cfg, log, os.Stdout)
@@ -115,6 +153,7 @@ func run(args []string) error {
 	}
 	fmt.Printf("edgectl is running: Client API %s/edge/client/v1, Management API %s/edge/management/v1\n", node.APIURL(), node.APIURL())
 	fmt.Printf("Clients trust the CA bundle in %s/pki/ca-bundle.pem\n", node.DataDir())
+	fmt.Printf("Log in with: edgectl login %s -u %s --ca %s/pki/ca-bundle.pem\n", node.APIURL(), cfg.AdminUsername, node.DataDir())
 	<-ctx.Done()
 	log.Info("shutting down")
 	sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -123,7 +162,7 @@ func run(args []string) error {
 }
 
 // applyConfigFile sets every flag named in the JSON file that was not given on the command line.
-func applyConfigFile(fs *flag.FlagSet, path string) error {
+func applyConfigFile(fs *pflag.FlagSet, path string) error {
 	raw, err := os.ReadFile(path)
 	if err != nil {
 		return fmt.Errorf("--config: %w", err)
@@ -132,13 +171,12 @@ func applyConfigFile(fs *flag.FlagSet, path string) error {
 	if err := json.Unmarshal(raw, &settings); err != nil {
 		return fmt.Errorf("--config %s: not a JSON object: %w", path, err)
 	}
-	given := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
 	for name, v := range settings {
-		if fs.Lookup(name) == nil || name == "config" {
+		f := fs.Lookup(name)
+		if f == nil || name == "config" {
 			return fmt.Errorf("--config %s: unknown setting %q", path, name)
 		}
-		if given[name] {
+		if f.Changed {
 			continue
 		}
 		if err := fs.Set(name, fmt.Sprint(v)); err != nil {

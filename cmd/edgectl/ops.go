@@ -1,0 +1,256 @@
+package main
+
+import (
+	"bufio"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+
+	"edgectl/api"
+
+	"github.com/spf13/cobra"
+)
+
+func whyCmd() *cobra.Command {
+	var output string
+	cmd := &cobra.Command{
+		Use:   "why IDENTITY SERVICE",
+		Short: "Can this identity dial or bind this service, through which policies, edge routers and posture checks",
+		Args:  cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if output != "text" && output != "json" {
+				return usagef("-o %q: use text or json", output)
+			}
+			c, err := newClient(cmd)
+			if err != nil {
+				return err
+			}
+			identities, _ := resourceByName("identities")
+			services, _ := resourceByName("services")
+			iid, err := c.resolve(identities, args[0])
+			if err != nil {
+				return err
+			}
+			sid, err := c.resolve(services, args[1])
+			if err != nil {
+				return err
+			}
+			data, _, err := c.do(http.MethodGet, "/identities/"+url.PathEscape(iid)+"/policy-advice/"+url.PathEscape(sid), nil)
+			if err != nil {
+				return err
+			}
+			var adv struct {
+				Identity, Service            map[string]any
+				IsDialAllowed, IsBindAllowed bool
+				IdentityRouterCount          int
+				ServiceRouterCount           int
+				CommonRouters                []map[string]any
+				DialPolicies, BindPolicies   []map[string]any
+				PostureChecks                []map[string]any
+			}
+			if err := json.Unmarshal(data, &adv); err != nil {
+				return err
+			}
+			ref := func(m map[string]any) map[string]any { return map[string]any{"id": m["id"], "name": m["name"]} }
+			side := func(typ string, allowed bool, policies []map[string]any) map[string]any {
+				ps := []any{}
+				for _, p := range policies {
+					ps = append(ps, ref(p))
+				}
+				routers := []any{}
+				for _, r := range adv.CommonRouters {
+					routers = append(routers, ref(r))
+				}
+				checks := []any{}
+				postureOK := len(policies) == 0
+				for _, p := range policies {
+					policyOK := true
+					for _, pc := range adv.PostureChecks {
+						if pc["policyId"] != p["id"] {
+							continue
+						}
+						judged, _ := pc["apiSessions"].([]any)
+						passed := false
+						for _, j := range judged {
+							if m, _ := j.(map[string]any); m["passed"] == true {
+								passed = true
+							}
+						}
+						policyOK = policyOK && passed
+						checks = append(checks, map[string]any{"id": pc["id"], "name": pc["name"], "policy": p["name"],
+							"passed": passed, "apiSessions": judged})
+					}
+					postureOK = postureOK || policyOK
+				}
+				reasons := []any{}
+				switch {
+				case len(policies) == 0:
+					reasons = append(reasons, fmt.Sprintf("no service policy grants %s on this service to this identity", typ))
+				case !postureOK:
+					reasons = append(reasons, "a granting policy's posture checks fail for every API session of the identity (or it has none)")
+				}
+				if len(policies) > 0 && len(adv.CommonRouters) == 0 {
+					reasons = append(reasons, fmt.Sprintf("no edge router is usable by both: the identity's edge router policies give %d, the service's service edge router policies give %d, none in common",
+						adv.IdentityRouterCount, adv.ServiceRouterCount))
+				}
+				return map[string]any{"allowed": allowed && len(adv.CommonRouters) > 0, "policies": ps, "edgeRouters": routers,
+					"postureChecks": checks, "reasons": reasons}
+			}
+			out := map[string]any{"identity": ref(adv.Identity), "service": ref(adv.Service),
+				"dial": side("Dial", adv.IsDialAllowed, adv.DialPolicies), "bind": side("Bind", adv.IsBindAllowed, adv.BindPolicies)}
+			if output == "json" {
+				return printJSON(out)
+			}
+			fmt.Printf("%s → %s\n", adv.Identity["name"], adv.Service["name"])
+			for _, t := range []string{"dial", "bind"} {
+				s := out[t].(map[string]any)
+				verdict := "no"
+				if s["allowed"] == true {
+					verdict = "yes"
+				}
+				fmt.Printf("  %s: %s\n", t, verdict)
+				fmt.Printf("    policies:       %s\n", cell(s["policies"]))
+				fmt.Printf("    edge routers:   %s\n", cell(s["edgeRouters"]))
+				for _, pc := range s["postureChecks"].([]any) {
+					m := pc.(map[string]any)
+					fmt.Printf("    posture check:  %s (policy %s): passed %v\n", m["name"], m["policy"], m["passed"])
+				}
+				for _, r := range s["reasons"].([]any) {
+					fmt.Printf("    why not:        %s\n", r)
+				}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVarP(&output, "output", "o", "text", "text or json")
+	return cmd
+}
+
+func backupCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "backup FILE",
+		Short: "Take a snapshot of the cluster's state and download it (restore it with 'edgectl restore')",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := newClient(cmd)
+			if err != nil {
+				return err
+			}
+			data, _, err := c.do(http.MethodPost, "/database/snapshot", nil)
+			if err != nil {
+				return err
+			}
+			var snap struct {
+				ID    string `json:"id"`
+				Index uint64 `json:"index"`
+			}
+			if err := json.Unmarshal(data, &snap); err != nil || snap.ID == "" {
+				return fmt.Errorf("the controller answered no snapshot: %s", data)
+			}
+			req, _ := http.NewRequest(http.MethodGet, c.p.URL+api.ManagementPrefix+"/database/snapshots/"+url.PathEscape(snap.ID), nil)
+			req.Header.Set("zt-session", c.p.Token)
+			resp, err := c.http.Do(req)
+			if err != nil {
+				return fmt.Errorf("download: %w", unwrapURLError(err))
+			}
+			defer resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				raw, _ := io.ReadAll(resp.Body)
+				return fmt.Errorf("download answered %d: %.200s", resp.StatusCode, raw)
+			}
+			tmp := args[0] + ".part"
+			f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
+			if err != nil {
+				return err
+			}
+			n, err := io.Copy(f, resp.Body)
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+			if err != nil {
+				os.Remove(tmp)
+				return err
+			}
+			if err := os.Rename(tmp, args[0]); err != nil {
+				return err
+			}
+			fmt.Printf("%s: snapshot %s (log index %d), %d bytes\n", args[0], snap.ID, snap.Index, n)
+			return nil
+		},
+	}
+}
+
+func adminCmd() *cobra.Command {
+	cmd := &cobra.Command{Use: "admin", Short: "Operations on the machine of a node (local admin socket)", Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() }}
+	var dataDir string
+	var passStdin bool
+	reset := &cobra.Command{
+		Use:   "reset-password",
+		Short: "Set a new password for the default admin, through the node's local admin socket",
+		Long: "The way back from a lost admin password: on the machine of a running node, with access to its data dir,\n" +
+			"sets the default admin's password. Without --password-stdin a password is generated and printed once.",
+		Args: cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			dir := firstNonEmpty(dataDir, "./data")
+			pass := ""
+			if passStdin {
+				line, err := bufio.NewReader(os.Stdin).ReadString('\n')
+				if err != nil && line == "" {
+					return fmt.Errorf("--password-stdin: %w", err)
+				}
+				pass = strings.TrimRight(line, "\r\n")
+				if pass == "" {
+					return usagef("--password-stdin: the first line is empty")
+				}
+			} else {
+				b := make([]byte, 18)
+				_, _ = rand.Read(b)
+				pass = base64.RawURLEncoding.EncodeToString(b)
+			}
+			data, err := adminCall(dir, http.MethodGet, "/identities?filter="+url.QueryEscape("isDefaultAdmin = true"), nil)
+			if err != nil {
+				return err
+			}
+			var admins []struct {
+				ID string `json:"id"`
+			}
+			if json.Unmarshal(data, &admins) != nil || len(admins) != 1 {
+				return fmt.Errorf("no default admin found on %s", dir)
+			}
+			data, err = adminCall(dir, http.MethodGet, "/identities/"+admins[0].ID+"/authenticators", nil)
+			if err != nil {
+				return err
+			}
+			var auths []struct {
+				ID, Method, Username string
+			}
+			_ = json.Unmarshal(data, &auths)
+			for _, a := range auths {
+				if a.Method != "updb" {
+					continue
+				}
+				if _, err := adminCall(dir, http.MethodPut, "/authenticators/"+a.ID, map[string]any{"username": a.Username, "password": pass}); err != nil {
+					return err
+				}
+				if passStdin {
+					fmt.Printf("The password of the default admin %q is set.\n", a.Username)
+				} else {
+					fmt.Printf("The default admin %q has the new password:\n\n    %s\n\nIt is shown only this once.\n", a.Username, pass)
+				}
+				return nil
+			}
+			return fmt.Errorf("the default admin has no password authenticator")
+		},
+	}
+	reset.Flags().StringVar(&dataDir, "data-dir", "", "data directory of the node running on this machine (default ./data)")
+	reset.Flags().BoolVar(&passStdin, "password-stdin", false, "read the new password from the first line of standard input")
+	cmd.AddCommand(reset)
+	return cmd
+}

@@ -1,0 +1,153 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+	"text/tabwriter"
+
+	"gopkg.in/yaml.v3"
+)
+
+func checkOutput(o string) error {
+	switch o {
+	case "table", "wide", "json", "yaml":
+		return nil
+	}
+	return usagef("-o %q: use table, wide, json or yaml", o)
+}
+
+func printJSON(v any) error {
+	enc := json.NewEncoder(os.Stdout)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+func printValue(v any, output string) error {
+	if output == "yaml" {
+		out, err := yaml.Marshal(v)
+		if err != nil {
+			return err
+		}
+		_, err = os.Stdout.Write(out)
+		return err
+	}
+	return printJSON(v)
+}
+
+// printRecords prints a list: a table (id, name and a few telling fields;
+// wide: every scalar field), or the records as the API gave them.
+func printRecords(items []map[string]any, output string) error {
+	if items == nil {
+		items = []map[string]any{}
+	}
+	if output == "json" || output == "yaml" {
+		return printValue(items, output)
+	}
+	cols := tableColumns(items, output == "wide")
+	tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, strings.ToUpper(strings.Join(cols, "\t")))
+	for _, it := range items {
+		var cells []string
+		for _, c := range cols {
+			cells = append(cells, cell(it[c]))
+		}
+		fmt.Fprintln(tw, strings.Join(cells, "\t"))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "%d records\n", len(items))
+	return nil
+}
+
+// tableColumns: id and name first, then the fields a reader looks for.
+func tableColumns(items []map[string]any, wide bool) []string {
+	present := map[string]bool{}
+	for _, it := range items {
+		for k, v := range it {
+			if isScalarish(v) {
+				present[k] = true
+			}
+		}
+	}
+	cols := []string{"id"}
+	if present["name"] || len(items) == 0 {
+		cols = append(cols, "name")
+	}
+	if !wide {
+		for _, k := range []string{"typeId", "type", "semantic", "roleAttributes", "identityRoles", "serviceRoles",
+			"edgeRouterRoles", "method", "isVerified", "isOnline"} {
+			if present[k] {
+				cols = append(cols, k)
+			}
+		}
+		return cols
+	}
+	var rest []string
+	for k := range present {
+		if k != "id" && k != "name" {
+			rest = append(rest, k)
+		}
+	}
+	sort.Strings(rest)
+	return append(cols, rest...)
+}
+
+func isScalarish(v any) bool {
+	switch x := v.(type) {
+	case map[string]any:
+		_, named := x["name"]
+		return named
+	case []any:
+		for _, e := range x {
+			if _, ok := e.(map[string]any); ok {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// cell renders a value for a table: lists joined, references by name.
+func cell(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return "-"
+	case string:
+		return x
+	case []any:
+		var parts []string
+		for _, e := range x {
+			parts = append(parts, cell(e))
+		}
+		return strings.Join(parts, ",")
+	case map[string]any:
+		if n, ok := x["name"]; ok {
+			return cell(n)
+		}
+	}
+	raw, _ := json.Marshal(v)
+	return string(raw)
+}
+
+// printDetail prints one record as "field: value" lines.
+func printDetail(rec map[string]any) error {
+	keys := make([]string, 0, len(rec))
+	for k := range rec {
+		if k != "_links" {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
+	for _, k := range keys {
+		fmt.Fprintf(tw, "%s:\t%s\n", k, cell(rec[k]))
+	}
+	return tw.Flush()
+}
+
+func readAllStdin() ([]byte, error) { return io.ReadAll(os.Stdin) }

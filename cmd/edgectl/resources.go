@@ -1,0 +1,553 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+
+	"edgectl/api"
+
+	"github.com/spf13/cobra"
+	"gopkg.in/yaml.v3"
+)
+
+// The resource commands (list, get, create, update, delete) work on every
+// Management API resource. The resources, their relation lists and whether
+// they have names come from the API's own tables (api.ManagementResources);
+// the types of the fields --set writes come from the served OpenAPI
+// document. Nothing here is written per resource.
+
+// resourceByName finds a resource by its API path or singular
+// ("identities", "identity", "service-policy").
+func resourceByName(name string) (api.ResourceInfo, error) {
+	var names []string
+	for _, r := range api.ManagementResources() {
+		if name == r.Path || name == singular(r.Path) {
+			return r, nil
+		}
+		names = append(names, r.Path)
+	}
+	sort.Strings(names)
+	return api.ResourceInfo{}, usagef("unknown resource %q; one of: %s", name, strings.Join(names, ", "))
+}
+
+// singular is the singular of a resource path: identities → identity,
+// service-policies → service-policy, cas → ca.
+func singular(path string) string {
+	switch {
+	case strings.HasSuffix(path, "ies"):
+		return strings.TrimSuffix(path, "ies") + "y"
+	case strings.HasSuffix(path, "s"):
+		return strings.TrimSuffix(path, "s")
+	}
+	return path
+}
+
+// resolve turns NAME|ID into an id: an exact name match, else an id.
+func (c *client) resolve(r api.ResourceInfo, ref string) (string, error) {
+	if r.Named {
+		data, _, err := c.do(http.MethodGet, "/"+r.Path+"?limit=2&filter="+url.QueryEscape(`name = "`+strings.ReplaceAll(ref, `"`, `\"`)+`"`), nil)
+		if err != nil {
+			return "", err
+		}
+		var found []struct {
+			ID string `json:"id"`
+		}
+		_ = json.Unmarshal(data, &found)
+		switch len(found) {
+		case 1:
+			return found[0].ID, nil
+		case 2:
+			return "", fmt.Errorf("more than one %s is named %q: give the id", singular(r.Path), ref)
+		}
+	}
+	if _, _, err := c.do(http.MethodGet, "/"+r.Path+"/"+url.PathEscape(ref), nil); err != nil {
+		var ae *apiError
+		if asAPIError(err, &ae) && ae.Status == http.StatusNotFound {
+			return "", fmt.Errorf("no %s has the name or id %q", singular(r.Path), ref)
+		}
+		return "", err
+	}
+	return ref, nil
+}
+
+func asAPIError(err error, target **apiError) bool {
+	ae, ok := err.(*apiError)
+	if ok {
+		*target = ae
+	}
+	return ok
+}
+
+// listAll reads every record of path matching filter (all pages), or the
+// first limit when limit > 0.
+func (c *client) listAll(path, filter string, limit int) ([]map[string]any, error) {
+	var out []map[string]any
+	page := 500
+	if limit > 0 && limit < page {
+		page = limit
+	}
+	for offset := 0; ; {
+		q := url.Values{"limit": {strconv.Itoa(page)}, "offset": {strconv.Itoa(offset)}}
+		if filter != "" {
+			q.Set("filter", filter)
+		}
+		sep := "?"
+		if strings.Contains(path, "?") {
+			sep = "&"
+		}
+		data, meta, err := c.do(http.MethodGet, path+sep+q.Encode(), nil)
+		if err != nil {
+			return nil, err
+		}
+		var items []map[string]any
+		if err := json.Unmarshal(data, &items); err != nil {
+			return nil, fmt.Errorf("%s is not a list", path)
+		}
+		out = append(out, items...)
+		var m struct {
+			Pagination struct {
+				TotalCount int `json:"totalCount"`
+			} `json:"pagination"`
+		}
+		_ = json.Unmarshal(meta, &m)
+		offset += len(items)
+		if len(items) == 0 || offset >= m.Pagination.TotalCount || (limit > 0 && len(out) >= limit) {
+			break
+		}
+	}
+	if limit > 0 && len(out) > limit {
+		out = out[:limit]
+	}
+	return out, nil
+}
+
+func listCmd() *cobra.Command {
+	var output string
+	var limit int
+	cmd := &cobra.Command{
+		Use:   "list RESOURCE [FILTER]",
+		Short: "List the records of a resource (all pages), optionally filtered",
+		Args:  cobra.RangeArgs(1, 2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			r, err := resourceByName(args[0])
+			if err != nil {
+				return err
+			}
+			if err := checkOutput(output); err != nil {
+				return err
+			}
+			c, err := newClient(cmd)
+			if err != nil {
+				return err
+			}
+			filter := ""
+			if len(args) == 2 {
+				filter = args[1]
+			}
+			items, err := c.listAll("/"+r.Path, filter, limit)
+			if err != nil {
+				return err
+			}
+			return printRecords(items, output)
+		},
+	}
+	cmd.Flags().StringVarP(&output, "output", "o", "table", "table, wide, json or yaml")
+	cmd.Flags().IntVar(&limit, "limit", 0, "at most this many records (default: all)")
+	return cmd
+}
+
+func getCmd() *cobra.Command {
+	var output string
+	cmd := &cobra.Command{
+		Use:   "get RESOURCE NAME|ID [RELATION]",
+		Short: "Show one record, or one of its relation lists (e.g. get identity alice services)",
+		Args:  cobra.RangeArgs(2, 3),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			r, err := resourceByName(args[0])
+			if err != nil {
+				return err
+			}
+			if err := checkOutput(output); err != nil {
+				return err
+			}
+			if len(args) == 3 && !contains(r.Relations, args[2]) {
+				return usagef("%s has no relation %q; one of: %s", r.Path, args[2], strings.Join(r.Relations, ", "))
+			}
+			c, err := newClient(cmd)
+			if err != nil {
+				return err
+			}
+			id, err := c.resolve(r, args[1])
+			if err != nil {
+				return err
+			}
+			if len(args) == 3 {
+				items, err := c.listAll("/"+r.Path+"/"+url.PathEscape(id)+"/"+args[2], "", 0)
+				if err != nil {
+					return err
+				}
+				return printRecords(items, output)
+			}
+			data, _, err := c.do(http.MethodGet, "/"+r.Path+"/"+url.PathEscape(id), nil)
+			if err != nil {
+				return err
+			}
+			var rec map[string]any
+			_ = json.Unmarshal(data, &rec)
+			if output == "table" || output == "wide" {
+				return printDetail(rec)
+			}
+			return printValue(rec, output)
+		},
+	}
+	cmd.Flags().StringVarP(&output, "output", "o", "table", "table, wide, json or yaml")
+	return cmd
+}
+
+func contains(l []string, s string) bool {
+	for _, v := range l {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+// bodyFlags are the ways create and update take a body.
+type bodyFlags struct {
+	sets []string
+	file string
+}
+
+func (b *bodyFlags) add(cmd *cobra.Command) {
+	cmd.Flags().StringArrayVar(&b.sets, "set", nil, "path=value (repeatable): a.b=1, list=a,b, flag=true, x=null, or JSON")
+	cmd.Flags().StringVarP(&b.file, "file", "f", "", "JSON or YAML body file, - for standard input")
+}
+
+// body builds the request body: the file, then each --set on top, typed by
+// the schema of the operation (properties of type array take a,b lists).
+func (b *bodyFlags) body(schema map[string]any) (map[string]any, error) {
+	body := map[string]any{}
+	if b.file != "" {
+		var raw []byte
+		var err error
+		if b.file == "-" {
+			raw, err = readAllStdin()
+		} else {
+			raw, err = os.ReadFile(b.file)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("-f: %w", err)
+		}
+		if err := yaml.Unmarshal(raw, &body); err != nil {
+			return nil, usagef("-f %s: neither JSON nor YAML: %v", b.file, err)
+		}
+		body = normalizeYAML(body).(map[string]any)
+	}
+	for _, s := range b.sets {
+		k, v, ok := strings.Cut(s, "=")
+		if !ok || k == "" {
+			return nil, usagef("--set %q: want path=value", s)
+		}
+		path := strings.Split(k, ".")
+		for _, p := range path {
+			if p == "" {
+				return nil, usagef("--set %q: empty name in the path", s)
+			}
+		}
+		m := body
+		for _, p := range path[:len(path)-1] {
+			next, ok := m[p].(map[string]any)
+			if !ok {
+				next = map[string]any{}
+				m[p] = next
+			}
+			m = next
+		}
+		m[path[len(path)-1]] = setValue(v, propertyType(schema, path))
+	}
+	return body, nil
+}
+
+// propertyType is the "type" of the property at path in an object schema.
+func propertyType(schema map[string]any, path []string) string {
+	for i, p := range path {
+		props, _ := schema["properties"].(map[string]any)
+		prop, _ := props[p].(map[string]any)
+		if prop == nil {
+			return ""
+		}
+		if i == len(path)-1 {
+			t, _ := prop["type"].(string)
+			return t
+		}
+		schema = prop
+	}
+	return ""
+}
+
+// setValue types the value of a --set: by the schema's type when known,
+// else JSON when it parses, else a string (a,b lists for arrays).
+func setValue(v, typ string) any {
+	switch typ {
+	case "array":
+		if strings.HasPrefix(v, "[") {
+			var l []any
+			if json.Unmarshal([]byte(v), &l) == nil {
+				return l
+			}
+		}
+		if v == "" {
+			return []any{}
+		}
+		out := []any{}
+		for _, e := range strings.Split(v, ",") {
+			out = append(out, strings.TrimSpace(e))
+		}
+		return out
+	case "string":
+		if v == "null" {
+			return nil
+		}
+		return v
+	}
+	var j any
+	if json.Unmarshal([]byte(v), &j) == nil {
+		return j
+	}
+	if strings.Contains(v, ",") {
+		return setValue(v, "array")
+	}
+	return v
+}
+
+// normalizeYAML turns YAML's map[any]any (old decoders) into JSON shapes.
+func normalizeYAML(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			x[k] = normalizeYAML(e)
+		}
+		return x
+	case map[any]any:
+		m := map[string]any{}
+		for k, e := range x {
+			m[fmt.Sprint(k)] = normalizeYAML(e)
+		}
+		return m
+	case []any:
+		for i, e := range x {
+			x[i] = normalizeYAML(e)
+		}
+	}
+	return v
+}
+
+// operationSchema is the request body schema of METHOD /path in the served
+// Management API document (nil when it has none).
+func (c *client) operationSchema(method, path string) map[string]any {
+	data, _, err := c.do(http.MethodGet, "/specs/edge-management/spec", nil)
+	if err != nil {
+		return nil
+	}
+	var doc map[string]any
+	if json.Unmarshal(data, &doc) != nil {
+		return nil
+	}
+	paths, _ := doc["paths"].(map[string]any)
+	op, _ := paths[path].(map[string]any)
+	m, _ := op[strings.ToLower(method)].(map[string]any)
+	rb, _ := m["requestBody"].(map[string]any)
+	content, _ := rb["content"].(map[string]any)
+	js, _ := content["application/json"].(map[string]any)
+	schema, _ := js["schema"].(map[string]any)
+	return schema
+}
+
+func createCmd() *cobra.Command {
+	var bf bodyFlags
+	var typ, roleAttrs, jwtFile string
+	cmd := &cobra.Command{
+		Use:   "create RESOURCE [NAME]",
+		Short: "Create a record from --set and/or -f, and print its id",
+		Long: "Create a record. NAME sets the name. For identities, --type (default User), --role-attributes and\n" +
+			"--jwt-file (an ott enrollment is made, its JWT written there) are shortcuts.",
+		Args: cobra.RangeArgs(1, 2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			r, err := resourceByName(args[0])
+			if err != nil {
+				return err
+			}
+			isIdentity := r.Path == "identities"
+			if !isIdentity && (typ != "" || roleAttrs != "" || jwtFile != "") {
+				return usagef("--type, --role-attributes and --jwt-file are for identities; use --set")
+			}
+			c, err := newClient(cmd)
+			if err != nil {
+				return err
+			}
+			body, err := bf.body(c.operationSchema(http.MethodPost, "/"+r.Path))
+			if err != nil {
+				return err
+			}
+			if len(args) == 2 {
+				body["name"] = args[1]
+			}
+			if err := c.resolveRoleNames(body); err != nil {
+				return err
+			}
+			if isIdentity {
+				if typ != "" || body["type"] == nil {
+					body["type"] = firstNonEmpty(typ, "User")
+				}
+				if _, ok := body["isAdmin"]; !ok {
+					body["isAdmin"] = false
+				}
+				if roleAttrs != "" {
+					body["roleAttributes"] = setValue(roleAttrs, "array")
+				}
+				if jwtFile != "" && body["enrollment"] == nil {
+					body["enrollment"] = map[string]any{"ott": true}
+				}
+			}
+			data, _, err := c.do(http.MethodPost, "/"+r.Path, body)
+			if err != nil {
+				return err
+			}
+			var created struct {
+				ID string `json:"id"`
+			}
+			_ = json.Unmarshal(data, &created)
+			if jwtFile != "" {
+				rec, _, err := c.do(http.MethodGet, "/identities/"+created.ID, nil)
+				if err != nil {
+					return err
+				}
+				var ident struct {
+					Enrollment struct {
+						Ott struct {
+							JWT string `json:"jwt"`
+						} `json:"ott"`
+					} `json:"enrollment"`
+				}
+				_ = json.Unmarshal(rec, &ident)
+				if err := os.WriteFile(jwtFile, []byte(ident.Enrollment.Ott.JWT), 0o600); err != nil {
+					return fmt.Errorf("--jwt-file: %w", err)
+				}
+			}
+			fmt.Println(created.ID)
+			return nil
+		},
+	}
+	bf.add(cmd)
+	cmd.Flags().StringVar(&typ, "type", "", "identities: User, Device, Service, Router or Default")
+	cmd.Flags().StringVar(&roleAttrs, "role-attributes", "", "identities: a,b")
+	cmd.Flags().StringVar(&jwtFile, "jwt-file", "", "identities: write the ott enrollment JWT to this file")
+	return cmd
+}
+
+func updateCmd() *cobra.Command {
+	var bf bodyFlags
+	cmd := &cobra.Command{
+		Use:   "update RESOURCE NAME|ID",
+		Short: "Change fields of a record (PATCH) from --set and/or -f",
+		Args:  cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			r, err := resourceByName(args[0])
+			if err != nil {
+				return err
+			}
+			if len(bf.sets) == 0 && bf.file == "" {
+				return usagef("nothing to change: give --set or -f")
+			}
+			c, err := newClient(cmd)
+			if err != nil {
+				return err
+			}
+			id, err := c.resolve(r, args[1])
+			if err != nil {
+				return err
+			}
+			body, err := bf.body(c.operationSchema(http.MethodPatch, "/"+r.Path+"/{id}"))
+			if err != nil {
+				return err
+			}
+			if err := c.resolveRoleNames(body); err != nil {
+				return err
+			}
+			if _, _, err := c.do(http.MethodPatch, "/"+r.Path+"/"+url.PathEscape(id), body); err != nil {
+				return err
+			}
+			fmt.Println(id)
+			return nil
+		},
+	}
+	bf.add(cmd)
+	return cmd
+}
+
+func deleteCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "delete RESOURCE NAME|ID...",
+		Short: "Delete records",
+		Args:  cobra.MinimumNArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			r, err := resourceByName(args[0])
+			if err != nil {
+				return err
+			}
+			c, err := newClient(cmd)
+			if err != nil {
+				return err
+			}
+			for _, ref := range args[1:] {
+				id, err := c.resolve(r, ref)
+				if err != nil {
+					return err
+				}
+				if _, _, err := c.do(http.MethodDelete, "/"+r.Path+"/"+url.PathEscape(id), nil); err != nil {
+					return fmt.Errorf("%s: %w", ref, err)
+				}
+				fmt.Printf("deleted %s %s\n", singular(r.Path), id)
+			}
+			return nil
+		},
+	}
+}
+
+// roleResources are the resources the role arrays of policies select.
+var roleResources = map[string]string{"identityRoles": "identities", "serviceRoles": "services",
+	"edgeRouterRoles": "edge-routers", "postureCheckRoles": "posture-checks"}
+
+// resolveRoleNames turns "@name" entries of role arrays into "@id", as the
+// API takes them (an entry that is already an id stays).
+func (c *client) resolveRoleNames(body map[string]any) error {
+	for field, path := range roleResources {
+		roles, ok := body[field].([]any)
+		if !ok {
+			continue
+		}
+		r, err := resourceByName(path)
+		if err != nil {
+			return err
+		}
+		for i, e := range roles {
+			s, _ := e.(string)
+			if !strings.HasPrefix(s, "@") {
+				continue
+			}
+			id, err := c.resolve(r, s[1:])
+			if err != nil {
+				return fmt.Errorf("%s[%d] %q: %w", field, i, s, err)
+			}
+			roles[i] = "@" + id
+		}
+	}
+	return nil
+}

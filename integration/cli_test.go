@@ -1,0 +1,196 @@
+package integration
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// cli runs the admin CLI with its own config dir (so profiles of parallel
+// tests never meet) and returns stdout, stderr and the exit status.
+type cli struct {
+	t      *testing.T
+	cfgDir string
+}
+
+func newCLI(t *testing.T) *cli { return &cli{t: t, cfgDir: t.TempDir()} }
+
+func (c *cli) run(stdin string, args ...string) (string, string, int) {
+	c.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, binPath, args...)
+	cmd.Env = append(envWithout("EDGECTL_ADMIN_PASSWORD"), "XDG_CONFIG_HOME="+c.cfgDir, "EDGECTL_PROFILE=")
+	cmd.Stdin = strings.NewReader(stdin)
+	var out, errb strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		code = ee.ExitCode()
+	} else if err != nil {
+		c.t.Fatalf("edgectl %v: %v", args, err)
+	}
+	return out.String(), errb.String(), code
+}
+
+// ok runs a command that must succeed and returns its stdout.
+func (c *cli) ok(args ...string) string {
+	c.t.Helper()
+	out, errOut, code := c.run("", args...)
+	if code != 0 {
+		c.t.Fatalf("edgectl %s: exit %d: %s%s", strings.Join(args, " "), code, out, errOut)
+	}
+	return out
+}
+
+// fails runs a command that must fail with one line on stderr and the exit
+// status want.
+func (c *cli) fails(want int, args ...string) string {
+	c.t.Helper()
+	out, errOut, code := c.run("", args...)
+	if code != want {
+		c.t.Fatalf("edgectl %s: exit %d, want %d: %s%s", strings.Join(args, " "), code, want, out, errOut)
+	}
+	if strings.Count(strings.TrimSpace(errOut), "\n") != 0 || !strings.HasPrefix(errOut, "edgectl: ") || strings.Contains(errOut, "goroutine") {
+		c.t.Fatalf("edgectl %s: stderr should be one line starting with \"edgectl: \":\n%s", strings.Join(args, " "), errOut)
+	}
+	return errOut
+}
+
+// The admin CLI end to end against a real node: login, the resource
+// commands with names, why, backup, cluster status, reset-password, and the
+// errors a user makes.
+func TestCLIAgainstARealNode(t *testing.T) {
+	t.Parallel()
+	n := startNode(t, nodeOpts{})
+	c := newCLI(t)
+	url := "https://" + n.host()
+
+	for _, args := range [][]string{{"--help"}, {"cluster", "--help"}, {"list", "--help"}, {"admin", "reset-password", "--help"}, {"help", "get"}} {
+		c.ok(args...)
+	}
+	var v map[string]string
+	if err := json.Unmarshal([]byte(c.ok("version", "-o", "json")), &v); err != nil || v["version"] == "" {
+		t.Fatalf("version -o json: %v %v", err, v)
+	}
+	c.fails(1, "list", "identities") // not logged in yet
+	if _, errOut, code := c.run(n.password+"\n", "login", url, "-u", adminUser, "--password-stdin", "--yes"); code != 0 {
+		t.Fatalf("login --yes: %d %s", code, errOut)
+	}
+	prof, err := os.Stat(filepath.Join(c.cfgDir, "edgectl", "profiles.json"))
+	if err != nil || prof.Mode().Perm() != 0o600 {
+		t.Fatalf("profiles file: %v %v", err, prof)
+	}
+
+	jwt := filepath.Join(t.TempDir(), "alice.jwt")
+	alice := strings.TrimSpace(c.ok("create", "identity", "alice", "--type", "Device", "--role-attributes", "web,ops", "--jwt-file", jwt))
+	if raw, err := os.ReadFile(jwt); err != nil || strings.Count(string(raw), ".") != 2 {
+		t.Fatalf("the enrollment JWT file: %v %q", err, raw)
+	}
+	c.ok("create", "service", "web", "--set", "roleAttributes=web")
+	c.ok("create", "service-policy", "web-dial", "--set", "type=Dial", "--set", "semantic=AnyOf", "--set", "identityRoles=@alice", "--set", "serviceRoles=#web")
+	c.ok("create", "edge-router", "er1", "--set", "isTunnelerEnabled=true")
+	c.ok("create", "edge-router-policy", "erp", "--set", "semantic=AnyOf", "--set", "identityRoles=#all", "--set", "edgeRouterRoles=#all")
+	c.ok("create", "service-edge-router-policy", "serp", "--set", "semantic=AnyOf", "--set", "serviceRoles=#all", "--set", "edgeRouterRoles=#all")
+	// A YAML body file, with --set on top of it.
+	policyFile := filepath.Join(t.TempDir(), "policy.yaml")
+	_ = os.WriteFile(policyFile, []byte(`primary:
+  cert: {allowed: true, allowExpiredCerts: false}
+  extJwt: {allowed: false, allowedSigners: []}
+  updb: {allowed: true, lockoutDurationMinutes: 5, maxAttempts: 3, minPasswordLength: 8,
+         requireMixedCase: false, requireNumberChar: true, requireSpecialChar: false}
+secondary: {requireTotp: false}
+`), 0o600)
+	c.ok("create", "auth-policy", "strict", "-f", policyFile, "--set", "primary.updb.maxAttempts=5")
+	if out := c.ok("get", "auth-policy", "strict", "-o", "json"); !strings.Contains(out, `"maxAttempts": 5`) {
+		t.Fatalf("auth policy from YAML and --set:\n%s", out)
+	}
+	var ids []map[string]any
+	if err := json.Unmarshal([]byte(c.ok("list", "identities", `name = "alice"`, "-o", "json")), &ids); err != nil || len(ids) != 1 || ids[0]["id"] != alice {
+		t.Fatalf("list -o json: %v %v", err, ids)
+	}
+	if roles, _ := ids[0]["roleAttributes"].([]any); len(roles) != 2 || ids[0]["typeId"] != "Device" {
+		t.Fatalf("alice as the API gives her: %v", ids[0])
+	}
+	if out := c.ok("get", "identity", "alice", "services"); !strings.Contains(out, "web") {
+		t.Fatalf("get identity alice services:\n%s", out)
+	}
+	c.ok("update", "identity", "alice", "--set", "roleAttributes=web")
+	if out := c.ok("get", "identity", alice, "-o", "json"); !strings.Contains(out, `"web"`) || strings.Contains(out, `"ops"`) {
+		t.Fatalf("after update:\n%s", out)
+	}
+	var why struct {
+		Identity, Service map[string]any
+		Dial, Bind        struct {
+			Allowed     bool
+			Policies    []map[string]any
+			EdgeRouters []map[string]any
+			Reasons     []string
+		}
+	}
+	if err := json.Unmarshal([]byte(c.ok("why", "alice", "web", "-o", "json")), &why); err != nil {
+		t.Fatal(err)
+	}
+	if !why.Dial.Allowed || len(why.Dial.Policies) != 1 || why.Dial.Policies[0]["name"] != "web-dial" || len(why.Dial.EdgeRouters) != 1 ||
+		why.Bind.Allowed || len(why.Bind.Reasons) == 0 || why.Identity["name"] != "alice" {
+		t.Fatalf("why alice web: %+v", why)
+	}
+
+	// Mistakes: one line, exit 2 for the command line, 1 for the rest.
+	c.fails(2, "list", "nonsense")
+	c.fails(2, "frobnicate")
+	c.fails(2, "list", "identities", "-o", "xml")
+	c.fails(2, "update", "identity", "alice")
+	c.fails(2, "create", "service", "x", "--set", "=1")
+	c.fails(1, "get", "identity", "nobody")
+	c.fails(1, "create", "service-policy", "bad", "--set", "type=Sometimes")
+	c.ok("delete", "service", "web")
+	c.fails(1, "get", "service", "web")
+
+	// Backup, cluster status, through the profile and the admin socket.
+	snap := filepath.Join(t.TempDir(), "backup.snap")
+	c.ok("backup", snap)
+	if st, err := os.Stat(snap); err != nil || st.Size() == 0 {
+		t.Fatalf("backup file: %v", err)
+	}
+	var members []map[string]any
+	for _, args := range [][]string{{"cluster", "status", "-o", "json"}, {"cluster", "status", "-o", "json", "--data-dir", n.dataDir}} {
+		if err := json.Unmarshal([]byte(c.ok(args...)), &members); err != nil || len(members) != 1 || members[0]["isLeader"] != true || members[0]["version"] == nil {
+			t.Fatalf("%v: %v %v", args, err, members)
+		}
+	}
+
+	// A lost admin password: reset through the admin socket, log in with it.
+	if _, errOut, code := c.run("Fresh-pass-99\n", "admin", "reset-password", "--data-dir", n.dataDir, "--password-stdin"); code != 0 {
+		t.Fatalf("reset-password: %s", errOut)
+	}
+	c.ok("logout")
+	c.fails(1, "list", "identities")
+	if _, errOut, code := c.run("Fresh-pass-99\n", "login", url, "-u", adminUser, "--password-stdin", "--ca", filepath.Join(n.dataDir, "pki", "ca-bundle.pem")); code != 0 {
+		t.Fatalf("login with the reset password: %s", errOut)
+	}
+	// An expired token says to log in again.
+	ps := filepath.Join(c.cfgDir, "edgectl", "profiles.json")
+	raw, _ := os.ReadFile(ps)
+	var profiles map[string]map[string]any
+	_ = json.Unmarshal(raw, &profiles)
+	profiles["default"]["token"] = "expired-token"
+	raw, _ = json.Marshal(profiles)
+	_ = os.WriteFile(ps, raw, 0o600)
+	if msg := c.fails(1, "list", "identities"); !strings.Contains(msg, "log in again") {
+		t.Fatalf("an expired token: %s", msg)
+	}
+	// The server down.
+	n.stop()
+	if msg := c.fails(1, "list", "identities"); !strings.Contains(msg, "cannot reach") {
+		t.Fatalf("server down: %s", msg)
+	}
+}
