@@ -78,7 +78,9 @@ func ManagementResources() []ResourceInfo {
 		info := ResourceInfo{Path: r.path, Named: r.kind.Named}
 		prefix := "/" + r.path + "/:id/"
 		for _, rt := range s.routes {
-			if rt.api == managementAPI && rt.method == get && strings.HasPrefix(rt.path, prefix) && !strings.Contains(rt.path[len(prefix):], "/") {
+			// Lists under the record (not the CA's JWT, which is a document).
+			if rt.api == managementAPI && rt.method == get && !strings.HasSuffix(rt.path, "/jwt") &&
+				strings.HasPrefix(rt.path, prefix) && !strings.Contains(rt.path[len(prefix):], "/") {
 				info.Relations = append(info.Relations, rt.path[len(prefix):])
 			}
 		}

@@ -98,6 +98,22 @@ func TestCLIAgainstARealNode(t *testing.T) {
 	c.ok("create", "service", "web", "--set", "roleAttributes=web")
 	c.ok("create", "service-policy", "web-dial", "--set", "type=Dial", "--set", "semantic=AnyOf", "--set", "identityRoles=@alice", "--set", "serviceRoles=#web")
 	c.ok("create", "edge-router", "er1", "--set", "isTunnelerEnabled=true")
+	c.ok("create", "posture-check", "unused-mac", "--set", "typeId=MAC", "--set", `macAddresses=["aabbccddeeff"]`)
+	// Dial granted, but no edge router both may use: an error, exit 1.
+	out, _, code := c.run("", "verify", "-o", "json")
+	var findings []map[string]any
+	if err := json.Unmarshal([]byte(out), &findings); err != nil || code != 1 {
+		t.Fatalf("verify before the router policies: exit %d, %v: %s", code, err, out)
+	}
+	severity := map[string]string{}
+	for _, f := range findings {
+		if k := f["kind"].(string) + "/" + f["subject"].(string); severity[k] != "error" {
+			severity[k] = f["severity"].(string)
+		}
+	}
+	if severity["identity/alice"] != "error" || severity["posture-check/unused-mac"] != "warning" {
+		t.Fatalf("verify findings: %v", findings)
+	}
 	c.ok("create", "edge-router-policy", "erp", "--set", "semantic=AnyOf", "--set", "identityRoles=#all", "--set", "edgeRouterRoles=#all")
 	c.ok("create", "service-edge-router-policy", "serp", "--set", "semantic=AnyOf", "--set", "serviceRoles=#all", "--set", "edgeRouterRoles=#all")
 	// A YAML body file, with --set on top of it.
@@ -120,6 +136,7 @@ secondary: {requireTotp: false}
 	if roles, _ := ids[0]["roleAttributes"].([]any); len(roles) != 2 || ids[0]["typeId"] != "Device" {
 		t.Fatalf("alice as the API gives her: %v", ids[0])
 	}
+	c.ok("verify") // only warnings now: exit 0
 	if out := c.ok("get", "identity", "alice", "services"); !strings.Contains(out, "web") {
 		t.Fatalf("get identity alice services:\n%s", out)
 	}

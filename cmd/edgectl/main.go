@@ -43,6 +43,10 @@ func main() {
 	if err == nil {
 		return
 	}
+	var ee exitError
+	if errors.As(err, &ee) {
+		os.Exit(ee.code)
+	}
 	fmt.Fprintf(os.Stderr, "edgectl: %s\n", oneLine(err.Error()))
 	var ue usageError
 	if errors.As(err, &ue) || strings.HasPrefix(err.Error(), "unknown command") || strings.HasPrefix(err.Error(), "unknown flag") ||
@@ -69,7 +73,7 @@ func rootCmd() *cobra.Command {
 	root.AddCommand(runCmd(), clusterCmd(), restoreCmd(), versionCmd(),
 		loginCmd(), logoutCmd(),
 		listCmd(), getCmd(), createCmd(), updateCmd(), deleteCmd(),
-		whyCmd(), backupCmd(), adminCmd())
+		whyCmd(), verifyCmd(), backupCmd(), adminCmd())
 	return root
 }
 
