@@ -236,7 +236,7 @@ func New(cfg Config) (_ *Node, err error) {
 
 	rc := raft.DefaultConfig()
 	rc.LocalID = raft.ServerID(cfg.NodeID)
-	rc.Logger = cfg.Logger.Named("raft")
+	rc.Logger = raftLogger{cfg.Logger.Named("raft")}
 	rc.HeartbeatTimeout = cfg.HeartbeatTimeout
 	rc.ElectionTimeout = cfg.ElectionTimeout
 	rc.LeaderLeaseTimeout = cfg.LeaderLeaseTimeout

@@ -274,3 +274,23 @@ func TestNewClusterHasTheBuiltins(t *testing.T) {
 	status, m := do(t, http.MethodGet, n.mgmt("/identity-types/Default"), tok, nil)
 	mustStatus(t, "identity type Default", status, m, http.StatusOK)
 }
+
+// A first start reads well: raft's routine steps stay out of the info log,
+// nothing is a warning, and the closing banner holds the password once and
+// the login line to paste.
+func TestFirstStartReadsWell(t *testing.T) {
+	t.Parallel()
+	n := startNode(t, nodeOpts{noAdminPassword: true})
+	out := waitStdout(t, n, "Log in with")
+	want := fmt.Sprintf("edgectl login https://127.0.0.1:%d -u %s --ca %s", n.apiPort, adminUser, filepath.Join(n.dataDir, "pki", "ca-bundle.pem"))
+	if !strings.Contains(out, want) || !passwordLine.MatchString(out) {
+		t.Fatalf("the banner lacks the password or the line %q:\n%s", want, out)
+	}
+	n.stop()
+	logged := n.stderr.String()
+	for _, bad := range []string{"[WARN]", "[ERROR]", "entering follower state", "entering candidate state"} {
+		if strings.Contains(logged, bad) {
+			t.Errorf("the first start logged %q:\n%s", bad, logged)
+		}
+	}
+}

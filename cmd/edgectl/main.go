@@ -7,12 +7,14 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"syscall"
@@ -151,13 +153,22 @@ func runCmd() *cobra.Command {
 func runNode(cfg controller.Config, log hclog.Logger) error {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	node, err := controller.Start(ctx, cfg, log, os.Stdout)
+	var once bytes.Buffer // what the first start has to say once: the generated admin password
+	node, err := controller.Start(ctx, cfg, log, &once)
 	if err != nil {
 		return err
 	}
-	fmt.Printf("edgectl is running: Client API %s/edge/client/v1, Management API %s/edge/management/v1\n", node.APIURL(), node.APIURL())
-	fmt.Printf("Clients trust the CA bundle in %s/pki/ca-bundle.pem\n", node.DataDir())
-	fmt.Printf("Log in with: edgectl login %s -u %s --ca %s/pki/ca-bundle.pem\n", node.APIURL(), cfg.AdminUsername, node.DataDir())
+	// One closing banner, written at once, after the node's startup log.
+	bundle := filepath.Join(node.DataDir(), "pki", "ca-bundle.pem")
+	var b strings.Builder
+	fmt.Fprintf(&b, "\nedgectl is running: Client API %s/edge/client/v1, Management API %s/edge/management/v1\n", node.APIURL(), node.APIURL())
+	fmt.Fprintf(&b, "Clients trust the CA bundle in %s\n", bundle)
+	if once.Len() == 0 {
+		b.WriteString("\n")
+	}
+	b.Write(once.Bytes())
+	fmt.Fprintf(&b, "Log in with:\n\n    edgectl login %s -u %s --ca %s\n\n", node.APIURL(), cfg.AdminUsername, shellQuote(bundle))
+	_, _ = os.Stdout.WriteString(b.String())
 	<-ctx.Done()
 	log.Info("shutting down")
 	sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
