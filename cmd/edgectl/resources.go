@@ -525,8 +525,14 @@ func deleteCmd() *cobra.Command {
 var roleResources = map[string]string{"identityRoles": "identities", "serviceRoles": "services",
 	"edgeRouterRoles": "edge-routers", "postureCheckRoles": "posture-checks"}
 
-// resolveRoleNames turns "@name" entries of role arrays into "@id", as the
-// API takes them (an entry that is already an id stays).
+// refResources are the fields that hold the id of another record (or a list
+// of ids: configs), by the resource they name.
+var refResources = map[string]string{"configTypeId": "config-types", "authPolicyId": "auth-policies",
+	"identityId": "identities", "serviceId": "services", "caId": "cas", "configs": "configs"}
+
+// resolveRoleNames turns names into ids where the API takes ids: "@name"
+// entries of role arrays become "@id", and reference fields (configTypeId,
+// configs, authPolicyId, ...) take a name or an id.
 func (c *client) resolveRoleNames(body map[string]any) error {
 	for field, path := range roleResources {
 		roles, ok := body[field].([]any)
@@ -547,6 +553,32 @@ func (c *client) resolveRoleNames(body map[string]any) error {
 				return fmt.Errorf("%s[%d] %q: %w", field, i, s, err)
 			}
 			roles[i] = "@" + id
+		}
+	}
+	for field, path := range refResources {
+		r, err := resourceByName(path)
+		if err != nil {
+			return err
+		}
+		switch v := body[field].(type) {
+		case string:
+			id, err := c.resolve(r, v)
+			if err != nil {
+				return fmt.Errorf("%s: %w", field, err)
+			}
+			body[field] = id
+		case []any:
+			for i, e := range v {
+				s, ok := e.(string)
+				if !ok {
+					continue
+				}
+				id, err := c.resolve(r, s)
+				if err != nil {
+					return fmt.Errorf("%s[%d]: %w", field, i, err)
+				}
+				v[i] = id
+			}
 		}
 	}
 	return nil
