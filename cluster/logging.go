@@ -51,6 +51,8 @@ func (l raftLogger) Log(level hclog.Level, msg string, args ...any) {
 	}
 }
 
-func (l raftLogger) Named(name string) hclog.Logger      { return raftLogger{l.Logger.Named(name)} }
-func (l raftLogger) ResetNamed(name string) hclog.Logger { return raftLogger{l.Logger.ResetNamed(name)} }
-func (l raftLogger) With(args ...any) hclog.Logger       { return raftLogger{l.Logger.With(args...)} }
+func (l raftLogger) Named(name string) hclog.Logger { return raftLogger{l.Logger.Named(name)} }
+func (l raftLogger) ResetNamed(name string) hclog.Logger {
+	return raftLogger{l.Logger.ResetNamed(name)}
+}
+func (l raftLogger) With(args ...any) hclog.Logger { return raftLogger{l.Logger.With(args...)} }
