@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"gopkg.in/yaml.v3"
 )
 
 // cli runs the admin CLI with its own config dir (so profiles of parallel
@@ -209,5 +211,83 @@ secondary: {requireTotp: false}
 	n.stop()
 	if msg := c.fails(1, "list", "identities"); !strings.Contains(msg, "cannot reach") {
 		t.Fatalf("server down: %s", msg)
+	}
+}
+
+// export → apply on a fresh controller → export gives the same file; apply
+// twice changes nothing; --dry-run changes nothing; --prune deletes what the
+// file no longer lists.
+func TestCLIExportApplyRoundTrip(t *testing.T) {
+	t.Parallel()
+	a, b := startNode(t, nodeOpts{}), startNode(t, nodeOpts{})
+	ca, cb := newCLI(t), newCLI(t)
+	for _, x := range []struct {
+		c *cli
+		n *node
+	}{{ca, a}, {cb, b}} {
+		if _, errOut, code := x.c.run(x.n.password+"\n", "login", "https://"+x.n.host(), "-u", adminUser, "--password-stdin", "--yes"); code != 0 {
+			t.Fatalf("login: %s", errOut)
+		}
+	}
+	ca.ok("create", "identity", "laptop", "--type", "Device", "--role-attributes", "staff")
+	ca.ok("create", "identity", "server", "--role-attributes", "hosts")
+	ca.ok("create", "config", "web-intercept", "--set", "configTypeId=intercept.v1", "--set",
+		`data={"protocols":["tcp"],"addresses":["web.ziti"],"portRanges":[{"low":80,"high":80}]}`)
+	ca.ok("create", "service", "web", "--set", "configs=web-intercept", "--set", "roleAttributes=web")
+	ca.ok("create", "posture-check", "corp-mac", "--set", "typeId=MAC", "--set", `macAddresses=["aabbccddeeff"]`)
+	ca.ok("create", "service-policy", "web-dial", "--set", "type=Dial", "--set", "semantic=AnyOf", "--set", "identityRoles=@laptop,#staff",
+		"--set", "serviceRoles=#web", "--set", "postureCheckRoles=@corp-mac")
+	ca.ok("create", "service-policy", "web-bind", "--set", "type=Bind", "--set", "semantic=AnyOf", "--set", "identityRoles=#hosts", "--set", "serviceRoles=@web")
+	ca.ok("create", "edge-router", "er1", "--set", "roleAttributes=public")
+	ca.ok("create", "edge-router-policy", "everyone", "--set", "semantic=AnyOf", "--set", "identityRoles=#all", "--set", "edgeRouterRoles=#public")
+	ca.ok("create", "service-edge-router-policy", "web-routers", "--set", "semantic=AnyOf", "--set", "serviceRoles=#web", "--set", "edgeRouterRoles=@er1")
+
+	exported := ca.ok("export")
+	if strings.Contains(exported, `"id"`) || strings.Contains(exported, "Default Admin") || !strings.Contains(exported, "'@laptop'") && !strings.Contains(exported, "@laptop") {
+		t.Fatalf("the export should hold names, no ids, no controller-made records:\n%s", exported)
+	}
+	file := filepath.Join(t.TempDir(), "network.yaml")
+	_ = os.WriteFile(file, []byte(exported), 0o600)
+
+	if out := cb.ok("apply", "-f", file, "--dry-run"); !strings.Contains(out, "(dry run) + identity laptop") {
+		t.Fatalf("dry run:\n%s", out)
+	}
+	if out := cb.ok("list", "identities", `name = "laptop"`, "-o", "json"); strings.TrimSpace(out) != "[]" {
+		t.Fatalf("--dry-run created something:\n%s", out)
+	}
+	cb.ok("apply", "-f", file)
+	if again := cb.ok("export"); again != exported {
+		t.Fatalf("export of the applied controller differs:\n--- first\n%s\n--- second\n%s", exported, again)
+	}
+	if out := cb.ok("apply", "-f", file); strings.TrimSpace(out) != "no changes" {
+		t.Fatalf("a second apply changed something:\n%s", out)
+	}
+
+	// Edit the file: a changed attribute, a policy gone; prune.
+	var doc map[string][]map[string]any
+	if err := yaml.Unmarshal([]byte(exported), &doc); err != nil {
+		t.Fatal(err)
+	}
+	for _, ident := range doc["identities"] {
+		if ident["name"] == "laptop" {
+			ident["roleAttributes"] = []any{"staff", "travel"}
+		}
+	}
+	var kept []map[string]any
+	for _, p := range doc["service-policies"] {
+		if p["name"] != "web-bind" {
+			kept = append(kept, p)
+		}
+	}
+	doc["service-policies"] = kept
+	raw, _ := yaml.Marshal(doc)
+	edited := string(raw)
+	_ = os.WriteFile(file, raw, 0o600)
+	out := cb.ok("apply", "-f", file, "--prune")
+	if !strings.Contains(out, "~ identity laptop: roleAttributes") || !strings.Contains(out, "- service-policy web-bind") {
+		t.Fatalf("apply --prune of the edited file:\n%s", out)
+	}
+	if got := cb.ok("export"); got != edited {
+		t.Fatalf("after --prune the export is not the edited file:\n--- edited\n%s\n--- export\n%s", edited, got)
 	}
 }
