@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -289,5 +290,48 @@ func TestCLIExportApplyRoundTrip(t *testing.T) {
 	}
 	if got := cb.ok("export"); got != edited {
 		t.Fatalf("after --prune the export is not the edited file:\n--- edited\n%s\n--- export\n%s", edited, got)
+	}
+}
+
+// cluster status and backup through the login profile on a three-node
+// cluster, logged in to a follower.
+func TestCLIClusterStatusAndBackupOnThreeNodes(t *testing.T) {
+	t.Parallel()
+	cl := startCluster(t, clusterOpts{size: 3})
+	l := cl.leader(10 * time.Second)
+	f := cl.nodes[(l+1)%3]
+	c := newCLI(t)
+	if _, errOut, code := c.run(f.password+"\n", "login", "https://"+f.host(), "-u", adminUser, "--password-stdin", "--yes"); code != 0 {
+		t.Fatalf("login: %s", errOut)
+	}
+	waitUntil(t, "cluster status shows three online members", 5*time.Second, func() error {
+		var members []map[string]any
+		if err := json.Unmarshal([]byte(c.ok("cluster", "status", "-o", "json")), &members); err != nil {
+			return err
+		}
+		leaders := 0
+		for _, m := range members {
+			if m["isOnline"] != true || m["lastAppliedIndex"] == nil || m["lag"] == nil || m["version"] == nil {
+				return fmt.Errorf("member %v", m)
+			}
+			if m["isLeader"] == true {
+				leaders++
+			}
+		}
+		if len(members) != 3 || leaders != 1 {
+			return fmt.Errorf("%d members, %d leaders", len(members), leaders)
+		}
+		return nil
+	})
+	snap := filepath.Join(t.TempDir(), "cluster.snap")
+	if out := c.ok("backup", snap); !strings.Contains(out, "snapshot") {
+		t.Fatalf("backup: %s", out)
+	}
+	if st, err := os.Stat(snap); err != nil || st.Size() == 0 {
+		t.Fatalf("backup file: %v", err)
+	}
+	// The file restores.
+	if out := c.ok("restore", "--data-dir", filepath.Join(t.TempDir(), "restored"), "--cluster-addr", fmt.Sprintf("127.0.0.1:%d", freePort(t)), snap); !strings.Contains(out, "Restored") {
+		t.Fatalf("restore of the backup: %s", out)
 	}
 }
