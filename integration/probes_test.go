@@ -65,6 +65,28 @@ func TestClusterProbesAndMemberStatus(t *testing.T) {
 		return nil
 	})
 
+	// Cut a follower off (while the third node runs, so that the other two
+	// keep their quorum and refuse its elections): it loses the leader and
+	// is not ready; it still lives. Then heal it.
+	c.proxies[fi].cut()
+	waitUntil(t, "the cut-off follower is not ready", 15*time.Second, func() error {
+		st, m := probeGet(t, base(fi), "/readyz", hc(fi))
+		if st != 503 || m["status"] != "unavailable" {
+			return fmt.Errorf("/readyz %d %v", st, m)
+		}
+		return nil
+	})
+	if st, _ := probeGet(t, base(fi), "/livez", hc(fi)); st != 200 {
+		t.Fatalf("/livez on the cut-off node: %d", st)
+	}
+	c.proxies[fi].heal()
+	waitUntil(t, "the healed follower is ready again", 15*time.Second, func() error {
+		if st, m := probeGet(t, base(fi), "/readyz", hc(fi)); st != 200 {
+			return fmt.Errorf("/readyz %d %v", st, m)
+		}
+		return nil
+	})
+
 	// A stopped member is offline on every other node within 2 s.
 	c.nodes[ki].kill()
 	killed := time.Now()
@@ -84,20 +106,6 @@ func TestClusterProbesAndMemberStatus(t *testing.T) {
 		return nil
 	})
 	t.Logf("offline on both after %s", time.Since(killed).Round(time.Millisecond))
-
-	// Cut the follower off too: it loses the leader and is not ready; it
-	// still lives.
-	c.proxies[fi].cut()
-	waitUntil(t, "the cut-off follower is not ready", 15*time.Second, func() error {
-		st, m := probeGet(t, base(fi), "/readyz", hc(fi))
-		if st != 503 || m["status"] != "unavailable" {
-			return fmt.Errorf("/readyz %d %v", st, m)
-		}
-		return nil
-	})
-	if st, _ := probeGet(t, base(fi), "/livez", hc(fi)); st != 200 {
-		t.Fatalf("/livez on the cut-off node: %d", st)
-	}
 }
 
 // The probes are on the metrics port too, over plain HTTP.
