@@ -111,7 +111,7 @@ func (s *Server) add(rt route) {
 				body = &replayBody{src: r.Body}
 				r.Body = body
 				var ctx context.Context
-				ctx, proposed = fsm.WatchProposals(r.Context())
+				ctx, proposed = fsm.WatchProposals(fsm.WithActor(r.Context(), s.actorOf(c)))
 				c.r = r.WithContext(ctx)
 			}
 			err := rt.h(c)
@@ -138,6 +138,21 @@ func (s *Server) add(rt route) {
 			s.router.Handle(rt.method, prefix, handle)
 		}
 	}
+}
+
+// actorOf is who makes the call, for the events of its commands.
+func (s *Server) actorOf(c *call) store.EventActor {
+	a := store.EventActor{SourceAddress: clientIP(c.r)}
+	if s.Cluster != nil {
+		a.NodeID = s.Cluster.ID()
+	}
+	if c.session != nil {
+		a.APISessionID = c.session.ID
+	}
+	if c.identity != nil {
+		a.IdentityID, a.IdentityName = c.identity.ID, c.identity.Name
+	}
+	return a
 }
 
 // rootPaths are the operations also served at the root of the API port,

@@ -25,6 +25,7 @@ func (s *Server) routeTable() []route {
 		s.relationRoutes,
 		s.clusterRoutes,
 		s.joinRoutes,
+		s.eventRoutes,
 	} {
 		all = append(all, ops()...)
 	}

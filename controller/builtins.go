@@ -100,12 +100,13 @@ func (n *Node) runUpgradeSteps() {
 			}
 			wait = upgradeCheckInterval
 			b := BuiltinRecords(time.Now().UTC())
-			missing := n.Store.Read().MissingBuiltins(b)
+			tx := n.Store.Read()
+			missing, eventsOff := tx.MissingBuiltins(b), !tx.Events().Enabled
 			jwts, err := n.API.LegacyJWTReissues(100)
 			if err != nil {
 				n.log.Warn("upgrade step: enrollment JWTs", "error", err)
 			}
-			if !missing && len(jwts) == 0 && err == nil {
+			if !missing && !eventsOff && len(jwts) == 0 && err == nil {
 				return
 			}
 			if !n.Raft.IsLeader() {
@@ -118,6 +119,11 @@ func (n *Node) runUpgradeSteps() {
 					n.log.Info("upgrade step: built-in records not added yet", "reason", err)
 				}
 			}
+			if eventsOff {
+				if _, err := n.Writer.Do(ctx, fsm.CmdEventsEnable, DefaultEventRetention()); err != nil {
+					n.log.Info("upgrade step: event log not on yet", "reason", err)
+				}
+			}
 			if len(jwts) > 0 {
 				if _, err := n.Writer.Do(ctx, fsm.CmdJWTsReissue, jwts); err != nil {
 					n.log.Info("upgrade step: enrollment JWTs not reissued yet", "reason", err)
@@ -128,4 +134,9 @@ func (n *Node) runUpgradeSteps() {
 			cancel()
 		}
 	}()
+}
+
+// DefaultEventRetention is the event log's retention when it is turned on.
+func DefaultEventRetention() store.EventState {
+	return store.EventState{RetentionCount: fsm.DefaultEventRetentionCount, RetentionSeconds: fsm.DefaultEventRetentionSeconds}
 }

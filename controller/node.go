@@ -226,6 +226,9 @@ func (n *Node) applyBootstrap(ctx context.Context, out io.Writer) error {
 		if _, err := n.Writer.Do(wctx, fsm.CmdBuiltinsEnsure, BuiltinRecords(b.At)); err != nil {
 			return fmt.Errorf("apply the built-in records: %w", err)
 		}
+		if _, err := n.Writer.Do(wctx, fsm.CmdEventsEnable, DefaultEventRetention()); err != nil {
+			return fmt.Errorf("turn the event log on: %w", err)
+		}
 		if password != "" {
 			fmt.Fprintf(out, "\nThe default admin %q was created with the password:\n\n    %s\n\nIt is shown only this once.\n\n",
 				n.cfg.AdminUsername, password)

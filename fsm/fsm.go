@@ -34,6 +34,9 @@ type Command struct {
 	// At is when the proposer made the command; Apply uses it as the time of
 	// the change (change markers), never the clock of the applying node.
 	At time.Time `json:"at,omitempty"`
+	// Actor is who asked for the command, for its events (nil for the
+	// node's own commands).
+	Actor *store.EventActor `json:"actor,omitempty"`
 }
 
 // result is what Apply returns, encoded, to the proposer.
@@ -66,6 +69,7 @@ func New(s *store.Store) *FSM {
 	registerPolicies(f)
 	registerMaintenance(f)
 	registerCluster(f)
+	registerEvents(f)
 	registerClientSessions(f)
 	registerPosture(f)
 	registerRouters(f)
@@ -111,9 +115,16 @@ func (f *FSM) Apply(l *raft.Log) any {
 	}
 	tx := f.store.Write()
 	tx.SetTime(c.At)
+	events := tx.Events().Enabled
+	if events {
+		tx.TrackChanges()
+	}
 	data, err := h(tx, c.Payload)
 	if err == nil {
 		err = tx.Finish()
+	}
+	if err == nil && events {
+		err = appendCommandEvents(tx, l.Index, c.At, c.Actor)
 	}
 	if err != nil {
 		tx.Abort()

@@ -299,7 +299,7 @@ func dump(t *testing.T, tx *store.Tx) []byte {
 func TestEnvelope_DecodesLikeTheCommandItEncodes(t *testing.T) {
 	at := time.Date(2026, 11, 22, 1, 2, 3, 456, time.UTC)
 	var c Command
-	if err := json.Unmarshal(envelope(CmdIdentityCreate, json.RawMessage(`{"a":[1,"x"]}`), at), &c); err != nil {
+	if err := json.Unmarshal(envelope(CmdIdentityCreate, json.RawMessage(`{"a":[1,"x"]}`), at, nil), &c); err != nil {
 		t.Fatal(err)
 	}
 	if c.Type != CmdIdentityCreate || string(c.Payload) != `{"a":[1,"x"]}` || !c.At.Equal(at) {

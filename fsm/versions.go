@@ -14,7 +14,7 @@ import "fmt"
 // command type, never an edit of the old one.
 
 // CommandVersion is the newest command version this binary applies.
-const CommandVersion = 3
+const CommandVersion = 4
 
 // commandSince holds the command types newer than version 1 (the command
 // set of the binaries that did not publish a command version yet).
@@ -22,6 +22,7 @@ var commandSince = map[CommandType]int{
 	CmdJoinTokenDelete: 2,
 	CmdBuiltinsEnsure:  3,
 	CmdJWTsReissue:     3,
+	CmdEventsEnable:    4,
 }
 
 // VersionOf is the command version of t.

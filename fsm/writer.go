@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"sync/atomic"
 	"time"
+
+	"edgectl/store"
 )
 
 // Proposer replicates an encoded command and returns the FSM's result once
@@ -62,7 +64,7 @@ func (w *Writer) Do(ctx context.Context, t CommandType, payload any) (json.RawMe
 	if err != nil {
 		return nil, fmt.Errorf("fsm: encode %s: %w", t, err)
 	}
-	cmd := envelope(t, raw, w.now().UTC())
+	cmd := envelope(t, raw, w.now().UTC(), actorOf(ctx))
 	resp, _, err := w.p.Apply(ctx, cmd)
 	if err != nil {
 		return nil, err
@@ -83,7 +85,7 @@ func (w *Writer) Do(ctx context.Context, t CommandType, payload any) (json.RawMe
 // envelope encodes a Command. It is json.Marshal(Command{...}) without the
 // second pass over the payload that RawMessage costs: t is one of the
 // constants (plain characters) and raw was just encoded by json.Marshal.
-func envelope(t CommandType, raw json.RawMessage, at time.Time) []byte {
+func envelope(t CommandType, raw json.RawMessage, at time.Time, actor *store.EventActor) []byte {
 	buf := make([]byte, 0, len(raw)+len(t)+64)
 	buf = append(buf, `{"type":"`...)
 	buf = append(buf, t...)
@@ -91,5 +93,11 @@ func envelope(t CommandType, raw json.RawMessage, at time.Time) []byte {
 	buf = append(buf, raw...)
 	buf = append(buf, `,"at":"`...)
 	buf = at.AppendFormat(buf, time.RFC3339Nano)
-	return append(buf, `"}`...)
+	buf = append(buf, '"')
+	if actor != nil {
+		a, _ := json.Marshal(actor)
+		buf = append(buf, `,"actor":`...)
+		buf = append(buf, a...)
+	}
+	return append(buf, '}')
 }

@@ -252,4 +252,18 @@ func TestClusterReadsAndLoginsAfterAWriteOnAnotherNode(t *testing.T) {
 		mustStatus(t, "create a password authenticator", status, m, http.StatusCreated)
 		login(t, r, name+"-user", "Pass-word-1")
 	}
+	// Every node derived the same events from the log.
+	var first string
+	for i, n := range c.nodes {
+		status, m := do(t, http.MethodGet, n.mgmt("/events?limit=500&consistency=linearizable"), c.token, nil)
+		mustStatus(t, "events", status, m, http.StatusOK)
+		if len(m["data"].([]any)) < 24 {
+			t.Fatalf("%s has %d events", n.name, len(m["data"].([]any)))
+		}
+		if i == 0 {
+			first = js(m["data"])
+		} else if got := js(m["data"]); got != first {
+			t.Fatalf("the events of %s differ from %s's", n.name, c.nodes[0].name)
+		}
+	}
 }

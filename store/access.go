@@ -10,6 +10,9 @@ import (
 // decided, carried in the log, so change markers are the same on every node.
 func (tx *Tx) SetTime(t time.Time) { tx.at = t }
 
+// Now is the time of the command being applied (SetTime).
+func (tx *Tx) Now() time.Time { return tx.at }
+
 // ServicePolicyType returns Dial or Bind for a service policy, "" if there is none.
 func (tx *Tx) ServicePolicyType(policyID string) string {
 	p, err := GetAs[*ServicePolicy](tx, KindServicePolicy, policyID)

@@ -133,6 +133,9 @@ func (tx *Tx) afterChange(k *Kind, old, upd Record) error {
 			return err
 		}
 	}
+	if tx.changes != nil && k != KindEvent && k != KindSetting {
+		*tx.changes = append(*tx.changes, Change{Kind: k, Old: old, New: upd})
+	}
 	return tx.recordChanged(k, old, upd)
 }
 

@@ -62,6 +62,28 @@ type Tx struct {
 	// sorted caches it used (sorted.go), since its generations never change.
 	write      bool
 	sortedMemo map[*Kind]*sortedRecords
+	// changes collects the record changes of the transaction once
+	// TrackChanges asked for them (the FSM derives events from them).
+	changes *[]Change
+}
+
+// Change is one record change of a write transaction: Old is nil for an
+// insert, New nil for a delete.
+type Change struct {
+	Kind     *Kind
+	Old, New Record
+}
+
+// TrackChanges makes the transaction collect its record changes (all but
+// events and settings).
+func (tx *Tx) TrackChanges() { tx.changes = &[]Change{} }
+
+// Changes are the record changes collected since TrackChanges, in order.
+func (tx *Tx) Changes() []Change {
+	if tx.changes == nil {
+		return nil
+	}
+	return *tx.changes
 }
 
 // Read returns a consistent read-only view. It never blocks and is never blocked.

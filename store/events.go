@@ -1,0 +1,145 @@
+package store
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"time"
+
+	"edgectl/store/filter"
+)
+
+// Events are the audit trail: each applied command yields its events in the
+// command's own transaction, so every node derives, numbers and keeps the
+// same ones (replicated, in snapshots too). The FSM writes them
+// (fsm/events.go); the model only keeps and compacts them.
+
+// Event is one audit event.
+type Event struct {
+	Base
+	Seq           int64           `json:"seq"`
+	Index         uint64          `json:"index"` // the Raft index of the command
+	Namespace     string          `json:"namespace"`
+	Action        string          `json:"action"`
+	EntityType    string          `json:"entityType,omitempty"`
+	EntityID      string          `json:"entityId,omitempty"`
+	EntityName    string          `json:"entityName,omitempty"`
+	Actor         EventActor      `json:"actor"`
+	ChangedFields []string        `json:"changedFields,omitempty"`
+	Before        json.RawMessage `json:"before,omitempty"`
+	After         json.RawMessage `json:"after,omitempty"`
+}
+
+// EventActor is who made the change: decided by the node that took the
+// request, carried in the command.
+type EventActor struct {
+	IdentityID    string `json:"identityId,omitempty"`
+	IdentityName  string `json:"identityName,omitempty"`
+	APISessionID  string `json:"apiSessionId,omitempty"`
+	SourceAddress string `json:"sourceAddress,omitempty"`
+	NodeID        string `json:"nodeId,omitempty"`
+}
+
+// EventKey is the record id of event seq: fixed-width, so ids sort in
+// sequence order.
+func EventKey(seq int64) string { return fmt.Sprintf("%020d", seq) }
+
+// KindEvent holds the events.
+var KindEvent = &Kind{Table: "events", Entity: "event",
+	new: func() Record { return &Event{} },
+	Fields: baseFields(map[string]filter.Field{
+		"namespace":  filter.StringField(func(r any) string { return r.(*Event).Namespace }),
+		"action":     filter.StringField(func(r any) string { return r.(*Event).Action }),
+		"entityType": filter.StringField(func(r any) string { return r.(*Event).EntityType }),
+		"entityId":   filter.StringField(func(r any) string { return r.(*Event).EntityID }),
+		"entityName": filter.StringField(func(r any) string { return r.(*Event).EntityName }),
+		"actor.identityId": filter.StringField(func(r any) string {
+			return r.(*Event).Actor.IdentityID
+		}),
+		"seq": filter.IntField(func(r any) int64 { return r.(*Event).Seq }),
+	})}
+
+// SettingEvents holds the event log's state (EventState) once events are on.
+const SettingEvents = "events"
+
+// EventState is the event log's state: whether it records, the last
+// sequence number given and the retention.
+type EventState struct {
+	Enabled        bool  `json:"enabled"`
+	LastSeq        int64 `json:"lastSeq"`
+	RetentionCount int64 `json:"retentionCount"`
+	// RetentionSeconds bounds the age of kept events by the time of the
+	// command that appends (never a node's clock).
+	RetentionSeconds int64 `json:"retentionSeconds"`
+}
+
+// Events returns the event log's state (zero when events are off).
+func (tx *Tx) Events() EventState {
+	var st EventState
+	if raw := tx.Setting(SettingEvents); raw != nil {
+		_ = json.Unmarshal(raw, &st)
+	}
+	return st
+}
+
+// SetEvents stores the event log's state.
+func (tx *Tx) SetEvents(st EventState, at time.Time) error {
+	raw, _ := json.Marshal(st)
+	return tx.Upsert(KindSetting, &Setting{Base: Base{ID: SettingEvents, CreatedAt: at, UpdatedAt: at}, Value: raw})
+}
+
+// OldestEventSeq is the sequence number of the oldest kept event (0: none).
+func (tx *Tx) OldestEventSeq() int64 {
+	r := tx.First(KindEvent, "id")
+	if r == nil {
+		return 0
+	}
+	return r.(*Event).Seq
+}
+
+// AppendEvents numbers and stores events, then compacts by count and age.
+// Deterministic: it reads only the model and the command's time.
+func (tx *Tx) AppendEvents(events []*Event, at time.Time) error {
+	if len(events) == 0 {
+		return nil
+	}
+	st := tx.Events()
+	for _, e := range events {
+		st.LastSeq++
+		e.Seq = st.LastSeq
+		e.ID = EventKey(e.Seq)
+		e.CreatedAt, e.UpdatedAt = at, at
+		if err := tx.Insert(KindEvent, e); err != nil {
+			return err
+		}
+	}
+	if err := tx.SetEvents(st, at); err != nil {
+		return err
+	}
+	// Compaction: drop the oldest beyond the count, and those older than
+	// the age, in sequence order.
+	cutoff := time.Time{}
+	if st.RetentionSeconds > 0 {
+		cutoff = at.Add(-time.Duration(st.RetentionSeconds) * time.Second)
+	}
+	excess := int64(tx.Count(KindEvent)) - st.RetentionCount
+	var drop []string
+	tx.Each(KindEvent, "id", func(r Record) bool {
+		e := r.(*Event)
+		if (st.RetentionCount > 0 && excess > 0) || (!cutoff.IsZero() && e.CreatedAt.Before(cutoff)) {
+			drop = append(drop, e.ID)
+			excess--
+			return true
+		}
+		return false
+	})
+	for _, id := range drop {
+		if err := tx.Remove(KindEvent, id); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ParseEventID parses an event id as the API shows it (the sequence number).
+func ParseEventID(s string) (int64, error) { return strconv.ParseInt(s, 10, 64) }
