@@ -99,7 +99,7 @@ func (s *Server) authenticatePassword(c *call, b *authenticateBody) error {
 	}
 	s.failed(now, keys)
 	if !good && live && policy != nil && policy.Primary.Updb.MaxAttempts > 0 && !ident.IsDefaultAdmin {
-		s.recordFailure(c.r.Context(), ident.ID, now)
+		s.recordFailure(c.r.Context(), ident.ID, "password", "the password does not match", now)
 	} else {
 		s.padFailure(c.r.Context())
 	}

@@ -85,9 +85,9 @@ func (s *Server) failed(now time.Time, keys map[string]auth.Limit) {
 
 // recordFailure counts a failed attempt of an identity through Raft (the
 // lockout holds on every node).
-func (s *Server) recordFailure(ctx context.Context, identityID string, now time.Time) {
+func (s *Server) recordFailure(ctx context.Context, identityID, method, reason string, now time.Time) {
 	start := time.Now()
-	if _, err := s.Writer.Do(ctx, fsm.CmdLoginFailed, fsm.LoginFailed{IdentityID: identityID, At: now}); err != nil {
+	if _, err := s.Writer.Do(ctx, fsm.CmdLoginFailed, fsm.LoginFailed{IdentityID: identityID, At: now, Method: method, Reason: reason}); err != nil {
 		s.Log.Warn("recording a failed login", "identity", identityID, "error", err)
 		return
 	}

@@ -1,11 +1,13 @@
 package api
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
+	"time"
 
 	"edgectl/store"
 )
@@ -16,6 +18,7 @@ import (
 func (s *Server) eventRoutes() []route {
 	return []route{
 		{managementAPI, get, "/events", "listEvents", "Event", admin, s.listEvents},
+		{managementAPI, get, "/events/stream", "streamEvents", "Event", admin, s.streamEvents},
 	}
 }
 
@@ -62,4 +65,88 @@ func eventView(e *store.Event) map[string]any {
 		}
 	}
 	return v
+}
+
+// Event stream parameters.
+const (
+	streamPoll      = 200 * time.Millisecond // how often a caught-up stream looks for new events
+	streamHeartbeat = 15 * time.Second       // a comment line keeps proxies from closing an idle stream
+	streamBatch     = 500                    // events written per look: the most a stream holds in memory
+	streamWriteWait = 10 * time.Second       // a client that takes longer to read a batch is disconnected
+)
+
+// streamEvents serves GET /events/stream as Server-Sent Events: each event
+// as `id: N` and `data: {json}`, from after Last-Event-ID or ?fromId (else
+// from now on), then new ones as they are applied. The stream reads the
+// events from the model (the log keeps them), so it holds at most one batch
+// in memory; a client too slow to take a batch in time is disconnected.
+func (s *Server) streamEvents(c *call) error {
+	from := c.tx.Events().LastSeq
+	for _, v := range []string{c.r.Header.Get("Last-Event-ID"), c.r.URL.Query().Get("fromId")} {
+		if v == "" {
+			continue
+		}
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 {
+			return badQuery("fromId", errors.New("must be an event id (a whole number of at least 0)"))
+		}
+		from = n
+		break
+	}
+	if oldest := c.tx.OldestEventSeq(); from > 0 && oldest > 0 && from < oldest-1 {
+		return &apiError{status: http.StatusGone, code: "EVENTS_COMPACTED",
+			message: fmt.Sprintf("the events after %d are no longer kept: the oldest kept event is %d", from, oldest)}
+	}
+	rc := http.NewResponseController(c.w)
+	c.wrote = true
+	h := c.w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Accel-Buffering", "no")
+	c.w.WriteHeader(http.StatusOK)
+	_ = rc.Flush()
+	ctx := c.r.Context()
+	var buf bytes.Buffer
+	lastBeat := time.Now()
+	for {
+		tx := s.Store.Read()
+		if oldest := tx.OldestEventSeq(); from > 0 && oldest > 0 && from < oldest-1 {
+			fmt.Fprintf(c.w, "event: error\ndata: {\"code\":\"EVENTS_COMPACTED\",\"message\":\"this stream fell behind the event log's retention: resume from %d\"}\n\n", oldest-1)
+			_ = rc.Flush()
+			return nil
+		}
+		buf.Reset()
+		n := 0
+		tx.EventsAfter(from, func(e *store.Event) bool {
+			raw, err := json.Marshal(eventView(e))
+			if err != nil {
+				return false
+			}
+			fmt.Fprintf(&buf, "id: %d\ndata: %s\n\n", e.Seq, raw)
+			from = e.Seq
+			n++
+			return n < streamBatch
+		})
+		if n == 0 && time.Since(lastBeat) >= streamHeartbeat {
+			buf.WriteString(": heartbeat\n\n")
+		}
+		if buf.Len() > 0 {
+			_ = rc.SetWriteDeadline(time.Now().Add(streamWriteWait))
+			if _, err := c.w.Write(buf.Bytes()); err != nil {
+				return nil // gone, or too slow: the connection is closed
+			}
+			if err := rc.Flush(); err != nil {
+				return nil
+			}
+			lastBeat = time.Now()
+		}
+		if n == streamBatch {
+			continue // more waiting: no pause
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(streamPoll):
+		}
+	}
 }

@@ -1,11 +1,13 @@
 package api_test
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"edgectl/fsm"
 	"edgectl/store"
@@ -89,4 +91,103 @@ func TestEvents_RetentionAndCompactedReads(t *testing.T) {
 func js(v any) string {
 	raw, _ := json.Marshal(v)
 	return string(raw)
+}
+
+// TestEvents_Authentication: a login, the failures the lockout policy
+// counts, the lockout, and the end of a session are events.
+func TestEvents_Authentication(t *testing.T) {
+	t.Parallel()
+	ts := newTestServer(t)
+	pol := authPolicyBody("two-tries")
+	pol["primary"].(map[string]any)["updb"].(map[string]any)["maxAttempts"] = 2
+	policy := ts.create("/auth-policies", pol)
+	id := ts.authnIdentity("lock-me", map[string]any{"authPolicyId": policy})
+	ts.create("/authenticators", map[string]any{"identityId": id, "method": "updb", "username": "lock-me", "password": "Right-pass-1"})
+	tok := ts.login("lock-me", "Right-pass-1")
+	ts.doAs(tok, http.MethodDelete, clientPath("/current-api-session"), nil)
+	for range 2 {
+		ts.doAs("", http.MethodPost, mgmt("/authenticate?method=password"), map[string]any{"username": "lock-me", "password": "Wrong-pass-1"})
+	}
+	data, _ := ts.list("/events?limit=500&filter=" + `namespace%20in%20%5B%22authentication%22%2C%22session%22%5D%20and%20entityName%3D%22lock-me%22`)
+	var got []string
+	for _, e := range data {
+		got = append(got, dig(e, "namespace").(string)+"/"+dig(e, "action").(string))
+	}
+	want := "authentication/login session/ended authentication/loginFailed authentication/loginFailed authentication/lockout"
+	if strings.Join(got, " ") != want {
+		t.Fatalf("events %v, want %s", got, want)
+	}
+	if dig(data[0], "after", "method") != "updb" || dig(data[2], "after", "method") != "password" || dig(data[2], "actor", "sourceAddress") == nil {
+		t.Fatalf("login and failure details: %v %v", data[0], data[2])
+	}
+}
+
+// TestEvents_Stream: Server-Sent Events from ?fromId, new events as they
+// are applied, and a resume with Last-Event-ID that loses nothing.
+func TestEvents_Stream(t *testing.T) {
+	t.Parallel()
+	ts := newTestServer(t)
+	ts.create("/services", map[string]any{"name": "before-stream"})
+	read := func(header map[string]string, query string, want int, during func()) []map[string]any {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, ts.base+mgmt("/events/stream"+query), nil)
+		req.Header.Set("zt-session", ts.token)
+		for k, v := range header {
+			req.Header.Set(k, v)
+		}
+		resp, err := http.DefaultClient.Do(req) // not the checking client: a stream does not end
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/event-stream" {
+			t.Fatalf("stream: %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
+		}
+		if during != nil {
+			go during()
+		}
+		var got []map[string]any
+		sc := bufio.NewScanner(resp.Body)
+		var id string
+		for sc.Scan() && len(got) < want {
+			line := sc.Text()
+			switch {
+			case strings.HasPrefix(line, "id: "):
+				id = strings.TrimPrefix(line, "id: ")
+			case strings.HasPrefix(line, "data: "):
+				var e map[string]any
+				if err := json.Unmarshal([]byte(strings.TrimPrefix(line, "data: ")), &e); err != nil {
+					t.Fatal(err)
+				}
+				if js(e["id"]) != id {
+					t.Fatalf("id: %s but data id %v", id, e["id"])
+				}
+				got = append(got, e)
+			}
+		}
+		if len(got) < want {
+			t.Fatalf("the stream gave %d events, want %d (%v)", len(got), want, sc.Err())
+		}
+		return got
+	}
+	first := read(nil, "?fromId=0", 1, nil)
+	if first[0]["id"] != float64(1) {
+		t.Fatalf("from 0 the stream starts at %v", first[0]["id"])
+	}
+	// Live: events applied while the stream is open arrive.
+	var live []map[string]any
+	live = read(nil, "", 2, func() {
+		ts.create("/services", map[string]any{"name": "live-1"})
+		ts.create("/services", map[string]any{"name": "live-2"})
+	})
+	if live[0]["entityName"] != "live-1" || live[1]["entityName"] != "live-2" {
+		t.Fatalf("live events: %v", live)
+	}
+	// Resume after live-1: live-2 comes next.
+	resumed := read(map[string]string{"Last-Event-ID": js(live[0]["id"])}, "", 1, nil)
+	if resumed[0]["entityName"] != "live-2" {
+		t.Fatalf("resumed with %v", resumed[0])
+	}
 }

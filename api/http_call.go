@@ -166,6 +166,10 @@ type statusWriter struct {
 	code int
 }
 
+// Unwrap lets http.ResponseController reach the connection (the event
+// stream flushes and sets write deadlines).
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
 func (w *statusWriter) WriteHeader(code int) {
 	w.code = code
 	w.ResponseWriter.WriteHeader(code)

@@ -130,7 +130,7 @@ func (s *Server) authenticateMFA(c *call) error {
 		return s.authenticateMFA(c)
 	}
 	if errors.Is(err, errBadCode) {
-		s.recordFailure(c.r.Context(), c.identity.ID, now)
+		s.recordFailure(c.r.Context(), c.identity.ID, "totp", "the code does not match", now)
 		return invalidAuth()
 	}
 	if err != nil {

@@ -151,7 +151,90 @@ func encodeFields(m map[string]json.RawMessage) json.RawMessage {
 }
 
 // appendCommandEvents records the events of an applied command when the
-// event log is on.
-func appendCommandEvents(tx *store.Tx, index uint64, at time.Time, actor *store.EventActor) error {
-	return tx.AppendEvents(entityEvents(tx.Changes(), index, actor), at)
+// event log is on: its entity events, then those of the authentication and
+// session namespaces. result is what the command's handler returned.
+func appendCommandEvents(tx *store.Tx, t CommandType, result any, index uint64, at time.Time, actor *store.EventActor) error {
+	events := entityEvents(tx.Changes(), index, actor)
+	events = append(events, accessEvents(tx, t, result, index, actor)...)
+	return tx.AppendEvents(events, at)
+}
+
+// accessEvents are the authentication and session events of a command:
+//
+//   - authentication: login (an API session made), loginFailed and lockout
+//     (a counted failure: the ones the lockout policy counts go through the
+//     log; the others are throttled on the node and not logged), mfaVerified;
+//   - session: created (a service session), refused (a failed session
+//     request, with its reason), ended (an API or service session removed:
+//     logout, expiry, revocation).
+func accessEvents(tx *store.Tx, t CommandType, result any, index uint64, actor *store.EventActor) []*store.Event {
+	var out []*store.Event
+	add := func(ns, action, typ, id, name string, after any) {
+		e := &store.Event{Index: index, Namespace: ns, Action: action, EntityType: typ, EntityID: id, EntityName: name}
+		if actor != nil {
+			e.Actor = *actor
+		}
+		if after != nil {
+			e.After, _ = json.Marshal(after)
+		}
+		out = append(out, e)
+	}
+	identityName := func(id string) string {
+		if i, err := store.GetAs[*store.Identity](tx, store.KindIdentity, id); err == nil {
+			return i.Name
+		}
+		return ""
+	}
+	if r, ok := result.(*loginFailedResult); ok && t == CmdLoginFailed && r.Count > 0 {
+		id := r.payload.IdentityID
+		add("authentication", "loginFailed", "identities", id, identityName(id),
+			map[string]any{"method": r.payload.Method, "reason": r.payload.Reason, "count": r.Count})
+		if r.Locked {
+			add("authentication", "lockout", "identities", id, identityName(id), map[string]any{"count": r.Count})
+		}
+	}
+	for _, ch := range tx.Changes() {
+		switch ch.Kind {
+		case store.KindAPISession:
+			switch {
+			case ch.Old == nil:
+				s := ch.New.(*store.APISession)
+				method := ""
+				if a, err := store.GetAs[*store.Authenticator](tx, store.KindAuthenticator, s.AuthenticatorID); err == nil {
+					method = a.Method
+				} else if strings.HasPrefix(s.AuthenticatorID, "ext-jwt:") {
+					method = "ext-jwt"
+				}
+				add("authentication", "login", "api-sessions", s.ID, identityName(s.IdentityID), map[string]any{
+					"identityId": s.IdentityID, "authenticatorId": s.AuthenticatorID, "method": method,
+					"ipAddress": s.IPAddress, "isMfaRequired": s.IsMfaRequired})
+			case ch.New == nil:
+				s := ch.Old.(*store.APISession)
+				add("session", "ended", "api-sessions", s.ID, identityName(s.IdentityID), map[string]any{"identityId": s.IdentityID})
+			default:
+				o, n := ch.Old.(*store.APISession), ch.New.(*store.APISession)
+				if !o.IsMfaComplete && n.IsMfaComplete {
+					add("authentication", "mfaVerified", "api-sessions", n.ID, identityName(n.IdentityID), map[string]any{"identityId": n.IdentityID})
+				}
+			}
+		case store.KindSession:
+			if ch.Old == nil {
+				s := ch.New.(*store.Session)
+				add("session", "created", "sessions", s.ID, identityName(s.IdentityID), map[string]any{
+					"identityId": s.IdentityID, "serviceId": s.ServiceID, "apiSessionId": s.APISessionID, "type": s.Type})
+			} else if ch.New == nil {
+				s := ch.Old.(*store.Session)
+				add("session", "ended", "sessions", s.ID, identityName(s.IdentityID), map[string]any{
+					"identityId": s.IdentityID, "serviceId": s.ServiceID, "type": s.Type})
+			}
+		case store.KindFailedServiceRequest:
+			if ch.Old == nil {
+				f := ch.New.(*store.FailedServiceRequest)
+				add("session", "refused", "services", f.ServiceID, f.ServiceName, map[string]any{
+					"identityId": f.IdentityID, "apiSessionId": f.APISessionID, "sessionType": f.SessionType,
+					"reason": f.Reason, "policyFailures": f.PolicyFailures})
+			}
+		}
+	}
+	return out
 }

@@ -124,7 +124,7 @@ func (f *FSM) Apply(l *raft.Log) any {
 		err = tx.Finish()
 	}
 	if err == nil && events {
-		err = appendCommandEvents(tx, l.Index, c.At, c.Actor)
+		err = appendCommandEvents(tx, c.Type, data, l.Index, c.At, c.Actor)
 	}
 	if err != nil {
 		tx.Abort()

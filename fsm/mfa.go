@@ -29,6 +29,9 @@ type Login struct {
 type LoginFailed struct {
 	IdentityID string    `json:"identityId"`
 	At         time.Time `json:"at"`
+	// Method and Reason describe the failure for its event.
+	Method string `json:"method,omitempty"`
+	Reason string `json:"reason,omitempty"`
 }
 
 // MFARecoveryCodes is the payload of CmdMFARecoveryCodes: the code that
@@ -48,7 +51,11 @@ type MFADelete struct {
 func registerMFA(f *FSM) {
 	on(f, CmdLogin, func(tx *store.Tx, p *Login) (any, error) { return nil, tx.Login(p.Session, p.ResetFailures) })
 	on(f, CmdLoginFailed, func(tx *store.Tx, p *LoginFailed) (any, error) {
-		return tx.RecordLoginFailure(p.IdentityID, p.At)
+		r, err := tx.RecordLoginFailure(p.IdentityID, p.At)
+		if err != nil || r == nil {
+			return r, err
+		}
+		return &loginFailedResult{LoginFailed: *r, payload: *p}, nil
 	})
 	on(f, CmdMFACreate, func(tx *store.Tx, m *store.MFA) (any, error) { return nil, tx.CreateMFA(m) })
 	on(f, CmdMFAVerify, func(tx *store.Tx, u *store.MFAUse) (any, error) { return nil, tx.VerifyMFA(u) })
@@ -59,4 +66,12 @@ func registerMFA(f *FSM) {
 	on(f, CmdMFADelete, func(tx *store.Tx, p *MFADelete) (any, error) {
 		return nil, tx.DeleteMFA(p.IdentityID, p.OnlyUnverified)
 	})
+}
+
+// loginFailedResult is what CmdLoginFailed's handler returns: the outcome
+// for the proposer (encoded as store.LoginFailed) and the payload for the
+// command's events.
+type loginFailedResult struct {
+	store.LoginFailed
+	payload LoginFailed
 }

@@ -143,3 +143,17 @@ func (tx *Tx) AppendEvents(events []*Event, at time.Time) error {
 
 // ParseEventID parses an event id as the API shows it (the sequence number).
 func ParseEventID(s string) (int64, error) { return strconv.ParseInt(s, 10, 64) }
+
+// EventsAfter calls fn for the events after seq, in order, until fn returns
+// false: a seek on the id index, not a scan from the oldest.
+func (tx *Tx) EventsAfter(seq int64, fn func(*Event) bool) {
+	it, err := tx.txn.LowerBound(KindEvent.Table, "id", EventKey(seq+1))
+	if err != nil {
+		return
+	}
+	for raw := it.Next(); raw != nil; raw = it.Next() {
+		if !fn(raw.(*Event)) {
+			return
+		}
+	}
+}
