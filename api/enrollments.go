@@ -355,6 +355,9 @@ func (s *Server) LegacyJWTReissues(max int) ([]store.JWTReissue, error) {
 		return nil, nil
 	}
 	tx := s.Store.Read()
+	if len(tx.Setting(store.SettingPKI)) == 0 {
+		return nil, nil // a joining node that has not caught up: nothing to reissue yet
+	}
 	a, err := s.authority(tx)
 	if err != nil {
 		return nil, err
