@@ -48,23 +48,7 @@ func (s *Server) listEvents(c *call) error {
 			return fn(r)
 		})
 	}
-	return c.page(lr, src, -1, func(r store.Record) any { return eventView(r.(*store.Event)) })
-}
-
-// eventView is an event as the API shows it: its id is the sequence number.
-func eventView(e *store.Event) map[string]any {
-	v := map[string]any{"id": e.Seq, "index": e.Index, "at": e.CreatedAt, "namespace": e.Namespace, "action": e.Action,
-		"entityType": e.EntityType, "entityId": e.EntityID, "entityName": e.EntityName, "actor": e.Actor,
-		"changedFields": e.ChangedFields, "before": e.Before, "after": e.After}
-	if e.ChangedFields == nil {
-		v["changedFields"] = []string{}
-	}
-	for _, k := range []string{"before", "after"} {
-		if raw, _ := v[k].(json.RawMessage); len(raw) == 0 {
-			v[k] = nil
-		}
-	}
-	return v
+	return c.page(lr, src, -1, func(r store.Record) any { return store.EventView(r.(*store.Event)) })
 }
 
 // Event stream parameters.
@@ -118,7 +102,7 @@ func (s *Server) streamEvents(c *call) error {
 		buf.Reset()
 		n := 0
 		tx.EventsAfter(from, func(e *store.Event) bool {
-			raw, err := json.Marshal(eventView(e))
+			raw, err := json.Marshal(store.EventView(e))
 			if err != nil {
 				return false
 			}

@@ -39,6 +39,9 @@ func (s *Server) resourceTable() []resource {
 		{store.KindEdgeRouter, "edge-routers", func(_ *store.Tx, r store.Record) any { return edgeRouterView(r.(*store.EdgeRouter)) }, s.edgeRouterRoutes, edgeRouterFields},
 		{store.KindRouter, "routers", func(_ *store.Tx, r store.Record) any { return routerView(r.(*store.Router), "routers") }, s.routerRoutes, routerFields},
 		{store.KindPostureCheck, "posture-checks", func(_ *store.Tx, r store.Record) any { return postureCheckView(r.(*store.PostureCheck)) }, s.postureCheckRoutes, postureCommonFields},
+		{store.KindEventSubscription, "event-subscriptions", func(tx *store.Tx, r store.Record) any {
+			return eventSubscriptionView(tx, r.(*store.EventSubscription))
+		}, s.eventSubscriptionRoutes, eventSubscriptionFields},
 		{store.KindSession, "sessions", func(tx *store.Tx, r store.Record) any { return s.sessionView(tx, r.(*store.Session)) }, s.sessionRoutes, nil},
 	}
 	for _, pf := range s.policyFamilies() {

@@ -71,6 +71,10 @@ type Config struct {
 	// ReadConsistency is the consistency of a GET without ?consistency=:
 	// ConsistencyLocal (the default) or ConsistencyLinearizable.
 	ReadConsistency string
+	// ListenAddrs are this node's listeners besides its API and cluster
+	// addresses (which the controller records hold): webhooks may not
+	// target any of them.
+	ListenAddrs []string
 }
 
 // Deps are the parts of the controller the API uses.

@@ -20,6 +20,7 @@ import (
 	"edgectl/fsm"
 	"edgectl/pki"
 	"edgectl/store"
+	"edgectl/webhook"
 
 	"github.com/hashicorp/go-hclog"
 )
@@ -46,6 +47,7 @@ type Node struct {
 	stopping   chan struct{}
 	peers      *peers
 	lock       *dirLock
+	deliverer  *webhook.Deliverer
 }
 
 // Start brings a node up: on an empty data dir it creates the PKI and
@@ -270,7 +272,7 @@ func (n *Node) startAPI(certs *certMaterial) error {
 		Log: n.log.Named("api"), Activity: n.activity, Peers: n, Now: n.cfg.Now,
 	}, api.Config{AdvertiseURL: advertiseURL, SessionTimeout: n.cfg.SessionTimeout, BackupDir: filepath.Join(n.cfg.DataDir, "backups"),
 		Version: n.cfg.Version, Revision: n.cfg.Revision, BuildDate: n.cfg.BuildDate, JWKSRootCAs: n.cfg.JWKSRootCAs,
-		ReadConsistency: n.cfg.ReadConsistency, JWTKey: signerOf(certs.api)})
+		ReadConsistency: n.cfg.ReadConsistency, JWTKey: signerOf(certs.api), ListenAddrs: n.listenAddrs()})
 	n.http = &http.Server{
 		Handler: n.API.Handler(),
 		TLSConfig: &tls.Config{
@@ -319,6 +321,7 @@ func (n *Node) startMaintenance() {
 		defer n.wg.Done()
 		n.runPostureSweep(ctx)
 	}()
+	n.startEventDelivery(ctx)
 }
 
 // runPostureSweep has the leader re-evaluate posture periodically: time

@@ -41,7 +41,36 @@ func actorOf(ctx context.Context) *store.EventActor {
 	return nil
 }
 
+// Event subscription (webhook) commands (command version 5).
+const (
+	CmdEventSubscriptionCreate    CommandType = "eventSubscription.create"
+	CmdEventSubscriptionUpdate    CommandType = "eventSubscription.update"
+	CmdEventSubscriptionDelete    CommandType = "eventSubscription.delete"
+	CmdEventSubscriptionDelivered CommandType = "eventSubscription.delivered"
+)
+
+// Delivered is the outcome of a delivery attempt: the cursor reached (the
+// last event id delivered or passed over) and the error, if it failed.
+type Delivered struct {
+	ID     string    `json:"id"`
+	Cursor int64     `json:"cursor"`
+	Error  string    `json:"error,omitempty"`
+	At     time.Time `json:"at"`
+}
+
 func registerEvents(f *FSM) {
+	on(f, CmdEventSubscriptionCreate, func(tx *store.Tx, s *store.EventSubscription) (any, error) {
+		return nil, tx.CreateEventSubscription(s)
+	})
+	on(f, CmdEventSubscriptionUpdate, func(tx *store.Tx, p *Update) (any, error) {
+		return nil, tx.UpdateEventSubscription(p.ID, p.Patch, p.At)
+	})
+	on(f, CmdEventSubscriptionDelete, func(tx *store.Tx, p *Delete) (any, error) {
+		return nil, tx.DeleteEventSubscription(p.ID)
+	})
+	on(f, CmdEventSubscriptionDelivered, func(tx *store.Tx, p *Delivered) (any, error) {
+		return nil, tx.RecordDelivery(p.ID, p.Cursor, p.Error, p.At)
+	})
 	on(f, CmdEventsEnable, func(tx *store.Tx, p *store.EventState) (any, error) {
 		st := tx.Events()
 		st.Enabled = true
@@ -61,7 +90,7 @@ var entityTypes = map[*store.Kind]string{
 	store.KindServicePolicy: "service-policies", store.KindEdgeRouterPolicy: "edge-router-policies",
 	store.KindServiceEdgeRouterPolicy: "service-edge-router-policies", store.KindConfigType: "config-types",
 	store.KindConfig: "configs", store.KindTerminator: "terminators", store.KindCA: "cas",
-	store.KindExternalJWTSigner: "external-jwt-signers",
+	store.KindExternalJWTSigner: "external-jwt-signers", store.KindEventSubscription: "event-subscriptions",
 }
 
 // secretFields never appear in an event.
@@ -92,6 +121,13 @@ func entityEvents(changes []store.Change, index uint64, actor *store.EventActor)
 			e.Actor = *actor
 		}
 		before, after := publicJSON(ch.Old), publicJSON(ch.New)
+		if ch.Kind == store.KindEventSubscription {
+			// Deliveries move the subscription's state: not an API change.
+			for k := range store.SubscriptionStateFields {
+				delete(before, k)
+				delete(after, k)
+			}
+		}
 		if action == "updated" {
 			e.ChangedFields = changedFields(before, after)
 			if len(e.ChangedFields) == 0 {

@@ -14,7 +14,7 @@ import "fmt"
 // command type, never an edit of the old one.
 
 // CommandVersion is the newest command version this binary applies.
-const CommandVersion = 4
+const CommandVersion = 5
 
 // commandSince holds the command types newer than version 1 (the command
 // set of the binaries that did not publish a command version yet).
@@ -23,6 +23,11 @@ var commandSince = map[CommandType]int{
 	CmdBuiltinsEnsure:  3,
 	CmdJWTsReissue:     3,
 	CmdEventsEnable:    4,
+
+	CmdEventSubscriptionCreate:    5,
+	CmdEventSubscriptionUpdate:    5,
+	CmdEventSubscriptionDelete:    5,
+	CmdEventSubscriptionDelivered: 5,
 }
 
 // VersionOf is the command version of t.

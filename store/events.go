@@ -56,7 +56,15 @@ var KindEvent = &Kind{Table: "events", Entity: "event",
 		"actor.identityId": filter.StringField(func(r any) string {
 			return r.(*Event).Actor.IdentityID
 		}),
-		"seq": filter.IntField(func(r any) int64 { return r.(*Event).Seq }),
+		"actor.identityName": filter.StringField(func(r any) string {
+			return r.(*Event).Actor.IdentityName
+		}),
+		"actor.nodeId":        filter.StringField(func(r any) string { return r.(*Event).Actor.NodeID }),
+		"actor.sourceAddress": filter.StringField(func(r any) string { return r.(*Event).Actor.SourceAddress }),
+		"index":               filter.IntField(func(r any) int64 { return int64(r.(*Event).Index) }),
+		"seq":                 filter.IntField(func(r any) int64 { return r.(*Event).Seq }),
+		// The API's id of an event is its sequence number.
+		"id": filter.IntField(func(r any) int64 { return r.(*Event).Seq }),
 	})}
 
 // SettingEvents holds the event log's state (EventState) once events are on.
@@ -156,4 +164,21 @@ func (tx *Tx) EventsAfter(seq int64, fn func(*Event) bool) {
 			return
 		}
 	}
+}
+
+// EventView is an event as the API, the webhooks and the events file show
+// it: its id is the sequence number.
+func EventView(e *Event) map[string]any {
+	v := map[string]any{"id": e.Seq, "index": e.Index, "at": e.CreatedAt, "namespace": e.Namespace, "action": e.Action,
+		"entityType": e.EntityType, "entityId": e.EntityID, "entityName": e.EntityName, "actor": e.Actor,
+		"changedFields": e.ChangedFields, "before": e.Before, "after": e.After}
+	if e.ChangedFields == nil {
+		v["changedFields"] = []string{}
+	}
+	for _, k := range []string{"before", "after"} {
+		if raw, _ := v[k].(json.RawMessage); len(raw) == 0 {
+			v[k] = nil
+		}
+	}
+	return v
 }

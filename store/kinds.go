@@ -75,7 +75,7 @@ var AllKinds = []*Kind{KindSetting, KindController, KindJoinToken, KindIdentityT
 	KindConfigType, KindConfig, KindTerminator, KindIdentityServiceConfig,
 	KindCA, KindExternalJWTSigner, KindSession, KindFailedServiceRequest, KindPostureData,
 	KindAPISessionCertificate, KindCertExtension,
-	KindMFA, KindLoginFailures, KindEvent}
+	KindMFA, KindLoginFailures, KindEvent, KindEventSubscription}
 
 // KindByTable returns the kind of a table name.
 func KindByTable(table string) (*Kind, bool) {
