@@ -7,8 +7,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -87,7 +87,10 @@ func (rc *receiver) snapshot() (ids []int64, events []map[string]any, badSig int
 func runDeliverer(t *testing.T, ts *testServer) {
 	ctx, cancel := context.WithCancel(context.Background())
 	d := &webhook.Deliverer{Store: ts.store, IsLeader: func() bool { return true }, Log: hclog.NewNullLogger(), Poll: 20 * time.Millisecond,
-		Propose: func(ctx context.Context, c fsm.CommandType, p any) error { _, err := ts.writer.Do(ctx, c, p); return err }}
+		Propose: func(ctx context.Context, c fsm.CommandType, p any) error {
+			_, err := ts.writer.Do(ctx, c, p)
+			return err
+		}}
 	done := make(chan struct{})
 	go func() { d.Run(ctx); close(done) }()
 	t.Cleanup(func() { cancel(); <-done })
