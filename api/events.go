@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"os"
 	"strconv"
 	"time"
 
@@ -82,6 +83,8 @@ func (s *Server) streamEvents(c *call) error {
 			message: fmt.Sprintf("the events after %d are no longer kept: the oldest kept event is %d", from, oldest)}
 	}
 	rc := http.NewResponseController(c.w)
+	s.streams.Add(1)
+	defer s.streams.Add(-1)
 	c.wrote = true
 	h := c.w.Header()
 	h.Set("Content-Type", "text/event-stream")
@@ -100,7 +103,7 @@ func (s *Server) streamEvents(c *call) error {
 			return nil
 		}
 		buf.Reset()
-		n := 0
+		n, batchStart := 0, from
 		tx.EventsAfter(from, func(e *store.Event) bool {
 			raw, err := json.Marshal(store.EventView(e))
 			if err != nil {
@@ -116,10 +119,18 @@ func (s *Server) streamEvents(c *call) error {
 		}
 		if buf.Len() > 0 {
 			_ = rc.SetWriteDeadline(time.Now().Add(streamWriteWait))
-			if _, err := c.w.Write(buf.Bytes()); err != nil {
-				return nil // gone, or too slow: the connection is closed
+			_, err := c.w.Write(buf.Bytes())
+			if err == nil {
+				err = rc.Flush()
 			}
-			if err := rc.Flush(); err != nil {
+			if err != nil {
+				if errors.Is(err, os.ErrDeadlineExceeded) {
+					// Too slow: a last word, if the client reads at all, then the connection closes.
+					s.streamsDropped.Add(1)
+					_ = rc.SetWriteDeadline(time.Now().Add(time.Second))
+					fmt.Fprintf(c.w, "event: error\ndata: {\"code\":\"TOO_SLOW\",\"message\":\"this client did not read the stream fast enough and is disconnected: resume with Last-Event-ID %d at the latest\"}\n\n", batchStart)
+					_ = rc.Flush()
+				}
 				return nil
 			}
 			lastBeat = time.Now()

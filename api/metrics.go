@@ -32,9 +32,17 @@ func newMetrics(s *Server) *metrics {
 		}, []string{"api", "operation"}),
 	}
 	m.reg.MustRegister(m.requests, m.latency, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		&stateCollector{s: s})
+		&stateCollector{s: s},
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "edgectl_event_stream_subscribers", Help: "Open GET /events/stream connections on this node."},
+			func() float64 { return float64(s.streams.Load()) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "edgectl_event_stream_disconnects_total", Help: "Event streams this node closed because the client read too slowly."},
+			func() float64 { return float64(s.streamsDropped.Load()) }))
 	return m
 }
+
+// RegisterCollector adds metrics the node keeps outside the API (event
+// counts, webhook deliveries) to /metrics.
+func (s *Server) RegisterCollector(c prometheus.Collector) { s.metrics.reg.MustRegister(c) }
 
 // observe records one served request.
 func (m *metrics) observe(a apiKind, op string, code int, took time.Duration) {

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"edgectl/auth"
@@ -108,6 +109,9 @@ type Server struct {
 
 	integrity integrityRun
 	metrics   *metrics
+	// streams counts the open event streams; streamsDropped those closed
+	// because the client read too slowly.
+	streams, streamsDropped atomic.Int64
 
 	pkiMu     sync.Mutex
 	pkiCache  *pki.Authority

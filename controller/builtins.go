@@ -102,11 +102,12 @@ func (n *Node) runUpgradeSteps() {
 			b := BuiltinRecords(time.Now().UTC())
 			tx := n.Store.Read()
 			missing, eventsOff := tx.MissingBuiltins(b), !tx.Events().Enabled
+			clusterOff := !tx.Events().Cluster
 			jwts, err := n.API.LegacyJWTReissues(100)
 			if err != nil {
 				n.log.Warn("upgrade step: enrollment JWTs", "error", err)
 			}
-			if !missing && !eventsOff && len(jwts) == 0 && err == nil {
+			if !missing && !eventsOff && !clusterOff && len(jwts) == 0 && err == nil {
 				return
 			}
 			if !n.Raft.IsLeader() {
@@ -120,8 +121,13 @@ func (n *Node) runUpgradeSteps() {
 				}
 			}
 			if eventsOff {
-				if _, err := n.Writer.Do(ctx, fsm.CmdEventsEnable, DefaultEventRetention()); err != nil {
+				if _, err := n.Writer.Do(ctx, fsm.CmdEventsEnable, n.wantedRetention(DefaultEventRetention())); err != nil {
 					n.log.Info("upgrade step: event log not on yet", "reason", err)
+				}
+			}
+			if clusterOff && !eventsOff {
+				if _, err := n.Writer.Do(ctx, fsm.CmdEventsCluster, struct{}{}); err != nil {
+					n.log.Info("upgrade step: cluster events not on yet", "reason", err)
 				}
 			}
 			if len(jwts) > 0 {

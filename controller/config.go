@@ -39,6 +39,18 @@ type Config struct {
 	// ReadConsistency is the consistency of a GET without ?consistency=:
 	// "local" (default) or "linearizable".
 	ReadConsistency string
+	// EventRetentionCount and EventRetention, when set (non-zero), are the
+	// event log's retention this node asks the cluster for when it starts
+	// (the retention is replicated: the last node started with them sets
+	// it). A new cluster without them keeps 100,000 events for 30 days.
+	EventRetentionCount int64
+	EventRetention      time.Duration
+	// EventsFile, when set, is a JSON-lines file this node appends every
+	// event to, rotated at EventsFileMaxSize bytes (EventsFileKeep old
+	// files are kept).
+	EventsFile        string
+	EventsFileMaxSize int64
+	EventsFileKeep    int
 	// PostureSweepInterval is how often the leader re-evaluates time-dependent posture checks.
 	PostureSweepInterval time.Duration
 	// ReadyTimeout bounds how long a restarting node waits to catch up with the cluster before serving.
@@ -56,6 +68,9 @@ type Config struct {
 
 // Defaults fills zero fields with the defaults of conventions §1.
 func (c *Config) Defaults() {
+	if c.EventsFileMaxSize == 0 {
+		c.EventsFileMaxSize = 100 << 20
+	}
 	if c.DataDir == "" {
 		c.DataDir = "./data"
 	}
@@ -114,6 +129,18 @@ func (c *Config) Validate() error {
 	}
 	if c.ReadConsistency != "" && !api.ValidConsistency(c.ReadConsistency) {
 		return fmt.Errorf("--read-consistency %q: must be local or linearizable", c.ReadConsistency)
+	}
+	if c.EventRetentionCount < 0 {
+		return fmt.Errorf("--event-retention-count %d: must be at least 1", c.EventRetentionCount)
+	}
+	if c.EventRetention != 0 && c.EventRetention < time.Minute {
+		return fmt.Errorf("--event-retention %s: must be at least 1m", c.EventRetention)
+	}
+	if c.EventsFileMaxSize < 0 || (c.EventsFileMaxSize > 0 && c.EventsFileMaxSize < 4096) {
+		return fmt.Errorf("--events-file-max-size %d: must be at least 4096 bytes", c.EventsFileMaxSize)
+	}
+	if c.EventsFileKeep < 0 {
+		return fmt.Errorf("--events-file-keep %d: must be 0 or more", c.EventsFileKeep)
 	}
 	if c.SessionTimeout < time.Second {
 		return errors.New("--session-timeout must be at least 1s")

@@ -2,15 +2,19 @@ package controller
 
 import (
 	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"time"
 
 	"edgectl/fsm"
+	"edgectl/store"
 	"edgectl/webhook"
 )
 
-// startEventDelivery runs the webhook deliveries (leader only) until the
-// node stops.
-func (n *Node) startEventDelivery(ctx context.Context) {
-	n.deliverer = &webhook.Deliverer{
+// newDeliverer makes the webhook deliverer (startEventDelivery runs it).
+func (n *Node) newDeliverer() *webhook.Deliverer {
+	return &webhook.Deliverer{
 		Store: n.Store,
 		Propose: func(ctx context.Context, t fsm.CommandType, payload any) error {
 			_, err := n.Writer.Do(ctx, t, payload)
@@ -21,6 +25,11 @@ func (n *Node) startEventDelivery(ctx context.Context) {
 		Log:       n.log.Named("webhook"),
 		UserAgent: "edgectl/" + n.cfg.Version,
 	}
+}
+
+// startEventDelivery runs the webhook deliveries (leader only) until the
+// node stops.
+func (n *Node) startEventDelivery(ctx context.Context) {
 	n.wg.Add(1)
 	go func() {
 		defer n.wg.Done()
@@ -39,4 +48,110 @@ func (n *Node) listenAddrs() []string {
 		out = append(out, n.apiLn.Addr().String())
 	}
 	return out
+}
+
+// wantedRetention is st with the retention this node was started with.
+func (n *Node) wantedRetention(st store.EventState) store.EventState {
+	if n.cfg.EventRetentionCount > 0 {
+		st.RetentionCount = n.cfg.EventRetentionCount
+	}
+	if n.cfg.EventRetention > 0 {
+		st.RetentionSeconds = int64(n.cfg.EventRetention / time.Second)
+	}
+	return st
+}
+
+// applyEventRetention sets the cluster's event retention to the one this
+// node was started with, once the event log is on, if it differs: the
+// retention is replicated, so every node keeps the same events.
+func (n *Node) applyEventRetention() {
+	if n.cfg.EventRetentionCount == 0 && n.cfg.EventRetention == 0 {
+		return
+	}
+	n.wg.Add(1)
+	go func() {
+		defer n.wg.Done()
+		for wait := time.Duration(0); ; wait = time.Second {
+			select {
+			case <-n.stopping:
+				return
+			case <-time.After(wait):
+			}
+			cur := n.Store.Read().Events()
+			if !cur.Enabled {
+				continue // the bootstrap or the upgrade step turns it on with this retention
+			}
+			want := n.wantedRetention(cur)
+			if want == cur {
+				return
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			_, err := n.Writer.Do(ctx, fsm.CmdEventsEnable, want)
+			cancel()
+			if err == nil {
+				n.log.Info("event retention set", "count", want.RetentionCount, "max_age", time.Duration(want.RetentionSeconds)*time.Second)
+				return
+			}
+			n.log.Debug("event retention not set yet", "reason", err)
+		}
+	}()
+}
+
+// restoredMarker is the file `edgectl restore` leaves in the data dir: the
+// restored node reports the restore as a cluster event when it first runs.
+const restoredMarker = "restored.json"
+
+// reportClusterEvents reports, as cluster events, what happens to this
+// node alone: it won an election (once per term), it took a snapshot, it
+// was restored from one. Each goes through the log, so every member
+// records the same event; a report that cannot be written (no leader) is
+// tried again while it is still true.
+func (n *Node) reportClusterEvents() {
+	n.wg.Add(1)
+	go func() {
+		defer n.wg.Done()
+		lastSnap := n.Raft.Stats().LastSnapshotIndex
+		var reportedTerm uint64
+		t := time.NewTicker(250 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-n.stopping:
+				return
+			case <-t.C:
+			}
+			if !n.Store.Read().Events().Cluster {
+				continue
+			}
+			report := func(ev fsm.ClusterEvent) bool {
+				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+				defer cancel()
+				_, err := n.Writer.Do(ctx, fsm.CmdClusterEvent, ev)
+				if err != nil {
+					n.log.Debug("cluster event not recorded yet", "action", ev.Action, "reason", err)
+				}
+				return err == nil
+			}
+			st := n.Raft.Stats()
+			if n.Raft.IsLeader() && st.Term > reportedTerm {
+				if report(fsm.ClusterEvent{Action: fsm.ClusterLeaderChanged, NodeID: n.Raft.ID(), Term: st.Term}) {
+					reportedTerm = st.Term
+				}
+			}
+			if st.LastSnapshotIndex > lastSnap {
+				if report(fsm.ClusterEvent{Action: fsm.ClusterSnapshotTaken, NodeID: n.Raft.ID(),
+					Detail: map[string]any{"index": st.LastSnapshotIndex}}) {
+					lastSnap = st.LastSnapshotIndex
+				}
+			}
+			marker := filepath.Join(n.cfg.DataDir, restoredMarker)
+			if raw, err := os.ReadFile(marker); err == nil {
+				var detail map[string]any
+				_ = json.Unmarshal(raw, &detail)
+				if report(fsm.ClusterEvent{Action: fsm.ClusterRestored, NodeID: n.Raft.ID(), Detail: detail}) {
+					_ = os.Remove(marker)
+				}
+			}
+		}
+	}()
 }

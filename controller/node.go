@@ -151,6 +151,12 @@ func Start(ctx context.Context, cfg Config, log hclog.Logger, out io.Writer) (_ 
 	}
 	n.startMaintenance()
 	n.runUpgradeSteps()
+	n.applyEventRetention()
+	n.reportClusterEvents()
+	if err := n.startEventsFile(); err != nil {
+		_ = n.Shutdown(ctx)
+		return nil, err
+	}
 	n.startPeerProbe(peerProbeInterval)
 	n.registerController(n.APIURL())
 	log.Info("node started", "id", nodeID, "api", n.APIURL(), "cluster", n.Raft.Addr())
@@ -228,8 +234,11 @@ func (n *Node) applyBootstrap(ctx context.Context, out io.Writer) error {
 		if _, err := n.Writer.Do(wctx, fsm.CmdBuiltinsEnsure, BuiltinRecords(b.At)); err != nil {
 			return fmt.Errorf("apply the built-in records: %w", err)
 		}
-		if _, err := n.Writer.Do(wctx, fsm.CmdEventsEnable, DefaultEventRetention()); err != nil {
+		if _, err := n.Writer.Do(wctx, fsm.CmdEventsEnable, n.wantedRetention(DefaultEventRetention())); err != nil {
 			return fmt.Errorf("turn the event log on: %w", err)
+		}
+		if _, err := n.Writer.Do(wctx, fsm.CmdEventsCluster, struct{}{}); err != nil {
+			return fmt.Errorf("turn the cluster events on: %w", err)
 		}
 		if password != "" {
 			fmt.Fprintf(out, "\nThe default admin %q was created with the password:\n\n    %s\n\nIt is shown only this once.\n\n",
@@ -273,6 +282,8 @@ func (n *Node) startAPI(certs *certMaterial) error {
 	}, api.Config{AdvertiseURL: advertiseURL, SessionTimeout: n.cfg.SessionTimeout, BackupDir: filepath.Join(n.cfg.DataDir, "backups"),
 		Version: n.cfg.Version, Revision: n.cfg.Revision, BuildDate: n.cfg.BuildDate, JWKSRootCAs: n.cfg.JWKSRootCAs,
 		ReadConsistency: n.cfg.ReadConsistency, JWTKey: signerOf(certs.api), ListenAddrs: n.listenAddrs()})
+	n.deliverer = n.newDeliverer()
+	n.API.RegisterCollector(&eventCollector{n: n})
 	n.http = &http.Server{
 		Handler: n.API.Handler(),
 		TLSConfig: &tls.Config{

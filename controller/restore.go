@@ -84,7 +84,7 @@ func Restore(cfg Config, snapshotPath string) (_ *RestoreResult, err error) {
 		return nil, err
 	}
 	res := &RestoreResult{NodeID: nodeID, ClusterAddr: addr, Index: index, Counts: map[string]int{}}
-	if res.DroppedControllers, err = dropOtherControllers(model, nodeID); err != nil {
+	if res.DroppedControllers, err = dropOtherControllers(model, nodeID, addr); err != nil {
 		return nil, err
 	}
 	now := time.Now().UTC()
@@ -103,6 +103,10 @@ func Restore(cfg Config, snapshotPath string) (_ *RestoreResult, err error) {
 	err = cluster.SeedSnapshot(cfg.DataDir, nodeID, addr, index, restoredTerm, pr)
 	pr.Close() // unblocks the writer if the seed stopped reading early
 	if err != nil {
+		return nil, err
+	}
+	marker, _ := json.Marshal(map[string]any{"snapshot": filepath.Base(snapshotPath), "index": index, "restoredAt": now})
+	if err := writeFileAtomic(filepath.Join(cfg.DataDir, restoredMarker), marker, 0o600); err != nil {
 		return nil, err
 	}
 	return res, nil
@@ -172,7 +176,7 @@ func snapshotAuthority(tx *store.Tx) (*pki.Authority, error) {
 }
 
 // dropOtherControllers removes the controller records of every node but keep.
-func dropOtherControllers(model *store.Store, keep string) ([]string, error) {
+func dropOtherControllers(model *store.Store, keep, addr string) ([]string, error) {
 	tx := model.Write()
 	defer tx.Abort()
 	var ids []string
@@ -185,6 +189,13 @@ func dropOtherControllers(model *store.Store, keep string) ([]string, error) {
 	for _, id := range ids {
 		if err := tx.Remove(store.KindController, id); err != nil {
 			return nil, fmt.Errorf("drop the old controller record %s: %w", id, err)
+		}
+	}
+	// The old membership goes too: the new cluster is this node alone, so
+	// the next configuration change is not reported as the old nodes leaving.
+	if tx.Exists(store.KindSetting, store.SettingMembership) {
+		if err := tx.SetMembership([]store.Member{{ID: keep, Address: addr, Suffrage: "Voter"}}, tx.EventsClock()); err != nil {
+			return nil, err
 		}
 	}
 	tx.Commit()

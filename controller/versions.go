@@ -79,13 +79,12 @@ func (n *Node) commandGate(t fsm.CommandType) error {
 	if err != nil {
 		return err
 	}
-	tx := n.Store.Read()
 	for _, m := range members {
 		if m.ID == n.Raft.ID() {
 			continue // this binary: it applies what it proposes, record or not
 		}
 		release, cv := "", 1
-		if c := tx.Controller(m.ID); c != nil {
+		if c := n.memberRecord(m.ID); c != nil {
 			release, cv = c.Version, max(c.CommandVersion, 1)
 		}
 		if cv < need {
@@ -93,4 +92,26 @@ func (n *Node) commandGate(t fsm.CommandType) error {
 		}
 	}
 	return nil
+}
+
+// recordWait is how long the gate waits for the controller record of a
+// member that has none: a node that just joined writes its record as soon
+// as it runs, and until then its command version is unknown.
+const recordWait = 5 * time.Second
+
+// memberRecord is the controller record of member id, waiting up to
+// recordWait for a member that has not written one yet (nil after that: an
+// older binary, which never does).
+func (n *Node) memberRecord(id string) *store.Controller {
+	deadline := time.Now().Add(recordWait)
+	for {
+		if c := n.Store.Read().Controller(id); c != nil || time.Now().After(deadline) {
+			return c
+		}
+		select {
+		case <-n.stopping:
+			return nil
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
 }

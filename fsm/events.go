@@ -75,7 +75,10 @@ func registerEvents(f *FSM) {
 		st := tx.Events()
 		st.Enabled = true
 		st.RetentionCount, st.RetentionSeconds = p.RetentionCount, p.RetentionSeconds
-		return nil, tx.SetEvents(st, tx.Now())
+		if err := tx.SetEvents(st, tx.Now()); err != nil {
+			return nil, err
+		}
+		return nil, tx.CompactEvents(tx.Now()) // a smaller retention applies at once
 	})
 }
 
@@ -189,10 +192,10 @@ func encodeFields(m map[string]json.RawMessage) json.RawMessage {
 // appendCommandEvents records the events of an applied command when the
 // event log is on: its entity events, then those of the authentication and
 // session namespaces. result is what the command's handler returned.
-func appendCommandEvents(tx *store.Tx, t CommandType, result any, index uint64, at time.Time, actor *store.EventActor) error {
+func appendCommandEvents(tx *store.Tx, t CommandType, result any, index uint64, at time.Time, actor *store.EventActor) ([]*store.Event, error) {
 	events := entityEvents(tx.Changes(), index, actor)
 	events = append(events, accessEvents(tx, t, result, index, actor)...)
-	return tx.AppendEvents(events, at)
+	return events, tx.AppendEvents(events, at)
 }
 
 // accessEvents are the authentication and session events of a command:
@@ -205,6 +208,10 @@ func appendCommandEvents(tx *store.Tx, t CommandType, result any, index uint64, 
 //     logout, expiry, revocation).
 func accessEvents(tx *store.Tx, t CommandType, result any, index uint64, actor *store.EventActor) []*store.Event {
 	var out []*store.Event
+	if r, ok := result.(*clusterEventResult); ok && t == CmdClusterEvent && r.event != nil {
+		r.event.Index = index
+		out = append(out, r.event)
+	}
 	add := func(ns, action, typ, id, name string, after any) {
 		e := &store.Event{Index: index, Namespace: ns, Action: action, EntityType: typ, EntityID: id, EntityName: name}
 		if actor != nil {

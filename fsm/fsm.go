@@ -53,6 +53,7 @@ type FSM struct {
 	handlers map[CommandType]handler
 
 	applied atomic.Uint64
+	emitted sync.Map // event namespace → *atomic.Uint64: events recorded by this node's FSM
 	mu      sync.Mutex
 	notify  chan struct{} // closed and replaced whenever applied moves
 }
@@ -70,6 +71,7 @@ func New(s *store.Store) *FSM {
 	registerMaintenance(f)
 	registerCluster(f)
 	registerEvents(f)
+	registerClusterEvents(f)
 	registerClientSessions(f)
 	registerPosture(f)
 	registerRouters(f)
@@ -123,8 +125,9 @@ func (f *FSM) Apply(l *raft.Log) any {
 	if err == nil {
 		err = tx.Finish()
 	}
+	var recorded []*store.Event
 	if err == nil && events {
-		err = appendCommandEvents(tx, c.Type, data, l.Index, c.At, c.Actor)
+		recorded, err = appendCommandEvents(tx, c.Type, data, l.Index, c.At, c.Actor)
 	}
 	if err != nil {
 		tx.Abort()
@@ -138,6 +141,7 @@ func (f *FSM) Apply(l *raft.Log) any {
 		return encode(result{Error: de})
 	}
 	tx.Commit()
+	f.countEvents(recorded)
 	if data == nil {
 		return nil
 	}
@@ -164,8 +168,47 @@ func (f *FSM) setApplied(i uint64) {
 }
 
 // StoreConfiguration counts configuration entries as applied, so waiting for
-// an index that is a membership change does not hang.
-func (f *FSM) StoreConfiguration(index uint64, _ raft.Configuration) { f.setApplied(index) }
+// an index that is a membership change does not hang, and records the
+// membership events once the cluster namespace is on.
+func (f *FSM) StoreConfiguration(index uint64, c raft.Configuration) {
+	defer f.setApplied(index)
+	tx := f.store.Write()
+	if st := tx.Events(); !st.Enabled || !st.Cluster {
+		tx.Abort()
+		return
+	}
+	events, err := membershipEvents(tx, c, index)
+	if err == nil {
+		err = tx.AppendEvents(events, tx.EventsClock())
+	}
+	if err != nil {
+		tx.Abort() // deterministic on every member: the same model, the same entry
+		return
+	}
+	tx.Commit()
+	f.countEvents(events)
+}
+
+func (f *FSM) countEvents(events []*store.Event) {
+	for _, e := range events {
+		c, ok := f.emitted.Load(e.Namespace)
+		if !ok {
+			c, _ = f.emitted.LoadOrStore(e.Namespace, new(atomic.Uint64))
+		}
+		c.(*atomic.Uint64).Add(1)
+	}
+}
+
+// EventsEmitted counts the events this FSM recorded since the process
+// started, by namespace.
+func (f *FSM) EventsEmitted() map[string]uint64 {
+	out := map[string]uint64{}
+	f.emitted.Range(func(k, v any) bool {
+		out[k.(string)] = v.(*atomic.Uint64).Load()
+		return true
+	})
+	return out
+}
 
 // AppliedIndex is the index of the last entry this FSM applied.
 func (f *FSM) AppliedIndex() uint64 { return f.applied.Load() }

@@ -28,6 +28,8 @@ var commandSince = map[CommandType]int{
 	CmdEventSubscriptionUpdate:    5,
 	CmdEventSubscriptionDelete:    5,
 	CmdEventSubscriptionDelivered: 5,
+	CmdEventsCluster:              5,
+	CmdClusterEvent:               5,
 }
 
 // VersionOf is the command version of t.

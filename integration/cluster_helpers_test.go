@@ -41,6 +41,8 @@ type clusterOpts struct {
 	proxies bool
 	// bin is the edgectl binary the nodes run; "" means this tree's.
 	bin string
+	// args, when set, are extra flags for node i (0-based).
+	args func(i int) []string
 }
 
 // startCluster starts the first node, then joins the others one by one with
@@ -52,6 +54,9 @@ func startCluster(t *testing.T, o clusterOpts) *testCluster {
 	c := &testCluster{t: t}
 	for i := range o.size {
 		opts := nodeOpts{bin: o.bin}
+		if o.args != nil {
+			opts.args = append(opts.args, o.args(i)...)
+		}
 		if o.proxies {
 			// The ports are fixed before the start: the proxy must know its target.
 			opts.apiPort, opts.clusterPort = freePort(t), freePort(t)
@@ -281,7 +286,11 @@ func listAll(t *testing.T, n *node, token, path string) ([]any, error) {
 	var items []any
 	for offset := 0; ; {
 		q := url.Values{"limit": {"500"}, "offset": {fmt.Sprint(offset)}}
-		status, m, err := doErr(http.MethodGet, n.mgmt(path+"?"+q.Encode()), token, nil)
+		sep := "?"
+		if strings.Contains(path, "?") {
+			sep = "&"
+		}
+		status, m, err := doErr(http.MethodGet, n.mgmt(path+sep+q.Encode()), token, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -358,16 +367,18 @@ func (c *testCluster) restart(i int) {
 	c.nodes[i] = nn
 }
 
-// restartArgs are the flags a restart must repeat: the advertised cluster
-// address is in the Raft configuration (the join flags are not needed).
+// restartArgs are the flags a restart repeats: the extra flags it was
+// started with but the join flags (a member restarts without them).
 func (n *node) restartArgs() []string {
-	args := n.cmd.Args
-	for i, a := range args {
-		if a == "--cluster-advertise" && i+1 < len(args) {
-			return []string{a, args[i+1]}
+	var out []string
+	for i := 0; i < len(n.args); i++ {
+		if a := n.args[i]; a == "--join" || a == "--join-token" {
+			i++
+			continue
 		}
+		out = append(out, n.args[i])
 	}
-	return nil
+	return out
 }
 
 // doWith sends one request with client (not the node's registered one):

@@ -3,6 +3,7 @@ package integration
 import (
 	"fmt"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"sort"
@@ -114,6 +115,14 @@ func TestClusterSnapshotDownloadRestoreKeepsEveryRecord(t *testing.T) {
 			t.Errorf("%s after the restore: %s", path, d)
 		}
 	}
+	// The restore is in the event log.
+	waitUntil(t, "the restored event", 10*time.Second, func() error {
+		status, m := do(t, http.MethodGet, r.mgmt("/events?filter="+url.QueryEscape(`namespace = "cluster" and action = "restored"`)), c.token, nil)
+		if status != http.StatusOK || len(m["data"].([]any)) != 1 || jget(m["data"].([]any)[0], "after", "snapshot") != id+".snapshot" {
+			return fmt.Errorf("%d %s", status, js(m))
+		}
+		return nil
+	})
 	rc := &testCluster{t: t, nodes: []*node{r}, ids: []string{readNodeID(t, r)}, token: c.token}
 	rc.waitMembers(rc.ids, 10*time.Second)
 	createIdentity(t, r, c.token, map[string]any{"name": "after-restore", "type": "User", "isAdmin": false})

@@ -107,7 +107,8 @@ type node struct {
 	dataDir     string
 	apiPort     int
 	clusterPort int
-	password    string // the admin password it was started with ("" if generated)
+	password    string   // the admin password it was started with ("" if generated)
+	args        []string // the extra flags it was started with
 
 	cmd     *exec.Cmd
 	stdout  *syncBuffer
@@ -194,6 +195,7 @@ func tryStart(t *testing.T, o nodeOpts) (*node, error) {
 		args = append(args, "--admin-password", n.password)
 	}
 	args = append(args, o.args...)
+	n.args = o.args
 	bin := o.bin
 	if bin == "" {
 		bin = binPath

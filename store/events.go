@@ -79,6 +79,52 @@ type EventState struct {
 	// RetentionSeconds bounds the age of kept events by the time of the
 	// command that appends (never a node's clock).
 	RetentionSeconds int64 `json:"retentionSeconds"`
+	// Cluster: the cluster namespace is on (command version 5: every
+	// member derives membership events from the configuration entries).
+	Cluster bool `json:"cluster,omitempty"`
+	// LeaderTerm is the term of the last leaderChanged event.
+	LeaderTerm uint64 `json:"leaderTerm,omitempty"`
+}
+
+// EventsClock is the time of the last command that recorded events: the
+// time of events that come from entries without one (a membership change).
+func (tx *Tx) EventsClock() time.Time {
+	r := tx.First(KindSetting, "id", SettingEvents)
+	if r == nil {
+		return time.Time{}
+	}
+	return r.(*Setting).UpdatedAt
+}
+
+// SettingMembership holds the cluster's voters and non-voters as of the
+// last configuration entry (Member), once the cluster namespace is on.
+const SettingMembership = "membership"
+
+// Member is a cluster member as a configuration entry names it.
+type Member struct {
+	ID       string `json:"id"`
+	Address  string `json:"address"`
+	Suffrage string `json:"suffrage"`
+}
+
+// Membership returns the recorded members (nil: none recorded yet).
+func (tx *Tx) Membership() []Member {
+	raw := tx.Setting(SettingMembership)
+	if raw == nil {
+		return nil
+	}
+	var m []Member
+	_ = json.Unmarshal(raw, &m)
+	if m == nil {
+		m = []Member{}
+	}
+	return m
+}
+
+// SetMembership records the members.
+func (tx *Tx) SetMembership(m []Member, at time.Time) error {
+	raw, _ := json.Marshal(m)
+	return tx.Upsert(KindSetting, &Setting{Base: Base{ID: SettingMembership, CreatedAt: at, UpdatedAt: at}, Value: raw})
 }
 
 // Events returns the event log's state (zero when events are off).
@@ -124,8 +170,13 @@ func (tx *Tx) AppendEvents(events []*Event, at time.Time) error {
 	if err := tx.SetEvents(st, at); err != nil {
 		return err
 	}
-	// Compaction: drop the oldest beyond the count, and those older than
-	// the age, in sequence order.
+	return tx.CompactEvents(at)
+}
+
+// CompactEvents drops the oldest events beyond the retention count, and
+// those older than the retention age at time at, in sequence order.
+func (tx *Tx) CompactEvents(at time.Time) error {
+	st := tx.Events()
 	cutoff := time.Time{}
 	if st.RetentionSeconds > 0 {
 		cutoff = at.Add(-time.Duration(st.RetentionSeconds) * time.Second)

@@ -120,6 +120,12 @@ func runCmd() *cobra.Command {
 			if logFormat != "text" && logFormat != "json" {
 				return usagef("--log-format %q: use text or json", logFormat)
 			}
+			if f := cmd.Flags().Lookup("event-retention-count"); f.Changed && cfg.EventRetentionCount < 1 {
+				return usagef("--event-retention-count %d: must be at least 1", cfg.EventRetentionCount)
+			}
+			if f := cmd.Flags().Lookup("event-retention"); f.Changed && cfg.EventRetention < time.Minute {
+				return usagef("--event-retention %s: must be at least 1m", cfg.EventRetention)
+			}
 			cfg.Version, cfg.Revision, cfg.BuildDate = version, revision, buildDate
 			log := hclog.New(&hclog.LoggerOptions{Name: "edgectl", Level: hclog.LevelFromString(logLevel), Output: os.Stderr,
 				JSONFormat: logFormat == "json"})
@@ -140,11 +146,17 @@ func runCmd() *cobra.Command {
 	fs.StringVar(&configFile, "config", "", "a JSON file with the same settings, keyed by flag name (flags win)")
 	fs.DurationVar(&cfg.SessionTimeout, "session-timeout", 30*time.Minute, "API sessions end after this long without activity")
 	fs.Uint64Var(&cfg.SnapshotThreshold, "snapshot-threshold", 8192, "log entries between automatic snapshots")
+	fs.Uint64Var(&cfg.TrailingLogs, "trailing-logs", 10240, "log entries kept after a snapshot, for followers that fall behind (fewer: a lagging follower gets the snapshot instead)")
 	fs.DurationVar(&cfg.SnapshotInterval, "snapshot-interval", 2*time.Minute, "how often to check whether to snapshot")
 	fs.StringVar(&logLevel, "log-level", "info", "trace, debug, info, warn or error")
 	fs.StringVar(&logFormat, "log-format", "text", "text or json")
 	fs.IntVar(&cfg.GCPercent, "gc-percent", controller.DefaultGCPercent, "the Go garbage collector's GOGC for this process (the GOGC environment variable wins)")
 	fs.StringVar(&cfg.ReadConsistency, "read-consistency", "local", "consistency of reads without ?consistency=: local (this node's state, read-your-writes) or linearizable (caught up with the leader first; costs a quorum round per read)")
+	fs.Int64Var(&cfg.EventRetentionCount, "event-retention-count", 0, "events the cluster keeps (replicated: given, it sets the cluster's retention; a new cluster keeps 100000)")
+	fs.DurationVar(&cfg.EventRetention, "event-retention", 0, "how long the cluster keeps events (replicated: given, it sets the cluster's retention; a new cluster keeps 720h)")
+	fs.StringVar(&cfg.EventsFile, "events-file", "", "append every event to this JSON-lines file (per node; rotated by size)")
+	fs.Int64Var(&cfg.EventsFileMaxSize, "events-file-max-size", 100<<20, "size in bytes at which --events-file is rotated")
+	fs.IntVar(&cfg.EventsFileKeep, "events-file-keep", 5, "rotated --events-file files kept (FILE.1 newest)")
 	fs.StringVar(&cfg.MetricsAddr, "metrics-addr", "", "HOST:PORT to serve Prometheus metrics at /metrics over plain HTTP (default: off)")
 	return cmd
 }
