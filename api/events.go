@@ -56,7 +56,8 @@ func (s *Server) listEvents(c *call) error {
 const (
 	streamPoll      = 200 * time.Millisecond // how often a caught-up stream looks for new events
 	streamHeartbeat = 15 * time.Second       // a comment line keeps proxies from closing an idle stream
-	streamBatch     = 500                    // events written per look: the most a stream holds in memory
+	streamBatch     = 500                    // events written per look at most
+	streamBytes     = 64 << 10               // and about this many bytes: the most a stream holds in memory
 	streamWriteWait = 10 * time.Second       // a client that takes longer to read a batch is disconnected
 )
 
@@ -112,7 +113,7 @@ func (s *Server) streamEvents(c *call) error {
 			fmt.Fprintf(&buf, "id: %d\ndata: %s\n\n", e.Seq, raw)
 			from = e.Seq
 			n++
-			return n < streamBatch
+			return n < streamBatch && buf.Len() < streamBytes
 		})
 		if n == 0 && time.Since(lastBeat) >= streamHeartbeat {
 			buf.WriteString(": heartbeat\n\n")
@@ -135,7 +136,7 @@ func (s *Server) streamEvents(c *call) error {
 			}
 			lastBeat = time.Now()
 		}
-		if n == streamBatch {
+		if n == streamBatch || buf.Len() >= streamBytes {
 			continue // more waiting: no pause
 		}
 		select {

@@ -101,8 +101,8 @@ func (n *Node) runUpgradeSteps() {
 			wait = upgradeCheckInterval
 			b := BuiltinRecords(time.Now().UTC())
 			tx := n.Store.Read()
-			missing, eventsOff := tx.MissingBuiltins(b), !tx.Events().Enabled
-			clusterOff := !tx.Events().Cluster
+			missing, eventsOff := tx.MissingBuiltins(b), !tx.Events().Enabled && !n.cfg.NoEventLog
+			clusterOff := !tx.Events().Cluster && !n.cfg.NoEventLog
 			jwts, err := n.API.LegacyJWTReissues(100)
 			if err != nil {
 				n.log.Warn("upgrade step: enrollment JWTs", "error", err)

@@ -39,6 +39,10 @@ type Config struct {
 	// ReadConsistency is the consistency of a GET without ?consistency=:
 	// "local" (default) or "linearizable".
 	ReadConsistency string
+	// NoEventLog leaves the event log of a new cluster off (and does not
+	// turn it on in an existing one): for the benchmark that prices the
+	// event log, not an operator setting.
+	NoEventLog bool
 	// EventRetentionCount and EventRetention, when set (non-zero), are the
 	// event log's retention this node asks the cluster for when it starts
 	// (the retention is replicated: the last node started with them sets

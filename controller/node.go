@@ -234,11 +234,13 @@ func (n *Node) applyBootstrap(ctx context.Context, out io.Writer) error {
 		if _, err := n.Writer.Do(wctx, fsm.CmdBuiltinsEnsure, BuiltinRecords(b.At)); err != nil {
 			return fmt.Errorf("apply the built-in records: %w", err)
 		}
-		if _, err := n.Writer.Do(wctx, fsm.CmdEventsEnable, n.wantedRetention(DefaultEventRetention())); err != nil {
-			return fmt.Errorf("turn the event log on: %w", err)
-		}
-		if _, err := n.Writer.Do(wctx, fsm.CmdEventsCluster, struct{}{}); err != nil {
-			return fmt.Errorf("turn the cluster events on: %w", err)
+		if !n.cfg.NoEventLog {
+			if _, err := n.Writer.Do(wctx, fsm.CmdEventsEnable, n.wantedRetention(DefaultEventRetention())); err != nil {
+				return fmt.Errorf("turn the event log on: %w", err)
+			}
+			if _, err := n.Writer.Do(wctx, fsm.CmdEventsCluster, struct{}{}); err != nil {
+				return fmt.Errorf("turn the cluster events on: %w", err)
+			}
 		}
 		if password != "" {
 			fmt.Fprintf(out, "\nThe default admin %q was created with the password:\n\n    %s\n\nIt is shown only this once.\n\n",

@@ -13,14 +13,27 @@ import (
 	"edgectl/controller"
 )
 
+// BenchmarkCreateIdentity_InProcess prices the write path of one node
+// (Raft with its fsync, the FSM, the API in process), with the event log on
+// and off in the same run (docs/performance.md, issue 15: on must be at
+// least 0.9x off).
 func BenchmarkCreateIdentity_InProcess(b *testing.B) {
+	for _, events := range []bool{true, false} {
+		b.Run(fmt.Sprintf("events=%v", events), func(b *testing.B) { benchCreateIdentity(b, !events) })
+	}
+}
+
+func benchCreateIdentity(b *testing.B, noEvents bool) {
 	dir := b.TempDir()
 	n, err := controller.Start(context.Background(), controller.Config{DataDir: dir, APIAddr: "127.0.0.1:0", ClusterAddr: "127.0.0.1:0",
-		AdminPassword: "admin-password-1", MaintenanceInterval: time.Hour}, nil, io.Discard)
+		AdminPassword: "admin-password-1", MaintenanceInterval: time.Hour, NoEventLog: noEvents}, nil, io.Discard)
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer n.Shutdown(context.Background())
+	if got := n.Store.Read().Events().Enabled; got == noEvents {
+		b.Fatalf("event log on: %v", got)
+	}
 	h := n.API.LocalAdminHandler()
 	var ctr atomic.Int64
 	b.SetParallelism(16)
