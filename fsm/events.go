@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"reflect"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"edgectl/store"
@@ -123,6 +125,20 @@ func entityEvents(changes []store.Change, index uint64, actor *store.EventActor)
 		if actor != nil {
 			e.Actor = *actor
 		}
+		if action != "updated" && !hasSecrets(rec) {
+			// The record as it is: no field to leave out, no fields to compare.
+			raw, err := json.Marshal(rec)
+			if err != nil {
+				continue
+			}
+			if action == "created" {
+				e.After = raw
+			} else {
+				e.Before = raw
+			}
+			out = append(out, e)
+			continue
+		}
 		before, after := publicJSON(ch.Old), publicJSON(ch.New)
 		if ch.Kind == store.KindEventSubscription {
 			// Deliveries move the subscription's state: not an API change.
@@ -141,6 +157,44 @@ func entityEvents(changes []store.Change, index uint64, actor *store.EventActor)
 		out = append(out, e)
 	}
 	return out
+}
+
+// secretTypes caches, per record type, whether any of its JSON fields is a
+// secret (or the subscription state): such records go through publicJSON.
+var secretTypes sync.Map // reflect.Type → bool
+
+func hasSecrets(r store.Record) bool {
+	t := reflect.TypeOf(r)
+	if v, ok := secretTypes.Load(t); ok {
+		return v.(bool)
+	}
+	found := false
+	var walk func(reflect.Type)
+	walk = func(t reflect.Type) {
+		if t.Kind() == reflect.Pointer {
+			t = t.Elem()
+		}
+		if t.Kind() != reflect.Struct {
+			return
+		}
+		for i := range t.NumField() {
+			f := t.Field(i)
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			if f.Anonymous && name == "" {
+				walk(f.Type)
+				continue
+			}
+			if name == "" {
+				name = f.Name
+			}
+			if secretFields[name] || strings.HasSuffix(name, "Hash") || store.SubscriptionStateFields[name] {
+				found = true
+			}
+		}
+	}
+	walk(t)
+	secretTypes.Store(t, found)
+	return found
 }
 
 // publicJSON is a record's fields as JSON values, secrets left out.

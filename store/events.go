@@ -45,7 +45,7 @@ type EventActor struct {
 func EventKey(seq int64) string { return fmt.Sprintf("%020d", seq) }
 
 // KindEvent holds the events.
-var KindEvent = &Kind{Table: "events", Entity: "event",
+var KindEvent = &Kind{Table: "events", Entity: "event", byID: true,
 	new: func() Record { return &Event{} },
 	Fields: baseFields(map[string]filter.Field{
 		"namespace":  filter.StringField(func(r any) string { return r.(*Event).Namespace }),
@@ -127,19 +127,41 @@ func (tx *Tx) SetMembership(m []Member, at time.Time) error {
 	return tx.Upsert(KindSetting, &Setting{Base: Base{ID: SettingMembership, CreatedAt: at, UpdatedAt: at}, Value: raw})
 }
 
-// Events returns the event log's state (zero when events are off).
+type eventsCache struct {
+	raw []byte
+	st  EventState
+}
+
+// Events returns the event log's state (zero when events are off). It is
+// read on every applied command: the decoded state is cached by the
+// stored value it came from.
 func (tx *Tx) Events() EventState {
-	var st EventState
-	if raw := tx.Setting(SettingEvents); raw != nil {
-		_ = json.Unmarshal(raw, &st)
+	raw := tx.Setting(SettingEvents)
+	if len(raw) == 0 {
+		return EventState{}
 	}
+	if c := tx.s.events.Load(); c != nil && len(c.raw) == len(raw) && &c.raw[0] == &raw[0] {
+		return c.st
+	}
+	var st EventState
+	_ = json.Unmarshal(raw, &st)
+	tx.s.events.Store(&eventsCache{raw: raw, st: st})
 	return st
 }
 
-// SetEvents stores the event log's state.
+// SetEvents stores the event log's state. It runs on every command that
+// records events, so a state that exists is replaced in place: a setting
+// has no relations, name or list to keep up to date.
 func (tx *Tx) SetEvents(st EventState, at time.Time) error {
 	raw, _ := json.Marshal(st)
-	return tx.Upsert(KindSetting, &Setting{Base: Base{ID: SettingEvents, CreatedAt: at, UpdatedAt: at}, Value: raw})
+	rec := &Setting{Base: Base{ID: SettingEvents, CreatedAt: at, UpdatedAt: at}, Value: raw}
+	if !tx.Exists(KindSetting, SettingEvents) {
+		return tx.Insert(KindSetting, rec)
+	}
+	if err := tx.txn.Insert(KindSetting.Table, rec); err != nil {
+		return fmt.Errorf("store: events state: %w", err)
+	}
+	return nil
 }
 
 // OldestEventSeq is the sequence number of the oldest kept event (0: none).
@@ -163,9 +185,13 @@ func (tx *Tx) AppendEvents(events []*Event, at time.Time) error {
 		e.Seq = st.LastSeq
 		e.ID = EventKey(e.Seq)
 		e.CreatedAt, e.UpdatedAt = at, at
-		if err := tx.Insert(KindEvent, e); err != nil {
-			return err
+		// New sequence numbers, no name, no relations: straight in.
+		if err := tx.txn.Insert(KindEvent.Table, e); err != nil {
+			return fmt.Errorf("store: insert event: %w", err)
 		}
+	}
+	if err := tx.addCount(KindEvent, len(events)); err != nil {
+		return err
 	}
 	if err := tx.SetEvents(st, at); err != nil {
 		return err

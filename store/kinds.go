@@ -20,7 +20,10 @@ type Kind struct {
 	Entity string
 	// Named kinds have a unique, case-sensitive name and list by name then id;
 	// the others list by creation time then id.
-	Named   bool
+	Named bool
+	// byID kinds list in id order, which is their creation order (the
+	// events): they need no creation-time index.
+	byID    bool
 	new     func() Record
 	indexes []*memdb.IndexSchema
 	// Fields are the filterable and sortable fields.
@@ -91,9 +94,11 @@ func schema() *memdb.DBSchema {
 	s := &memdb.DBSchema{Tables: map[string]*memdb.TableSchema{}}
 	for _, k := range AllKinds {
 		t := &memdb.TableSchema{Name: k.Table, Indexes: map[string]*memdb.IndexSchema{
-			"id":      {Name: "id", Unique: true, Indexer: idIndex{}},
-			"created": {Name: "created", Indexer: createdIndexer{}},
+			"id": {Name: "id", Unique: true, Indexer: idIndex{}},
 		}}
+		if !k.byID {
+			t.Indexes["created"] = &memdb.IndexSchema{Name: "created", Indexer: createdIndexer{}}
+		}
 		if k.Named {
 			t.Indexes["name"] = &memdb.IndexSchema{Name: "name", Indexer: nameIndex{}}
 		}

@@ -179,8 +179,11 @@ func (tx *Tx) sortedAtGen(k *Kind) *sortedRecords {
 		}
 	}
 	index := "created"
-	if k.Named {
+	switch {
+	case k.Named:
 		index = "name"
+	case k.byID:
+		index = "id"
 	}
 	recs := make([]Record, 0, tx.Count(k))
 	tx.Each(k, index, func(r Record) bool { recs = append(recs, r); return true })

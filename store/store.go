@@ -26,6 +26,9 @@ type Store struct {
 	db atomic.Pointer[memdb.MemDB]
 	// sorted caches, per table, the records in list order at one generation.
 	sorted sync.Map // table → *sortedRecords
+	// events caches the decoded event log state by its stored value (a
+	// setting's value is never changed in place, only replaced).
+	events atomic.Pointer[eventsCache]
 }
 
 // New returns an empty store.
