@@ -81,9 +81,14 @@ func (h *hookReceiver) ids() []int64 {
 func TestEventsOnThreeNodes(t *testing.T) {
 	t.Parallel()
 	dirs := []string{t.TempDir(), t.TempDir(), t.TempDir()}
+	metricsAddr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
 	c := startCluster(t, clusterOpts{size: 3, args: func(i int) []string {
-		return []string{"--snapshot-threshold", "64", "--trailing-logs", "16", "--snapshot-interval", "1s", "--log-level", "debug",
+		args := []string{"--snapshot-threshold", "64", "--trailing-logs", "16", "--snapshot-interval", "1s", "--log-level", "debug",
 			"--events-file", filepath.Join(dirs[i], "events.jsonl")}
+		if i == 0 {
+			args = append(args, "--metrics-addr", metricsAddr)
+		}
+		return args
 	}})
 	const secret = "hook-secret-9f8e7d6c5b4a"
 	h := newHookReceiver(t, secret)
@@ -233,6 +238,24 @@ func TestEventsOnThreeNodes(t *testing.T) {
 			t.Fatalf("a secret is in the events")
 		}
 	}
+
+	// The event metrics.
+	waitUntil(t, "the event metrics", 10*time.Second, func() error {
+		resp, err := http.Get("http://" + metricsAddr + "/metrics")
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		for _, want := range []string{`edgectl_events_total{namespace="entity"}`, `edgectl_events_total{namespace="cluster"}`,
+			`edgectl_event_subscription_lag_events{subscription="identities"}`, `edgectl_event_subscription_failing{subscription="identities"} 0`,
+			"edgectl_event_stream_subscribers 0", "edgectl_events_last_id"} {
+			if !strings.Contains(string(body), want) {
+				return fmt.Errorf("no %s in /metrics", want)
+			}
+		}
+		return nil
+	})
 
 	// The events file of each node: the same events (from its start on),
 	// one per line, ids increasing, nothing skipped.
