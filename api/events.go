@@ -37,17 +37,12 @@ func (s *Server) listEvents(c *call) error {
 		}
 		from = n
 	}
-	if oldest := c.tx.OldestEventSeq(); from > 0 && oldest > 0 && from < oldest-1 {
+	if oldest, lost := c.tx.EventsLost(from); from > 0 && lost {
 		return &apiError{status: http.StatusGone, code: "EVENTS_COMPACTED",
 			message: fmt.Sprintf("the events after %d are no longer kept: the oldest kept event is %d (read from fromId=%d)", from, oldest, oldest-1)}
 	}
 	src := func(fn func(store.Record) bool) {
-		c.tx.Each(store.KindEvent, "id", func(r store.Record) bool {
-			if r.(*store.Event).Seq <= from {
-				return true
-			}
-			return fn(r)
-		})
+		c.tx.EventsAfter(from, func(e *store.Event) bool { return fn(e) }) // a seek, not a scan from the oldest
 	}
 	return c.page(lr, src, -1, func(r store.Record) any { return store.EventView(r.(*store.Event)) })
 }
@@ -79,7 +74,7 @@ func (s *Server) streamEvents(c *call) error {
 		from = n
 		break
 	}
-	if oldest := c.tx.OldestEventSeq(); from > 0 && oldest > 0 && from < oldest-1 {
+	if oldest, lost := c.tx.EventsLost(from); from > 0 && lost {
 		return &apiError{status: http.StatusGone, code: "EVENTS_COMPACTED",
 			message: fmt.Sprintf("the events after %d are no longer kept: the oldest kept event is %d", from, oldest)}
 	}
@@ -98,7 +93,7 @@ func (s *Server) streamEvents(c *call) error {
 	lastBeat := time.Now()
 	for {
 		tx := s.Store.Read()
-		if oldest := tx.OldestEventSeq(); from > 0 && oldest > 0 && from < oldest-1 {
+		if oldest, lost := tx.EventsLost(from); from > 0 && lost {
 			fmt.Fprintf(c.w, "event: error\ndata: {\"code\":\"EVENTS_COMPACTED\",\"message\":\"this stream fell behind the event log's retention: resume from %d\"}\n\n", oldest-1)
 			_ = rc.Flush()
 			return nil

@@ -53,7 +53,7 @@ func (n *Node) startEventsFile() error {
 		defer ef.close()
 		for {
 			tx := n.Store.Read()
-			if oldest := tx.OldestEventSeq(); oldest > 0 && from < oldest-1 {
+			if oldest, lost := tx.EventsLost(from); lost {
 				n.log.Warn("events file: events were removed by the retention before they were written", "from", from+1, "to", oldest-1)
 				from = oldest - 1
 			}

@@ -164,6 +164,14 @@ func (tx *Tx) SetEvents(st EventState, at time.Time) error {
 	return nil
 }
 
+// EventsLost reports whether events after seq were compacted away (the
+// retention dropped some that a reader after seq has not seen), and the
+// oldest kept event's sequence number.
+func (tx *Tx) EventsLost(seq int64) (oldest int64, lost bool) {
+	oldest = tx.OldestEventSeq()
+	return oldest, oldest > 0 && seq < oldest-1
+}
+
 // OldestEventSeq is the sequence number of the oldest kept event (0: none).
 func (tx *Tx) OldestEventSeq() int64 {
 	r := tx.First(KindEvent, "id")

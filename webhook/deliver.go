@@ -219,7 +219,7 @@ func (w *worker) round(ctx context.Context) (time.Duration, error) {
 	}
 	from := w.cursor
 	var gap string
-	if oldest := tx.OldestEventSeq(); oldest > 0 && from < oldest-1 {
+	if oldest, lost := tx.EventsLost(from); lost {
 		gap = fmt.Sprintf("events %d to %d were removed by the event log's retention before they could be delivered", from+1, oldest-1)
 		from = oldest - 1
 	}
@@ -261,7 +261,7 @@ func (w *worker) round(ctx context.Context) (time.Duration, error) {
 	return w.poll, nil
 }
 
-// propose records the cursor (and clears the error when errText is "").
+// propose records the cursor and the outcome (errText "" clears the error).
 func (w *worker) propose(ctx context.Context, cursor int64, errText string) error {
 	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
@@ -269,9 +269,7 @@ func (w *worker) propose(ctx context.Context, cursor int64, errText string) erro
 		return fmt.Errorf("recording the delivery: %w", err)
 	}
 	w.cursor = max(w.cursor, cursor)
-	if errText == "" {
-		w.lastErr = ""
-	}
+	w.lastErr, w.lastErrAt = errText, time.Now()
 	return nil
 }
 
@@ -279,14 +277,8 @@ func (w *worker) propose(ctx context.Context, cursor int64, errText string) erro
 // every errorRecordGap for the same error (a receiver that is down would
 // otherwise have every retry written through Raft).
 func (w *worker) recordError(ctx context.Context, err error) {
-	text := err.Error()
-	if text == w.lastErr && time.Since(w.lastErrAt) < errorRecordGap {
-		return
-	}
-	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	if w.d.Propose(pctx, fsm.CmdEventSubscriptionDelivered, fsm.Delivered{ID: w.id, Cursor: w.cursor, Error: text, At: time.Now().UTC()}) == nil {
-		w.lastErr, w.lastErrAt = text, time.Now()
+	if text := err.Error(); text != w.lastErr || time.Since(w.lastErrAt) >= errorRecordGap {
+		_ = w.propose(ctx, w.cursor, text)
 	}
 }
 
@@ -389,7 +381,7 @@ func Pending(tx *store.Tx, s *store.EventSubscription) int64 {
 		return 0
 	}
 	from := s.Cursor
-	if oldest := tx.OldestEventSeq(); oldest > 0 && from < oldest-1 {
+	if oldest, lost := tx.EventsLost(from); lost {
 		from = oldest - 1
 	}
 	var n int64
