@@ -36,6 +36,8 @@ type Config struct {
 	GCPercent int
 	// MetricsAddr, when set, serves Prometheus metrics over plain HTTP at /metrics (keep it on loopback or a private network).
 	MetricsAddr string
+	// EnablePprof serves Go's profiles at /debug/pprof/ on MetricsAddr (for profiling under load).
+	EnablePprof bool
 	// ReadConsistency is the consistency of a GET without ?consistency=:
 	// "local" (default) or "linearizable".
 	ReadConsistency string
@@ -142,6 +144,9 @@ func (c *Config) Validate() error {
 	}
 	if c.EventsFileMaxSize < 0 || (c.EventsFileMaxSize > 0 && c.EventsFileMaxSize < 4096) {
 		return fmt.Errorf("--events-file-max-size %d: must be at least 4096 bytes", c.EventsFileMaxSize)
+	}
+	if c.EnablePprof && c.MetricsAddr == "" {
+		return errors.New("--enable-pprof: needs --metrics-addr (the profiles are served on the metrics listener)")
 	}
 	if c.EventsFileKeep < 0 {
 		return fmt.Errorf("--events-file-keep %d: must be 0 or more", c.EventsFileKeep)

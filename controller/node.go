@@ -9,8 +9,10 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"time"
 
@@ -418,6 +420,17 @@ func (n *Node) startMetrics() error {
 	probes := n.API.ProbeHandler()
 	mux.Handle("/livez", probes)
 	mux.Handle("/readyz", probes)
+	if n.cfg.EnablePprof {
+		// Sampled, so the profiles cost little: a blocking event per 10µs
+		// blocked, one mutex contention in 100.
+		runtime.SetBlockProfileRate(10_000)
+		runtime.SetMutexProfileFraction(100)
+		mux.HandleFunc("/debug/pprof/", pprof.Index)
+		mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	}
 	n.metricsSrv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	n.wg.Add(1)
 	go func() {

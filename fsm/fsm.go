@@ -117,7 +117,7 @@ func (f *FSM) Apply(l *raft.Log) any {
 	}
 	tx := f.store.Write()
 	tx.SetTime(c.At)
-	events := tx.Events().Enabled
+	events := tx.EventsOn()
 	if events {
 		tx.TrackChanges()
 	}

@@ -3,7 +3,9 @@ package integration
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 )
@@ -112,8 +114,18 @@ func TestClusterProbesAndMemberStatus(t *testing.T) {
 func TestProbesOnTheMetricsPort(t *testing.T) {
 	t.Parallel()
 	port := freePort(t)
-	n := startNode(t, nodeOpts{args: []string{"--metrics-addr", fmt.Sprintf("127.0.0.1:%d", port)}})
+	n := startNode(t, nodeOpts{args: []string{"--metrics-addr", fmt.Sprintf("127.0.0.1:%d", port), "--enable-pprof"}})
 	base := fmt.Sprintf("http://127.0.0.1:%d", port)
+	// --enable-pprof: the profiles are on the metrics port.
+	resp, err := http.Get(base + "/debug/pprof/heap?debug=1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.Contains(string(body), "heap profile") {
+		t.Fatalf("/debug/pprof/heap with --enable-pprof: %d %.200s", resp.StatusCode, body)
+	}
 	if st, m := probeGet(t, base, "/livez", http.DefaultClient); st != 200 || m["status"] != "ok" {
 		t.Fatalf("/livez: %d %v", st, m)
 	}

@@ -86,14 +86,18 @@ type EventState struct {
 	LeaderTerm uint64 `json:"leaderTerm,omitempty"`
 }
 
-// EventsClock is the time of the last command that recorded events: the
-// time of events that come from entries without one (a membership change).
+// EventsClock is the time of the last command that recorded events or
+// changed the event log's state: the time of events that come from entries
+// without one (a membership change).
 func (tx *Tx) EventsClock() time.Time {
-	r := tx.First(KindSetting, "id", SettingEvents)
-	if r == nil {
-		return time.Time{}
+	var at time.Time
+	if r := tx.First(KindSetting, "id", SettingEvents); r != nil {
+		at = r.(*Setting).UpdatedAt
 	}
-	return r.(*Setting).UpdatedAt
+	if e := tx.newestEvent(); e != nil && e.CreatedAt.After(at) {
+		at = e.CreatedAt
+	}
+	return at
 }
 
 // SettingMembership holds the cluster's voters and non-voters as of the
@@ -133,9 +137,22 @@ type eventsCache struct {
 }
 
 // Events returns the event log's state (zero when events are off). It is
-// read on every applied command: the decoded state is cached by the
-// stored value it came from.
+// read on every applied command: the decoded setting is cached by the
+// stored value it came from. LastSeq is the newest event's: appending does
+// not rewrite the setting (whose LastSeq is only a floor, kept for when the
+// retention leaves no event, and for snapshots read by older members).
 func (tx *Tx) Events() EventState {
+	st := tx.eventsSetting()
+	if e := tx.newestEvent(); e != nil && e.Seq > st.LastSeq {
+		st.LastSeq = e.Seq
+	}
+	return st
+}
+
+// EventsOn reports whether the event log records.
+func (tx *Tx) EventsOn() bool { return tx.eventsSetting().Enabled }
+
+func (tx *Tx) eventsSetting() EventState {
 	raw := tx.Setting(SettingEvents)
 	if len(raw) == 0 {
 		return EventState{}
@@ -149,9 +166,38 @@ func (tx *Tx) Events() EventState {
 	return st
 }
 
-// SetEvents stores the event log's state. It runs on every command that
-// records events, so a state that exists is replaced in place: a setting
-// has no relations, name or list to keep up to date.
+func (tx *Tx) newestEvent() *Event {
+	raw, err := tx.txn.Last(KindEvent.Table, "id")
+	if err != nil || raw == nil {
+		return nil
+	}
+	return raw.(*Event)
+}
+
+// eventCount is the number of kept events: they are numbered without gaps
+// and compacted from the oldest, so no count is stored for them.
+func (tx *Tx) eventCount() int {
+	oldest, newest := tx.OldestEventSeq(), tx.newestEvent()
+	if oldest == 0 || newest == nil {
+		return 0
+	}
+	return int(newest.Seq - oldest + 1)
+}
+
+// eventsSettingAsOf is the events setting s with the current LastSeq, as a
+// snapshot carries it: a member of an earlier release numbers events from
+// the setting alone.
+func (tx *Tx) eventsSettingAsOf(s *Setting) *Setting {
+	st := tx.Events()
+	raw, _ := json.Marshal(st)
+	c := *s
+	c.Value = raw
+	return &c
+}
+
+// SetEvents stores the event log's state (a change of its settings, not
+// of its events): a setting has no relations, name or list to keep up to
+// date, so one that exists is replaced in place.
 func (tx *Tx) SetEvents(st EventState, at time.Time) error {
 	raw, _ := json.Marshal(st)
 	rec := &Setting{Base: Base{ID: SettingEvents, CreatedAt: at, UpdatedAt: at}, Value: raw}
@@ -198,37 +244,44 @@ func (tx *Tx) AppendEvents(events []*Event, at time.Time) error {
 			return fmt.Errorf("store: insert event: %w", err)
 		}
 	}
-	if err := tx.addCount(KindEvent, len(events)); err != nil {
-		return err
-	}
-	if err := tx.SetEvents(st, at); err != nil {
-		return err
-	}
-	return tx.CompactEvents(at)
+	return tx.compactEvents(st, at)
 }
 
 // CompactEvents drops the oldest events beyond the retention count, and
 // those older than the retention age at time at, in sequence order.
-func (tx *Tx) CompactEvents(at time.Time) error {
-	st := tx.Events()
+func (tx *Tx) CompactEvents(at time.Time) error { return tx.compactEvents(tx.Events(), at) }
+
+func (tx *Tx) compactEvents(st EventState, at time.Time) error {
 	cutoff := time.Time{}
 	if st.RetentionSeconds > 0 {
 		cutoff = at.Add(-time.Duration(st.RetentionSeconds) * time.Second)
 	}
-	excess := int64(tx.Count(KindEvent)) - st.RetentionCount
-	var drop []string
+	excess := int64(0)
+	if oldest := tx.OldestEventSeq(); oldest > 0 {
+		excess = st.LastSeq - oldest + 1 - st.RetentionCount
+	}
+	var drop []*Event
 	tx.Each(KindEvent, "id", func(r Record) bool {
 		e := r.(*Event)
 		if (st.RetentionCount > 0 && excess > 0) || (!cutoff.IsZero() && e.CreatedAt.Before(cutoff)) {
-			drop = append(drop, e.ID)
+			drop = append(drop, e)
 			excess--
 			return true
 		}
 		return false
 	})
-	for _, id := range drop {
-		if err := tx.Remove(KindEvent, id); err != nil {
+	if len(drop) == 0 {
+		return nil
+	}
+	if drop[len(drop)-1].Seq == st.LastSeq {
+		// None is left to carry the last sequence number: the setting keeps it.
+		if err := tx.SetEvents(st, at); err != nil {
 			return err
+		}
+	}
+	for _, e := range drop {
+		if err := tx.txn.Delete(KindEvent.Table, e); err != nil {
+			return fmt.Errorf("store: compact events: %w", err)
 		}
 	}
 	return nil

@@ -186,6 +186,9 @@ func (tx *Tx) rebuildDerived() error {
 				return err
 			}
 		}
+		if k == KindEvent {
+			continue // counted from the sequence numbers
+		}
 		if err := tx.txn.Insert(countsTable, &count{Table: k.Table, N: len(recs), Gen: uint64(len(recs)) + 1}); err != nil {
 			return err
 		}

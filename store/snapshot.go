@@ -28,6 +28,9 @@ func (tx *Tx) Dump(enc *json.Encoder) error {
 		}
 		var err error
 		tx.Each(k, "id", func(r Record) bool {
+			if s, ok := r.(*Setting); ok && s.ID == SettingEvents {
+				r = tx.eventsSettingAsOf(s)
+			}
 			err = enc.Encode(r)
 			return err == nil
 		})

@@ -178,6 +178,9 @@ func (tx *Tx) Each(k *Kind, index string, fn func(Record) bool, args ...any) {
 
 // Count returns the number of records of kind k.
 func (tx *Tx) Count(k *Kind) int {
+	if k == KindEvent {
+		return tx.eventCount()
+	}
 	raw, _ := tx.txn.First(countsTable, "id", k.Table)
 	if raw == nil {
 		return 0
@@ -186,6 +189,9 @@ func (tx *Tx) Count(k *Kind) int {
 }
 
 func (tx *Tx) addCount(k *Kind, d int) error {
+	if k == KindEvent {
+		return nil // counted from the sequence numbers (eventCount)
+	}
 	c := count{Table: k.Table}
 	if raw, _ := tx.txn.First(countsTable, "id", k.Table); raw != nil {
 		c = *raw.(*count)
@@ -197,6 +203,14 @@ func (tx *Tx) addCount(k *Kind, d int) error {
 
 // gen is the change generation of k's table in this view.
 func (tx *Tx) gen(k *Kind) uint64 {
+	if k == KindEvent {
+		// Events are only appended (the newest grows) and compacted (the oldest grows).
+		var g uint64
+		if e := tx.newestEvent(); e != nil {
+			g = uint64(e.Seq) + uint64(tx.OldestEventSeq())
+		}
+		return g
+	}
 	raw, _ := tx.txn.First(countsTable, "id", k.Table)
 	if raw == nil {
 		return 0

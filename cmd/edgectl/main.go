@@ -158,6 +158,7 @@ func runCmd() *cobra.Command {
 	fs.Int64Var(&cfg.EventsFileMaxSize, "events-file-max-size", 100<<20, "size in bytes at which --events-file is rotated")
 	fs.IntVar(&cfg.EventsFileKeep, "events-file-keep", 5, "rotated --events-file files kept (FILE.1 newest)")
 	fs.StringVar(&cfg.MetricsAddr, "metrics-addr", "", "HOST:PORT to serve Prometheus metrics at /metrics over plain HTTP (default: off)")
+	fs.BoolVar(&cfg.EnablePprof, "enable-pprof", false, "also serve Go's CPU, heap, block and mutex profiles at /debug/pprof/ on --metrics-addr")
 	return cmd
 }
 
