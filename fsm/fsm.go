@@ -100,12 +100,76 @@ func on[P any](f *FSM, t CommandType, fn func(tx *store.Tx, p *P) (any, error)) 
 
 var errCorrupt = errors.New("corrupt log entry")
 
-// Apply applies one committed entry.
+// Apply applies one committed entry (raft applies them in batches,
+// ApplyBatch; this is the same for a single command).
 func (f *FSM) Apply(l *raft.Log) any {
-	defer f.setApplied(l.Index)
 	if l.Type != raft.LogCommand {
+		f.setApplied(l.Index)
 		return nil
 	}
+	return f.ApplyBatch([]*raft.Log{l})[0]
+}
+
+// ApplyBatch applies the command and configuration entries raft hands over
+// together in one write transaction of the model: the radix path copies,
+// the commit and the readers' new view are paid once per batch instead of
+// once per command. Each command still succeeds or fails alone. A command
+// that fails before writing leaves nothing to undo; one that fails after it
+// wrote is undone by starting over: the entries before it are applied again
+// to a fresh transaction (deterministic: the same model and the same
+// entries give the same writes) and committed, and the batch goes on after
+// the failed command.
+func (f *FSM) ApplyBatch(logs []*raft.Log) []any {
+	out := make([]any, len(logs))
+	if len(logs) == 0 {
+		return out
+	}
+	tx := f.store.Write()
+	var recorded []*store.Event
+	start := 0 // the first entry applied to tx
+	for i, l := range logs {
+		w := tx.Writes()
+		res, events, failed := f.applyEntry(tx, l)
+		out[i] = res
+		if !failed {
+			recorded = append(recorded, events...)
+			continue
+		}
+		if tx.Writes() == w {
+			continue
+		}
+		tx.Abort()
+		if i > start {
+			tx = f.store.Write()
+			for _, again := range logs[start:i] {
+				f.applyEntry(tx, again)
+			}
+			tx.Commit()
+		}
+		tx = f.store.Write()
+		start = i + 1
+	}
+	tx.Commit()
+	f.countEvents(recorded)
+	f.setApplied(logs[len(logs)-1].Index)
+	return out
+}
+
+// applyEntry applies one entry to tx: a command (its encoded result, its
+// events, and whether it failed, in which case tx holds whatever it wrote
+// before failing) or a configuration entry (its membership events).
+func (f *FSM) applyEntry(tx *store.Tx, l *raft.Log) (res any, events []*store.Event, failed bool) {
+	switch l.Type {
+	case raft.LogCommand:
+		return f.applyCommand(tx, l)
+	case raft.LogConfiguration:
+		events, err := configurationEvents(tx, l.Index, raft.DecodeConfiguration(l.Data))
+		return nil, events, err != nil
+	}
+	return nil, nil, false
+}
+
+func (f *FSM) applyCommand(tx *store.Tx, l *raft.Log) (res any, events []*store.Event, failed bool) {
 	var c Command
 	if err := json.Unmarshal(l.Data, &c); err != nil {
 		// Every node would fail here alike: an undecodable entry is a corrupt log, and going on would diverge.
@@ -115,22 +179,17 @@ func (f *FSM) Apply(l *raft.Log) any {
 	if !ok {
 		panic(fmt.Sprintf("fsm: entry %d: %v: unknown command type %q (is this node older than the cluster?)", l.Index, errCorrupt, c.Type))
 	}
-	tx := f.store.Write()
 	tx.SetTime(c.At)
-	events := tx.EventsOn()
-	if events {
-		tx.TrackChanges()
-	}
+	on := tx.EventsOn()
+	tx.TrackChanges(on)
 	data, err := h(tx, c.Payload)
 	if err == nil {
 		err = tx.Finish()
 	}
-	var recorded []*store.Event
-	if err == nil && events {
-		recorded, err = appendCommandEvents(tx, c.Type, data, l.Index, c.At, c.Actor)
+	if err == nil && on {
+		events, err = appendCommandEvents(tx, c.Type, data, l.Index, c.At, c.Actor)
 	}
 	if err != nil {
-		tx.Abort()
 		var de *store.Error
 		if !errors.As(err, &de) {
 			if errors.Is(err, errCorrupt) {
@@ -138,18 +197,16 @@ func (f *FSM) Apply(l *raft.Log) any {
 			}
 			de = &store.Error{Kind: "internal", Message: err.Error()}
 		}
-		return encode(result{Error: de})
+		return encode(result{Error: de}), nil, true
 	}
-	tx.Commit()
-	f.countEvents(recorded)
 	if data == nil {
-		return nil
+		return nil, events, false
 	}
 	raw, err := json.Marshal(data)
 	if err != nil {
-		return encode(result{Error: &store.Error{Kind: "internal", Message: err.Error()}})
+		return encode(result{Error: &store.Error{Kind: "internal", Message: err.Error()}}), events, false
 	}
-	return encode(result{Data: raw})
+	return encode(result{Data: raw}), events, false
 }
 
 func encode(r result) []byte {
@@ -169,24 +226,31 @@ func (f *FSM) setApplied(i uint64) {
 
 // StoreConfiguration counts configuration entries as applied, so waiting for
 // an index that is a membership change does not hang, and records the
-// membership events once the cluster namespace is on.
+// membership events once the cluster namespace is on (when raft applies
+// entries one by one; ApplyBatch does the same for those in a batch).
 func (f *FSM) StoreConfiguration(index uint64, c raft.Configuration) {
 	defer f.setApplied(index)
 	tx := f.store.Write()
-	if st := tx.Events(); !st.Enabled || !st.Cluster {
-		tx.Abort()
-		return
-	}
-	events, err := membershipEvents(tx, c, index)
-	if err == nil {
-		err = tx.AppendEvents(events, tx.EventsClock())
-	}
+	events, err := configurationEvents(tx, index, c)
 	if err != nil {
 		tx.Abort() // deterministic on every member: the same model, the same entry
 		return
 	}
 	tx.Commit()
 	f.countEvents(events)
+}
+
+// configurationEvents records the membership events of a configuration
+// entry once the cluster namespace is on.
+func configurationEvents(tx *store.Tx, index uint64, c raft.Configuration) ([]*store.Event, error) {
+	if st := tx.Events(); !st.Enabled || !st.Cluster {
+		return nil, nil
+	}
+	events, err := membershipEvents(tx, c, index)
+	if err == nil {
+		err = tx.AppendEvents(events, tx.EventsClock())
+	}
+	return events, err
 }
 
 func (f *FSM) countEvents(events []*store.Event) {
@@ -236,3 +300,4 @@ func (f *FSM) Store() *store.Store { return f.store }
 
 var _ raft.FSM = (*FSM)(nil)
 var _ raft.ConfigurationStore = (*FSM)(nil)
+var _ raft.BatchingFSM = (*FSM)(nil)

@@ -204,7 +204,7 @@ func (tx *Tx) SetEvents(st EventState, at time.Time) error {
 	if !tx.Exists(KindSetting, SettingEvents) {
 		return tx.Insert(KindSetting, rec)
 	}
-	if err := tx.txn.Insert(KindSetting.Table, rec); err != nil {
+	if err := tx.put(KindSetting.Table, rec); err != nil {
 		return fmt.Errorf("store: events state: %w", err)
 	}
 	return nil
@@ -240,7 +240,7 @@ func (tx *Tx) AppendEvents(events []*Event, at time.Time) error {
 		e.ID = EventKey(e.Seq)
 		e.CreatedAt, e.UpdatedAt = at, at
 		// New sequence numbers, no name, no relations: straight in.
-		if err := tx.txn.Insert(KindEvent.Table, e); err != nil {
+		if err := tx.put(KindEvent.Table, e); err != nil {
 			return fmt.Errorf("store: insert event: %w", err)
 		}
 	}
@@ -280,7 +280,7 @@ func (tx *Tx) compactEvents(st EventState, at time.Time) error {
 		}
 	}
 	for _, e := range drop {
-		if err := tx.txn.Delete(KindEvent.Table, e); err != nil {
+		if err := tx.del(KindEvent.Table, e); err != nil {
 			return fmt.Errorf("store: compact events: %w", err)
 		}
 	}

@@ -174,7 +174,7 @@ func (tx *Tx) rebuildDerived() error {
 	tx.resetTree(treeLinks)
 	tx.resetTree(treeByEntity)
 	for _, t := range []string{refsTable, rolesTable, countsTable} {
-		if _, err := tx.txn.DeleteAll(t, "id"); err != nil {
+		if _, err := tx.delAll(t, "id"); err != nil {
 			return err
 		}
 	}
@@ -189,7 +189,7 @@ func (tx *Tx) rebuildDerived() error {
 		if k == KindEvent {
 			continue // counted from the sequence numbers
 		}
-		if err := tx.txn.Insert(countsTable, &count{Table: k.Table, N: len(recs), Gen: uint64(len(recs)) + 1}); err != nil {
+		if err := tx.put(countsTable, &count{Table: k.Table, N: len(recs), Gen: uint64(len(recs)) + 1}); err != nil {
 			return err
 		}
 	}

@@ -171,10 +171,10 @@ func (tx *Tx) addRole(k *Kind, attr string, d int) error {
 	}
 	n += d
 	if n <= 0 {
-		_, err := tx.txn.DeleteAll(rolesTable, "id", k.Table, attr)
+		_, err := tx.delAll(rolesTable, "id", k.Table, attr)
 		return err
 	}
-	return tx.txn.Insert(rolesTable, &roleCount{Table: k.Table, Attr: attr, N: n})
+	return tx.put(rolesTable, &roleCount{Table: k.Table, Attr: attr, N: n})
 }
 
 // RoleAttributes calls fn with every role attribute in use by records of k, in order.
@@ -223,7 +223,7 @@ func (tx *Tx) reindexPolicy(rel *relation, old, upd Record) error {
 	if old != nil {
 		id = old.GetID()
 		oldSel = rel.selector(old)
-		if _, err := tx.txn.DeleteAll(refsTable, "policy_prefix", rel.name, id, ""); err != nil {
+		if _, err := tx.delAll(refsTable, "policy_prefix", rel.name, id, ""); err != nil {
 			return fmt.Errorf("store: refs of %s: %w", id, err)
 		}
 	} else {
@@ -232,7 +232,7 @@ func (tx *Tx) reindexPolicy(rel *relation, old, upd Record) error {
 	if upd != nil {
 		newSel = rel.selector(upd)
 		for _, r := range dedupe(rel.roles(upd)) {
-			if err := tx.txn.Insert(refsTable, &ref{Rel: rel.name, Ref: r, Policy: id, Sel: newSel}); err != nil {
+			if err := tx.put(refsTable, &ref{Rel: rel.name, Ref: r, Policy: id, Sel: newSel}); err != nil {
 				return err
 			}
 		}

@@ -68,6 +68,27 @@ type Tx struct {
 	// changes collects the record changes of the transaction once
 	// TrackChanges asked for them (the FSM derives events from them).
 	changes *[]Change
+	// writes counts the writes to the model (Writes).
+	writes int
+}
+
+// Writes counts the writes made by the transaction so far: when it has not
+// moved over a failed command, that command left nothing to undo.
+func (tx *Tx) Writes() int { return tx.writes }
+
+func (tx *Tx) put(table string, obj any) error {
+	tx.writes++
+	return tx.txn.Insert(table, obj)
+}
+
+func (tx *Tx) del(table string, obj any) error {
+	tx.writes++
+	return tx.txn.Delete(table, obj)
+}
+
+func (tx *Tx) delAll(table, index string, args ...any) (int, error) {
+	tx.writes++
+	return tx.txn.DeleteAll(table, index, args...)
 }
 
 // Change is one record change of a write transaction: Old is nil for an
@@ -77,9 +98,16 @@ type Change struct {
 	Old, New Record
 }
 
-// TrackChanges makes the transaction collect its record changes (all but
-// events and settings).
-func (tx *Tx) TrackChanges() { tx.changes = &[]Change{} }
+// TrackChanges(true) makes the transaction collect its record changes (all
+// but events and settings) from here on, dropping those collected before:
+// the FSM calls it before each command of a batch. TrackChanges(false)
+// stops collecting.
+func (tx *Tx) TrackChanges(on bool) {
+	tx.changes = nil
+	if on {
+		tx.changes = &[]Change{}
+	}
+}
 
 // Changes are the record changes collected since TrackChanges, in order.
 func (tx *Tx) Changes() []Change {
@@ -198,7 +226,7 @@ func (tx *Tx) addCount(k *Kind, d int) error {
 	}
 	c.N += d
 	c.Gen++
-	return tx.txn.Insert(countsTable, &c)
+	return tx.put(countsTable, &c)
 }
 
 // gen is the change generation of k's table in this view.
@@ -237,7 +265,7 @@ func (tx *Tx) Insert(k *Kind, r Record) error {
 	if err := tx.checkName(k, r); err != nil {
 		return err
 	}
-	if err := tx.txn.Insert(k.Table, r); err != nil {
+	if err := tx.put(k.Table, r); err != nil {
 		return fmt.Errorf("store: insert %s: %w", k.Table, err)
 	}
 	if err := tx.afterChange(k, nil, r); err != nil {
@@ -255,7 +283,7 @@ func (tx *Tx) Replace(k *Kind, r Record) error {
 	if err := tx.checkName(k, r); err != nil {
 		return err
 	}
-	if err := tx.txn.Insert(k.Table, r); err != nil {
+	if err := tx.put(k.Table, r); err != nil {
 		return fmt.Errorf("store: replace %s: %w", k.Table, err)
 	}
 	if err := tx.addCount(k, 0); err != nil {
@@ -278,7 +306,7 @@ func (tx *Tx) Remove(k *Kind, id string) error {
 	if err != nil {
 		return err
 	}
-	if err := tx.txn.Delete(k.Table, r); err != nil {
+	if err := tx.del(k.Table, r); err != nil {
 		return fmt.Errorf("store: delete %s: %w", k.Table, err)
 	}
 	if err := tx.afterChange(k, r, nil); err != nil {

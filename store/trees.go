@@ -51,6 +51,7 @@ func (tx *Tx) tree(name string) *iradix.Tree {
 
 // sideTxn returns the write transaction of a side tree, starting it on first use.
 func (tx *Tx) sideTxn(name string) *iradix.Txn {
+	tx.writes++ // asked for to write
 	if t, ok := tx.sideTxns[name]; ok {
 		return t
 	}
@@ -65,7 +66,7 @@ func (tx *Tx) sideTxn(name string) *iradix.Txn {
 // flushTrees stores the new roots of the side trees written by this transaction.
 func (tx *Tx) flushTrees() error {
 	for name, t := range tx.sideTxns {
-		if err := tx.txn.Insert(treesTable, &treeRoot{Name: name, Root: t.CommitOnly()}); err != nil {
+		if err := tx.put(treesTable, &treeRoot{Name: name, Root: t.CommitOnly()}); err != nil {
 			return fmt.Errorf("store: side tree %s: %w", name, err)
 		}
 	}
@@ -75,6 +76,7 @@ func (tx *Tx) flushTrees() error {
 
 // resetTree empties a side tree (integrity rebuild).
 func (tx *Tx) resetTree(name string) {
+	tx.writes++
 	if tx.sideTxns == nil {
 		tx.sideTxns = map[string]*iradix.Txn{}
 	}

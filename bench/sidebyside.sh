@@ -1,0 +1,215 @@
+#!/usr/bin/env bash
+# Three-node write throughput, edgectl beside etcd, in one run on this machine (issue 16; docs/performance.md).
+#
+#   bench/sidebyside.sh [clients] [seconds] [runs]      (defaults: 64 10 1)
+#
+# Each run, on loopback, with the same load tool (bench/httpload) and the same client count spread evenly
+# over the members, one load process per member:
+#   1. edgectl, three nodes: HTTPS keep-alive identity creates, an admin token per node;
+#   2. etcd 3.4, three members (Debian's etcd-server, installed when missing): JSON-gateway puts of a
+#      ~250-byte value;
+#   3. edgectl, one node alone, all clients on it.
+# It prints per member ok/s, p50 and p99, the sums, the edgectl/etcd ratio, each follower's rate against the
+# leader's, and the CPU stolen by the host during each phase (from /proc/stat).
+#
+# PROFILE=DIR also takes a 10 s CPU profile, and block and mutex profiles, of every edgectl node in the middle of
+# the three-node phase (go tool pprof bin/edgectl DIR/n1.cpu.pprof).
+set -euo pipefail
+
+clients=${1:-64}
+secs=${2:-10}
+runs=${3:-1}
+cd "$(dirname "$0")/.."
+root=$(pwd)
+BIN=$root/bin/edgectl
+LOAD=$root/bin/httpload
+[ -x "$BIN" ] || { echo "bin/edgectl is missing: run 'make build'" >&2; exit 1; }
+go build -o "$LOAD" ./bench/httpload
+if ! command -v etcd >/dev/null; then
+	echo "installing Debian's etcd-server and etcd-client" >&2
+	if [ "$(id -u)" = 0 ]; then apt-get install -y etcd-server etcd-client >/dev/null; else sudo apt-get install -y etcd-server etcd-client >/dev/null; fi
+fi
+
+work=$(mktemp -d /tmp/sidebyside.XXXX)
+pids=()
+cleanup() {
+	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+	wait 2>/dev/null || true
+	rm -rf "$work"
+}
+trap cleanup EXIT
+
+# A port the kernel says is free now.
+freeport() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+
+# cpu_sample: total and steal jiffies of all CPUs.
+cpu_sample() { awk '/^cpu /{t=0; for(i=2;i<=NF;i++) t+=$i; print t, $9}' /proc/stat; }
+steal_pct() { # before after
+	read -r t0 s0 <<<"$1"
+	read -r t1 s1 <<<"$2"
+	awk -v dt=$((t1 - t0)) -v ds=$((s1 - s0)) 'BEGIN{ if (dt>0) printf "%.2f", 100*ds/dt; else print "0.00" }'
+}
+
+password=bench-password-1
+
+# start_edgectl N DIR: N nodes (the first bootstraps, the others join); sets api[], metrics[].
+start_edgectl() {
+	local n=$1 dir=$2 i token
+	api=() metrics=()
+	mkdir -p "$dir"
+	for i in $(seq 1 "$n"); do
+		api[i]=$(freeport)
+		metrics[i]=$(freeport)
+		local args=(run --data-dir "$dir/n$i" --api-addr "127.0.0.1:${api[i]}" --cluster-addr "127.0.0.1:$(freeport)"
+			--admin-password "$password" --metrics-addr "127.0.0.1:${metrics[i]}" --log-level warn)
+		[ -n "${PROFILE:-}" ] && args+=(--enable-pprof)
+		if [ "$i" -gt 1 ]; then
+			token=$("$BIN" cluster join-token --data-dir "$dir/n1" --ttl 10m 2>/dev/null)
+			args+=(--join "127.0.0.1:${api[1]}" --join-token "$token")
+		fi
+		"$BIN" "${args[@]}" >"$dir/n$i.log" 2>&1 &
+		pids+=($!)
+		local t=0
+		until curl -sf "http://127.0.0.1:${metrics[i]}/readyz" >/dev/null 2>&1; do
+			t=$((t + 1))
+			[ "$t" -lt 300 ] || { echo "edgectl node $i not ready; the end of its log:" >&2; tail "$dir/n$i.log" >&2; exit 1; }
+			sleep 0.1
+		done
+	done
+}
+
+token_of() { # API port
+	curl -sk -H 'Content-Type: application/json' -d "{\"username\":\"admin\",\"password\":\"$password\"}" \
+		"https://127.0.0.1:$1/edge/management/v1/authenticate?method=password" | python3 -c 'import json,sys; print(json.load(sys.stdin)["data"]["token"])'
+}
+
+# load NAME URL CLIENTS [httpload args...]: one load process in the background, its line into $work/NAME.out.
+load() {
+	local name=$1 url=$2 c=$3
+	shift 3
+	"$LOAD" -urls "$url" -c "$c" -d "${secs}s" -prefix "$name-$RANDOM$RANDOM" "$@" >"$work/$name.out" 2>"$work/$name.err" &
+	lpids+=($!)
+}
+field() { sed -n "s/.*$2=\([0-9.]*\).*/\1/p" "$work/$1.out"; }
+
+# report PHASE NAME...: per member lines, then the sum, the worst p99, and the steal.
+report() {
+	local phase=$1 steal=$2
+	shift 2
+	local sum=0 worst=0 r p99
+	for m in "$@"; do
+		r=$(field "$m" ok_per_s)
+		p99=$(field "$m" p99_ms)
+		printf '  %-20s %7s ok/s  p50 %7s ms  p99 %7s ms   (%s)\n' "$m" "$r" "$(field "$m" p50_ms)" "$p99" "$(tr '\n' ' ' <"$work/$m.err")"
+		sum=$(awk -v a="$sum" -v b="$r" 'BEGIN{print a+b}')
+		worst=$(awk -v a="$worst" -v b="$p99" 'BEGIN{print (b>a)?b:a}')
+	done
+	printf '  %-20s %7s ok/s  worst p99 %s ms  steal %s%%\n' "$phase total" "$sum" "$worst" "$steal"
+	eval "${phase//-/_}_rate=$sum ${phase//-/_}_p99=$worst ${phase//-/_}_steal=$steal"
+}
+
+per=$((clients / 3))
+echo "side by side: $clients clients ($per per member), ${secs}s per phase, $runs run(s); $(nproc) CPUs"
+for run in $(seq 1 "$runs"); do
+	echo "run $run"
+
+	# 1. edgectl, three nodes.
+	start_edgectl 3 "$work/e3-$run"
+	tokens=()
+	for i in 1 2 3; do tokens[i]=$(token_of "${api[i]}"); done
+	leader=
+	for i in 1 2 3; do
+		curl -sf "http://127.0.0.1:${metrics[i]}/readyz?leader=true" >/dev/null 2>&1 && leader=127.0.0.1:${api[i]}
+	done
+	lpids=()
+	before=$(cpu_sample)
+	names=()
+	for i in 1 2 3; do
+		role=follower
+		[ "127.0.0.1:${api[i]}" = "$leader" ] && role=leader
+		names+=("edgectl-n$i-$role")
+		load "edgectl-n$i-$role" "https://127.0.0.1:${api[i]}/edge/management/v1/identities" "$per" \
+			-H "zt-session: ${tokens[i]}" -body '{"name":"perf-{n}","type":"Device","isAdmin":false}'
+	done
+	if [ -n "${PROFILE:-}" ]; then
+		mkdir -p "$PROFILE"
+		sleep $((secs > 12 ? (secs - 10) / 2 : 1))
+		for i in 1 2 3; do
+			curl -s "http://127.0.0.1:${metrics[i]}/debug/pprof/profile?seconds=$((secs > 12 ? 10 : secs - 2))" >"$PROFILE/n$i.cpu.pprof" &
+		done
+		wait %curl 2>/dev/null || true
+	fi
+	wait "${lpids[@]}"
+	after=$(cpu_sample)
+	if [ -n "${PROFILE:-}" ]; then
+		for i in 1 2 3; do
+			curl -s "http://127.0.0.1:${metrics[i]}/debug/pprof/block" >"$PROFILE/n$i.block.pprof"
+			curl -s "http://127.0.0.1:${metrics[i]}/debug/pprof/mutex" >"$PROFILE/n$i.mutex.pprof"
+		done
+	fi
+	echo " edgectl, three nodes (leader $leader):"
+	report edgectl3 "$(steal_pct "$before" "$after")" "${names[@]}"
+	lrate=0
+	for m in "${names[@]}"; do [[ $m == *leader ]] && lrate=$(field "$m" ok_per_s); done
+	for m in "${names[@]}"; do
+		[[ $m == *follower ]] && printf '  %-20s %s of the leader'"'"'s rate\n' "$m" "$(awk -v a="$(field "$m" ok_per_s)" -v b="$lrate" 'BEGIN{printf "%.2fx", (b>0)?a/b:0}')"
+	done
+	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+	wait "${pids[@]}" 2>/dev/null || true
+	pids=()
+
+	# 2. etcd, three members.
+	ew=$work/etcd-$run
+	mkdir -p "$ew"
+	peer=() client=()
+	for i in 1 2 3; do peer[i]=$(freeport); client[i]=$(freeport); done
+	cluster="e1=http://127.0.0.1:${peer[1]},e2=http://127.0.0.1:${peer[2]},e3=http://127.0.0.1:${peer[3]}"
+	for i in 1 2 3; do
+		etcd --name "e$i" --data-dir "$ew/e$i" --listen-peer-urls "http://127.0.0.1:${peer[i]}" \
+			--initial-advertise-peer-urls "http://127.0.0.1:${peer[i]}" --listen-client-urls "http://127.0.0.1:${client[i]}" \
+			--advertise-client-urls "http://127.0.0.1:${client[i]}" --initial-cluster "$cluster" \
+			--initial-cluster-state new --log-level error >"$ew/e$i.log" 2>&1 &
+		pids+=($!)
+	done
+	t=0
+	until etcdctl --endpoints "http://127.0.0.1:${client[1]}" endpoint health >/dev/null 2>&1; do
+		t=$((t + 1))
+		[ "$t" -lt 100 ] || { echo "etcd not healthy" >&2; exit 1; }
+		sleep 0.2
+	done
+	lpids=()
+	names=()
+	before=$(cpu_sample)
+	for i in 1 2 3; do
+		names+=("etcd-e$i")
+		load "etcd-e$i" "http://127.0.0.1:${client[i]}/v3/kv/put" "$per" \
+			-body '{"key":"{b64n}","value":"dmFsdWUtMjU2LWJ5dGVzLXBheWxvYWQtcGFkZGluZy1wYWRkaW5nLXBhZGRpbmctcGFkZGluZy1wYWRkaW5nLXBhZGRpbmc="}'
+	done
+	wait "${lpids[@]}"
+	after=$(cpu_sample)
+	echo " etcd, three members:"
+	report etcd3 "$(steal_pct "$before" "$after")" "${names[@]}"
+	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+	wait "${pids[@]}" 2>/dev/null || true
+	pids=()
+
+	# 3. edgectl, one node.
+	start_edgectl 1 "$work/e1-$run"
+	lpids=()
+	before=$(cpu_sample)
+	load edgectl-single "https://127.0.0.1:${api[1]}/edge/management/v1/identities" "$clients" \
+		-H "zt-session: $(token_of "${api[1]}")" -body '{"name":"perf-{n}","type":"Device","isAdmin":false}'
+	wait "${lpids[@]}"
+	after=$(cpu_sample)
+	echo " edgectl, one node:"
+	report edgectl1 "$(steal_pct "$before" "$after")" edgectl-single
+	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+	wait "${pids[@]}" 2>/dev/null || true
+	pids=()
+	rm -rf "$work"/e3-"$run" "$work"/etcd-"$run" "$work"/e1-"$run"
+
+	ratio=$(awk -v a="$edgectl3_rate" -v b="$etcd3_rate" 'BEGIN{printf "%.2f", (b>0)?a/b:0}')
+	p99ratio=$(awk -v a="$edgectl3_p99" -v b="$etcd3_p99" 'BEGIN{printf "%.2f", (b>0)?a/b:0}')
+	echo " ratio edgectl/etcd (three members): $ratio; worst p99 $edgectl3_p99 ms vs $etcd3_p99 ms (${p99ratio}x)"
+	echo "| $run | $edgectl3_rate | $edgectl3_p99 | $etcd3_rate | $etcd3_p99 | **$ratio** | $edgectl1_rate | $edgectl3_steal / $etcd3_steal / $edgectl1_steal |"
+done
