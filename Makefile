@@ -32,7 +32,8 @@ bench: build
 	$(GO) test -run '^$$' -bench 'OnLargeModel' -benchtime 100x ./store/
 	$(GO) test -run '^$$' -bench 'BenchmarkAuthn' -benchtime 3s ./api/
 	$(GO) test -run '^$$' -bench 'EventStream_100SlowClients' -benchtime 1x ./api/
-	$(GO) test -run '^$$' -bench 'CreateIdentity_InProcess' -benchtime 3s -count 3 ./integration/
+	bash bench/events-onoff.sh 5 3s
+	bash bench/sidebyside.sh 64 10 3
 	$(GO) run ./integration/cmd/scalebench -quick
 
 # The fault test at length: three nodes, clients over all of them, leader and followers

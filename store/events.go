@@ -143,10 +143,30 @@ type eventsCache struct {
 // retention leaves no event, and for snapshots read by older members).
 func (tx *Tx) Events() EventState {
 	st := tx.eventsSetting()
-	if e := tx.newestEvent(); e != nil && e.Seq > st.LastSeq {
-		st.LastSeq = e.Seq
+	if _, newest := tx.eventBounds(); newest > st.LastSeq {
+		st.LastSeq = newest
 	}
 	return st
+}
+
+// eventBounds is what the view's oldest and newest events are (0, 0: none),
+// looked up once per view and then kept up to date by its own appends and
+// compactions.
+type eventBounds struct {
+	ok             bool
+	oldest, newest int64
+	oldestAt       time.Time
+}
+
+func (tx *Tx) eventBounds() (oldest, newest int64) {
+	if !tx.evb.ok {
+		tx.evb = eventBounds{ok: true}
+		if r := tx.First(KindEvent, "id"); r != nil {
+			tx.evb.oldest, tx.evb.oldestAt = r.(*Event).Seq, r.(*Event).CreatedAt
+			tx.evb.newest = tx.newestEvent().Seq
+		}
+	}
+	return tx.evb.oldest, tx.evb.newest
 }
 
 // EventsOn reports whether the event log records.
@@ -177,11 +197,11 @@ func (tx *Tx) newestEvent() *Event {
 // eventCount is the number of kept events: they are numbered without gaps
 // and compacted from the oldest, so no count is stored for them.
 func (tx *Tx) eventCount() int {
-	oldest, newest := tx.OldestEventSeq(), tx.newestEvent()
-	if oldest == 0 || newest == nil {
+	oldest, newest := tx.eventBounds()
+	if oldest == 0 {
 		return 0
 	}
-	return int(newest.Seq - oldest + 1)
+	return int(newest - oldest + 1)
 }
 
 // eventsSettingAsOf is the events setting s with the current LastSeq, as a
@@ -220,11 +240,8 @@ func (tx *Tx) EventsLost(seq int64) (oldest int64, lost bool) {
 
 // OldestEventSeq is the sequence number of the oldest kept event (0: none).
 func (tx *Tx) OldestEventSeq() int64 {
-	r := tx.First(KindEvent, "id")
-	if r == nil {
-		return 0
-	}
-	return r.(*Event).Seq
+	oldest, _ := tx.eventBounds()
+	return oldest
 }
 
 // AppendEvents numbers and stores events, then compacts by count and age.
@@ -234,6 +251,11 @@ func (tx *Tx) AppendEvents(events []*Event, at time.Time) error {
 		return nil
 	}
 	st := tx.Events()
+	oldest, _ := tx.eventBounds()
+	oldestAt := tx.evb.oldestAt
+	if oldest == 0 {
+		oldest, oldestAt = st.LastSeq+1, at
+	}
 	for _, e := range events {
 		st.LastSeq++
 		e.Seq = st.LastSeq
@@ -244,6 +266,7 @@ func (tx *Tx) AppendEvents(events []*Event, at time.Time) error {
 			return fmt.Errorf("store: insert event: %w", err)
 		}
 	}
+	tx.evb = eventBounds{ok: true, oldest: oldest, newest: st.LastSeq, oldestAt: oldestAt}
 	return tx.compactEvents(st, at)
 }
 
@@ -256,9 +279,13 @@ func (tx *Tx) compactEvents(st EventState, at time.Time) error {
 	if st.RetentionSeconds > 0 {
 		cutoff = at.Add(-time.Duration(st.RetentionSeconds) * time.Second)
 	}
-	excess := int64(0)
-	if oldest := tx.OldestEventSeq(); oldest > 0 {
-		excess = st.LastSeq - oldest + 1 - st.RetentionCount
+	oldest, _ := tx.eventBounds()
+	if oldest == 0 {
+		return nil
+	}
+	excess := st.LastSeq - oldest + 1 - st.RetentionCount
+	if (st.RetentionCount <= 0 || excess <= 0) && (cutoff.IsZero() || !tx.evb.oldestAt.Before(cutoff)) {
+		return nil // the oldest is within both bounds
 	}
 	var drop []*Event
 	tx.Each(KindEvent, "id", func(r Record) bool {
@@ -284,6 +311,7 @@ func (tx *Tx) compactEvents(st EventState, at time.Time) error {
 			return fmt.Errorf("store: compact events: %w", err)
 		}
 	}
+	tx.evb.ok = false // the new oldest's time is looked up when asked for
 	return nil
 }
 

@@ -70,6 +70,8 @@ type Tx struct {
 	changes *[]Change
 	// writes counts the writes to the model (Writes).
 	writes int
+	// evb caches the oldest and newest event sequence numbers of this view.
+	evb eventBounds
 }
 
 // Writes counts the writes made by the transaction so far: when it has not
@@ -78,16 +80,25 @@ func (tx *Tx) Writes() int { return tx.writes }
 
 func (tx *Tx) put(table string, obj any) error {
 	tx.writes++
+	if table == KindEvent.Table {
+		tx.evb.ok = false
+	}
 	return tx.txn.Insert(table, obj)
 }
 
 func (tx *Tx) del(table string, obj any) error {
 	tx.writes++
+	if table == KindEvent.Table {
+		tx.evb.ok = false
+	}
 	return tx.txn.Delete(table, obj)
 }
 
 func (tx *Tx) delAll(table, index string, args ...any) (int, error) {
 	tx.writes++
+	if table == KindEvent.Table {
+		tx.evb.ok = false
+	}
 	return tx.txn.DeleteAll(table, index, args...)
 }
 
@@ -233,11 +244,8 @@ func (tx *Tx) addCount(k *Kind, d int) error {
 func (tx *Tx) gen(k *Kind) uint64 {
 	if k == KindEvent {
 		// Events are only appended (the newest grows) and compacted (the oldest grows).
-		var g uint64
-		if e := tx.newestEvent(); e != nil {
-			g = uint64(e.Seq) + uint64(tx.OldestEventSeq())
-		}
-		return g
+		oldest, newest := tx.eventBounds()
+		return uint64(oldest) + uint64(newest)
 	}
 	raw, _ := tx.txn.First(countsTable, "id", k.Table)
 	if raw == nil {

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Write throughput with the event log on and off (issue 15: on must be at least 0.9x off), in interleaved pairs
+# of runs so that the disk's and the host's moods fall on both alike; prints each pair, the medians and the ratio.
+#
+#   bench/events-onoff.sh [pairs] [benchtime]     (defaults: 5 3s)
+set -euo pipefail
+pairs=${1:-5}
+bt=${2:-3s}
+cd "$(dirname "$0")/.."
+go test -c -o bin/integration.test ./integration/
+cd integration
+steal() { awk '/^cpu /{t=0; for(i=2;i<=NF;i++) t+=$i; print t, $9}' /proc/stat; }
+s0=$(steal)
+on=() off=()
+for _ in $(seq "$pairs"); do
+	for ev in true false; do
+		ns=$(../bin/integration.test -test.run '^$' -test.bench "CreateIdentity_InProcess/events=$ev\$" -test.benchtime "$bt" |
+			awk '/^Benchmark/{print $3}')
+		if [ "$ev" = true ]; then on+=("$ns"); else off+=("$ns"); fi
+	done
+	echo "pair: events on ${on[-1]} ns/op, off ${off[-1]} ns/op ($(awk -v a="${off[-1]}" -v b="${on[-1]}" 'BEGIN{printf "%.2fx", a/b}'))"
+done
+s1=$(steal)
+median() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END{print (NR%2)? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
+mon=$(median "${on[@]}")
+moff=$(median "${off[@]}")
+read -r t0 st0 <<<"$s0"
+read -r t1 st1 <<<"$s1"
+echo "median: events on $mon ns/op, off $moff ns/op; throughput on/off $(awk -v a="$moff" -v b="$mon" 'BEGIN{printf "%.2fx", a/b}'); steal $(awk -v dt=$((t1 - t0)) -v ds=$((st1 - st0)) 'BEGIN{printf "%.2f%%", (dt>0) ? 100*ds/dt : 0}')"
