@@ -14,6 +14,7 @@ import (
 
 	"edgectl/auth"
 	"edgectl/cluster"
+	"edgectl/console"
 	"edgectl/fsm"
 	"edgectl/pki"
 	"edgectl/store"
@@ -159,6 +160,12 @@ func New(d Deps, cfg Config) *Server {
 			message: "no operation at " + r.Method + " " + r.URL.Path})
 	})
 	s.addProbes(s.router)
+	// The web console (console/): static assets on every node, the same origin as the API.
+	con := console.Handler()
+	for _, m := range []string{http.MethodGet, http.MethodHead} {
+		s.router.Handler(m, "/console", con)
+		s.router.Handler(m, "/console/*file", con)
+	}
 	s.router.MethodNotAllowed = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, newRequestID(), &apiError{status: http.StatusMethodNotAllowed, code: codeNoMethod,
 			message: "method " + r.Method + " is not allowed at " + r.URL.Path})

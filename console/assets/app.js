@@ -1,0 +1,705 @@
+// edgectl console: a single page over the Management API of the node that
+// serves it (same origin). The session token lives in this tab's
+// sessionStorage only: never in a cookie, never in the URL.
+import { resources, byPath } from './resources.js';
+import qrcode from './vendor/qrcode.mjs';
+
+const MGMT = '/edge/management/v1';
+const TOKEN = 'edgectl.token';
+const main = () => document.getElementById('main');
+
+// ---------- small DOM helpers: elements and text nodes, never HTML strings ----------
+
+function h(tag, attrs = {}, ...children) {
+  const el = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v === undefined || v === null || v === false) continue;
+    if (k.startsWith('on')) el.addEventListener(k.slice(2), v);
+    else if (k === 'class') el.className = v;
+    else if (v === true) el.setAttribute(k, '');
+    else el.setAttribute(k, String(v));
+  }
+  for (const c of children.flat()) {
+    if (c === undefined || c === null || c === false) continue;
+    el.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  }
+  return el;
+}
+
+// show renders a view of the signed-in console; once the session is gone
+// (a 401 sent the tab to the login), a view still loading renders nothing.
+function show(...nodes) {
+  if (!sessionStorage.getItem(TOKEN)) return;
+  main().replaceChildren(...nodes);
+}
+
+function showLogin(...nodes) {
+  main().replaceChildren(...nodes);
+}
+
+function fmt(v) {
+  if (v === undefined || v === null) return '';
+  if (Array.isArray(v)) return v.map(fmt).join(', ');
+  if (typeof v === 'object') {
+    if ('name' in v && 'id' in v) return v.name;
+    return JSON.stringify(v);
+  }
+  return String(v);
+}
+
+function get(obj, path) {
+  return path.split('.').reduce((o, k) => (o == null ? undefined : o[k]), obj);
+}
+
+function hashParams() {
+  const [, q] = location.hash.split('?');
+  return new URLSearchParams(q || '');
+}
+
+function go(hash) {
+  if (location.hash === hash) route();
+  else location.hash = hash;
+}
+
+// ---------- the API ----------
+
+class APIError extends Error {
+  constructor(status, body) {
+    const e = (body && body.error) || {};
+    super(e.message || `HTTP ${status}`);
+    this.status = status;
+    this.code = e.code;
+    this.cause = e.cause;
+  }
+}
+
+async function api(method, path, body, { auth = true } = {}) {
+  const headers = { Accept: 'application/json' };
+  const token = sessionStorage.getItem(TOKEN);
+  if (auth && token) headers['svc-session'] = token;
+  if (body !== undefined) headers['Content-Type'] = 'application/json';
+  const resp = await fetch(MGMT + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), cache: 'no-store', credentials: 'omit' });
+  let data = null;
+  const text = await resp.text();
+  if (text) {
+    try { data = JSON.parse(text); } catch { data = null; }
+  }
+  if (resp.status === 401 && auth) {
+    sessionStorage.removeItem(TOKEN);
+    toLogin('Your session has ended; log in again.');
+    throw new APIError(401, data);
+  }
+  if (!resp.ok) throw new APIError(resp.status, data);
+  return data;
+}
+
+let loginMessage = '';
+function toLogin(msg) {
+  loginMessage = msg || '';
+  stopStream();
+  go('#/login');
+}
+
+// ---------- layout ----------
+
+function nav() {
+  const links = [h('a', { href: '#/' }, 'Overview'), h('a', { href: '#/why' }, 'Why'), h('a', { href: '#/events' }, 'Events')];
+  const list = resources.map((r) => h('a', { href: `#/r/${r.path}`, 'data-resource': r.path }, r.title));
+  const n = document.getElementById('nav');
+  n.replaceChildren(h('div', { class: 'navgroup' }, ...links), h('div', { class: 'navgroup' }, ...list));
+  document.getElementById('who').replaceChildren(
+    h('span', { id: 'whoami' }, sessionStorage.getItem('edgectl.user') || ''),
+    h('button', { id: 'logout', type: 'button', onclick: logout }, 'Log out'));
+}
+
+async function logout() {
+  try { await api('DELETE', '/current-api-session'); } catch { /* gone already */ }
+  sessionStorage.removeItem(TOKEN);
+  sessionStorage.removeItem('edgectl.user');
+  toLogin('Logged out.');
+}
+
+function errorBox(err) {
+  return h('div', { class: 'error', role: 'alert' }, err instanceof APIError ? `${err.code || err.status}: ${err.message}` : String(err));
+}
+
+// ---------- login ----------
+
+function loginView() {
+  document.body.classList.add('anon');
+  // The message stays until the next login: several requests may fail with 401 at once.
+  const msg = h('div', { class: 'notice', id: 'login-message' }, loginMessage);
+  const user = h('input', { id: 'username', name: 'username', autocomplete: 'username', required: true });
+  const pass = h('input', { id: 'password', name: 'password', type: 'password', autocomplete: 'current-password', required: true });
+  const err = h('div', { id: 'login-error', class: 'error-slot' });
+  const form = h('form', { id: 'login', class: 'card narrow', onsubmit: async (e) => {
+    e.preventDefault();
+    err.replaceChildren();
+    try {
+      const r = await api('POST', '/authenticate?method=password', { username: user.value, password: pass.value }, { auth: false });
+      sessionStorage.setItem(TOKEN, r.data.token);
+      sessionStorage.setItem('edgectl.user', user.value);
+      const queries = r.data.authQueries || [];
+      if (queries.some((q) => (q.typeId || '').toUpperCase() === 'MFA' || q.provider === 'ziti')) totpView();
+      else enter();
+    } catch (ex) {
+      err.replaceChildren(errorBox(ex));
+    }
+  } },
+  h('h1', {}, 'edgectl'), msg,
+  h('label', { for: 'username' }, 'Username'), user,
+  h('label', { for: 'password' }, 'Password'), pass,
+  err, h('button', { type: 'submit', id: 'login-submit' }, 'Log in'));
+  showLogin(form);
+  user.focus();
+}
+
+function totpView() {
+  const code = h('input', { id: 'totp', name: 'code', inputmode: 'numeric', autocomplete: 'one-time-code', required: true });
+  const err = h('div', { class: 'error-slot' });
+  show(h('form', { class: 'card narrow', id: 'totp-form', onsubmit: async (e) => {
+    e.preventDefault();
+    try {
+      await api('POST', '/authenticate/mfa', { code: code.value });
+      enter();
+    } catch (ex) {
+      if (ex.status !== 401) err.replaceChildren(errorBox(ex));
+    }
+  } }, h('h1', {}, 'One more step'), h('p', {}, 'Your auth policy asks for the code of your authenticator app.'),
+  h('label', { for: 'totp' }, 'Code'), code, err, h('button', { type: 'submit' }, 'Verify')));
+  code.focus();
+}
+
+function enter() {
+  loginMessage = '';
+  document.body.classList.remove('anon');
+  nav();
+  go('#/');
+}
+
+// ---------- overview ----------
+
+async function overview() {
+  show(h('h2', {}, 'Overview'), h('p', {}, 'Loading…'));
+  const [members, summary, events] = await Promise.all([
+    api('GET', '/cluster/members'), api('GET', '/summary'),
+    api('GET', '/events?filter=' + encodeURIComponent('sort by id desc') + '&limit=10').catch(() => ({ data: [] }))]);
+  const mt = table(['id', 'address', 'isLeader', 'isOnline', 'isVoter', 'lastAppliedIndex', 'lag', 'version'], members.data,
+    (m) => (m.isLeader ? 'leader' : ''));
+  mt.id = 'members';
+  const counts = h('div', { class: 'counts', id: 'counts' },
+    ...Object.entries(summary.data).sort().map(([k, v]) => {
+      const r = byPath[k.replace(/[A-Z]/g, (c) => '-' + c.toLowerCase())]; // edgeRouterPolicies → edge-router-policies
+      return h(r ? 'a' : 'div', { class: 'count', href: r ? `#/r/${r.path}` : undefined }, h('b', {}, String(v)), h('span', {}, r ? r.title : k));
+    }));
+  show(h('h2', {}, 'Overview'),
+    h('section', {}, h('h3', {}, 'Cluster'), mt),
+    h('section', {}, h('h3', {}, 'Resources'), counts),
+    h('section', {}, h('h3', {}, 'Recent events'), eventsTable(events.data || [])));
+}
+
+function table(cols, rows, rowClass, link) {
+  return h('table', {},
+    h('thead', {}, h('tr', {}, ...cols.map((c) => h('th', {}, c)))),
+    h('tbody', {}, ...rows.map((r) => h('tr', { class: rowClass ? rowClass(r) : undefined },
+      ...cols.map((c, i) => {
+        const v = fmt(get(r, c));
+        return h('td', {}, i === 0 && link ? h('a', { href: link(r) }, v || r.id) : v);
+      })))));
+}
+
+// ---------- lists ----------
+
+async function listView(res) {
+  const p = hashParams();
+  const limit = 25;
+  const offset = Number(p.get('offset') || 0);
+  const filter = p.get('filter') || '';
+  const sort = p.get('sort') || '';
+  const role = p.get('role') || '';
+  const qs = new URLSearchParams({ limit: String(limit), offset: String(offset) });
+  let f = filter;
+  if (sort) f = (f ? f + ' ' : '') + 'sort by ' + sort;
+  if (f) qs.set('filter', f);
+  if (role && res.roles) qs.append('roleFilter', role);
+  const search = h('input', { id: 'filter', name: 'filter', value: filter, placeholder: 'filter, e.g. name contains "web"', size: 50 });
+  const roleIn = res.roles ? h('input', { id: 'rolefilter', name: 'role', value: role, placeholder: '#attribute', list: 'role-list' }) : null;
+  const bar = h('form', { class: 'toolbar', onsubmit: (e) => {
+    e.preventDefault();
+    const q = new URLSearchParams();
+    if (search.value) q.set('filter', search.value);
+    if (sort) q.set('sort', sort);
+    if (roleIn && roleIn.value) q.set('role', roleIn.value);
+    go(`#/r/${res.path}?${q}`);
+  } }, search, roleIn, roleIn ? datalist('role-list', res.attrSource, '#') : null, h('button', { type: 'submit' }, 'Search'),
+  res.noCreate ? null : h('a', { class: 'button', href: `#/r/${res.path}/new`, id: 'create' }, `New ${res.one}`));
+  show(h('h2', {}, res.title), bar, h('p', {}, 'Loading…'));
+  let r;
+  try {
+    r = await api('GET', `/${res.path}?${qs}`);
+  } catch (ex) {
+    show(h('h2', {}, res.title), bar, errorBox(ex));
+    return;
+  }
+  const total = (r.meta && r.meta.pagination && r.meta.pagination.totalCount) || 0;
+  const cols = res.columns || ['name', 'createdAt'];
+  const sortLink = (c) => {
+    const q = new URLSearchParams(p);
+    q.set('sort', sort === c ? `${c} desc` : c);
+    q.delete('offset');
+    return h('a', { href: `#/r/${res.path}?${q}` }, c, sort === c ? ' ▲' : sort === `${c} desc` ? ' ▼' : '');
+  };
+  const t = h('table', { id: 'list' },
+    h('thead', {}, h('tr', {}, ...cols.map((c) => h('th', {}, c.includes('.') ? c : sortLink(c))))),
+    h('tbody', {}, ...r.data.map((row) => h('tr', {},
+      ...cols.map((c, i) => h('td', {}, i === 0 ? h('a', { href: `#/r/${res.path}/${encodeURIComponent(row.id)}` }, fmt(get(row, c)) || row.id) : fmt(get(row, c))))))));
+  const page = (o) => { const q = new URLSearchParams(p); q.set('offset', String(o)); return `#/r/${res.path}?${q}`; };
+  const pager = h('div', { class: 'pager' },
+    offset > 0 ? h('a', { href: page(Math.max(0, offset - limit)) }, '← previous') : null,
+    h('span', {}, `${total ? offset + 1 : 0}–${Math.min(offset + limit, total)} of ${total}`),
+    offset + limit < total ? h('a', { href: page(offset + limit), id: 'next' }, 'next →') : null);
+  show(h('h2', {}, res.title), bar, t, pager);
+}
+
+function datalist(id, source, prefix) {
+  const dl = h('datalist', { id });
+  if (!source) return dl;
+  api('GET', `/${source}?limit=500`).then((r) => {
+    for (const a of r.data || []) dl.append(h('option', { value: prefix + (a.name || a.id || a) }));
+    if (prefix === '#') dl.append(h('option', { value: '#all' }));
+  }).catch(() => {});
+  return dl;
+}
+
+// ---------- detail ----------
+
+async function detailView(res, id) {
+  let r;
+  try {
+    r = await api('GET', `/${res.path}/${encodeURIComponent(id)}`);
+  } catch (ex) {
+    show(h('h2', {}, res.title), errorBox(ex));
+    return;
+  }
+  const rec = r.data;
+  const actions = h('div', { class: 'toolbar' },
+    res.noEdit ? null : h('a', { class: 'button', href: `#/r/${res.path}/${encodeURIComponent(id)}/edit`, id: 'edit' }, 'Edit'),
+    res.noDelete ? null : h('button', { type: 'button', class: 'danger', id: 'delete', onclick: async () => {
+      if (!confirm(`Delete ${res.one} ${rec.name || rec.id}?`)) return;
+      try {
+        await api('DELETE', `/${res.path}/${encodeURIComponent(id)}`);
+        go(`#/r/${res.path}`);
+      } catch (ex) { actions.append(errorBox(ex)); }
+    } }, 'Delete'),
+    res.path === 'identities' ? h('a', { class: 'button', href: `#/why?identity=${encodeURIComponent(id)}` }, 'Why…') : null);
+  const fields = h('dl', { class: 'fields', id: 'fields' },
+    ...Object.entries(rec).filter(([k]) => k !== '_links' && k !== 'enrollment' && !k.startsWith('enrollment'))
+      .flatMap(([k, v]) => [h('dt', {}, k), h('dd', { 'data-field': k }, fmt(v))]));
+  const parts = [h('h2', {}, `${res.title}: ${rec.name || rec.id}`), actions];
+  const enr = enrollmentSection(res, rec);
+  if (enr) parts.push(enr);
+  parts.push(h('section', {}, h('h3', {}, 'Fields'), fields));
+  const rel = h('section', { id: 'relations' });
+  parts.push(rel);
+  show(...parts);
+  for (const sub of res.relations || []) {
+    const box = h('div', { class: 'relation', 'data-relation': sub }, h('h3', {}, sub), h('p', {}, 'Loading…'));
+    rel.append(box);
+    api('GET', `/${res.path}/${encodeURIComponent(id)}/${sub}?limit=100`).then((x) => {
+      const rows = x.data || [];
+      const target = byPath[sub] ? sub : null;
+      const cols = rows.length && rows[0].name !== undefined ? ['name', 'id'] : Object.keys(rows[0] || { id: '' }).filter((k) => k !== '_links').slice(0, 6);
+      box.replaceChildren(h('h3', {}, `${sub} (${rows.length})`),
+        rows.length ? table(cols, rows, null, target ? (row) => `#/r/${target}/${encodeURIComponent(row.id)}` : null) : h('p', { class: 'muted' }, 'none'));
+    }).catch((ex) => box.replaceChildren(h('h3', {}, sub), errorBox(ex)));
+  }
+}
+
+function enrollmentSection(res, rec) {
+  if (!res.enrollment) return null;
+  const jwts = [];
+  if (res.enrollment === 'identity') {
+    for (const [method, e] of Object.entries(rec.enrollment || {})) {
+      if (e && e.jwt) jwts.push({ label: `${method} enrollment`, jwt: e.jwt, id: e.id, expiresAt: e.expiresAt });
+    }
+  } else if (rec.enrollmentJwt) {
+    jwts.push({ label: 'router enrollment', jwt: rec.enrollmentJwt, expiresAt: rec.enrollmentExpiresAt });
+  }
+  const sec = h('section', { id: 'enrollment' }, h('h3', {}, 'Enrollment'));
+  const err = h('div', { class: 'error-slot' });
+  if (!jwts.length) sec.append(h('p', { class: 'muted' }, 'No enrollment outstanding.'));
+  for (const j of jwts) {
+    const q = qrcode(0, 'L');
+    q.addData(j.jwt);
+    q.make();
+    const img = h('img', { class: 'qr', id: 'enrollment-qr', alt: 'QR code of the enrollment JWT', src: q.createDataURL(3, 8) });
+    const file = `${(rec.name || rec.id).replace(/[^A-Za-z0-9._-]/g, '_')}.jwt`;
+    const dl = h('button', { type: 'button', id: 'download-jwt', onclick: () => {
+      const url = URL.createObjectURL(new Blob([j.jwt], { type: 'application/jwt' }));
+      const a = h('a', { href: url, download: file });
+      document.body.append(a);
+      a.click();
+      a.remove();
+      setTimeout(() => URL.revokeObjectURL(url), 1000);
+    } }, `Download ${file}`);
+    const refresh = j.id ? h('button', { type: 'button', id: 'refresh-enrollment', onclick: async () => {
+      try {
+        await api('POST', `/enrollments/${encodeURIComponent(j.id)}/refresh`, { expiresAt: new Date(Date.now() + 24 * 3600e3).toISOString() });
+        route();
+      } catch (ex) { err.replaceChildren(errorBox(ex)); }
+    } }, 'Refresh (24 h from now)') : null;
+    sec.append(h('div', { class: 'enroll' },
+      h('div', {}, h('b', {}, j.label), j.expiresAt ? ` — expires ${j.expiresAt}` : '',
+        h('textarea', { readonly: true, id: 'enrollment-jwt', rows: 5, cols: 70 }, j.jwt), h('div', {}, dl, refresh)),
+      img));
+  }
+  if (res.path === 'edge-routers' || res.path === 'routers') {
+    sec.append(h('button', { type: 'button', id: 're-enroll', onclick: async () => {
+      try { await api('POST', `/${res.path}/${encodeURIComponent(rec.id)}/re-enroll`, {}); route(); } catch (ex) { err.replaceChildren(errorBox(ex)); }
+    } }, 'Re-enroll'));
+  } else if (res.path === 'identities' && !jwts.some((j) => j.label.startsWith('ott'))) {
+    sec.append(h('button', { type: 'button', id: 're-enroll', onclick: async () => {
+      try {
+        await api('POST', '/enrollments', { identityId: rec.id, method: 'ott', expiresAt: new Date(Date.now() + 24 * 3600e3).toISOString() });
+        route();
+      } catch (ex) { err.replaceChildren(errorBox(ex)); }
+    } }, 'New one-time-token enrollment'));
+  }
+  sec.append(err);
+  return sec;
+}
+
+// ---------- forms ----------
+
+function fieldInput(f, rec) {
+  let v = rec ? rec[f.read || f.name] : f.value;
+  if (rec && f.name === 'type' && v === undefined && rec.type) v = rec.type.name || rec.type;
+  const id = `f-${f.name}`;
+  const common = { id, name: f.name, 'data-field': f.name };
+  let input;
+  switch (f.type) {
+    case 'bool':
+      input = h('input', { ...common, type: 'checkbox', checked: !!v });
+      break;
+    case 'select':
+      input = h('select', common, ...f.options.map((o) => h('option', { value: o, selected: o === (v ?? '') }, o || '—')));
+      break;
+    case 'number':
+      input = h('input', { ...common, type: 'number', value: v ?? '' });
+      break;
+    case 'json':
+      input = h('textarea', { ...common, rows: 4, cols: 60, placeholder: '{}' }, v === undefined || v === null ? '' : JSON.stringify(v, null, 2));
+      break;
+    case 'pem':
+      input = h('textarea', { ...common, rows: 6, cols: 64, placeholder: '-----BEGIN CERTIFICATE-----' }, v || '');
+      break;
+    case 'list': case 'roles': case 'attrs': {
+      const listId = `dl-${f.name}`;
+      input = h('input', { ...common, value: (v || []).join(', '), size: 60, list: listId,
+        placeholder: f.type === 'roles' ? '#attribute, @id, #all' : 'comma-separated' });
+      const src = f.roleSource || f.attrSource || (f.type === 'attrs' ? current.res.attrSource : null);
+      return [input, src ? datalist(listId, src, f.type === 'roles' ? '#' : '') : null];
+    }
+    case 'datetime':
+      input = h('input', { ...common, value: v || new Date(Date.now() + 24 * 3600e3).toISOString() });
+      break;
+    case 'password':
+      input = h('input', { ...common, type: 'password', autocomplete: 'new-password' });
+      break;
+    default:
+      input = h('input', { ...common, value: v ?? '', placeholder: f.placeholder || '' });
+  }
+  return [input];
+}
+
+function readField(f, form) {
+  const el = form.querySelector(`[name="${f.name}"]`);
+  const raw = el.type === 'checkbox' ? el.checked : el.value;
+  switch (f.type) {
+    case 'bool': return raw;
+    case 'number': return raw === '' ? undefined : Number(raw);
+    case 'json':
+      if (raw.trim() === '') return undefined;
+      try { return JSON.parse(raw); } catch { throw new FieldError(f.name, 'is not valid JSON'); }
+    case 'list': case 'roles': case 'attrs':
+      return raw.split(/[,\n]/).map((s) => s.trim()).filter(Boolean);
+    default:
+      return raw === '' ? undefined : raw;
+  }
+}
+
+class FieldError extends Error {
+  constructor(field, reason) { super(reason); this.field = field; }
+}
+
+let current = {};
+
+function formView(res, rec) {
+  const editing = !!rec;
+  const fields = (res.fields || []).filter((f) => !(editing && f.createOnly));
+  const general = h('div', { class: 'error-slot', id: 'form-error' });
+  const form = h('form', { class: 'card', id: 'resource-form', novalidate: true, onsubmit: async (e) => {
+    e.preventDefault();
+    form.querySelectorAll('.field-error').forEach((x) => x.replaceChildren());
+    form.querySelectorAll('.invalid').forEach((x) => x.classList.remove('invalid'));
+    general.replaceChildren();
+    let body = {};
+    try {
+      for (const f of fields) {
+        if (f.virtual) continue;
+        const v = readField(f, form);
+        if (v !== undefined) body[f.name] = v;
+      }
+      body = shapeBody(res, body, form, editing);
+    } catch (ex) {
+      if (ex instanceof FieldError) return markField(form, ex.field, ex.message, general);
+      throw ex;
+    }
+    try {
+      if (editing) {
+        await api('PATCH', `/${res.path}/${encodeURIComponent(rec.id)}`, body);
+        go(`#/r/${res.path}/${encodeURIComponent(rec.id)}`);
+      } else {
+        const r = await api('POST', `/${res.path}`, body);
+        go(`#/r/${res.path}/${encodeURIComponent(r.data.id)}`);
+      }
+    } catch (ex) {
+      if (ex instanceof APIError && ex.cause && ex.cause.field) {
+        markField(form, ex.cause.field, `${ex.cause.reason || ex.message}`, general, ex);
+      } else if (ex.status !== 401) {
+        general.replaceChildren(errorBox(ex));
+      }
+    }
+  } },
+  ...fields.map((f) => h('div', { class: 'row', 'data-row': f.name },
+    h('label', { for: `f-${f.name}` }, f.label || f.name, f.required ? ' *' : ''),
+    ...fieldInput(f, rec),
+    f.help ? h('small', { class: 'help' }, f.help) : null,
+    h('div', { class: 'field-error', 'data-error-for': f.name, role: 'alert' }))),
+  general,
+  h('div', { class: 'toolbar' }, h('button', { type: 'submit', id: 'save' }, editing ? 'Save' : 'Create'),
+    h('a', { href: editing ? `#/r/${res.path}/${encodeURIComponent(rec.id)}` : `#/r/${res.path}` }, 'Cancel')));
+  show(h('h2', {}, editing ? `Edit ${res.one}: ${rec.name || rec.id}` : `New ${res.one}`), form);
+}
+
+// shapeBody turns the form's values into the API's body where they differ.
+function shapeBody(res, body, form, editing) {
+  if (res.path === 'identities' && !editing) {
+    const m = body.enrollment;
+    delete body.enrollment;
+    if (m === 'ott') body.enrollment = { ott: true };
+    if (m === 'updb') {
+      const u = form.querySelector('[name="enrollmentUsername"]').value || body.name;
+      body.enrollment = { updb: u };
+    }
+  }
+  return body;
+}
+
+function markField(form, field, reason, general, ex) {
+  const top = field.split(/[.[]/)[0];
+  const slot = form.querySelector(`[data-error-for="${top}"]`);
+  const input = form.querySelector(`[name="${top}"]`);
+  if (!slot) {
+    general.replaceChildren(errorBox(ex || `${field}: ${reason}`));
+    return;
+  }
+  slot.replaceChildren(`${field}: ${reason}`);
+  if (input) {
+    input.classList.add('invalid');
+    input.setAttribute('aria-invalid', 'true');
+    input.focus();
+  }
+}
+
+// ---------- why ----------
+
+async function whyView() {
+  const p = hashParams();
+  const idIn = h('input', { id: 'why-identity', name: 'identity', value: p.get('identity') || '', list: 'why-identities', placeholder: 'identity name or id', size: 40 });
+  const svcIn = h('input', { id: 'why-service', name: 'service', value: p.get('service') || '', list: 'why-services', placeholder: 'service name or id', size: 40 });
+  const out = h('div', { id: 'why-result' });
+  const names = (path, id) => {
+    const dl = h('datalist', { id });
+    api('GET', `/${path}?limit=500`).then((r) => r.data.forEach((x) => dl.append(h('option', { value: x.name })))).catch(() => {});
+    return dl;
+  };
+  const form = h('form', { class: 'toolbar', id: 'why-form', onsubmit: async (e) => {
+    e.preventDefault();
+    out.replaceChildren(h('p', {}, 'Looking…'));
+    try {
+      const ident = await resolve('identities', idIn.value);
+      const svc = await resolve('services', svcIn.value);
+      const r = (await api('GET', `/identities/${encodeURIComponent(ident.id)}/policy-advice/${encodeURIComponent(svc.id)}`)).data;
+      out.replaceChildren(adviceView(r));
+    } catch (ex) {
+      out.replaceChildren(errorBox(ex));
+    }
+  } }, idIn, names('identities', 'why-identities'), svcIn, names('services', 'why-services'), h('button', { type: 'submit', id: 'why-go' }, 'Why?'));
+  show(h('h2', {}, 'Why: may this identity use this service?'), form, out);
+  if (idIn.value && svcIn.value) form.requestSubmit();
+}
+
+async function resolve(path, v) {
+  if (!v) throw new Error(`pick ${path === 'identities' ? 'an identity' : 'a service'}`);
+  const r = await api('GET', `/${path}?filter=${encodeURIComponent(`name = ${JSON.stringify(v)} or id = ${JSON.stringify(v)}`)}&limit=1`);
+  if (!r.data.length) throw new Error(`no ${path === 'identities' ? 'identity' : 'service'} named ${v}`);
+  return r.data[0];
+}
+
+function adviceView(r) {
+  const verdict = (ok, what) => h('div', { class: ok ? 'verdict yes' : 'verdict no', id: `why-${what.toLowerCase()}` }, `${what}: ${ok ? 'allowed' : 'not allowed'}`);
+  const refs = (list, path) => (list && list.length ? h('ul', {}, ...list.map((x) => h('li', {}, h('a', { href: `#/r/${path}/${encodeURIComponent(x.id)}` }, x.name || x.id)))) : h('p', { class: 'muted' }, 'none'));
+  // Each check of a granting policy, judged for every API session of the identity.
+  const checks = (r.postureChecks || []).map((c) => {
+    const sessions = c.apiSessions || [];
+    const passing = sessions.some((x) => x.passed);
+    return h('li', { class: passing ? 'pass' : 'fail' },
+      `${c.name || c.id} (${c.policyType || ''} policy ${c.policyId || ''}): `,
+      sessions.length ? sessions.map((x) => `session ${x.apiSessionId} ${x.passed ? 'passes' : `fails (expected ${fmt(x.expected)}, actual ${fmt(x.actual)})`}`).join('; ')
+        : 'no API session to judge');
+  });
+  return h('div', { class: 'advice' },
+    verdict(r.isDialAllowed, 'Dial'), verdict(r.isBindAllowed, 'Bind'),
+    h('h3', {}, 'Dial policies'), refs(r.dialPolicies, 'service-policies'),
+    h('h3', {}, 'Bind policies'), refs(r.bindPolicies, 'service-policies'),
+    h('h3', {}, `Edge routers both may use (${(r.commonRouters || []).length}; the identity may use ${r.identityRouterCount}, the service ${r.serviceRouterCount})`),
+    refs(r.commonRouters, 'edge-routers'),
+    h('h3', {}, 'Posture checks'), checks.length ? h('ul', { id: 'why-checks' }, ...checks) : h('p', { class: 'muted' }, 'none'));
+}
+
+// ---------- events ----------
+
+let streamAbort = null;
+function stopStream() {
+  if (streamAbort) streamAbort.abort();
+  streamAbort = null;
+}
+
+function eventsTable(rows) {
+  return h('table', { class: 'events' },
+    h('thead', {}, h('tr', {}, ...['id', 'at', 'namespace', 'action', 'entityType', 'entityName', 'actor', 'changedFields'].map((c) => h('th', {}, c)))),
+    h('tbody', {}, ...rows.map(eventRow)));
+}
+
+function eventRow(e) {
+  return h('tr', { 'data-event-id': e.id }, h('td', {}, e.id), h('td', {}, e.at), h('td', {}, e.namespace), h('td', {}, e.action),
+    h('td', {}, e.entityType || ''), h('td', {}, e.entityName || e.entityId || ''),
+    h('td', {}, (e.actor && (e.actor.identityName || e.actor.nodeId)) || ''), h('td', {}, fmt(e.changedFields)));
+}
+
+function eventsView() {
+  const p = hashParams();
+  const filter = h('input', { id: 'events-filter', name: 'filter', value: p.get('filter') || '', placeholder: 'namespace = "entity" and entityType = "identities"', size: 60 });
+  const status = h('span', { id: 'stream-status', class: 'muted' }, 'connecting…');
+  const body = h('tbody', { id: 'events-body' });
+  const t = h('table', { class: 'events' },
+    h('thead', {}, h('tr', {}, ...['id', 'at', 'namespace', 'action', 'entityType', 'entityName', 'actor', 'changedFields'].map((c) => h('th', {}, c)))), body);
+  show(h('h2', {}, 'Events'),
+    h('form', { class: 'toolbar', onsubmit: (e) => { e.preventDefault(); go(`#/events?filter=${encodeURIComponent(filter.value)}`); } },
+      filter, h('button', { type: 'submit' }, 'Apply'), status), t);
+  stream(filter.value, body, status);
+}
+
+// stream reads /events/stream with fetch (EventSource cannot send the
+// session header), from the last 50 events on, and resumes after a drop.
+async function stream(filter, body, status) {
+  stopStream();
+  const ctl = new AbortController();
+  streamAbort = ctl;
+  let last = null;
+  try {
+    const recent = await api('GET', '/events?filter=' + encodeURIComponent((filter ? `(${filter}) ` : '') + 'sort by id desc') + '&limit=50');
+    for (const e of (recent.data || []).reverse()) body.prepend(eventRow(e));
+    last = recent.data && recent.data.length ? recent.data[recent.data.length - 1].id : null;
+  } catch (ex) {
+    status.replaceChildren(errorBox(ex));
+    return;
+  }
+  while (!ctl.signal.aborted) {
+    try {
+      const qs = new URLSearchParams();
+      if (filter) qs.set('filter', filter);
+      const headers = { 'svc-session': sessionStorage.getItem(TOKEN) || '', Accept: 'text/event-stream' };
+      if (last !== null) headers['Last-Event-ID'] = String(last);
+      const resp = await fetch(`${MGMT}/events/stream?${qs}`, { headers, signal: ctl.signal, cache: 'no-store', credentials: 'omit' });
+      if (resp.status === 401) { toLogin('Your session has ended; log in again.'); return; }
+      if (!resp.ok) {
+        const b = await resp.json().catch(() => null);
+        status.replaceChildren(errorBox(new APIError(resp.status, b)));
+        return;
+      }
+      status.replaceChildren('live');
+      status.className = 'live';
+      const reader = resp.body.pipeThrough(new TextDecoderStream()).getReader();
+      let buf = '';
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        buf += value;
+        let i;
+        while ((i = buf.indexOf('\n\n')) >= 0) {
+          const chunk = buf.slice(0, i);
+          buf = buf.slice(i + 2);
+          let data = '';
+          let ev = 'message';
+          for (const line of chunk.split('\n')) {
+            if (line.startsWith('data:')) data += line.slice(5).trim();
+            else if (line.startsWith('event:')) ev = line.slice(6).trim();
+          }
+          if (!data || ev !== 'message') continue;
+          let parsed;
+          try { parsed = JSON.parse(data); } catch { continue; }
+          for (const e of Array.isArray(parsed) ? parsed : (parsed.events || [parsed])) {
+            if (e && e.id !== undefined) {
+              body.prepend(eventRow(e));
+              last = e.id;
+            }
+          }
+          while (body.children.length > 500) body.lastChild.remove();
+        }
+      }
+    } catch (ex) {
+      if (ctl.signal.aborted) return;
+    }
+    status.replaceChildren('reconnecting…');
+    status.className = 'muted';
+    await new Promise((r) => setTimeout(r, 1000));
+  }
+}
+
+// ---------- routing ----------
+
+async function route() {
+  const hash = location.hash || '#/';
+  const path = hash.slice(1).split('?')[0];
+  if (!path.startsWith('/events')) stopStream();
+  if (path === '/login') return loginView();
+  if (!sessionStorage.getItem(TOKEN)) return toLogin('');
+  document.body.classList.remove('anon');
+  if (!document.getElementById('logout')) nav();
+  document.querySelectorAll('#nav a').forEach((a) => a.classList.toggle('active', hash.startsWith(a.getAttribute('href')) && a.getAttribute('href') !== '#/' || (hash === '#/' && a.getAttribute('href') === '#/')));
+  const parts = path.split('/').filter(Boolean).map(decodeURIComponent);
+  try {
+    if (parts.length === 0) return await overview();
+    if (parts[0] === 'why') return await whyView();
+    if (parts[0] === 'events') return eventsView();
+    if (parts[0] === 'r' && byPath[parts[1]]) {
+      const res = byPath[parts[1]];
+      current = { res };
+      if (parts.length === 2) return await listView(res);
+      if (parts[2] === 'new') return formView(res, null);
+      if (parts[3] === 'edit') {
+        const r = await api('GET', `/${res.path}/${encodeURIComponent(parts[2])}`);
+        return formView(res, r.data);
+      }
+      return await detailView(res, parts[2]);
+    }
+    show(h('h2', {}, 'Not found'), h('p', {}, `Nothing at ${hash}.`));
+  } catch (ex) {
+    if (ex.status !== 401) show(errorBox(ex));
+  }
+}
+
+window.addEventListener('hashchange', route);
+route();

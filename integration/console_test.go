@@ -1,0 +1,260 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/browser"
+	"github.com/chromedp/chromedp"
+)
+
+// The console (console/, docs/console.md) driven by a real headless
+// Chromium (Debian's chromium; .ci/run installs it) against real nodes.
+// With EDGECTL_CONSOLE_SCREENSHOTS=DIR the test saves the main pages there
+// (docs/console/ is made that way).
+
+func chromiumPath(t *testing.T) string {
+	for _, p := range []string{os.Getenv("EDGECTL_CHROMIUM"), "/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome"} {
+		if p != "" {
+			if _, err := os.Stat(p); err == nil {
+				return p
+			}
+		}
+	}
+	if p, err := exec.LookPath("chromium"); err == nil {
+		return p
+	}
+	t.Skip("no Chromium: install Debian's chromium (.ci/run does) or set EDGECTL_CHROMIUM")
+	return ""
+}
+
+// newBrowser starts a headless Chromium with its own profile; downloads go to dir.
+func newBrowser(t *testing.T, dir string) context.Context {
+	t.Helper()
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(chromiumPath(t)),
+		chromedp.NoSandbox,
+		chromedp.WindowSize(1280, 860),
+		// The node's certificate is signed by its own CA; the API tests check TLS, this one the pages.
+		chromedp.Flag("ignore-certificate-errors", true),
+		chromedp.UserDataDir(filepath.Join(dir, "profile")),
+	)
+	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelC := chromedp.NewContext(actx)
+	ctx, cancelT := context.WithTimeout(ctx, 3*time.Minute)
+	t.Cleanup(func() { cancelT(); cancelC(); cancelA() })
+	if err := chromedp.Run(ctx, browser.SetDownloadBehavior(browser.SetDownloadBehaviorBehaviorAllow).WithDownloadPath(dir)); err != nil {
+		t.Fatalf("start chromium: %v", err)
+	}
+	return ctx
+}
+
+func run(t *testing.T, ctx context.Context, what string, actions ...chromedp.Action) {
+	t.Helper()
+	sctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	if err := chromedp.Run(sctx, actions...); err != nil {
+		var page string
+		_ = chromedp.Run(ctx, chromedp.Text("main", &page, chromedp.ByQuery))
+		t.Fatalf("%s: %v\nthe page shows:\n%.1500s", what, err, page)
+	}
+}
+
+func screenshot(t *testing.T, ctx context.Context, name string) {
+	dir := os.Getenv("EDGECTL_CONSOLE_SCREENSHOTS")
+	if dir == "" {
+		return
+	}
+	var png []byte
+	run(t, ctx, "screenshot "+name, chromedp.Evaluate(`document.querySelector('main').scrollTo(0,0)`, nil),
+		chromedp.Sleep(300*time.Millisecond), chromedp.CaptureScreenshot(&png))
+	if err := os.WriteFile(filepath.Join(dir, name+".png"), png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// waitText polls until the text of sel contains want.
+func waitText(t *testing.T, ctx context.Context, what, sel, want string) string {
+	t.Helper()
+	var got string
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		err := chromedp.Run(ctx, chromedp.Evaluate(fmt.Sprintf(`(document.querySelector(%q)||{}).innerText||''`, sel), &got))
+		if err == nil && strings.Contains(got, want) {
+			return got
+		}
+		if time.Now().After(deadline) {
+			var page string
+			_ = chromedp.Run(ctx, chromedp.Text("main", &page, chromedp.ByQuery))
+			t.Fatalf("%s: %s shows %q, want it to contain %q; the page:\n%.1500s", what, sel, got, want, page)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func consoleLogin(t *testing.T, ctx context.Context, base, password string) {
+	t.Helper()
+	run(t, ctx, "open the console", chromedp.Navigate(base+"/console/"), chromedp.WaitVisible("#username", chromedp.ByID))
+	run(t, ctx, "log in",
+		chromedp.SendKeys("#username", adminUser, chromedp.ByID),
+		chromedp.SendKeys("#password", password, chromedp.ByID),
+		chromedp.Click("#login-submit", chromedp.ByID),
+		chromedp.WaitVisible("#members tbody tr", chromedp.ByQuery))
+}
+
+func TestConsoleInABrowser(t *testing.T) {
+	t.Parallel()
+	chromiumPath(t)
+	n := startNode(t, nodeOpts{})
+	base := "https://" + n.host()
+	dir := t.TempDir()
+	ctx := newBrowser(t, dir)
+
+	// The console's page comes with a strict CSP, from this node.
+	resp, err := n.httpc.Get(base + "/console/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if csp := resp.Header.Get("Content-Security-Policy"); resp.StatusCode != 200 || !strings.Contains(csp, "script-src 'self'") || strings.Contains(csp, "unsafe-inline") {
+		t.Fatalf("GET /console/: %d, CSP %q", resp.StatusCode, csp)
+	}
+
+	consoleLogin(t, ctx, base, n.password)
+	waitText(t, ctx, "overview: the cluster", "#members", "true")
+	waitText(t, ctx, "overview: the counts", "#counts", "Identities")
+	var token, cookies, href string
+	run(t, ctx, "where the token is", chromedp.Evaluate(`sessionStorage.getItem('edgectl.token')||''`, &token),
+		chromedp.Evaluate(`document.cookie`, &cookies), chromedp.Evaluate(`location.href`, &href))
+	if token == "" || cookies != "" || strings.Contains(href, token) {
+		t.Fatalf("token in session storage %q, cookies %q, URL %q", token, cookies, href)
+	}
+	screenshot(t, ctx, "overview")
+
+	// An identity through the form: its enrollment JWT as text, QR code and download.
+	run(t, ctx, "identity form", chromedp.Navigate(base+"/console/#/r/identities/new"), chromedp.WaitVisible("#f-name", chromedp.ByID),
+		chromedp.SendKeys("#f-name", "laptop-1", chromedp.ByID),
+		chromedp.SendKeys("#f-roleAttributes", "staff", chromedp.ByID),
+		chromedp.Click("#save", chromedp.ByID),
+		chromedp.WaitVisible("#enrollment-jwt", chromedp.ByID))
+	var jwt string
+	var qrWidth int
+	run(t, ctx, "the enrollment", chromedp.Value("#enrollment-jwt", &jwt, chromedp.ByID),
+		chromedp.Evaluate(`document.querySelector('#enrollment-qr').naturalWidth`, &qrWidth))
+	if strings.Count(jwt, ".") != 2 || !strings.HasPrefix(jwt, "ey") || qrWidth < 100 {
+		t.Fatalf("enrollment JWT %q, QR code %d px wide", jwt, qrWidth)
+	}
+	screenshot(t, ctx, "identity")
+	run(t, ctx, "download the JWT", chromedp.Click("#download-jwt", chromedp.ByID))
+	waitUntil(t, "the JWT downloaded", 20*time.Second, func() error {
+		b, err := os.ReadFile(filepath.Join(dir, "laptop-1.jwt"))
+		if err != nil {
+			return err
+		}
+		if string(b) != jwt {
+			return fmt.Errorf("downloaded %q", b)
+		}
+		return nil
+	})
+
+	// A bad value: the API's validation error is shown at the field, and nothing is stored.
+	run(t, ctx, "service form", chromedp.Navigate(base+"/console/#/r/services/new"), chromedp.WaitVisible("#f-name", chromedp.ByID),
+		chromedp.SendKeys("#f-name", "web", chromedp.ByID),
+		chromedp.SendKeys("#f-roleAttributes", "web", chromedp.ByID),
+		chromedp.SetValue("#f-maxIdleTimeMillis", "-5", chromedp.ByID),
+		chromedp.Click("#save", chromedp.ByID))
+	waitText(t, ctx, "the error at the field", `[data-error-for="maxIdleTimeMillis"]`, "maxIdleTimeMillis")
+	var invalid bool
+	run(t, ctx, "the field is marked", chromedp.Evaluate(`document.querySelector('#f-maxIdleTimeMillis').classList.contains('invalid')`, &invalid))
+	if !invalid {
+		t.Fatal("the field with the bad value is not marked")
+	}
+	screenshot(t, ctx, "validation-error")
+	run(t, ctx, "fix and save", chromedp.SetValue("#f-maxIdleTimeMillis", "", chromedp.ByID), chromedp.Click("#save", chromedp.ByID),
+		chromedp.WaitVisible("#fields", chromedp.ByID))
+	waitText(t, ctx, "the service", "h2", "Services: web")
+
+	// A Dial policy through the form, with role completion.
+	run(t, ctx, "policy form", chromedp.Navigate(base+"/console/#/r/service-policies/new"), chromedp.WaitVisible("#f-name", chromedp.ByID),
+		chromedp.SendKeys("#f-name", "staff-dial-web", chromedp.ByID),
+		chromedp.SetValue("#f-type", "Dial", chromedp.ByID),
+		chromedp.SendKeys("#f-identityRoles", "#staff", chromedp.ByID),
+		chromedp.SendKeys("#f-serviceRoles", "#web", chromedp.ByID))
+	var options []string
+	waitUntil(t, "role completion", 10*time.Second, func() error {
+		if err := chromedp.Run(ctx, chromedp.Evaluate(`[...document.querySelectorAll('#dl-identityRoles option')].map(o=>o.value)`, &options)); err != nil {
+			return err
+		}
+		for _, o := range options {
+			if o == "#staff" {
+				return nil
+			}
+		}
+		return fmt.Errorf("completions %v", options)
+	})
+	run(t, ctx, "save the policy", chromedp.Click("#save", chromedp.ByID), chromedp.WaitVisible("#fields", chromedp.ByID))
+	waitText(t, ctx, "the policy", "#fields", "Dial")
+
+	// The identity's services, then "why".
+	run(t, ctx, "identities list", chromedp.Navigate(base+"/console/#/r/identities?filter="+`name%20%3D%20%22laptop-1%22`),
+		chromedp.WaitVisible("#list tbody tr a", chromedp.ByQuery), chromedp.Click("#list tbody tr a", chromedp.ByQuery),
+		chromedp.WaitVisible("#relations", chromedp.ByID))
+	waitText(t, ctx, "the identity's services", `[data-relation="services"]`, "web")
+	waitText(t, ctx, "the identity's policies", `[data-relation="service-policies"]`, "staff-dial-web")
+	screenshot(t, ctx, "identity-relations")
+	run(t, ctx, "why", chromedp.Navigate(base+"/console/#/why"), chromedp.WaitVisible("#why-identity", chromedp.ByID),
+		chromedp.SendKeys("#why-identity", "laptop-1", chromedp.ByID), chromedp.SendKeys("#why-service", "web", chromedp.ByID),
+		chromedp.Click("#why-go", chromedp.ByID))
+	waitText(t, ctx, "why: dial", "#why-dial", "Dial: allowed")
+	waitText(t, ctx, "why: bind", "#why-bind", "Bind: not allowed")
+	waitText(t, ctx, "why: the policy", "#why-result", "staff-dial-web")
+	screenshot(t, ctx, "why")
+
+	// Events: the recent ones, then a change made elsewhere arrives live.
+	run(t, ctx, "events", chromedp.Navigate(base+"/console/#/events"), chromedp.WaitVisible("#events-body tr", chromedp.ByQuery))
+	waitText(t, ctx, "the stream is live", "#stream-status", "live")
+	apiToken := login(t, n, adminUser, n.password)
+	status, m := do(t, http.MethodPost, n.mgmt("/identities"), apiToken, map[string]any{"name": "made-elsewhere", "type": "Device", "isAdmin": false})
+	mustStatus(t, "create an identity over the API", status, m, http.StatusCreated)
+	waitText(t, ctx, "the live event", "#events-body", "made-elsewhere")
+	screenshot(t, ctx, "events")
+
+	// Log out: back to the login, the token gone.
+	run(t, ctx, "log out", chromedp.Click("#logout", chromedp.ByID), chromedp.WaitVisible("#username", chromedp.ByID),
+		chromedp.Evaluate(`sessionStorage.getItem('edgectl.token')||''`, &token))
+	if token != "" {
+		t.Fatal("the token is still in session storage after logout")
+	}
+	screenshot(t, ctx, "login")
+
+	// An expired session returns to the login page.
+	consoleLogin(t, ctx, base, n.password)
+	run(t, ctx, "expire the session", chromedp.Evaluate(`sessionStorage.setItem('edgectl.token','expired-or-unknown')`, nil),
+		chromedp.Navigate(base+"/console/#/r/services"), chromedp.WaitVisible("#username", chromedp.ByID))
+	waitText(t, ctx, "the login says why", "#login-message", "session has ended")
+}
+
+// TestConsoleOnAFollower: the console served by a follower of a three-node
+// cluster logs in and writes through it (the follower forwards the writes).
+func TestConsoleOnAFollower(t *testing.T) {
+	t.Parallel()
+	chromiumPath(t)
+	c := startCluster(t, clusterOpts{size: 3})
+	f := c.nodes[(c.leader(30*time.Second)+1)%3]
+	ctx := newBrowser(t, t.TempDir())
+	base := "https://" + f.host()
+	consoleLogin(t, ctx, base, c.nodes[0].password)
+	waitText(t, ctx, "three members", "#members tbody", c.ids[2])
+	run(t, ctx, "identity form on a follower", chromedp.Navigate(base+"/console/#/r/identities/new"), chromedp.WaitVisible("#f-name", chromedp.ByID),
+		chromedp.SendKeys("#f-name", "via-follower", chromedp.ByID),
+		chromedp.Click("#save", chromedp.ByID),
+		chromedp.WaitVisible("#enrollment-jwt", chromedp.ByID))
+	waitText(t, ctx, "the identity", "h2", "via-follower")
+}
