@@ -21,7 +21,7 @@ secs=${2:-10}
 runs=${3:-1}
 cd "$(dirname "$0")/.."
 root=$(pwd)
-BIN=$root/bin/edgectl
+BIN=${EDGECTL_BIN:-$root/bin/edgectl}
 LOAD=$root/bin/httpload
 [ -x "$BIN" ] || { echo "bin/edgectl is missing: run 'make build'" >&2; exit 1; }
 go build -o "$LOAD" ./bench/httpload
