@@ -2,8 +2,10 @@ package integration
 
 import (
 	"context"
+	"edgectl/auth"
 	"fmt"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -164,6 +166,38 @@ func TestConsoleInABrowser(t *testing.T) {
 		return nil
 	})
 
+	// Refresh the identity's enrollment: a new expiry.
+	var before string
+	run(t, ctx, "the expiry", chromedp.Text("#enrollment", &before, chromedp.ByID))
+	run(t, ctx, "refresh", chromedp.Click("#refresh-enrollment", chromedp.ByID))
+	waitUntil(t, "a refreshed expiry", 20*time.Second, func() error {
+		var after string
+		if err := chromedp.Run(ctx, chromedp.Text("#enrollment", &after, chromedp.ByID)); err != nil {
+			return err
+		}
+		if after == before {
+			return fmt.Errorf("the enrollment still shows %q", after)
+		}
+		return nil
+	})
+
+	// An edge router through the form: its JWT, then re-enrolled: a new JWT.
+	run(t, ctx, "edge router form", chromedp.Navigate(base+"/console/#/r/edge-routers/new"), chromedp.WaitVisible("#f-name", chromedp.ByID),
+		chromedp.SendKeys("#f-name", "er-1", chromedp.ByID), chromedp.Click("#save", chromedp.ByID),
+		chromedp.WaitVisible("#enrollment-jwt", chromedp.ByID))
+	var erJWT string
+	run(t, ctx, "the router's JWT", chromedp.Value("#enrollment-jwt", &erJWT, chromedp.ByID), chromedp.Click("#re-enroll", chromedp.ByID))
+	waitUntil(t, "a new router JWT", 20*time.Second, func() error {
+		var now string
+		if err := chromedp.Run(ctx, chromedp.Value("#enrollment-jwt", &now, chromedp.ByID)); err != nil {
+			return err
+		}
+		if now == erJWT || strings.Count(now, ".") != 2 {
+			return fmt.Errorf("JWT %q", now)
+		}
+		return nil
+	})
+
 	// A bad value: the API's validation error is shown at the field, and nothing is stored.
 	run(t, ctx, "service form", chromedp.Navigate(base+"/console/#/r/services/new"), chromedp.WaitVisible("#f-name", chromedp.ByID),
 		chromedp.SendKeys("#f-name", "web", chromedp.ByID),
@@ -180,6 +214,12 @@ func TestConsoleInABrowser(t *testing.T) {
 	run(t, ctx, "fix and save", chromedp.SetValue("#f-maxIdleTimeMillis", "", chromedp.ByID), chromedp.Click("#save", chromedp.ByID),
 		chromedp.WaitVisible("#fields", chromedp.ByID))
 	waitText(t, ctx, "the service", "h2", "Services: web")
+
+	// Edit (PATCH) through the form: the detail shows the new value.
+	run(t, ctx, "edit the service", chromedp.Click("#edit", chromedp.ByID), chromedp.WaitVisible("#f-roleAttributes", chromedp.ByID),
+		chromedp.SetValue("#f-roleAttributes", "web, edge", chromedp.ByID), chromedp.Click("#save", chromedp.ByID),
+		chromedp.WaitVisible("#fields", chromedp.ByID))
+	waitText(t, ctx, "the edited service", `#fields [data-field="roleAttributes"]`, "web, edge")
 
 	// A Dial policy through the form, with role completion.
 	run(t, ctx, "policy form", chromedp.Navigate(base+"/console/#/r/service-policies/new"), chromedp.WaitVisible("#f-name", chromedp.ByID),
@@ -257,4 +297,46 @@ func TestConsoleOnAFollower(t *testing.T) {
 		chromedp.Click("#save", chromedp.ByID),
 		chromedp.WaitVisible("#enrollment-jwt", chromedp.ByID))
 	waitText(t, ctx, "the identity", "h2", "via-follower")
+}
+
+// TestConsoleLoginWithTOTP: an administrator with TOTP enrolled gets the
+// code step after the password, and the console only after the code.
+func TestConsoleLoginWithTOTP(t *testing.T) {
+	t.Parallel()
+	chromiumPath(t)
+	n := startNode(t, nodeOpts{})
+	token := login(t, n, adminUser, n.password)
+	status, m := do(t, http.MethodPost, n.mgmt("/current-identity/mfa"), token, map[string]any{})
+	if status != http.StatusOK && status != http.StatusCreated {
+		t.Fatalf("enroll MFA: %d %s", status, js(m))
+	}
+	status, m = do(t, http.MethodGet, n.mgmt("/current-identity/mfa"), token, nil)
+	mustStatus(t, "the MFA enrollment", status, m, http.StatusOK)
+	u, err := url.Parse(fmt.Sprint(jget(m, "data", "provisioningUrl")))
+	if err != nil || u.Query().Get("secret") == "" {
+		t.Fatalf("provisioningUrl: %v %s", err, js(m))
+	}
+	secret := u.Query().Get("secret")
+	code, _ := auth.TOTPCode(secret, time.Now())
+	status, m = do(t, http.MethodPost, n.mgmt("/current-identity/mfa/verify"), token, map[string]any{"code": code})
+	mustStatus(t, "verify MFA", status, m, http.StatusOK)
+
+	ctx := newBrowser(t, t.TempDir())
+	base := "https://" + n.host()
+	run(t, ctx, "password step", chromedp.Navigate(base+"/console/"), chromedp.WaitVisible("#username", chromedp.ByID),
+		chromedp.SendKeys("#username", adminUser, chromedp.ByID),
+		chromedp.SendKeys("#password", n.password, chromedp.ByID),
+		chromedp.Click("#login-submit", chromedp.ByID),
+		chromedp.WaitVisible("#totp", chromedp.ByID))
+	// A wrong code is refused on the code step, which stays.
+	wrong := "000000"
+	if c, _ := auth.TOTPCode(secret, time.Now()); c == wrong {
+		wrong = "000001"
+	}
+	run(t, ctx, "a wrong code", chromedp.SendKeys("#totp", wrong, chromedp.ByID), chromedp.Click("#totp-submit", chromedp.ByID))
+	waitText(t, ctx, "the code is refused", "#totp-form", "INVALID_AUTH")
+	// The next step's code: the one just verified is spent.
+	next, _ := auth.TOTPCode(secret, time.Now().Add(auth.TOTPPeriod))
+	run(t, ctx, "code step", chromedp.SetValue("#totp", next, chromedp.ByID), chromedp.Click("#totp-submit", chromedp.ByID),
+		chromedp.WaitVisible("#members tbody tr", chromedp.ByQuery))
 }

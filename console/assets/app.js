@@ -73,7 +73,7 @@ class APIError extends Error {
   }
 }
 
-async function api(method, path, body, { auth = true } = {}) {
+async function api(method, path, body, { auth = true, own401 = false } = {}) {
   const headers = { Accept: 'application/json' };
   const token = sessionStorage.getItem(TOKEN);
   if (auth && token) headers['svc-session'] = token;
@@ -84,7 +84,7 @@ async function api(method, path, body, { auth = true } = {}) {
   if (text) {
     try { data = JSON.parse(text); } catch { data = null; }
   }
-  if (resp.status === 401 && auth) {
+  if (resp.status === 401 && auth && !(own401 && data && data.error && data.error.code === 'INVALID_AUTH')) {
     sessionStorage.removeItem(TOKEN);
     toLogin('Your session has ended; log in again.');
     throw new APIError(401, data);
@@ -140,7 +140,7 @@ function loginView() {
       sessionStorage.setItem(TOKEN, r.data.token);
       sessionStorage.setItem('edgectl.user', user.value);
       const queries = r.data.authQueries || [];
-      if (queries.some((q) => (q.typeId || '').toUpperCase() === 'MFA' || q.provider === 'ziti')) totpView();
+      if (queries.some((q) => (q.typeId || '').toUpperCase() === 'MFA')) totpView();
       else enter();
     } catch (ex) {
       err.replaceChildren(errorBox(ex));
@@ -160,13 +160,14 @@ function totpView() {
   show(h('form', { class: 'card narrow', id: 'totp-form', onsubmit: async (e) => {
     e.preventDefault();
     try {
-      await api('POST', '/authenticate/mfa', { code: code.value });
+      // A wrong code is the caller's to show (INVALID_AUTH); any other 401 ends the session.
+      await api('POST', '/authenticate/mfa', { code: code.value }, { own401: true });
       enter();
     } catch (ex) {
-      if (ex.status !== 401) err.replaceChildren(errorBox(ex));
+      if (ex.status !== 401 || ex.code === 'INVALID_AUTH') err.replaceChildren(errorBox(ex));
     }
   } }, h('h1', {}, 'One more step'), h('p', {}, 'Your auth policy asks for the code of your authenticator app.'),
-  h('label', { for: 'totp' }, 'Code'), code, err, h('button', { type: 'submit' }, 'Verify')));
+  h('label', { for: 'totp' }, 'Code'), code, err, h('button', { type: 'submit', id: 'totp-submit' }, 'Verify')));
   code.focus();
 }
 
