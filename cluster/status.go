@@ -81,3 +81,17 @@ func (s *signal) fire() {
 	s.ch = make(chan struct{})
 	s.mu.Unlock()
 }
+
+// SetSnapshotThreshold changes how many log entries raft lets pass between
+// automatic snapshots, at run time.
+func (n *Node) SetSnapshotThreshold(entries uint64) error {
+	rc := n.raft.ReloadableConfig()
+	if rc.SnapshotThreshold == entries {
+		return nil
+	}
+	rc.SnapshotThreshold = entries
+	return n.raft.ReloadConfig(rc)
+}
+
+// SnapshotThreshold is the current number of entries between automatic snapshots.
+func (n *Node) SnapshotThreshold() uint64 { return n.raft.ReloadableConfig().SnapshotThreshold }

@@ -26,6 +26,8 @@ type Config struct {
 	JoinToken        string // from `edgectl cluster join-token`
 
 	SessionTimeout    time.Duration
+	// SnapshotThreshold, when set, is raft's fixed snapshot threshold; 0
+	// means 8192 raised with the model's size (snapshots.go).
 	SnapshotThreshold uint64
 	SnapshotInterval  time.Duration
 	TrailingLogs      uint64

@@ -337,6 +337,13 @@ func (n *Node) startMaintenance() {
 		n.runPostureSweep(ctx)
 	}()
 	n.startEventDelivery(ctx)
+	if n.cfg.SnapshotThreshold == 0 {
+		n.wg.Add(1)
+		go func() {
+			defer n.wg.Done()
+			n.adaptSnapshotThreshold(ctx, defaultSnapshotThreshold, 10*time.Second)
+		}()
+	}
 }
 
 // runPostureSweep has the leader re-evaluate posture periodically: time

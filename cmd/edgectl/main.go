@@ -145,7 +145,7 @@ func runCmd() *cobra.Command {
 	fs.StringVar(&cfg.JoinToken, "join-token", "", "one-use token from 'edgectl cluster join-token'")
 	fs.StringVar(&configFile, "config", "", "a JSON file with the same settings, keyed by flag name (flags win)")
 	fs.DurationVar(&cfg.SessionTimeout, "session-timeout", 30*time.Minute, "API sessions end after this long without activity")
-	fs.Uint64Var(&cfg.SnapshotThreshold, "snapshot-threshold", 8192, "log entries between automatic snapshots")
+	fs.Uint64Var(&cfg.SnapshotThreshold, "snapshot-threshold", 0, "log entries between automatic snapshots; given, it is fixed; by default 8192, raised to a quarter of the model's records as the model grows")
 	fs.Uint64Var(&cfg.TrailingLogs, "trailing-logs", 10240, "log entries kept after a snapshot, for followers that fall behind (fewer: a lagging follower gets the snapshot instead)")
 	fs.DurationVar(&cfg.SnapshotInterval, "snapshot-interval", 2*time.Minute, "how often to check whether to snapshot")
 	fs.StringVar(&logLevel, "log-level", "info", "trace, debug, info, warn or error")
