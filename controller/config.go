@@ -25,7 +25,7 @@ type Config struct {
 	Join             string // HOST:PORT (or https URL) of a node's API to join through
 	JoinToken        string // from `edgectl cluster join-token`
 
-	SessionTimeout    time.Duration
+	SessionTimeout time.Duration
 	// SnapshotThreshold, when set, is raft's fixed snapshot threshold; 0
 	// means 8192 raised with the model's size (snapshots.go).
 	SnapshotThreshold uint64
