@@ -58,7 +58,7 @@ func (r *Identity) Roles() []string { return r.RoleAttributes }
 // KindIdentity is the kind of Identity records.
 var KindIdentity = &Kind{Table: "identities", Entity: "identity", Named: true,
 	new:     func() Record { return &Identity{} },
-	indexes: []*memdb.IndexSchema{rolesIndex(), strIndex("authPolicy", "AuthPolicyID"), strIndex("type", "TypeID"), strIndex("externalId", "ExternalID")},
+	indexes: []*memdb.IndexSchema{rolesIndex(), strIndex("authPolicy", "AuthPolicyID"), strIndex("externalId", "ExternalID")},
 	Fields:  namedFields(identityFilterFields)}
 
 var identityFilterFields = map[string]filter.Field{

@@ -96,7 +96,9 @@ func schema() *memdb.DBSchema {
 		t := &memdb.TableSchema{Name: k.Table, Indexes: map[string]*memdb.IndexSchema{
 			"id": {Name: "id", Unique: true, Indexer: idIndex{}},
 		}}
-		if !k.byID {
+		if !k.byID && !k.Named {
+			// The default list order of a kind without a name (sorted.go); a
+			// named kind lists by name, and every index costs each write.
 			t.Indexes["created"] = &memdb.IndexSchema{Name: "created", Indexer: createdIndexer{}}
 		}
 		if k.Named {
