@@ -35,7 +35,7 @@ type config struct {
 	clients, fillWorkers          int
 	requests, policyRequests      int
 	duration, warmup              time.Duration
-	cluster, gcBefore             bool
+	cluster, gcBefore, restart    bool
 	cpuprofile                    string
 	seed                          uint64
 	quick                         bool
@@ -57,6 +57,7 @@ func main() {
 	flag.IntVar(&c.policyRequests, "policy-requests", 100, "sequential service policy creates (each selects thousands of identities)")
 	flag.DurationVar(&c.duration, "duration", 5*time.Second, "length of each rate phase")
 	flag.DurationVar(&c.warmup, "warmup", time.Second, "warm-up before each rate phase (not counted)")
+	flag.BoolVar(&c.restart, "restart", false, "at the end, take a snapshot through the API and restart the node on its data dir, timing both (one node; with -cluster=false)")
 	flag.BoolVar(&c.cluster, "cluster", true, "also join two more in-process nodes and measure posture responses on three nodes")
 	flag.BoolVar(&c.gcBefore, "gc-before", false, "run a full garbage collection before each measured phase, so that a collection still running from the previous phase does not weigh on it")
 	flag.StringVar(&c.cpuprofile, "cpuprofile", "", "a directory: write one CPU profile per measured phase (server and load generator together)")
@@ -128,5 +129,8 @@ func run(ctx context.Context, c *config) error {
 		}
 	}
 	r.print(os.Stdout)
+	if c.restart && !c.cluster {
+		b.restart(ctx).print(os.Stdout)
+	}
 	return nil
 }
