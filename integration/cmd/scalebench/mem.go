@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"os"
 	"runtime"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 
@@ -39,6 +40,12 @@ func (b *bench) measureMemory() memory {
 		})
 	}
 	runtime.GC()
+	if b.cfg.memprofile != "" {
+		if f, err := os.Create(b.cfg.memprofile); err == nil {
+			_ = pprof.WriteHeapProfile(f)
+			f.Close()
+		}
+	}
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	m.heapLive = ms.HeapAlloc

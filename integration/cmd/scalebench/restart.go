@@ -48,7 +48,9 @@ func (b *bench) restart(ctx context.Context) *restartFigures {
 	}
 	f.stopTime = time.Since(t0)
 	t0 = time.Now()
+	stopProfile := b.profile("restart")
 	n2, err := controller.Start(ctx, cfg, nil, io.Discard)
+	stopProfile()
 	if err != nil {
 		f.err = fmt.Errorf("start again: %w", err)
 		return f
