@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"strings"
 	"testing"
 	"time"
 
@@ -185,6 +186,23 @@ func TestSnapshot_ServicesFamilyRoundTrip(t *testing.T) {
 		t.Fatal("restored model differs from the snapshotted one")
 	}
 	tx := g.Store().Read()
+	// The counts and role counts a load sums up and writes at the end are those the records give.
+	if findings, err := tx.CheckIntegrity(false, 100); err != nil || len(findings) != 0 {
+		t.Fatalf("integrity after restore: %v %v", findings, err)
+	}
+	var attrs, want []string
+	for _, k := range []*store.Kind{store.KindIdentity, store.KindService, store.KindEdgeRouter, store.KindPostureCheck} {
+		tx.RoleAttributes(k, func(r string) bool { attrs = append(attrs, k.Table+":"+r); return true })
+		a.f.Store().Read().RoleAttributes(k, func(r string) bool { want = append(want, k.Table+":"+r); return true })
+	}
+	if len(want) == 0 || strings.Join(attrs, ",") != strings.Join(want, ",") {
+		t.Fatalf("role attributes after restore %v, before %v", attrs, want)
+	}
+	for _, k := range store.AllKinds {
+		if tx.Count(k) != a.f.Store().Read().Count(k) {
+			t.Fatalf("count of %s after restore %d, before %d", k.Table, tx.Count(k), a.f.Store().Read().Count(k))
+		}
+	}
 	c, err := store.GetAs[*store.Config](tx, store.KindConfig, "c1")
 	if err != nil || string(c.Data) != `{"n":9007199254740993}` {
 		t.Fatalf("config data after restore: %v %v", c, err)

@@ -165,6 +165,10 @@ func (tx *Tx) countRoles(k *Kind, old, upd Record) error {
 }
 
 func (tx *Tx) addRole(k *Kind, attr string, d int) error {
+	if tx.bulk != nil {
+		tx.bulk.roles[roleKey{k.Table, attr}] += d
+		return nil
+	}
 	n := 0
 	if raw, _ := tx.txn.First(rolesTable, "id", k.Table, attr); raw != nil {
 		n = raw.(*roleCount).N

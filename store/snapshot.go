@@ -42,35 +42,74 @@ func (tx *Tx) Dump(enc *json.Encoder) error {
 }
 
 // Load builds a fresh model from a stream written by Dump and swaps it in.
-// The old model stays untouched until the new one is complete.
+// The old model stays untouched until the new one is complete. Decoding
+// runs beside the inserts (a restart's snapshot restore is the longest
+// thing a node does at scale), and the record and role counts are summed
+// in maps and written once at the end instead of per record.
 func (s *Store) Load(dec *json.Decoder) error {
 	db := newDB()
-	tx := &Tx{txn: db.Txn(true), s: s, db: db}
+	tx := &Tx{txn: db.Txn(true), s: s, db: db, bulk: &bulkCounts{counts: map[*Kind]int{}, roles: map[roleKey]int{}}}
 	defer tx.Abort()
-	for {
-		var sec section
-		if err := dec.Decode(&sec); err != nil {
-			if err == io.EOF {
-				return fmt.Errorf("store: load: stream ended without its end marker")
-			}
-			return fmt.Errorf("store: load: section head: %w", err)
-		}
-		if sec.Table == "" {
-			break
-		}
-		k, ok := KindByTable(sec.Table)
-		if !ok {
-			return fmt.Errorf("store: load: unknown table %q", sec.Table)
-		}
-		for i := 0; i < sec.Count; i++ {
-			r := k.New()
-			if err := dec.Decode(r); err != nil {
-				return fmt.Errorf("store: load %s record %d: %w", k.Table, i, err)
-			}
-			if err := tx.Insert(k, r); err != nil {
-				return fmt.Errorf("store: load %s record %d: %w", k.Table, i, err)
+	type item struct {
+		k   *Kind
+		r   Record
+		i   int
+		err error
+	}
+	items := make(chan item, 4096)
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		defer close(items)
+		send := func(it item) bool {
+			select {
+			case items <- it:
+				return true
+			case <-stop:
+				return false
 			}
 		}
+		for {
+			var sec section
+			if err := dec.Decode(&sec); err != nil {
+				if err == io.EOF {
+					err = fmt.Errorf("store: load: stream ended without its end marker")
+				} else {
+					err = fmt.Errorf("store: load: section head: %w", err)
+				}
+				send(item{err: err})
+				return
+			}
+			if sec.Table == "" {
+				return
+			}
+			k, ok := KindByTable(sec.Table)
+			if !ok {
+				send(item{err: fmt.Errorf("store: load: unknown table %q", sec.Table)})
+				return
+			}
+			for i := 0; i < sec.Count; i++ {
+				r := k.New()
+				if err := dec.Decode(r); err != nil {
+					send(item{err: fmt.Errorf("store: load %s record %d: %w", k.Table, i, err)})
+					return
+				}
+				if !send(item{k: k, r: r, i: i}) {
+					return
+				}
+			}
+		}
+	}()
+	for it := range items {
+		if it.err != nil {
+			return it.err
+		}
+		if err := tx.Insert(it.k, it.r); err != nil {
+			return fmt.Errorf("store: load %s record %d: %w", it.k.Table, it.i, err)
+		}
+	}
+	if err := tx.flushBulk(); err != nil {
+		return err
 	}
 	tx.Commit()
 	s.swap(db)

@@ -72,6 +72,35 @@ type Tx struct {
 	writes int
 	// evb caches the oldest and newest event sequence numbers of this view.
 	evb eventBounds
+	// bulk, while a snapshot loads, sums the counts instead of writing them per record.
+	bulk *bulkCounts
+}
+
+// bulkCounts are the record counts and role attribute counts a load sums up.
+type bulkCounts struct {
+	counts map[*Kind]int
+	roles  map[roleKey]int
+}
+
+type roleKey struct{ table, attr string }
+
+// flushBulk writes the summed counts (the model being loaded starts empty).
+func (tx *Tx) flushBulk() error {
+	b := tx.bulk
+	tx.bulk = nil
+	for k, n := range b.counts {
+		if err := tx.put(countsTable, &count{Table: k.Table, N: n, Gen: uint64(n)}); err != nil {
+			return err
+		}
+	}
+	for rk, n := range b.roles {
+		if n > 0 {
+			if err := tx.put(rolesTable, &roleCount{Table: rk.table, Attr: rk.attr, N: n}); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // Writes counts the writes made by the transaction so far: when it has not
@@ -230,6 +259,10 @@ func (tx *Tx) Count(k *Kind) int {
 func (tx *Tx) addCount(k *Kind, d int) error {
 	if k == KindEvent {
 		return nil // counted from the sequence numbers (eventCount)
+	}
+	if tx.bulk != nil {
+		tx.bulk.counts[k] += d
+		return nil
 	}
 	c := count{Table: k.Table}
 	if raw, _ := tx.txn.First(countsTable, "id", k.Table); raw != nil {
