@@ -127,6 +127,23 @@ func (c *client) listAll(path, filter string, limit int) ([]map[string]any, erro
 	return out, nil
 }
 
+// resourceClient starts every per-resource command: the resource named on
+// the command line, the command's own usage checks (check may be nil; they
+// come before any login profile is read), then the client.
+func resourceClient(cmd *cobra.Command, name string, check func(api.ResourceInfo) error) (api.ResourceInfo, *client, error) {
+	r, err := resourceByName(name)
+	if err != nil {
+		return r, nil, err
+	}
+	if check != nil {
+		if err := check(r); err != nil {
+			return r, nil, err
+		}
+	}
+	c, err := newClient(cmd)
+	return r, c, err
+}
+
 func listCmd() *cobra.Command {
 	var output string
 	var limit int
@@ -135,14 +152,7 @@ func listCmd() *cobra.Command {
 		Short: "List the records of a resource (all pages), optionally filtered",
 		Args:  cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			r, err := resourceByName(args[0])
-			if err != nil {
-				return err
-			}
-			if err := checkOutput(output); err != nil {
-				return err
-			}
-			c, err := newClient(cmd)
+			r, c, err := resourceClient(cmd, args[0], func(api.ResourceInfo) error { return checkOutput(output) })
 			if err != nil {
 				return err
 			}
@@ -169,17 +179,15 @@ func getCmd() *cobra.Command {
 		Short: "Show one record, or one of its relation lists (e.g. get identity alice services)",
 		Args:  cobra.RangeArgs(2, 3),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			r, err := resourceByName(args[0])
-			if err != nil {
-				return err
-			}
-			if err := checkOutput(output); err != nil {
-				return err
-			}
-			if len(args) == 3 && !contains(r.Relations, args[2]) {
-				return usagef("%s has no relation %q; one of: %s", r.Path, args[2], strings.Join(r.Relations, ", "))
-			}
-			c, err := newClient(cmd)
+			r, c, err := resourceClient(cmd, args[0], func(r api.ResourceInfo) error {
+				if err := checkOutput(output); err != nil {
+					return err
+				}
+				if len(args) == 3 && !contains(r.Relations, args[2]) {
+					return usagef("%s has no relation %q; one of: %s", r.Path, args[2], strings.Join(r.Relations, ", "))
+				}
+				return nil
+			})
 			if err != nil {
 				return err
 			}
@@ -380,18 +388,16 @@ func createCmd() *cobra.Command {
 			"--jwt-file (an ott enrollment is made, its JWT written there) are shortcuts.",
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			r, err := resourceByName(args[0])
+			r, c, err := resourceClient(cmd, args[0], func(r api.ResourceInfo) error {
+				if r.Path != "identities" && (typ != "" || roleAttrs != "" || jwtFile != "") {
+					return usagef("--type, --role-attributes and --jwt-file are for identities; use --set")
+				}
+				return nil
+			})
 			if err != nil {
 				return err
 			}
 			isIdentity := r.Path == "identities"
-			if !isIdentity && (typ != "" || roleAttrs != "" || jwtFile != "") {
-				return usagef("--type, --role-attributes and --jwt-file are for identities; use --set")
-			}
-			c, err := newClient(cmd)
-			if err != nil {
-				return err
-			}
 			body, err := bf.body(c.operationSchema(http.MethodPost, "/"+r.Path))
 			if err != nil {
 				return err
@@ -459,14 +465,12 @@ func updateCmd() *cobra.Command {
 		Short: "Change fields of a record (PATCH) from --set and/or -f",
 		Args:  cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			r, err := resourceByName(args[0])
-			if err != nil {
-				return err
-			}
-			if len(bf.sets) == 0 && bf.file == "" {
-				return usagef("nothing to change: give --set or -f")
-			}
-			c, err := newClient(cmd)
+			r, c, err := resourceClient(cmd, args[0], func(api.ResourceInfo) error {
+				if len(bf.sets) == 0 && bf.file == "" {
+					return usagef("nothing to change: give --set or -f")
+				}
+				return nil
+			})
 			if err != nil {
 				return err
 			}
@@ -498,11 +502,7 @@ func deleteCmd() *cobra.Command {
 		Short: "Delete records",
 		Args:  cobra.MinimumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			r, err := resourceByName(args[0])
-			if err != nil {
-				return err
-			}
-			c, err := newClient(cmd)
+			r, c, err := resourceClient(cmd, args[0], nil)
 			if err != nil {
 				return err
 			}
