@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"edgectl/store"
+	"edgectl/store/filter"
 )
 
 // The event log (docs/api-events.md): GET /events lists the events the
@@ -62,6 +63,17 @@ const (
 // events from the model (the log keeps them), so it holds at most one batch
 // in memory; a client too slow to take a batch in time is disconnected.
 func (s *Server) streamEvents(c *call) error {
+	// ?filter= takes the conditions of GET /events (not sort, skip or limit):
+	// only the events that match are sent.
+	q, err := filter.Compile(c.r.URL.Query().Get("filter"), store.KindEvent.Fields)
+	if err != nil {
+		return badQuery("filter", err)
+	}
+	_, skip := q.Skip()
+	_, limit, _ := q.Limit()
+	if q.HasSort() || skip || limit {
+		return badQuery("filter", errors.New("a stream takes conditions only, not sort by, skip or limit"))
+	}
 	from := c.tx.Events().LastSeq
 	for _, v := range []string{c.r.Header.Get("Last-Event-ID"), c.r.URL.Query().Get("fromId")} {
 		if v == "" {
@@ -99,16 +111,19 @@ func (s *Server) streamEvents(c *call) error {
 			return nil
 		}
 		buf.Reset()
-		n, batchStart := 0, from
+		n, scanned, batchStart := 0, 0, from
 		tx.EventsAfter(from, func(e *store.Event) bool {
-			raw, err := json.Marshal(store.EventView(e))
-			if err != nil {
-				return false
-			}
-			fmt.Fprintf(&buf, "id: %d\ndata: %s\n\n", e.Seq, raw)
 			from = e.Seq
-			n++
-			return n < streamBatch && buf.Len() < streamBytes
+			scanned++
+			if q.Match(e) {
+				raw, err := json.Marshal(store.EventView(e))
+				if err != nil {
+					return false
+				}
+				fmt.Fprintf(&buf, "id: %d\ndata: %s\n\n", e.Seq, raw)
+				n++
+			}
+			return n < streamBatch && scanned < 10*streamBatch && buf.Len() < streamBytes
 		})
 		if n == 0 && time.Since(lastBeat) >= streamHeartbeat {
 			buf.WriteString(": heartbeat\n\n")
@@ -131,7 +146,7 @@ func (s *Server) streamEvents(c *call) error {
 			}
 			lastBeat = time.Now()
 		}
-		if n == streamBatch || buf.Len() >= streamBytes {
+		if n == streamBatch || scanned == 10*streamBatch || buf.Len() >= streamBytes {
 			continue // more waiting: no pause
 		}
 		select {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -189,5 +190,17 @@ func TestEvents_Stream(t *testing.T) {
 	resumed := read(map[string]string{"Last-Event-ID": js(live[0]["id"])}, "", 1, nil)
 	if resumed[0]["entityName"] != "live-2" {
 		t.Fatalf("resumed with %v", resumed[0])
+	}
+	// ?filter: only the matching events, here from the start of the log.
+	matched := read(nil, "?fromId=0&filter="+url.QueryEscape(`entityName = "live-2"`), 1, nil)
+	if matched[0]["entityName"] != "live-2" {
+		t.Fatalf("filtered stream gave %v", matched[0])
+	}
+	// A filter the stream cannot take is a 400 naming the parameter.
+	for _, f := range []string{`nosuchfield = 1`, `namespace = "entity" sort by id`} {
+		st, out := ts.do(http.MethodGet, mgmt("/events/stream?filter="+url.QueryEscape(f)), nil)
+		if st != 400 || !strings.Contains(js(out), "filter") {
+			t.Fatalf("stream filter %q: %d %s", f, st, js(out))
+		}
 	}
 }

@@ -39,6 +39,13 @@ cleanup() {
 }
 trap cleanup EXIT
 
+# stop_all stops the servers of the phase that ended.
+stop_all() {
+	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+	wait "${pids[@]}" 2>/dev/null || true
+	pids=()
+}
+
 # A port the kernel says is free now.
 freeport() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 
@@ -154,9 +161,7 @@ for run in $(seq 1 "$runs"); do
 	for m in "${names[@]}"; do
 		[[ $m == *follower ]] && printf '  %-20s %s of the leader'"'"'s rate\n' "$m" "$(awk -v a="$(field "$m" ok_per_s)" -v b="$lrate" 'BEGIN{printf "%.2fx", (b>0)?a/b:0}')"
 	done
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-	wait "${pids[@]}" 2>/dev/null || true
-	pids=()
+	stop_all
 
 	# 2. etcd, three members.
 	ew=$work/etcd-$run
@@ -189,9 +194,7 @@ for run in $(seq 1 "$runs"); do
 	after=$(cpu_sample)
 	echo " etcd, three members:"
 	report etcd3 "$(steal_pct "$before" "$after")" "${names[@]}"
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-	wait "${pids[@]}" 2>/dev/null || true
-	pids=()
+	stop_all
 
 	# 3. edgectl, one node.
 	start_edgectl 1 "$work/e1-$run"
@@ -203,9 +206,7 @@ for run in $(seq 1 "$runs"); do
 	after=$(cpu_sample)
 	echo " edgectl, one node:"
 	report edgectl1 "$(steal_pct "$before" "$after")" edgectl-single
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-	wait "${pids[@]}" 2>/dev/null || true
-	pids=()
+	stop_all
 	rm -rf "$work"/e3-"$run" "$work"/etcd-"$run" "$work"/e1-"$run"
 
 	ratio=$(awk -v a="$edgectl3_rate" -v b="$etcd3_rate" 'BEGIN{printf "%.2f", (b>0)?a/b:0}')

@@ -354,7 +354,7 @@ function enrollmentSection(res, rec) {
         h('textarea', { readonly: true, id: 'enrollment-jwt', rows: 5, cols: 70 }, j.jwt), h('div', {}, dl, refresh)),
       img));
   }
-  if (res.path === 'edge-routers' || res.path === 'routers') {
+  if (res.path === 'edge-routers') {
     sec.append(h('button', { type: 'button', id: 're-enroll', onclick: async () => {
       try { await api('POST', `/${res.path}/${encodeURIComponent(rec.id)}/re-enroll`, {}); route(); } catch (ex) { err.replaceChildren(errorBox(ex)); }
     } }, 'Re-enroll'));
@@ -577,10 +577,11 @@ function stopStream() {
   streamAbort = null;
 }
 
-function eventsTable(rows) {
+// eventsTable is a table of events; the live view prepends rows to its body.
+function eventsTable(rows, bodyId) {
   return h('table', { class: 'events' },
     h('thead', {}, h('tr', {}, ...['id', 'at', 'namespace', 'action', 'entityType', 'entityName', 'actor', 'changedFields'].map((c) => h('th', {}, c)))),
-    h('tbody', {}, ...rows.map(eventRow)));
+    h('tbody', { id: bodyId }, ...rows.map(eventRow)));
 }
 
 function eventRow(e) {
@@ -593,9 +594,8 @@ function eventsView() {
   const p = hashParams();
   const filter = h('input', { id: 'events-filter', name: 'filter', value: p.get('filter') || '', placeholder: 'namespace = "entity" and entityType = "identities"', size: 60 });
   const status = h('span', { id: 'stream-status', class: 'muted' }, 'connecting…');
-  const body = h('tbody', { id: 'events-body' });
-  const t = h('table', { class: 'events' },
-    h('thead', {}, h('tr', {}, ...['id', 'at', 'namespace', 'action', 'entityType', 'entityName', 'actor', 'changedFields'].map((c) => h('th', {}, c)))), body);
+  const t = eventsTable([], 'events-body');
+  const body = t.querySelector('tbody');
   show(h('h2', {}, 'Events'),
     h('form', { class: 'toolbar', onsubmit: (e) => { e.preventDefault(); go(`#/events?filter=${encodeURIComponent(filter.value)}`); } },
       filter, h('button', { type: 'submit' }, 'Apply'), status), t);
