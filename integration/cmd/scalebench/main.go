@@ -86,6 +86,10 @@ func main() {
 		fmt.Fprintln(os.Stderr, "scalebench: need -identities >= 100, -services >= 60, -attributes >= 3, -requests >= 10 and positive counts")
 		os.Exit(2)
 	}
+	if c.restart && c.cluster {
+		fmt.Fprintln(os.Stderr, "scalebench: -restart measures one node: give -cluster=false with it")
+		os.Exit(2)
+	}
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer cancel()
 	start := time.Now()
@@ -130,7 +134,7 @@ func run(ctx context.Context, c *config) error {
 		}
 	}
 	r.print(os.Stdout)
-	if c.restart && !c.cluster {
+	if c.restart {
 		b.restart(ctx).print(os.Stdout)
 	}
 	return nil
