@@ -6,6 +6,7 @@
 set -euo pipefail
 pairs=${1:-5}
 bt=${2:-3s}
+case "$pairs" in '' | *[!0-9]* | 0) echo "bench/events-onoff.sh: pairs must be a whole number of at least 1" >&2; exit 2 ;; esac
 cd "$(dirname "$0")/.."
 go test -c -o bin/integration.test ./integration/
 cd integration

@@ -19,6 +19,8 @@ set -euo pipefail
 clients=${1:-64}
 secs=${2:-10}
 runs=${3:-1}
+case "$clients$secs$runs" in *[!0-9]*) echo "usage: bench/sidebyside.sh [clients] [seconds] [runs] (whole numbers)" >&2; exit 2 ;; esac
+[ "$clients" -ge 3 ] && [ "$secs" -ge 1 ] && [ "$runs" -ge 1 ] || { echo "bench/sidebyside.sh: clients must be at least 3 (one load process per member), seconds and runs at least 1" >&2; exit 2; }
 cd "$(dirname "$0")/.."
 root=$(pwd)
 BIN=${EDGECTL_BIN:-$root/bin/edgectl}
