@@ -104,6 +104,7 @@ func (tn *testNode) kill() {
 	tn.closed.Store(true)
 	tn.mux.close()
 	tn.raft.Shutdown().Error()
+	tn.trans.stopHeartbeats()
 	tn.cancel()
 	tn.pool.close()
 	tn.trans.Close()

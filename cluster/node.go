@@ -104,7 +104,7 @@ type Node struct {
 	fsm       FSM
 
 	raft      *raft.Raft
-	trans     *raft.NetworkTransport
+	trans     *gatedTransport
 	store     *raftboltdb.BoltStore
 	snaps     *raft.FileSnapshotStore
 	snapDir   string
@@ -226,12 +226,12 @@ func New(cfg Config) (_ *Node, err error) {
 	cleanup = append(cleanup, n.mux.close, n.pool.close)
 
 	layer := newRaftLayer(n.mux, n.advertise)
-	n.trans = raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
+	n.trans = &gatedTransport{NetworkTransport: raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
 		Stream:  layer,
 		MaxPool: 3,
 		Timeout: 10 * time.Second,
 		Logger:  cfg.Logger.Named("raft-net"),
-	})
+	})}
 	cleanup = append(cleanup, func() { n.trans.Close() })
 
 	rc := raft.DefaultConfig()
@@ -407,6 +407,7 @@ func (n *Node) shutdown(ctx context.Context) error {
 	n.closed.Store(true)
 	n.mux.stopAccepting()
 	err := n.raft.Shutdown().Error()
+	n.trans.stopHeartbeats()
 	n.raft.DeregisterObserver(n.observer)
 	n.cancel()
 

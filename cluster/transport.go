@@ -348,3 +348,49 @@ type strAddr string
 
 func (a strAddr) Network() string { return "tcp" }
 func (a strAddr) String() string  { return string(a) }
+
+// gatedTransport is raft's NetworkTransport with one change: the heartbeat
+// fast path stops at shutdown. NetworkTransport runs heartbeats on its own
+// connection goroutines, straight into raft, not through raft's loops that
+// raft.Shutdown waits for. A heartbeat with a newer term writes that term to
+// the stable store, and raft panics when the write fails, so a heartbeat that
+// arrives while the node closes its log store crashed the process ("failed to
+// save current term: database not open"). stopHeartbeats waits for the running
+// heartbeats and refuses later ones; the store is closed after it.
+type gatedTransport struct {
+	*raft.NetworkTransport
+	hb heartbeatGate
+}
+
+func (t *gatedTransport) SetHeartbeatHandler(cb func(raft.RPC)) {
+	t.NetworkTransport.SetHeartbeatHandler(t.hb.wrap(cb))
+}
+
+// stopHeartbeats returns once no heartbeat is inside raft, and none will be.
+func (t *gatedTransport) stopHeartbeats() { t.hb.close() }
+
+type heartbeatGate struct {
+	mu     sync.RWMutex
+	closed bool
+}
+
+func (g *heartbeatGate) wrap(cb func(raft.RPC)) func(raft.RPC) {
+	if cb == nil {
+		return nil
+	}
+	return func(rpc raft.RPC) {
+		g.mu.RLock()
+		defer g.mu.RUnlock()
+		if g.closed {
+			rpc.Respond(nil, raft.ErrTransportShutdown)
+			return
+		}
+		cb(rpc)
+	}
+}
+
+func (g *heartbeatGate) close() {
+	g.mu.Lock()
+	g.closed = true
+	g.mu.Unlock()
+}
