@@ -11,14 +11,17 @@ require (
 	github.com/hashicorp/go-memdb v1.3.5
 	// raft stays at 1.7.3: 1.8 needs a go-metrics version that raft-boltdb/v2 2.3.1 does not provide.
 	github.com/hashicorp/raft v1.7.3
+	// raft-boltdb: read only to move an earlier release's raft.db into the WAL (cluster/logstore.go).
 	github.com/hashicorp/raft-boltdb/v2 v2.3.1
+	// raft-wal: the Raft log, term and vote; one append and one fsync per batch (cluster/logstore.go, docs/performance.md).
+	github.com/hashicorp/raft-wal v0.4.2
 	github.com/julienschmidt/httprouter v1.3.0
 	github.com/pquerna/otp v1.5.0
 	github.com/prometheus/client_golang v1.25.0
 	// jsonschema: config type schemas, a complete validator that reports the failing path.
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
-	// bbolt (already raft-boltdb's store): named directly to set its file lock timeout.
-	go.etcd.io/bbolt v1.3.5
+	// bbolt (raft-boltdb's and raft-wal's meta store): named directly to set its file lock timeout.
+	go.etcd.io/bbolt v1.3.6
 	golang.org/x/crypto v0.58.0
 	golang.org/x/text v0.43.0
 )
@@ -36,11 +39,15 @@ require (
 
 require (
 	github.com/armon/go-metrics v0.4.1 // indirect
+	github.com/benbjohnson/immutable v0.4.0 // indirect
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/boltdb/bolt v1.3.1 // indirect
 	github.com/boombuler/barcode v1.0.1-0.20190219062509-6c824513bacc // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/chromedp/sysutil v1.1.0 // indirect
+	github.com/coreos/etcd v3.3.27+incompatible // indirect
+	github.com/coreos/go-systemd v0.0.0-20191104093116-d3cd4ed1dbcf // indirect
+	github.com/coreos/pkg v0.0.0-20220810130054-c7d1c02cb6cf // indirect
 	github.com/fatih/color v1.13.0 // indirect
 	github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875 // indirect
 	github.com/go-openapi/jsonpointer v0.22.5 // indirect
@@ -61,6 +68,7 @@ require (
 	github.com/prometheus/client_model v0.6.3 // indirect
 	github.com/prometheus/common v0.72.0 // indirect
 	github.com/prometheus/procfs v0.22.0 // indirect
+	golang.org/x/exp v0.0.0-20220827204233-334a2380cb91 // indirect
 	golang.org/x/sys v0.49.0 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
 )

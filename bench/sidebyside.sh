@@ -23,9 +23,15 @@ case "$clients$secs$runs" in *[!0-9]*) echo "usage: bench/sidebyside.sh [clients
 [ "$clients" -ge 3 ] && [ "$secs" -ge 1 ] && [ "$runs" -ge 1 ] || { echo "bench/sidebyside.sh: clients must be at least 3 (one load process per member), seconds and runs at least 1" >&2; exit 2; }
 cd "$(dirname "$0")/.."
 root=$(pwd)
-BIN=${EDGECTL_BIN:-$root/bin/edgectl}
 LOAD=$root/bin/httpload
-[ -x "$BIN" ] || { echo "bin/edgectl is missing: run 'make build'" >&2; exit 1; }
+# The binary of this tree unless EDGECTL_BIN names another (an older build left in bin/ would be measured instead).
+if [ -n "${EDGECTL_BIN:-}" ]; then
+	BIN=$EDGECTL_BIN
+	[ -x "$BIN" ] || { echo "bench/sidebyside.sh: EDGECTL_BIN=$BIN is not an executable" >&2; exit 2; }
+else
+	make -s build >/dev/null
+	BIN=$root/bin/edgectl
+fi
 go build -o "$LOAD" ./bench/httpload
 if ! command -v etcd >/dev/null; then
 	echo "installing Debian's etcd-server and etcd-client" >&2

@@ -32,8 +32,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
-	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
-	"go.etcd.io/bbolt"
+	wal "github.com/hashicorp/raft-wal"
 )
 
 // FSM is what the node replicates into. Apply must return nil or a []byte
@@ -64,6 +63,9 @@ type Config struct {
 	SnapshotThreshold uint64        // 0 = raft default (8192 entries)
 	SnapshotInterval  time.Duration // 0 = raft default (120 s)
 	TrailingLogs      uint64        // 0 = raft default (10240 entries)
+	// LogSegmentSize is the size of the Raft log's segment files; the log
+	// is freed by whole segments after a snapshot. 0 = 64 MiB.
+	LogSegmentSize int
 
 	HeartbeatTimeout   time.Duration // 0 = 500 ms
 	ElectionTimeout    time.Duration // 0 = 500 ms
@@ -105,7 +107,7 @@ type Node struct {
 
 	raft      *raft.Raft
 	trans     *gatedTransport
-	store     *raftboltdb.BoltStore
+	store     *wal.WAL // the Raft log, term and vote (logstore.go)
 	snaps     *raft.FileSnapshotStore
 	snapDir   string
 	mux       *mux
@@ -190,13 +192,9 @@ func New(cfg Config) (_ *Node, err error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("cluster: %w", err)
 	}
-	// bbolt waits forever for its file lock by default; a second process on
-	// the same dir must fail instead (the controller's own data dir lock
-	// normally stops it earlier, with a better message).
-	n.store, err = raftboltdb.New(raftboltdb.Options{Path: filepath.Join(dir, "raft.db"),
-		BoltOptions: &bbolt.Options{Timeout: 5 * time.Second}})
+	n.store, err = openLogStore(dir, cfg.Logger, cfg.LogSegmentSize)
 	if err != nil {
-		return nil, fmt.Errorf("cluster: open raft.db: %w", err)
+		return nil, err
 	}
 	cleanup = append(cleanup, func() { n.store.Close() })
 	n.snaps, err = raft.NewFileSnapshotStoreWithLogger(dir, snapshotsRetain, cfg.Logger.Named("snapshots"))

@@ -10,7 +10,6 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
-	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
 )
 
 // keyCurrentTerm is the stable-store key under which hashicorp/raft keeps
@@ -51,9 +50,8 @@ func SeedSnapshot(dataDir, nodeID, advertiseAddr string, index, term uint64, r i
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("cluster: seed: %w", err)
 	}
-	dbPath := filepath.Join(dir, "raft.db")
-	if _, err := os.Stat(dbPath); err == nil {
-		return fmt.Errorf("cluster: seed: %s already exists: this data dir has raft state", dbPath)
+	if HasLogStore(dataDir) {
+		return fmt.Errorf("cluster: seed: %s already holds a raft log: this data dir has raft state", dir)
 	}
 	logger := hclog.NewNullLogger()
 	snaps, err := raft.NewFileSnapshotStoreWithLogger(dir, snapshotsRetain, logger)
@@ -63,18 +61,18 @@ func SeedSnapshot(dataDir, nodeID, advertiseAddr string, index, term uint64, r i
 	if list, err := snaps.List(); err != nil || len(list) > 0 {
 		return fmt.Errorf("cluster: seed: %s already holds snapshots (or cannot be read: %v)", filepath.Join(dir, "snapshots"), err)
 	}
-	store, err := raftboltdb.New(raftboltdb.Options{Path: dbPath})
+	store, err := openLogStore(dir, logger, 0)
 	if err != nil {
-		return fmt.Errorf("cluster: seed: open raft.db: %w", err)
+		return fmt.Errorf("cluster: seed: %w", err)
 	}
 	defer func() {
 		if cerr := store.Close(); err == nil && cerr != nil {
-			err = fmt.Errorf("cluster: seed: close raft.db: %w", cerr)
+			err = fmt.Errorf("cluster: seed: close the raft log: %w", cerr)
 		}
 		if err != nil {
 			// Leave nothing that HasExistingState would mistake for a seeded
 			// node (the snapshot dir held no snapshot before).
-			os.Remove(dbPath)
+			os.RemoveAll(filepath.Join(dir, walDirName))
 			os.RemoveAll(filepath.Join(dir, "snapshots"))
 		}
 	}()

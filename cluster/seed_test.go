@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -120,7 +118,7 @@ func TestSeedSnapshotRefusesADataDirWithState(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "already") {
 		t.Errorf("second seed of the same dir: %v, want a refusal", err)
 	}
-	// The running node's own data dir has raft.db.
+	// The running node's own data dir has a raft log.
 	if err := SeedSnapshot(src.cfg.DataDir, "n2", addr, index, 1, bytes.NewReader(raw)); err == nil {
 		t.Error("seeding a live node's data dir succeeded")
 	}
@@ -142,8 +140,8 @@ func TestSeedSnapshotRejectsBadArguments(t *testing.T) {
 		if err := SeedSnapshot(dir, c.id, c.addr, c.index, c.term, bytes.NewReader(raw)); err == nil {
 			t.Errorf("%s: SeedSnapshot succeeded", c.name)
 		}
-		if _, err := os.Stat(filepath.Join(dir, "raft", "raft.db")); err == nil {
-			t.Errorf("%s: a refused seed left raft.db behind", c.name)
+		if HasLogStore(dir) {
+			t.Errorf("%s: a refused seed left a raft log behind", c.name)
 		}
 	}
 }

@@ -31,6 +31,9 @@ type Config struct {
 	SnapshotThreshold uint64
 	SnapshotInterval  time.Duration
 	TrailingLogs      uint64
+	// RaftSegmentSize is the size in bytes of the Raft log's segment files
+	// (0: 64 MiB); the log is freed by whole segments after a snapshot.
+	RaftSegmentSize int64
 	// MaintenanceInterval is how often activity is flushed and expired sessions removed.
 	MaintenanceInterval time.Duration
 	// GCPercent is the garbage collector's target (GOGC) for this process;
@@ -73,6 +76,14 @@ type Config struct {
 	// JWKSRootCAs are the CAs trusted when fetching external JWT signers' key sets; nil = the system pool.
 	JWKSRootCAs *x509.CertPool
 }
+
+// Bounds of --raft-segment-size: small segments free the log sooner after a
+// snapshot but cost a file rotation (and an fsync of the meta store) each;
+// the WAL holds a segment's offsets in memory.
+const (
+	minRaftSegmentSize = 16 << 10
+	maxRaftSegmentSize = 1 << 30
+)
 
 // Defaults fills zero fields with the defaults of conventions §1.
 func (c *Config) Defaults() {
@@ -143,6 +154,9 @@ func (c *Config) Validate() error {
 	}
 	if c.EventRetention != 0 && c.EventRetention < time.Minute {
 		return fmt.Errorf("--event-retention %s: must be at least 1m", c.EventRetention)
+	}
+	if c.RaftSegmentSize != 0 && (c.RaftSegmentSize < minRaftSegmentSize || c.RaftSegmentSize > maxRaftSegmentSize) {
+		return fmt.Errorf("--raft-segment-size %d: must be between %d and %d bytes", c.RaftSegmentSize, minRaftSegmentSize, maxRaftSegmentSize)
 	}
 	if c.EventsFileMaxSize < 0 || (c.EventsFileMaxSize > 0 && c.EventsFileMaxSize < 4096) {
 		return fmt.Errorf("--events-file-max-size %d: must be at least 4096 bytes", c.EventsFileMaxSize)

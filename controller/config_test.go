@@ -16,6 +16,7 @@ func TestConfigRefusesBadEventAndProfileFlags(t *testing.T) {
 		"--events-file-keep":      {EventsFileKeep: -1},
 		"--event-retention-count": {EventRetentionCount: -5},
 		"--event-retention":       {EventRetention: time.Second},
+		"--raft-segment-size":     {RaftSegmentSize: 100},
 	} {
 		c.AdminPassword = "a-long-password"
 		c.Defaults()

@@ -85,7 +85,7 @@ func Start(ctx context.Context, cfg Config, log hclog.Logger, out io.Writer) (_ 
 	n := &Node{cfg: cfg, log: log, Store: store.New(), activity: auth.NewActivity(), stopping: make(chan struct{}), lock: lock}
 	n.FSM = fsm.New(n.Store)
 
-	fresh := !fileExists(filepath.Join(cfg.DataDir, "raft", "raft.db"))
+	fresh := !cluster.HasLogStore(cfg.DataDir)
 	clusterAdvertise := cfg.clusterAdvertiseAddr()
 	switch {
 	case !fresh || fileExists(filepath.Join(cfg.DataDir, pkiDir, nodeCertFile)):
@@ -113,6 +113,7 @@ func Start(ctx context.Context, cfg Config, log hclog.Logger, out io.Writer) (_ 
 		AdvertiseAddr: clusterAdvertise,
 		TLS:           certs.clusterTLS(), FSM: n.FSM, Logger: log.Named("raft"),
 		SnapshotThreshold: cfg.SnapshotThreshold, SnapshotInterval: cfg.SnapshotInterval, TrailingLogs: cfg.TrailingLogs,
+		LogSegmentSize:   int(cfg.RaftSegmentSize),
 		HeartbeatTimeout: cfg.HeartbeatTimeout, ElectionTimeout: cfg.ElectionTimeout,
 		VerifyPeer: verifyNodePeer,
 	})

@@ -40,22 +40,43 @@ func chromiumPath(t *testing.T) string {
 // newBrowser starts a headless Chromium with its own profile; downloads go to dir.
 func newBrowser(t *testing.T, dir string) context.Context {
 	t.Helper()
+	// The profile is not under a t.TempDir: Chromium's helper processes may
+	// still write to it for a moment after the browser is gone, and the
+	// testing package fails a test whose temporary directory it cannot remove.
+	profile, err := os.MkdirTemp("", "edgectl-console-chromium-")
+	if err != nil {
+		t.Fatal(err)
+	}
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(chromiumPath(t)),
 		chromedp.NoSandbox,
 		chromedp.WindowSize(1280, 860),
 		// The node's certificate is signed by its own CA; the API tests check TLS, this one the pages.
 		chromedp.Flag("ignore-certificate-errors", true),
-		chromedp.UserDataDir(filepath.Join(dir, "profile")),
+		chromedp.UserDataDir(profile),
 	)
 	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancelC := chromedp.NewContext(actx)
 	ctx, cancelT := context.WithTimeout(ctx, 3*time.Minute)
-	t.Cleanup(func() { cancelT(); cancelC(); cancelA() })
+	t.Cleanup(func() {
+		cancelT()
+		cancelC()
+		cancelA() // waits for the browser process to exit
+		removeWithin(profile, 10*time.Second)
+	})
 	if err := chromedp.Run(ctx, browser.SetDownloadBehavior(browser.SetDownloadBehaviorBehaviorAllow).WithDownloadPath(dir)); err != nil {
 		t.Fatalf("start chromium: %v", err)
 	}
 	return ctx
+}
+
+// removeWithin removes dir, trying again while something still writes into
+// it, for at most d; what is left then stays in the system's temp dir.
+func removeWithin(dir string, d time.Duration) {
+	deadline := time.Now().Add(d)
+	for os.RemoveAll(dir) != nil && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 func run(t *testing.T, ctx context.Context, what string, actions ...chromedp.Action) {

@@ -83,7 +83,7 @@ func TestEventsOnThreeNodes(t *testing.T) {
 	dirs := []string{t.TempDir(), t.TempDir(), t.TempDir()}
 	metricsAddr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
 	c := startCluster(t, clusterOpts{size: 3, args: func(i int) []string {
-		args := []string{"--snapshot-threshold", "64", "--trailing-logs", "16", "--snapshot-interval", "1s", "--log-level", "debug",
+		args := []string{"--snapshot-threshold", "64", "--trailing-logs", "16", "--raft-segment-size", "16384", "--snapshot-interval", "1s", "--log-level", "debug",
 			"--events-file", filepath.Join(dirs[i], "events.jsonl")}
 		if i == 0 {
 			args = append(args, "--metrics-addr", metricsAddr)
@@ -139,7 +139,8 @@ func TestEventsOnThreeNodes(t *testing.T) {
 	c.nodes[f].stop()
 	createSome("while-stopped", 120)
 	// A snapshot on the leader now drops the log entries the stopped node
-	// lacks (but the last 16): it can only catch up by the snapshot.
+	// lacks (all but the last 16, by whole 16 KiB segments of the log): it
+	// can only catch up by the snapshot.
 	ldr := c.nodes[c.leader(10*time.Second)]
 	status, m = do(t, http.MethodPost, ldr.mgmt("/database/snapshot"), c.token, nil)
 	mustStatus(t, "a snapshot on the leader", status, m, http.StatusOK)
