@@ -123,6 +123,16 @@ report() {
 	eval "${phase//-/_}_rate=$sum ${phase//-/_}_p99=$worst ${phase//-/_}_steal=$steal"
 }
 
+# shares NAME...: each follower's rate against the leader's (members are named ...-leader and ...-follower).
+shares() {
+	local lrate=0 m
+	for m in "$@"; do [[ $m == *-leader ]] && lrate=$(field "$m" ok_per_s); done
+	for m in "$@"; do
+		[[ $m == *-follower ]] && printf '  %-20s %s of the leader'"'"'s rate\n' "$m" "$(awk -v a="$(field "$m" ok_per_s)" -v b="$lrate" 'BEGIN{printf "%.2fx", (b>0)?a/b:0}')"
+	done
+	return 0
+}
+
 per=$((clients / 3))
 echo "side by side: $clients clients ($per per member), ${secs}s per phase, $runs run(s); $(nproc) CPUs"
 for run in $(seq 1 "$runs"); do
@@ -164,11 +174,7 @@ for run in $(seq 1 "$runs"); do
 	fi
 	echo " edgectl, three nodes (leader $leader):"
 	report edgectl3 "$(steal_pct "$before" "$after")" "${names[@]}"
-	lrate=0
-	for m in "${names[@]}"; do [[ $m == *leader ]] && lrate=$(field "$m" ok_per_s); done
-	for m in "${names[@]}"; do
-		[[ $m == *follower ]] && printf '  %-20s %s of the leader'"'"'s rate\n' "$m" "$(awk -v a="$(field "$m" ok_per_s)" -v b="$lrate" 'BEGIN{printf "%.2fx", (b>0)?a/b:0}')"
-	done
+	shares "${names[@]}"
 	stop_all
 
 	# 2. etcd, three members.
@@ -194,14 +200,19 @@ for run in $(seq 1 "$runs"); do
 	names=()
 	before=$(cpu_sample)
 	for i in 1 2 3; do
-		names+=("etcd-e$i")
-		load "etcd-e$i" "http://127.0.0.1:${client[i]}/v3/kv/put" "$per" \
+		# etcd's followers forward proposals to the leader too: its leader's and followers' shares are the yardstick.
+		role=follower
+		st=$(ETCDCTL_API=3 etcdctl --endpoints "http://127.0.0.1:${client[i]}" -w fields endpoint status 2>/dev/null)
+		[ -n "$st" ] && [ "$(sed -n 's/^"MemberID" : //p' <<<"$st")" = "$(sed -n 's/^"Leader" : //p' <<<"$st")" ] && role=leader
+		names+=("etcd-e$i-$role")
+		load "etcd-e$i-$role" "http://127.0.0.1:${client[i]}/v3/kv/put" "$per" \
 			-body '{"key":"{b64n}","value":"dmFsdWUtMjU2LWJ5dGVzLXBheWxvYWQtcGFkZGluZy1wYWRkaW5nLXBhZGRpbmctcGFkZGluZy1wYWRkaW5nLXBhZGRpbmc="}'
 	done
 	wait "${lpids[@]}"
 	after=$(cpu_sample)
 	echo " etcd, three members:"
 	report etcd3 "$(steal_pct "$before" "$after")" "${names[@]}"
+	shares "${names[@]}"
 	stop_all
 
 	# 3. edgectl, one node.
