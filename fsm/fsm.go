@@ -10,6 +10,7 @@
 package fsm
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -45,7 +46,18 @@ type result struct {
 	Error *store.Error    `json:"error,omitempty"`
 }
 
-type handler func(tx *store.Tx, payload json.RawMessage) (any, error)
+// cmdHeader is a command's envelope without its payload.
+type cmdHeader struct {
+	Type  CommandType       `json:"type"`
+	At    time.Time         `json:"at,omitempty"`
+	Actor *store.EventActor `json:"actor,omitempty"`
+}
+
+// A handler decodes a whole entry, envelope and payload in one pass (the
+// JSON decoder walks every byte twice per call, and an envelope decoded
+// first into a RawMessage would walk the payload twice more), and returns
+// the envelope and what applies the command.
+type handler func(entry []byte) (cmdHeader, func(tx *store.Tx) (any, error), error)
 
 // FSM is the raft.FSM of the controller.
 type FSM struct {
@@ -89,13 +101,33 @@ func (f *FSM) register(t CommandType, h handler) {
 
 // on registers a handler whose payload decodes into P.
 func on[P any](f *FSM, t CommandType, fn func(tx *store.Tx, p *P) (any, error)) {
-	f.register(t, func(tx *store.Tx, raw json.RawMessage) (any, error) {
-		p := new(P)
-		if err := json.Unmarshal(raw, p); err != nil {
-			return nil, fmt.Errorf("%w: payload of %s: %v", errCorrupt, t, err)
+	f.register(t, func(entry []byte) (cmdHeader, func(*store.Tx) (any, error), error) {
+		var c struct {
+			cmdHeader
+			Payload *P `json:"payload"`
 		}
-		return fn(tx, p)
+		if err := json.Unmarshal(entry, &c); err != nil {
+			return cmdHeader{}, nil, fmt.Errorf("payload of %s: %v", t, err)
+		}
+		if c.Payload == nil { // "payload": null or none: the zero payload
+			c.Payload = new(P)
+		}
+		return c.cmdHeader, func(tx *store.Tx) (any, error) { return fn(tx, c.Payload) }, nil
 	})
+}
+
+// commandType reads the type of an entry without decoding it: the envelope
+// begins with it (writer.go's envelope, and json.Marshal of Command in
+// earlier releases). An entry of another shape is decoded for it.
+func commandType(entry []byte) (CommandType, error) {
+	if rest, ok := bytes.CutPrefix(entry, []byte(`{"type":"`)); ok {
+		if i := bytes.IndexByte(rest, '"'); i >= 0 && bytes.IndexByte(rest[:i], '\\') < 0 {
+			return CommandType(rest[:i]), nil
+		}
+	}
+	var h cmdHeader
+	err := json.Unmarshal(entry, &h)
+	return h.Type, err
 }
 
 var errCorrupt = errors.New("corrupt log entry")
@@ -170,19 +202,26 @@ func (f *FSM) applyEntry(tx *store.Tx, l *raft.Log) (res any, events []*store.Ev
 }
 
 func (f *FSM) applyCommand(tx *store.Tx, l *raft.Log) (res any, events []*store.Event, failed bool) {
-	var c Command
-	if err := json.Unmarshal(l.Data, &c); err != nil {
+	t, err := commandType(l.Data)
+	if err != nil {
 		// Every node would fail here alike: an undecodable entry is a corrupt log, and going on would diverge.
 		panic(fmt.Sprintf("fsm: entry %d: %v: %v", l.Index, errCorrupt, err))
 	}
-	h, ok := f.handlers[c.Type]
+	h, ok := f.handlers[t]
 	if !ok {
-		panic(fmt.Sprintf("fsm: entry %d: %v: unknown command type %q (is this node older than the cluster?)", l.Index, errCorrupt, c.Type))
+		panic(fmt.Sprintf("fsm: entry %d: %v: unknown command type %q (is this node older than the cluster?)", l.Index, errCorrupt, t))
+	}
+	c, run, err := h(l.Data)
+	if err == nil && c.Type != t {
+		err = fmt.Errorf("the envelope names type %q and then %q", t, c.Type)
+	}
+	if err != nil {
+		panic(fmt.Sprintf("fsm: entry %d: %v: %v", l.Index, errCorrupt, err))
 	}
 	tx.SetTime(c.At)
 	on := tx.EventsOn()
 	tx.TrackChanges(on)
-	data, err := h(tx, c.Payload)
+	data, err := run(tx)
 	if err == nil {
 		err = tx.Finish()
 	}

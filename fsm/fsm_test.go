@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -305,4 +306,62 @@ func TestEnvelope_DecodesLikeTheCommandItEncodes(t *testing.T) {
 	if c.Type != CmdIdentityCreate || string(c.Payload) != `{"a":[1,"x"]}` || !c.At.Equal(at) {
 		t.Fatalf("decoded %+v", c)
 	}
+}
+
+// An entry is applied the same whatever the shape of its envelope: the type
+// is read from the front of what this release's writer (and json.Marshal of
+// Command) makes, and an entry with other key order or spacing is decoded in
+// full. A payload of null is the zero payload, as before.
+func TestApply_EnvelopeOfAnyShape(t *testing.T) {
+	t.Parallel()
+	at := time.Date(2026, 11, 22, 1, 2, 3, 0, time.UTC)
+	raw, err := json.Marshal(IdentityCreate{Identity: identity("i1", "one")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	actor := &store.EventActor{IdentityID: "admin", IdentityName: "Default Admin"}
+	shapes := map[string][]byte{
+		"writer": envelope(CmdIdentityCreate, raw, at, actor),
+		"payload first, spaced": []byte(`{ "payload" : ` + string(raw) + ` , "actor": {"identityId":"admin","identityName":"Default Admin"}, "at":"` +
+			at.Format(time.RFC3339Nano) + `", "type" : "` + string(CmdIdentityCreate) + `" }`),
+		"escaped type": []byte(`{"type":"identity\u002ecreate","payload":` + string(raw) + `,"at":"` + at.Format(time.RFC3339Nano) +
+			`","actor":{"identityId":"admin","identityName":"Default Admin"}}`),
+	}
+	var want []byte
+	for name, data := range shapes {
+		f := eventsOn(t)
+		if err := resultErr(t, f.Apply(&raft.Log{Index: 3, Term: 1, Type: raft.LogCommand, Data: data})); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		got := dump(t, f.store.Read())
+		if want == nil {
+			want = got
+		} else if !bytes.Equal(got, want) {
+			t.Errorf("%s: the model differs from another shape's", name)
+		}
+		found := false
+		f.store.Read().EventsAfter(0, func(e *store.Event) bool {
+			if e.EntityID == "i1" && e.Actor.IdentityID == "admin" && e.CreatedAt.Equal(at) {
+				found = true
+			}
+			return true
+		})
+		if !found {
+			t.Errorf("%s: no creation event of i1 with the envelope's actor and time", name)
+		}
+	}
+}
+
+// An envelope that names two types is a corrupt entry, not the last type's command.
+func TestApply_EnvelopeWithTwoTypesIsCorrupt(t *testing.T) {
+	t.Parallel()
+	f := bootstrapped(t)
+	raw, _ := json.Marshal(IdentityCreate{Identity: identity("i1", "one")})
+	data := []byte(`{"type":"` + string(CmdIdentityCreate) + `","payload":` + string(raw) + `,"type":"` + string(CmdBootstrap) + `"}`)
+	defer func() {
+		if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), "corrupt") {
+			t.Fatalf("recovered %v, want a corrupt-entry panic", r)
+		}
+	}()
+	f.Apply(&raft.Log{Index: 2, Term: 1, Type: raft.LogCommand, Data: data})
 }
