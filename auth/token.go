@@ -23,9 +23,16 @@ func HashToken(token string) string {
 	return hex.EncodeToString(h[:])
 }
 
-// NewID returns a random opaque record id.
+// NewID returns a random opaque record id: 96 random bits, URL-safe base64,
+// never beginning with '-', which command lines (edgectl's, ziti's, shells'
+// tools) would take for an option: one id in 64 did, and
+// `edgectl get identity -Xf-...` failed with "unknown shorthand flag".
 func NewID() string {
 	b := make([]byte, 12)
-	_, _ = rand.Read(b)
-	return base64.RawURLEncoding.EncodeToString(b)
+	for {
+		_, _ = rand.Read(b)
+		if id := base64.RawURLEncoding.EncodeToString(b); id[0] != '-' {
+			return id
+		}
+	}
 }
