@@ -80,6 +80,9 @@ func (b *bench) close() {
 	defer cancel()
 	var errs []error
 	for i := len(b.nodes) - 1; i >= 0; i-- {
+		if b.nodes[i] == nil { // stopped by -restart, which failed to start it again
+			continue
+		}
 		if err := b.nodes[i].Shutdown(ctx); err != nil {
 			errs = append(errs, fmt.Errorf("node %d: %w", i+1, err))
 		}
