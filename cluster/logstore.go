@@ -78,7 +78,7 @@ func openLogStore(dir string, logger hclog.Logger, segmentSize int) (*wal.WAL, e
 // beside walDir and renames it into place, so that a crash in the middle
 // leaves either the old file alone (and the move starts over) or the
 // finished WAL.
-func moveLegacyLog(legacy, walDir string, logger hclog.Logger, segmentSize int) (err error) {
+func moveLegacyLog(legacy, walDir string, logger hclog.Logger, segmentSize int) error {
 	start := time.Now()
 	tmp := walDir + ".moving"
 	if err := os.RemoveAll(tmp); err != nil {
@@ -87,56 +87,54 @@ func moveLegacyLog(legacy, walDir string, logger hclog.Logger, segmentSize int) 
 	if err := os.MkdirAll(tmp, 0o700); err != nil {
 		return fmt.Errorf("cluster: %w", err)
 	}
-	defer func() {
-		if err != nil {
-			os.RemoveAll(tmp)
-		}
-	}()
-	src, err := raftboltdb.New(raftboltdb.Options{Path: legacy, BoltOptions: &bbolt.Options{Timeout: 5 * time.Second}})
+	last, err := copyLegacyLog(legacy, tmp, logger, segmentSize)
+	if err == nil {
+		err = os.Rename(tmp, walDir)
+	}
 	if err != nil {
-		return fmt.Errorf("cluster: open %s to move it into the WAL: %w", legacy, err)
-	}
-	defer src.Close()
-	dst, err := wal.Open(tmp, wal.WithLogger(logger.Named("wal")), wal.WithSegmentSize(segmentSize))
-	if err != nil {
-		return fmt.Errorf("cluster: create the WAL: %w", err)
-	}
-	dstOpen := true
-	defer func() {
-		if dstOpen {
-			dst.Close()
-		}
-	}()
-	ctx := context.Background()
-	last, err := src.LastIndex()
-	if err != nil {
-		return fmt.Errorf("cluster: read %s: %w", legacy, err)
-	}
-	if last > 0 {
-		if err := migrate.CopyLogs(ctx, dst, src, 4<<20, nil); err != nil {
-			return fmt.Errorf("cluster: copy the log of %s: %w", legacy, err)
-		}
-	}
-	if err := copyTermAndVote(dst, src); err != nil {
-		return fmt.Errorf("cluster: copy the term and vote of %s: %w", legacy, err)
-	}
-	dstOpen = false
-	if err := dst.Close(); err != nil {
-		return fmt.Errorf("cluster: close the WAL: %w", err)
-	}
-	if err := os.Rename(tmp, walDir); err != nil {
-		return fmt.Errorf("cluster: %w", err)
+		os.RemoveAll(tmp)
+		return fmt.Errorf("cluster: move %s into the WAL: %w", legacy, err)
 	}
 	if err := syncDir(filepath.Dir(walDir)); err != nil {
 		return err
 	}
-	src.Close()
 	if err := os.Remove(legacy); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("cluster: remove the moved %s: %w", legacy, err)
 	}
 	logger.Info("moved the raft log of an earlier release into the WAL", "from", legacy, "to", walDir,
 		"lastIndex", last, "took", time.Since(start).Round(time.Millisecond))
 	return nil
+}
+
+// copyLegacyLog copies raft.db's log, term and vote into a new WAL in dir
+// and closes both; it returns the last index copied.
+func copyLegacyLog(legacy, dir string, logger hclog.Logger, segmentSize int) (last uint64, err error) {
+	src, err := raftboltdb.New(raftboltdb.Options{Path: legacy, BoltOptions: &bbolt.Options{Timeout: 5 * time.Second}})
+	if err != nil {
+		return 0, err
+	}
+	defer src.Close()
+	dst, err := wal.Open(dir, wal.WithLogger(logger.Named("wal")), wal.WithSegmentSize(segmentSize))
+	if err != nil {
+		return 0, fmt.Errorf("create the WAL: %w", err)
+	}
+	defer func() {
+		if cerr := dst.Close(); err == nil && cerr != nil {
+			err = fmt.Errorf("close the WAL: %w", cerr)
+		}
+	}()
+	if last, err = src.LastIndex(); err != nil {
+		return 0, err
+	}
+	if last > 0 {
+		if err := migrate.CopyLogs(context.Background(), dst, src, 4<<20, nil); err != nil {
+			return 0, fmt.Errorf("copy the log: %w", err)
+		}
+	}
+	if err := copyTermAndVote(dst, src); err != nil {
+		return 0, fmt.Errorf("copy the term and vote: %w", err)
+	}
+	return last, nil
 }
 
 // raft's stable-store keys (its constants are unexported; the names are part
@@ -147,6 +145,8 @@ var (
 	stableKeys       = []string{"LastVoteCand"}
 )
 
+// copyTermAndVote copies them key by key, through the typed calls: the two
+// stores encode a uint64 in different byte orders, so raw bytes would not do.
 func copyTermAndVote(dst, src raft.StableStore) error {
 	for _, k := range stableUint64Keys {
 		v, err := src.GetUint64([]byte(k))

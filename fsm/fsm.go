@@ -107,7 +107,7 @@ func on[P any](f *FSM, t CommandType, fn func(tx *store.Tx, p *P) (any, error)) 
 			Payload *P `json:"payload"`
 		}
 		if err := json.Unmarshal(entry, &c); err != nil {
-			return cmdHeader{}, nil, fmt.Errorf("payload of %s: %v", t, err)
+			return cmdHeader{}, nil, fmt.Errorf("entry of %s: %v", t, err)
 		}
 		if c.Payload == nil { // "payload": null or none: the zero payload
 			c.Payload = new(P)

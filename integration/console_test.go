@@ -2,7 +2,6 @@ package integration
 
 import (
 	"context"
-	"edgectl/auth"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -12,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"edgectl/auth"
 
 	"github.com/chromedp/cdproto/browser"
 	"github.com/chromedp/chromedp"
