@@ -58,7 +58,6 @@ require (
 	github.com/gorilla/mux v1.8.0 // indirect
 	github.com/hashicorp/go-metrics v0.5.4 // indirect
 	github.com/hashicorp/go-msgpack/v2 v2.1.2 // indirect
-	github.com/hashicorp/golang-lru v0.5.4 // indirect
 	github.com/inconshreveable/mousetrap v1.1.0 // indirect
 	github.com/mattn/go-colorable v0.1.12 // indirect
 	github.com/mattn/go-isatty v0.0.14 // indirect
@@ -71,4 +70,10 @@ require (
 	golang.org/x/exp v0.0.0-20220827204233-334a2380cb91 // indirect
 	golang.org/x/sys v0.49.0 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
+)
+
+// Patched copies: watch channels made on first use, a cheaper set of writable nodes (third_party/README.md).
+replace (
+	github.com/hashicorp/go-immutable-radix => ./third_party/go-immutable-radix
+	github.com/hashicorp/go-memdb => ./third_party/go-memdb
 )

@@ -1,6 +1,5 @@
 module github.com/hashicorp/go-immutable-radix
 
-require (
-	github.com/hashicorp/go-uuid v1.0.0
-	github.com/hashicorp/golang-lru v0.5.0
-)
+go 1.26.0
+
+require github.com/hashicorp/go-uuid v1.0.0

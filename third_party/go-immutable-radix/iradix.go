@@ -3,8 +3,6 @@ package iradix
 import (
 	"bytes"
 	"strings"
-
-	"github.com/hashicorp/golang-lru/simplelru"
 )
 
 const (
@@ -31,9 +29,7 @@ type Tree struct {
 // New returns an empty Tree
 func New() *Tree {
 	t := &Tree{
-		root: &Node{
-			mutateCh: make(chan struct{}),
-		},
+		root: &Node{},
 	}
 	return t
 }
@@ -63,15 +59,20 @@ type Txn struct {
 	// nodes for further writes and avoid unnecessary copies of nodes that
 	// have never been exposed outside the transaction. This will only hold
 	// up to defaultModifiedCache number of entries.
-	writable *simplelru.LRU
+	//
+	// edgectl patch: a set that is emptied when full, instead of an LRU. The
+	// LRU allocated a list element per written node and moved it on every hit,
+	// and was a fifth of a write's CPU; the set costs a map slot. A node that
+	// has fallen out is copied once more, which is always correct.
+	writable map[*Node]struct{}
 
-	// trackChannels is used to hold channels that need to be notified to
+	// trackChannels is used to hold the watches that need to be notified to
 	// signal mutation of the tree. This will only hold up to
 	// defaultModifiedCache number of entries, after which we will set the
 	// trackOverflow flag, which will cause us to use a more expensive
 	// algorithm to perform the notifications. Mutation tracking is only
 	// performed if trackMutate is true.
-	trackChannels map[chan struct{}]struct{}
+	trackChannels map[*lazyWatch]struct{}
 	trackOverflow bool
 	trackMutate   bool
 }
@@ -111,7 +112,7 @@ func (t *Txn) TrackMutate(track bool) {
 // overflow flag if we can no longer track any more. This limits the amount of
 // state that will accumulate during a transaction and we have a slower algorithm
 // to switch to if we overflow.
-func (t *Txn) trackChannel(ch chan struct{}) {
+func (t *Txn) trackChannel(ch *lazyWatch) {
 	// In overflow, make sure we don't store any more objects.
 	if t.trackOverflow {
 		return
@@ -132,7 +133,7 @@ func (t *Txn) trackChannel(ch chan struct{}) {
 
 	// Create the map on the fly when we need it.
 	if t.trackChannels == nil {
-		t.trackChannels = make(map[chan struct{}]struct{})
+		t.trackChannels = make(map[*lazyWatch]struct{})
 	}
 
 	// Otherwise we are good to track it.
@@ -146,11 +147,7 @@ func (t *Txn) trackChannel(ch chan struct{}) {
 func (t *Txn) writeNode(n *Node, forLeafUpdate bool) *Node {
 	// Ensure the writable set exists.
 	if t.writable == nil {
-		lru, err := simplelru.NewLRU(defaultModifiedCache, nil)
-		if err != nil {
-			panic(err)
-		}
-		t.writable = lru
+		t.writable = make(map[*Node]struct{})
 	}
 
 	// If this node has already been modified, we can continue to use it
@@ -158,21 +155,21 @@ func (t *Txn) writeNode(n *Node, forLeafUpdate bool) *Node {
 	// a node update since the node is writable, but if this is for a leaf
 	// update we track it, in case the initial write to this node didn't
 	// update the leaf.
-	if _, ok := t.writable.Get(n); ok {
+	if _, ok := t.writable[n]; ok {
 		if t.trackMutate && forLeafUpdate && n.leaf != nil {
-			t.trackChannel(n.leaf.mutateCh)
+			t.trackChannel(&n.leaf.watch)
 		}
 		return n
 	}
 
 	// Mark this node as being mutated.
 	if t.trackMutate {
-		t.trackChannel(n.mutateCh)
+		t.trackChannel(&n.watch)
 	}
 
 	// Mark its leaf as being mutated, if appropriate.
 	if t.trackMutate && forLeafUpdate && n.leaf != nil {
-		t.trackChannel(n.leaf.mutateCh)
+		t.trackChannel(&n.leaf.watch)
 	}
 
 	// Copy the existing node. If you have set forLeafUpdate it will be
@@ -180,8 +177,7 @@ func (t *Txn) writeNode(n *Node, forLeafUpdate bool) *Node {
 	// writing. You MUST replace it, because the channel associated with
 	// this leaf will be closed when this transaction is committed.
 	nc := &Node{
-		mutateCh: make(chan struct{}),
-		leaf:     n.leaf,
+		leaf: n.leaf,
 	}
 	if n.prefix != nil {
 		nc.prefix = make([]byte, len(n.prefix))
@@ -192,8 +188,11 @@ func (t *Txn) writeNode(n *Node, forLeafUpdate bool) *Node {
 		copy(nc.edges, n.edges)
 	}
 
-	// Mark this node as writable.
-	t.writable.Add(nc, nil)
+	// Mark this node as writable (edgectl patch: see writable).
+	if len(t.writable) >= defaultModifiedCache {
+		clear(t.writable)
+	}
+	t.writable[nc] = struct{}{}
 	return nc
 }
 
@@ -207,12 +206,12 @@ func (t *Txn) trackChannelsAndCount(n *Node) int {
 	}
 	// Mark this node as being mutated.
 	if t.trackMutate {
-		t.trackChannel(n.mutateCh)
+		t.trackChannel(&n.watch)
 	}
 
 	// Mark its leaf as being mutated, if appropriate.
 	if t.trackMutate && n.leaf != nil {
-		t.trackChannel(n.leaf.mutateCh)
+		t.trackChannel(&n.leaf.watch)
 	}
 
 	// Recurse on the children
@@ -231,7 +230,7 @@ func (t *Txn) mergeChild(n *Node) {
 	e := n.edges[0]
 	child := e.node
 	if t.trackMutate {
-		t.trackChannel(child.mutateCh)
+		t.trackChannel(&child.watch)
 	}
 
 	// Merge the nodes.
@@ -258,9 +257,8 @@ func (t *Txn) insert(n *Node, k, search []byte, v interface{}) (*Node, interface
 
 		nc := t.writeNode(n, true)
 		nc.leaf = &leafNode{
-			mutateCh: make(chan struct{}),
-			key:      k,
-			val:      v,
+			key: k,
+			val: v,
 		}
 		return nc, oldVal, didUpdate
 	}
@@ -273,11 +271,9 @@ func (t *Txn) insert(n *Node, k, search []byte, v interface{}) (*Node, interface
 		e := edge{
 			label: search[0],
 			node: &Node{
-				mutateCh: make(chan struct{}),
 				leaf: &leafNode{
-					mutateCh: make(chan struct{}),
-					key:      k,
-					val:      v,
+					key: k,
+					val: v,
 				},
 				prefix: search,
 			},
@@ -303,8 +299,7 @@ func (t *Txn) insert(n *Node, k, search []byte, v interface{}) (*Node, interface
 	// Split the node
 	nc := t.writeNode(n, false)
 	splitNode := &Node{
-		mutateCh: make(chan struct{}),
-		prefix:   search[:commonPrefix],
+		prefix: search[:commonPrefix],
 	}
 	nc.replaceEdge(edge{
 		label: search[0],
@@ -321,9 +316,8 @@ func (t *Txn) insert(n *Node, k, search []byte, v interface{}) (*Node, interface
 
 	// Create a new leaf node
 	leaf := &leafNode{
-		mutateCh: make(chan struct{}),
-		key:      k,
-		val:      v,
+		key: k,
+		val: v,
 	}
 
 	// If the new key is a subset, add to to this node
@@ -337,9 +331,8 @@ func (t *Txn) insert(n *Node, k, search []byte, v interface{}) (*Node, interface
 	splitNode.addEdge(edge{
 		label: search[0],
 		node: &Node{
-			mutateCh: make(chan struct{}),
-			leaf:     leaf,
-			prefix:   search,
+			leaf:   leaf,
+			prefix: search,
 		},
 	})
 	return nc, nil, false
@@ -547,9 +540,9 @@ func (t *Txn) slowNotify() {
 		// know from the loop condition there's something in the old
 		// snapshot.
 		if rootIter.Front() == nil {
-			close(snapElem.mutateCh)
+			snapElem.watch.fire()
 			if snapElem.isLeaf() {
-				close(snapElem.leaf.mutateCh)
+				snapElem.leaf.watch.fire()
 			}
 			snapIter.Next()
 			continue
@@ -562,9 +555,9 @@ func (t *Txn) slowNotify() {
 		// If the snapshot is behind the root, then we must have deleted
 		// this node during the transaction.
 		if cmp < 0 {
-			close(snapElem.mutateCh)
+			snapElem.watch.fire()
 			if snapElem.isLeaf() {
-				close(snapElem.leaf.mutateCh)
+				snapElem.leaf.watch.fire()
 			}
 			snapIter.Next()
 			continue
@@ -581,9 +574,9 @@ func (t *Txn) slowNotify() {
 		// node and possibly the leaf.
 		rootElem := rootIter.Front()
 		if snapElem != rootElem {
-			close(snapElem.mutateCh)
+			snapElem.watch.fire()
 			if snapElem.leaf != nil && (snapElem.leaf != rootElem.leaf) {
-				close(snapElem.leaf.mutateCh)
+				snapElem.leaf.watch.fire()
 			}
 		}
 		snapIter.Next()
@@ -604,8 +597,8 @@ func (t *Txn) Notify() {
 	if t.trackOverflow {
 		t.slowNotify()
 	} else {
-		for ch := range t.trackChannels {
-			close(ch)
+		for w := range t.trackChannels {
+			w.fire()
 		}
 	}
 

@@ -21,9 +21,7 @@ func CopyTree(t *Tree) *Tree {
 
 func CopyNode(n *Node) *Node {
 	nn := &Node{}
-	if n.mutateCh != nil {
-		nn.mutateCh = n.mutateCh
-	}
+	nn.watch.ch.Store(n.watch.ch.Load())
 	if n.prefix != nil {
 		nn.prefix = make([]byte, len(n.prefix))
 		copy(nn.prefix, n.prefix)
@@ -43,10 +41,10 @@ func CopyNode(n *Node) *Node {
 
 func CopyLeaf(l *leafNode) *leafNode {
 	ll := &leafNode{
-		mutateCh: l.mutateCh,
-		key:      l.key,
-		val:      l.val,
+		key: l.key,
+		val: l.val,
 	}
+	ll.watch.ch.Store(l.watch.ch.Load())
 	return ll
 }
 
@@ -840,10 +838,10 @@ func isClosed(ch chan struct{}) bool {
 func hasAnyClosedMutateCh(r *Tree) bool {
 	for iter := r.root.rawIterator(); iter.Front() != nil; iter.Next() {
 		n := iter.Front()
-		if isClosed(n.mutateCh) {
+		if n.watch.closed() {
 			return true
 		}
-		if n.isLeaf() && isClosed(n.leaf.mutateCh) {
+		if n.isLeaf() && n.leaf.watch.closed() {
 			return true
 		}
 	}
@@ -1407,19 +1405,19 @@ func TestTrackMutate_mergeChild(t *testing.T) {
 			path := snapIter.Path()
 			switch path {
 			case "", "a", "ac": // parent nodes all change
-				if !isClosed(n.mutateCh) || n.leaf != nil {
+				if !n.watch.closed() || n.leaf != nil {
 					t.Fatalf("bad")
 				}
 			case "ab": // unrelated node / leaf sees no change
-				if isClosed(n.mutateCh) || isClosed(n.leaf.mutateCh) {
+				if n.watch.closed() || n.leaf.watch.closed() {
 					t.Fatalf("bad")
 				}
 			case "aca": // this node gets merged, but the leaf doesn't change
-				if !isClosed(n.mutateCh) || isClosed(n.leaf.mutateCh) {
+				if !n.watch.closed() || n.leaf.watch.closed() {
 					t.Fatalf("bad")
 				}
 			case "acb": // this node / leaf gets deleted
-				if !isClosed(n.mutateCh) || !isClosed(n.leaf.mutateCh) {
+				if !n.watch.closed() || !n.leaf.watch.closed() {
 					t.Fatalf("bad")
 				}
 			default:
@@ -1475,19 +1473,19 @@ func TestTrackMutate_cachedNodeChange(t *testing.T) {
 			path := snapIter.Path()
 			switch path {
 			case "", "a", "ac": // parent nodes all change
-				if !isClosed(n.mutateCh) || n.leaf != nil {
+				if !n.watch.closed() || n.leaf != nil {
 					t.Fatalf("bad")
 				}
 			case "ab": // unrelated node / leaf sees no change
-				if isClosed(n.mutateCh) || isClosed(n.leaf.mutateCh) {
+				if n.watch.closed() || n.leaf.watch.closed() {
 					t.Fatalf("bad")
 				}
 			case "aca": // merge changes the node, then we update the leaf
-				if !isClosed(n.mutateCh) || !isClosed(n.leaf.mutateCh) {
+				if !n.watch.closed() || !n.leaf.watch.closed() {
 					t.Fatalf("bad")
 				}
 			case "acb": // this node / leaf gets deleted
-				if !isClosed(n.mutateCh) || !isClosed(n.leaf.mutateCh) {
+				if !n.watch.closed() || !n.leaf.watch.closed() {
 					t.Fatalf("bad")
 				}
 			default:

@@ -14,10 +14,16 @@ type Iterator struct {
 // SeekPrefixWatch is used to seek the iterator to a given prefix
 // and returns the watch channel of the finest granularity
 func (i *Iterator) SeekPrefixWatch(prefix []byte) (watch <-chan struct{}) {
+	return i.seekPrefix(prefix).channel()
+}
+
+// seekPrefix is SeekPrefixWatch without making the watch's channel (edgectl
+// patch): a seek that does not watch allocates nothing.
+func (i *Iterator) seekPrefix(prefix []byte) (watch *lazyWatch) {
 	// Wipe the stack
 	i.stack = nil
 	n := i.node
-	watch = n.mutateCh
+	watch = &n.watch
 	search := prefix
 	for {
 		// Check for key exhaustion
@@ -34,7 +40,7 @@ func (i *Iterator) SeekPrefixWatch(prefix []byte) (watch <-chan struct{}) {
 		}
 
 		// Update to the finest granularity as the search makes progress
-		watch = n.mutateCh
+		watch = &n.watch
 
 		// Consume the search prefix
 		if bytes.HasPrefix(search, n.prefix) {
@@ -52,7 +58,7 @@ func (i *Iterator) SeekPrefixWatch(prefix []byte) (watch <-chan struct{}) {
 
 // SeekPrefix is used to seek the iterator to a given prefix
 func (i *Iterator) SeekPrefix(prefix []byte) {
-	i.SeekPrefixWatch(prefix)
+	i.seekPrefix(prefix)
 }
 
 func (i *Iterator) recurseMin(n *Node) *Node {

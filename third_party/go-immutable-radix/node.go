@@ -12,9 +12,10 @@ type WalkFn func(k []byte, v interface{}) bool
 
 // leafNode is used to represent a value
 type leafNode struct {
-	mutateCh chan struct{}
-	key      []byte
-	val      interface{}
+	// watch fires if this leaf is modified (edgectl patch: see lazyWatch)
+	watch lazyWatch
+	key   []byte
+	val   interface{}
 }
 
 // edge is used to represent an edge node
@@ -25,8 +26,8 @@ type edge struct {
 
 // Node is an immutable node in the radix tree
 type Node struct {
-	// mutateCh is closed if this node is modified
-	mutateCh chan struct{}
+	// watch fires if this node is modified (edgectl patch: see lazyWatch)
+	watch lazyWatch
 
 	// leaf is used to store possible leaf
 	leaf *leafNode
@@ -103,14 +104,23 @@ func (n *Node) delEdge(label byte) {
 	}
 }
 
+// GetWatch is used to lookup a specific key, returning
+// the watch channel, value and if it was found
 func (n *Node) GetWatch(k []byte) (<-chan struct{}, interface{}, bool) {
+	watch, val, ok := n.get(k)
+	return watch.channel(), val, ok
+}
+
+// get is GetWatch without making the watch's channel (edgectl patch): a
+// lookup that does not watch allocates nothing.
+func (n *Node) get(k []byte) (*lazyWatch, interface{}, bool) {
 	search := k
-	watch := n.mutateCh
+	watch := &n.watch
 	for {
 		// Check for key exhaustion
 		if len(search) == 0 {
 			if n.isLeaf() {
-				return n.leaf.mutateCh, n.leaf.val, true
+				return &n.leaf.watch, n.leaf.val, true
 			}
 			break
 		}
@@ -122,7 +132,7 @@ func (n *Node) GetWatch(k []byte) (<-chan struct{}, interface{}, bool) {
 		}
 
 		// Update to the finest granularity as the search makes progress
-		watch = n.mutateCh
+		watch = &n.watch
 
 		// Consume the search prefix
 		if bytes.HasPrefix(search, n.prefix) {
@@ -135,7 +145,7 @@ func (n *Node) GetWatch(k []byte) (<-chan struct{}, interface{}, bool) {
 }
 
 func (n *Node) Get(k []byte) (interface{}, bool) {
-	_, val, ok := n.GetWatch(k)
+	_, val, ok := n.get(k)
 	return val, ok
 }
 

@@ -35,7 +35,7 @@ func (ri *ReverseIterator) SeekPrefixWatch(prefix []byte) (watch <-chan struct{}
 
 // SeekPrefix is used to seek the iterator to a given prefix
 func (ri *ReverseIterator) SeekPrefix(prefix []byte) {
-	ri.i.SeekPrefixWatch(prefix)
+	ri.i.seekPrefix(prefix)
 }
 
 // SeekReverseLowerBound is used to seek the iterator to the largest key that is

@@ -603,8 +603,20 @@ func (txn *Txn) LastWatch(table, index string, args ...interface{}) (<-chan stru
 // Note that all values read in the transaction form a consistent snapshot
 // from the time when the transaction was created.
 func (txn *Txn) First(table, index string, args ...interface{}) (interface{}, error) {
-	_, val, err := txn.FirstWatch(table, index, args...)
-	return val, err
+	// edgectl patch: FirstWatch without making the watch's channel.
+	indexSchema, val, err := txn.getIndexValue(table, index, args...)
+	if err != nil {
+		return nil, err
+	}
+	indexTxn := txn.readableIndex(table, indexSchema.Name)
+	if indexSchema.Unique && val != nil && indexSchema.Name == index {
+		obj, _ := indexTxn.Get(val)
+		return obj, nil
+	}
+	iter := indexTxn.Root().Iterator()
+	iter.SeekPrefix(val)
+	_, value, _ := iter.Next()
+	return value, nil
 }
 
 // Last is used to return the last matching object for
@@ -613,8 +625,20 @@ func (txn *Txn) First(table, index string, args ...interface{}) (interface{}, er
 // Note that all values read in the transaction form a consistent snapshot
 // from the time when the transaction was created.
 func (txn *Txn) Last(table, index string, args ...interface{}) (interface{}, error) {
-	_, val, err := txn.LastWatch(table, index, args...)
-	return val, err
+	// edgectl patch: LastWatch without making the watch's channel.
+	indexSchema, val, err := txn.getIndexValue(table, index, args...)
+	if err != nil {
+		return nil, err
+	}
+	indexTxn := txn.readableIndex(table, indexSchema.Name)
+	if indexSchema.Unique && val != nil && indexSchema.Name == index {
+		obj, _ := indexTxn.Get(val)
+		return obj, nil
+	}
+	iter := indexTxn.Root().ReverseIterator()
+	iter.SeekPrefix(val)
+	_, value, _ := iter.Previous()
+	return value, nil
 }
 
 // LongestPrefix is used to fetch the longest prefix match for the given
@@ -747,13 +771,14 @@ func (txn *Txn) Get(table, index string, args ...interface{}) (ResultIterator, e
 		return nil, err
 	}
 
-	// Seek the iterator to the appropriate sub-set
-	watchCh := indexIter.SeekPrefixWatch(val)
+	// Seek the iterator to the appropriate sub-set (edgectl patch: the
+	// watch's channel is made only if WatchCh is called)
+	watch := indexIter.SeekPrefixLazyWatch(val)
 
 	// Create an iterator
 	iter := &radixIterator{
-		iter:    indexIter,
-		watchCh: watchCh,
+		iter:  indexIter,
+		watch: watch,
 	}
 	return iter, nil
 }
@@ -772,13 +797,14 @@ func (txn *Txn) GetReverse(table, index string, args ...interface{}) (ResultIter
 		return nil, err
 	}
 
-	// Seek the iterator to the appropriate sub-set
-	watchCh := indexIter.SeekPrefixWatch(val)
+	// Seek the iterator to the appropriate sub-set (edgectl patch: the
+	// watch's channel is made only if WatchCh is called)
+	watch := indexIter.SeekPrefixLazyWatch(val)
 
 	// Create an iterator
 	iter := &radixReverseIterator{
-		iter:    indexIter,
-		watchCh: watchCh,
+		iter:  indexIter,
+		watch: watch,
 	}
 	return iter, nil
 }
@@ -967,12 +993,12 @@ func (txn *Txn) Defer(fn func()) {
 // This is much more efficient than a sliceIterator as we are not
 // materializing the entire view.
 type radixIterator struct {
-	iter    *iradix.Iterator
-	watchCh <-chan struct{}
+	iter  *iradix.Iterator
+	watch iradix.LazyWatch
 }
 
 func (r *radixIterator) WatchCh() <-chan struct{} {
-	return r.watchCh
+	return r.watch.Channel()
 }
 
 func (r *radixIterator) Next() interface{} {
@@ -984,8 +1010,8 @@ func (r *radixIterator) Next() interface{} {
 }
 
 type radixReverseIterator struct {
-	iter    *iradix.ReverseIterator
-	watchCh <-chan struct{}
+	iter  *iradix.ReverseIterator
+	watch iradix.LazyWatch
 }
 
 func (r *radixReverseIterator) Next() interface{} {
@@ -997,7 +1023,7 @@ func (r *radixReverseIterator) Next() interface{} {
 }
 
 func (r *radixReverseIterator) WatchCh() <-chan struct{} {
-	return r.watchCh
+	return r.watch.Channel()
 }
 
 // Snapshot creates a snapshot of the current state of the transaction.
