@@ -14,6 +14,10 @@ const (
 	// to set the max size of the mutation notify maps since those should
 	// also be bounded in a similar way.
 	defaultModifiedCache = 8192
+
+	// writableSetSize bounds a transaction's set of writable nodes (edgectl
+	// patch: see Txn.writable).
+	writableSetSize = 1 << 18
 )
 
 // Tree implements an immutable radix tree. This can be treated as a
@@ -189,7 +193,7 @@ func (t *Txn) writeNode(n *Node, forLeafUpdate bool) *Node {
 	}
 
 	// Mark this node as writable (edgectl patch: see writable).
-	if len(t.writable) >= defaultModifiedCache {
+	if len(t.writable) >= writableSetSize {
 		clear(t.writable)
 	}
 	t.writable[nc] = struct{}{}

@@ -138,7 +138,7 @@ func TestPatch_WritableSetEmptiedWhenFullKeepsTheTreeRight(t *testing.T) {
 	// out of the set and are copied again.
 	r := New()
 	txn := r.Txn()
-	n := defaultModifiedCache * 3
+	n := writableSetSize * 3
 	for i := 0; i < n; i++ {
 		txn.Insert([]byte(fmt.Sprintf("k%06d", i)), i)
 		if i%1000 == 999 {

@@ -89,3 +89,50 @@ func TestPatch_FirstAndLastStillFindTheirRows(t *testing.T) {
 		}
 	}
 }
+
+func TestPatch_LookupsInAWriteTransactionSeeItsWritesAndIteratorsKeepTheirView(t *testing.T) {
+	db, err := NewMemDB(testValidSchema())
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b, c := testObj(), testObj(), testObj()
+	a.ID, b.ID, c.ID = "a", "b", "c"
+	txn := db.Txn(true)
+	if err := txn.Insert("main", a); err != nil {
+		t.Fatal(err)
+	}
+	// First reads the transaction's own index without cloning it ...
+	if got, err := txn.First("main", "id", "a"); err != nil || got != a {
+		t.Fatalf("First(a) in the writing transaction = %v, %v", got, err)
+	}
+	// ... while an iterator still gets a view of its own.
+	it, err := txn.Get("main", "id_prefix", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range []*TestObject{b, c} {
+		if err := txn.Insert("main", o); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := txn.First("main", "id", o.ID); err != nil || got != o {
+			t.Fatalf("First(%s) after its insert = %v, %v", o.ID, got, err)
+		}
+	}
+	if got, err := txn.Last("main", "id_prefix", ""); err != nil || got != c {
+		t.Fatalf("Last = %v, %v; want c", got, err)
+	}
+	var seen []string
+	for o := it.Next(); o != nil; o = it.Next() {
+		seen = append(seen, o.(*TestObject).ID)
+	}
+	if len(seen) != 1 || seen[0] != "a" {
+		t.Fatalf("the iterator opened after a's insert saw %v, want [a]", seen)
+	}
+	txn.Commit()
+	read := db.Txn(false)
+	for _, o := range []*TestObject{a, b, c} {
+		if got, _ := read.First("main", "id", o.ID); got != o {
+			t.Fatalf("after commit First(%s) = %v", o.ID, got)
+		}
+	}
+}

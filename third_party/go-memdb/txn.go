@@ -75,6 +75,21 @@ func (txn *Txn) readableIndex(table, index string) *iradix.Txn {
 	return indexTxn
 }
 
+// lookupIndex is readableIndex for a lookup that is over before the caller
+// can write again and that returns no watch (First, Last, LongestPrefix),
+// edgectl patch. It does not clone the index's write transaction: Clone
+// empties that transaction's set of writable nodes, so a write transaction
+// that read between its writes copied the same radix nodes again on every
+// write.
+func (txn *Txn) lookupIndex(table, index string) *iradix.Txn {
+	if txn.write && txn.modified != nil {
+		if exist, ok := txn.modified[tableIndex{table, index}]; ok {
+			return exist
+		}
+	}
+	return txn.readableIndex(table, index)
+}
+
 // writableIndex returns a transaction usable for modifying the
 // given index in a table.
 func (txn *Txn) writableIndex(table, index string) *iradix.Txn {
@@ -608,7 +623,7 @@ func (txn *Txn) First(table, index string, args ...interface{}) (interface{}, er
 	if err != nil {
 		return nil, err
 	}
-	indexTxn := txn.readableIndex(table, indexSchema.Name)
+	indexTxn := txn.lookupIndex(table, indexSchema.Name)
 	if indexSchema.Unique && val != nil && indexSchema.Name == index {
 		obj, _ := indexTxn.Get(val)
 		return obj, nil
@@ -630,7 +645,7 @@ func (txn *Txn) Last(table, index string, args ...interface{}) (interface{}, err
 	if err != nil {
 		return nil, err
 	}
-	indexTxn := txn.readableIndex(table, indexSchema.Name)
+	indexTxn := txn.lookupIndex(table, indexSchema.Name)
 	if indexSchema.Unique && val != nil && indexSchema.Name == index {
 		obj, _ := indexTxn.Get(val)
 		return obj, nil
@@ -670,7 +685,7 @@ func (txn *Txn) LongestPrefix(table, index string, args ...interface{}) (interfa
 	}
 
 	// Find the longest prefix match with the given index.
-	indexTxn := txn.readableIndex(table, indexSchema.Name)
+	indexTxn := txn.lookupIndex(table, indexSchema.Name)
 	if _, value, ok := indexTxn.Root().LongestPrefix(val); ok {
 		return value, nil
 	}
