@@ -3,8 +3,10 @@ package api
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
+	"strings"
 
 	"edgectl/policy"
 	"edgectl/store"
@@ -124,6 +126,37 @@ func namedSource(tx *store.Tx, k *store.Kind, need *filter.Need) source {
 	}
 }
 
+// rolesSource lists, in list order, the records of the named kind k that
+// have one of the role attributes attrs (what every match of the filter has,
+// filter.Query.RequiresAnyOf). It reads them from the role attribute index
+// and sorts them by name, the list order of a named kind (names are unique),
+// instead of matching the filter against every record of the kind. k must
+// have the index (Kind.HasRoleIndex).
+func rolesSource(tx *store.Tx, k *store.Kind, attrs []string) source {
+	return func(fn func(store.Record) bool) {
+		var recs []store.Record
+		seen := map[string]struct{}{} // a record with two of the attributes comes once
+		for _, a := range attrs {
+			tx.EachWithRole(k, a, func(r store.Record) bool {
+				if len(attrs) > 1 {
+					if _, dup := seen[r.GetID()]; dup {
+						return true
+					}
+					seen[r.GetID()] = struct{}{}
+				}
+				recs = append(recs, r)
+				return true
+			})
+		}
+		slices.SortFunc(recs, func(a, b store.Record) int { return strings.Compare(a.RecordName(), b.RecordName()) })
+		for _, r := range recs {
+			if !fn(r) {
+				return
+			}
+		}
+	}
+}
+
 // page runs a list: filters, sorts and pages the records of src. total is
 // the number of records in src when known (-1 otherwise); with no filter and
 // no sort it lets the page stop early instead of scanning everything.
@@ -209,8 +242,11 @@ func (c *call) kindList(k *store.Kind, roleFilter bool) (*listReq, source, error
 		// The filter field "name" of a named kind reads RecordName, the
 		// value the column holds, so a test of it may skip records unread.
 		if need := lr.q.Requires("name"); need != nil {
-			src = namedSource(c.tx, k, need)
+			return lr, namedSource(c.tx, k, need), nil
 		}
+	}
+	if attrs := lr.q.RequiresAnyOf("roleAttributes"); attrs != nil && k.Named && k.HasRoleIndex() {
+		src = rolesSource(c.tx, k, attrs)
 	}
 	return lr, src, nil
 }

@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"fmt"
 	"net/http"
 	"net/url"
 	"slices"
@@ -98,5 +99,52 @@ func TestLists_QueryLimitAndOffsetWinOverTheFilters(t *testing.T) {
 	pg := out["meta"].(map[string]any)["pagination"].(map[string]any)
 	if st != http.StatusOK || pg["limit"] != float64(5) || pg["offset"] != float64(1) || len(out["data"].([]any)) != 3 {
 		t.Errorf("%d %v", st, out)
+	}
+}
+
+// TestLists_RoleAttributeFiltersAnswerAsAScanWould: a filter that implies
+// role attributes (read from the role index, not by matching every record)
+// answers the same records, order, pages and totalCount as the full scan of
+// an equivalent filter the index cannot serve.
+func TestLists_RoleAttributeFiltersAnswerAsAScanWould(t *testing.T) {
+	t.Parallel()
+	ts := newTestServer(t)
+	attrs := [][]string{{"ops"}, {"dev", "ops"}, {"dev"}, {}, {"ops", "db"}, {"db"}, {"ops"}, {"dev", "db"}}
+	for i := 0; i < 40; i++ {
+		// Names out of creation and id order, so list order is tested.
+		ts.create("/identities", map[string]any{"name": fmt.Sprintf("ra-%02d", (i*17)%40), "type": "Device",
+			"isAdmin": false, "roleAttributes": attrs[i%len(attrs)]})
+		ts.create("/services", map[string]any{"name": fmt.Sprintf("ra-svc-%02d", (i*13)%40), "roleAttributes": attrs[i%len(attrs)]})
+	}
+	list := func(path, filter string) ([]string, float64) {
+		t.Helper()
+		st, out := ts.do(http.MethodGet, mgmt(path+"?"+url.Values{"filter": {filter}}.Encode()), nil)
+		if st != http.StatusOK {
+			t.Fatalf("%s %s: %d %v", path, filter, st, out)
+		}
+		var names []string
+		for _, d := range out["data"].([]any) {
+			names = append(names, d.(map[string]any)["name"].(string))
+		}
+		return names, out["meta"].(map[string]any)["pagination"].(map[string]any)["totalCount"].(float64)
+	}
+	for _, path := range []string{"/identities", "/services"} {
+		for _, c := range []struct{ indexed, scan string }{
+			{`anyOf(roleAttributes) = "ops" limit 5`, `(anyOf(roleAttributes) = "ops" or false) limit 5`},
+			{`anyOf(roleAttributes) = "ops" skip 5 limit 5`, `(anyOf(roleAttributes) = "ops" or false) skip 5 limit 5`},
+			{`anyOf(roleAttributes) in ["db", "dev"] limit 100`, `(anyOf(roleAttributes) in ["db", "dev"] or false) limit 100`},
+			{`anyOf(roleAttributes) = "dev" and name contains "1" limit 100`, `(anyOf(roleAttributes) = "dev" or false) and name contains "1" limit 100`},
+			{`anyOf(roleAttributes) = "ops" sort by name desc limit 100`, `(anyOf(roleAttributes) = "ops" or false) sort by name desc limit 100`},
+			{`anyOf(roleAttributes) = "nobody" limit 100`, `(anyOf(roleAttributes) = "nobody" or false) limit 100`},
+		} {
+			got, gotTotal := list(path, c.indexed)
+			want, wantTotal := list(path, c.scan)
+			if !slices.Equal(got, want) || gotTotal != wantTotal {
+				t.Errorf("%s %s: %v (total %v), the scan gives %v (total %v)", path, c.indexed, got, gotTotal, want, wantTotal)
+			}
+		}
+		if got, total := list(path, `anyOf(roleAttributes) = "ops" limit 100`); total != 20 || len(got) != 20 || !sort.StringsAreSorted(got) {
+			t.Errorf("%s: ops: %d in %v (total %v), want 20 in name order", path, len(got), got, total)
+		}
 	}
 }

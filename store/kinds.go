@@ -3,6 +3,7 @@ package store
 import (
 	"encoding/binary"
 	"fmt"
+	"slices"
 	"time"
 
 	"edgectl/store/filter"
@@ -32,6 +33,12 @@ type Kind struct {
 
 // New returns an empty record of the kind.
 func (k *Kind) New() Record { return k.new() }
+
+// HasRoleIndex reports whether records of the kind are indexed by role
+// attribute (Tx.EachWithRole).
+func (k *Kind) HasRoleIndex() bool {
+	return slices.ContainsFunc(k.indexes, func(ix *memdb.IndexSchema) bool { return ix.Name == "roles" })
+}
 
 func strIndex(name, field string) *memdb.IndexSchema {
 	return &memdb.IndexSchema{Name: name, AllowMissing: true, Indexer: &stringIndex{field: field}}

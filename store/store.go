@@ -244,6 +244,13 @@ func (tx *Tx) Each(k *Kind, index string, fn func(Record) bool, args ...any) {
 	}
 }
 
+// EachWithRole calls fn for every record of kind k that has role attribute
+// attr, in no particular order. k must have a role attribute index
+// (Kind.HasRoleIndex).
+func (tx *Tx) EachWithRole(k *Kind, attr string, fn func(Record) bool) {
+	tx.Each(k, "roles", fn, attr)
+}
+
 // Count returns the number of records of kind k.
 func (tx *Tx) Count(k *Kind) int {
 	if k == KindEvent {

@@ -1,5 +1,7 @@
 package filter
 
+import "slices"
+
 // Need is what a query requires of one String field: see Query.Requires.
 type Need struct {
 	// Test holds for the field's value of every record the query matches.
@@ -131,4 +133,65 @@ func anyOf(tests []func(string) bool) func(string) bool {
 		}
 		return false
 	}
+}
+
+// RequiresAnyOf lets a list read only the records indexed under some values
+// of one list field: it returns values such that every record the condition
+// matches has at least one of them in field, or nil when the condition does
+// not say so on every path. Only "anyOf(field) = v" and "anyOf(field) in
+// [...]" name such values ("!=", "not in", allOf and count do not: an empty
+// list can match them); an "and" takes the smallest set of its children, an
+// "or" the union of all of them. Like Requires it is a necessary condition:
+// callers must still Match the records it lets through.
+func (q *Query) RequiresAnyOf(field string) []string {
+	if q == nil || q.expr == nil {
+		return nil
+	}
+	return requiresAnyOf(q.expr, field, true)
+}
+
+func requiresAnyOf(n node, field string, pos bool) []string {
+	switch n := n.(type) {
+	case *notNode:
+		return requiresAnyOf(n.x, field, !pos)
+	case *cmpNode:
+		// "not (anyOf(f) != v)" is "allOf(f) = v", which an empty list meets.
+		if !pos || n.neg || n.fn != fnAnyOf || n.field.name != field || (n.op != opEq && n.op != opIn) {
+			return nil
+		}
+		vals := make([]string, 0, len(n.vals))
+		for _, v := range n.vals {
+			if v.kind != litString || v.s == "" {
+				return nil
+			}
+			vals = append(vals, v.s)
+		}
+		return vals
+	case *logicNode:
+		if n.or != pos {
+			// Every child holds: the smallest set any child names will do.
+			var best []string
+			for _, k := range n.kids {
+				if vals := requiresAnyOf(k, field, pos); vals != nil && (best == nil || len(vals) < len(best)) {
+					best = vals
+				}
+			}
+			return best
+		}
+		// One child holds: each must name values, and any of them may be it.
+		var all []string
+		for _, k := range n.kids {
+			vals := requiresAnyOf(k, field, pos)
+			if vals == nil {
+				return nil
+			}
+			for _, v := range vals {
+				if !slices.Contains(all, v) {
+					all = append(all, v)
+				}
+			}
+		}
+		return all
+	}
+	return nil
 }

@@ -2,6 +2,7 @@ package filter
 
 import (
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -107,5 +108,75 @@ func TestRequires_NeverRejectsAMatch(t *testing.T) {
 	}
 	if constrained < 300 {
 		t.Fatalf("only %d of 3000 random conditions constrain name: the generator does not exercise Requires", constrained)
+	}
+}
+
+func TestRequiresAnyOf_ValuesEveryMatchHasOneOf(t *testing.T) {
+	for _, c := range []struct {
+		src  string
+		want []string // nil: the condition does not bound the field
+	}{
+		{`anyOf(roleAttributes) = "ops"`, []string{"ops"}},
+		{`anyOf(roleAttributes) in ["ops", "dev"]`, []string{"ops", "dev"}},
+		{`anyOf(roleAttributes) = "ops" and name contains "x"`, []string{"ops"}},
+		{`anyOf(roleAttributes) in ["a", "b"] and anyOf(roleAttributes) = "c"`, []string{"c"}},
+		{`anyOf(roleAttributes) = "a" or anyOf(roleAttributes) in ["b", "a"]`, []string{"a", "b"}},
+		{`not (anyOf(roleAttributes) != "ops" or isAdmin = true)`, nil}, // "not (anyOf != x)" is allOf = x: an empty list meets it
+		{`not (name = "x" or not (anyOf(roleAttributes) = "ops"))`, []string{"ops"}},
+		{`anyOf(roleAttributes) = "a" or name = "x"`, nil},
+		{`anyOf(roleAttributes) != "ops"`, nil},
+		{`anyOf(roleAttributes) not in ["ops"]`, nil},
+		{`allOf(roleAttributes) = "ops"`, nil},
+		{`anyOf(roleAttributes) contains "op"`, nil},
+		{`anyOf(roleAttributes) = ""`, nil},
+		{`isEmpty(roleAttributes)`, nil},
+		{`name = "ops"`, nil},
+		{`true sort by name`, nil},
+	} {
+		got := mustCompile(t, c.src).RequiresAnyOf("roleAttributes")
+		if (got == nil) != (c.want == nil) || strings.Join(got, ",") != strings.Join(c.want, ",") {
+			t.Errorf("%q: RequiresAnyOf = %q, want %q", c.src, got, c.want)
+		}
+	}
+	if got := (*Query)(nil).RequiresAnyOf("roleAttributes"); got != nil {
+		t.Errorf("no query: %q, want nil", got)
+	}
+}
+
+// Every record the query matches has one of the values RequiresAnyOf names
+// (random role lists against random shapes).
+func TestRequiresAnyOf_NeverLeavesAMatchOut(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 7))
+	attrs := []string{"a", "b", "c", "d"}
+	shapes := []string{
+		`anyOf(roleAttributes) = "a"`, `anyOf(roleAttributes) in ["a", "c"]`,
+		`anyOf(roleAttributes) = "a" and anyOf(roleAttributes) != "b"`,
+		`(anyOf(roleAttributes) = "b" or anyOf(roleAttributes) = "c") and not isEmpty(roleAttributes)`,
+		`not (not (anyOf(roleAttributes) = "d"))`,
+	}
+	for _, src := range shapes {
+		q := mustCompile(t, src)
+		vals := q.RequiresAnyOf("roleAttributes")
+		if vals == nil {
+			t.Fatalf("%q: RequiresAnyOf = nil", src)
+		}
+		for range 500 {
+			it := &item{roles: nil}
+			for _, a := range attrs {
+				if rng.IntN(3) == 0 {
+					it.roles = append(it.roles, a)
+				}
+			}
+			if !q.Match(it) {
+				continue
+			}
+			hit := false
+			for _, v := range vals {
+				hit = hit || slices.Contains(it.roles, v)
+			}
+			if !hit {
+				t.Fatalf("%q matches roles %q, which have none of %q", src, it.roles, vals)
+			}
+		}
 	}
 }

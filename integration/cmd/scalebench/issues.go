@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
+	"net/url"
 	"sort"
 	"time"
 
@@ -27,6 +28,21 @@ func (b *bench) issue4(ctx context.Context, r *report) error {
 			"roleAttributes": pick(rng, m.attrs, 1+rng.IntN(3))})
 		return b.send(ctx, b.base, http.MethodPost, mgmt+"/identities", b.admin, raw)
 	})
+
+	// Filtered identity lists, the default page of 10 with its total count:
+	// one by name (10 of the identities just created: scale-extra-00010 to
+	// -00019) and one by a role attribute (a tenth of the model).
+	nameFilter := `name contains "scale-extra-0001"`
+	r.filterName = b.sequential(ctx, "GET /identities?filter="+nameFilter, 20, n, func(ctx context.Context, _, _ int) (int, []byte, error) {
+		return b.send(ctx, b.base, http.MethodGet, mgmt+"/identities?"+url.Values{"filter": {nameFilter}}.Encode(), b.admin, nil)
+	})
+	r.filterNameFound, r.filterNameTotal = b.listCounts(ctx, mgmt+"/identities?"+url.Values{"filter": {nameFilter}}.Encode())
+	attrFilter := fmt.Sprintf(`anyOf(roleAttributes) = %q`, m.attrs[7])
+	r.filterAttr = b.sequential(ctx, "GET /identities?filter="+attrFilter, 20, n, func(ctx context.Context, _, _ int) (int, []byte, error) {
+		return b.send(ctx, b.base, http.MethodGet, mgmt+"/identities?"+url.Values{"filter": {attrFilter}}.Encode(), b.admin, nil)
+	})
+	r.filterAttrFound, r.filterAttrTotal = b.listCounts(ctx, mgmt+"/identities?"+url.Values{"filter": {attrFilter}}.Encode())
+	r.nameFilter, r.attrFilter = nameFilter, attrFilter
 
 	// The services of an identity, for random identities of the model.
 	r.identityServices = b.sequential(ctx, "GET /identities/{id}/services", 20, n, func(ctx context.Context, _, _ int) (int, []byte, error) {
@@ -224,4 +240,25 @@ func summarize(l []int) intStats {
 		sum += v
 	}
 	return intStats{n: len(s), mean: sum / len(s), p50: s[(len(s)-1)/2], max: s[len(s)-1]}
+}
+
+// listCounts returns the records on the first page of a list and its
+// meta.pagination.totalCount (0, 0 when the list fails).
+func (b *bench) listCounts(ctx context.Context, path string) (page, total int) {
+	data, err := b.call(ctx, http.MethodGet, path, b.admin, nil, http.StatusOK)
+	if err != nil {
+		return 0, 0
+	}
+	var out struct {
+		Data []json.RawMessage `json:"data"`
+		Meta struct {
+			Pagination struct {
+				TotalCount int `json:"totalCount"`
+			} `json:"pagination"`
+		} `json:"meta"`
+	}
+	if json.Unmarshal(data, &out) != nil {
+		return 0, 0
+	}
+	return len(out.Data), out.Meta.Pagination.TotalCount
 }
