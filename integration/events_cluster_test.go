@@ -109,7 +109,7 @@ func TestEventsOnThreeNodes(t *testing.T) {
 		for i := range n {
 			run := c.running()
 			w := run[i%len(run)]
-			created = append(created, createIdentity(t, w, c.token, map[string]any{
+			created = append(created, createIdentityAcrossAFailover(t, w, c.token, map[string]any{
 				"name": fmt.Sprintf("%s-%02d", prefix, i), "type": "User", "isAdmin": false}))
 		}
 	}
@@ -309,4 +309,40 @@ func fileEventIDs(path string, byID map[int64]string) ([]int64, error) {
 		ids = append(ids, id)
 	}
 	return ids, sc.Err()
+}
+
+// createIdentityAcrossAFailover creates an identity as a client must right
+// after the leader died: a write forwarded on a connection to the dead leader
+// can end 503 OUTCOME_UNKNOWN (the node cannot tell whether the leader read it
+// before dying), and the client then reads it back by name with
+// consistency=linearizable once a leader answers, creating it again only if
+// it is not there (what the error's message says to do).
+func createIdentityAcrossAFailover(t *testing.T, n *node, token string, body map[string]any) string {
+	t.Helper()
+	name := body["name"].(string)
+	var id string
+	waitUntil(t, "create identity "+name, 20*time.Second, func() error {
+		status, m := do(t, http.MethodPost, n.mgmt("/identities"), token, body)
+		switch {
+		case status == http.StatusCreated:
+			id, _ = jget(m, "data", "id").(string)
+			return nil
+		case status != http.StatusServiceUnavailable || jget(m, "error", "code") != "OUTCOME_UNKNOWN":
+			t.Fatalf("create identity %s: status %d: %s", name, status, js(m))
+		}
+		q := url.Values{"filter": {fmt.Sprintf("name = %q", name)}, "consistency": {"linearizable"}}
+		status, m = do(t, http.MethodGet, n.mgmt("/identities?"+q.Encode()), token, nil)
+		if status != http.StatusOK {
+			return fmt.Errorf("read back %s: status %d", name, status)
+		}
+		if data, _ := m["data"].([]any); len(data) == 1 {
+			id, _ = data[0].(map[string]any)["id"].(string)
+			return nil
+		}
+		return fmt.Errorf("%s was not created by the write whose outcome was unknown; writing it again", name)
+	})
+	if id == "" {
+		t.Fatalf("create identity %s: no id", name)
+	}
+	return id
 }
