@@ -294,10 +294,12 @@ func (tx *Tx) reindexEntity(rel *relation, old, upd Record) error {
 	} else {
 		id = old.GetID()
 	}
-	if tx.bulk != nil && !rel.linked {
-		// A snapshot load only inserts, and without a command time it marks
-		// nothing (mark): a relation without link rows has nothing to keep.
-		// Its candidate lookups were a fifth of a restart at 300k identities.
+	if !rel.linked && (!tracksLinks(rel) || old == nil && tx.at.IsZero()) {
+		// No link rows to keep, and nobody to tell: linkChanged only marks
+		// (which needs a command time, absent while a snapshot loads) and
+		// records lost links (which needs an old record). The candidate
+		// lookups below were a fifth of a restart at 300k identities, and
+		// ran on every identity write for the edge router policies.
 		return nil
 	}
 	if old != nil && upd != nil && sameSet(rolesOf(old), rolesOf(upd)) {

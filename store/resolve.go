@@ -201,7 +201,7 @@ func (tx *Tx) selectEntitiesWhile(rel *relation, sel *policy.Selector, fn func(i
 		attrs = []string{tx.rarestRole(rel.entity, attrs)}
 	}
 	for _, a := range attrs {
-		if tx.Each(rel.entity, "roles", emit, a); !more {
+		if tx.EachWithRole(rel.entity, a, emit); !more {
 			return
 		}
 	}

@@ -32,17 +32,10 @@ func (b *bench) issue4(ctx context.Context, r *report) error {
 	// Filtered identity lists, the default page of 10 with its total count:
 	// one by name (10 of the identities just created: scale-extra-00010 to
 	// -00019) and one by a role attribute (a tenth of the model).
-	nameFilter := `name contains "scale-extra-0001"`
-	r.filterName = b.sequential(ctx, "GET /identities?filter="+nameFilter, 20, n, func(ctx context.Context, _, _ int) (int, []byte, error) {
-		return b.send(ctx, b.base, http.MethodGet, mgmt+"/identities?"+url.Values{"filter": {nameFilter}}.Encode(), b.admin, nil)
-	})
-	r.filterNameFound, r.filterNameTotal = b.listCounts(ctx, mgmt+"/identities?"+url.Values{"filter": {nameFilter}}.Encode())
-	attrFilter := fmt.Sprintf(`anyOf(roleAttributes) = %q`, m.attrs[7])
-	r.filterAttr = b.sequential(ctx, "GET /identities?filter="+attrFilter, 20, n, func(ctx context.Context, _, _ int) (int, []byte, error) {
-		return b.send(ctx, b.base, http.MethodGet, mgmt+"/identities?"+url.Values{"filter": {attrFilter}}.Encode(), b.admin, nil)
-	})
-	r.filterAttrFound, r.filterAttrTotal = b.listCounts(ctx, mgmt+"/identities?"+url.Values{"filter": {attrFilter}}.Encode())
-	r.nameFilter, r.attrFilter = nameFilter, attrFilter
+	r.filtered = []*filteredList{
+		b.filteredList(ctx, `name contains "scale-extra-0001"`, n),
+		b.filteredList(ctx, fmt.Sprintf(`anyOf(roleAttributes) = %q`, m.attrs[7]), n),
+	}
 
 	// The services of an identity, for random identities of the model.
 	r.identityServices = b.sequential(ctx, "GET /identities/{id}/services", 20, n, func(ctx context.Context, _, _ int) (int, []byte, error) {
@@ -242,12 +235,25 @@ func summarize(l []int) intStats {
 	return intStats{n: len(s), mean: sum / len(s), p50: s[(len(s)-1)/2], max: s[len(s)-1]}
 }
 
-// listCounts returns the records on the first page of a list and its
-// meta.pagination.totalCount (0, 0 when the list fails).
-func (b *bench) listCounts(ctx context.Context, path string) (page, total int) {
+// filteredList is the latency of a filtered identity list and what its
+// answer holds.
+type filteredList struct {
+	filter      string
+	st          *stats
+	page, total int // records on the page, meta.pagination.totalCount
+}
+
+// filteredList times n sequential requests of the identity list with filter,
+// then reads one answer's page size and total count.
+func (b *bench) filteredList(ctx context.Context, filter string, n int) *filteredList {
+	path := mgmt + "/identities?" + url.Values{"filter": {filter}}.Encode()
+	f := &filteredList{filter: filter}
+	f.st = b.sequential(ctx, "GET /identities?filter="+filter, 20, n, func(ctx context.Context, _, _ int) (int, []byte, error) {
+		return b.send(ctx, b.base, http.MethodGet, path, b.admin, nil)
+	})
 	data, err := b.call(ctx, http.MethodGet, path, b.admin, nil, http.StatusOK)
 	if err != nil {
-		return 0, 0
+		return f
 	}
 	var out struct {
 		Data []json.RawMessage `json:"data"`
@@ -257,8 +263,8 @@ func (b *bench) listCounts(ctx context.Context, path string) (page, total int) {
 			} `json:"pagination"`
 		} `json:"meta"`
 	}
-	if json.Unmarshal(data, &out) != nil {
-		return 0, 0
+	if json.Unmarshal(data, &out) == nil {
+		f.page, f.total = len(out.Data), out.Meta.Pagination.TotalCount
 	}
-	return len(out.Data), out.Meta.Pagination.TotalCount
+	return f
 }

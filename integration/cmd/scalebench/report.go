@@ -17,9 +17,7 @@ type report struct {
 	tokens  []string // API sessions of the client identity, one per client
 
 	identityCreate, policyCreate, policyAllCreate, policyAllDelete, identityServices *stats
-	filterName, filterAttr                                                           *stats
-	nameFilter, attrFilter                                                           string
-	filterNameFound, filterNameTotal, filterAttrFound, filterAttrTotal               int
+	filtered                                                                         []*filteredList
 	policyLinks, identityReach                                                       intStats
 
 	clientServices, clientServicesPage, sessionCreate *stats
@@ -99,10 +97,9 @@ func (r *report) print(w io.Writer) {
 		r.policyLinks.mean, r.policyLinks.max), r.policyCreate, latencyAim(r.policyCreate, 20*time.Millisecond))
 	latRow(w, fmt.Sprintf("`POST /service-policies` with identityRoles `#all` (selects all %d+ identities)", c.identities), r.policyAllCreate, "(no aim; for scale)")
 	latRow(w, "`DELETE /service-policies/{id}` of those `#all` policies", r.policyAllDelete, "(no aim; for scale)")
-	latRow(w, fmt.Sprintf("`GET /identities?filter=%s` (page of %d, totalCount %d)", r.nameFilter, r.filterNameFound, r.filterNameTotal),
-		r.filterName, "(compare with 100k)")
-	latRow(w, fmt.Sprintf("`GET /identities?filter=%s` (page of %d, totalCount %d)", r.attrFilter, r.filterAttrFound, r.filterAttrTotal),
-		r.filterAttr, "(compare with 100k)")
+	for _, f := range r.filtered {
+		latRow(w, fmt.Sprintf("`GET /identities?filter=%s` (page of %d, totalCount %d)", f.filter, f.page, f.total), f.st, "(compare with 100k)")
+	}
 	latRow(w, fmt.Sprintf("`GET /identities/{id}/services` (random identity; default page of 10; they reach %d services on average, %d at most)",
 		r.identityReach.mean, r.identityReach.max), r.identityServices, latencyAim(r.identityServices, 2*time.Millisecond))
 
