@@ -26,6 +26,9 @@ type listReq struct {
 	q             *filter.Query
 	roles         *policy.Selector
 	fields        *filter.Schema
+	// matches is the number of records the list matches when an index gave
+	// it before the scan (kindList), -1 otherwise.
+	matches int
 }
 
 // roled is a record with role attributes.
@@ -34,7 +37,7 @@ type roled interface{ Roles() []string }
 // parseList reads limit, offset, filter and (for LQ+ lists) roleFilter and roleSemantic.
 func (c *call) parseList(fields *filter.Schema, roleFilter bool) (*listReq, error) {
 	qs := c.r.URL.Query()
-	lr := &listReq{limit: defaultLimit, fields: fields}
+	lr := &listReq{limit: defaultLimit, fields: fields, matches: -1}
 	q, err := filter.Compile(qs.Get("filter"), fields)
 	if err != nil {
 		return nil, badQuery("filter", err)
@@ -175,11 +178,17 @@ func (c *call) page(lr *listReq, src source, total int, view func(store.Record) 
 
 // pick selects the records of one page of src (see page) and returns them
 // with the number of matching records and the limit the answer reports.
+// When that number is known before the scan (no condition and total known,
+// or lr.matches) and no sort reorders src, the scan stops once the page is
+// full; otherwise it matches every record of src.
 func (lr *listReq) pick(src source, total int) (recs []store.Record, count, limit int) {
 	want := func() bool { return lr.all || len(recs) < lr.limit }
-	if !lr.q.HasCondition() && !lr.q.HasSort() && lr.roles == nil && total >= 0 {
+	count = lr.matches
+	if !lr.q.HasCondition() && lr.roles == nil && total >= 0 {
 		count = total
-		if n := total - lr.offset; n > 0 {
+	}
+	if count >= 0 && !lr.q.HasSort() {
+		if n := count - lr.offset; n > 0 {
 			if !lr.all {
 				n = min(n, lr.limit)
 			}
@@ -187,6 +196,9 @@ func (lr *listReq) pick(src source, total int) (recs []store.Record, count, limi
 		}
 		skipped := 0
 		src(func(r store.Record) bool {
+			if !lr.match(r) {
+				return true
+			}
 			if skipped < lr.offset {
 				skipped++
 				return true
@@ -231,7 +243,9 @@ func (c *call) listKind(k *store.Kind, roleFilter bool, view func(store.Record) 
 
 // kindList parses the list request of a kind and returns the source of its
 // candidates: every record, or, when the filter constrains the name of a
-// named kind, only the records whose name passes that test.
+// named kind, only the records whose name passes that test, or when it
+// requires role attributes, the records the role index lists under them
+// (unless the walk in list order is cheaper; then it also sets lr.matches).
 func (c *call) kindList(k *store.Kind, roleFilter bool) (*listReq, source, error) {
 	lr, err := c.parseList(k.Fields, roleFilter)
 	if err != nil {
@@ -246,6 +260,17 @@ func (c *call) kindList(k *store.Kind, roleFilter bool) (*listReq, source, error
 		}
 	}
 	if attrs := lr.q.RequiresAnyOf("roleAttributes"); attrs != nil && k.Named && k.HasRoleIndex() {
+		if v, ok := lr.q.IsAnyOf("roleAttributes"); ok && lr.roles == nil && !lr.q.HasSort() && !lr.all {
+			// The matches are exactly the records the index lists under v, so
+			// their number is its count. Walking the whole list in order
+			// fills the page after about (offset+limit)·N/n records; reading
+			// the n from the index costs sorting them by name. Walk when that
+			// is the smaller.
+			if n, all := c.tx.CountWithRole(k, v), c.tx.Count(k); n > 0 && (min(lr.offset, all)+lr.limit)*all < n*n {
+				lr.matches = n
+				return lr, src, nil
+			}
+		}
 		src = rolesSource(c.tx, k, attrs)
 	}
 	return lr, src, nil

@@ -181,6 +181,15 @@ func (tx *Tx) addRole(k *Kind, attr string, d int) error {
 	return tx.put(rolesTable, &roleCount{Table: k.Table, Attr: attr, N: n})
 }
 
+// CountWithRole returns the number of records of k that have role attribute
+// attr, from the counts the writes keep (countRoles).
+func (tx *Tx) CountWithRole(k *Kind, attr string) int {
+	if raw, _ := tx.txn.First(rolesTable, "id", k.Table, attr); raw != nil {
+		return raw.(*roleCount).N
+	}
+	return 0
+}
+
 // RoleAttributes calls fn with every role attribute in use by records of k, in order.
 func (tx *Tx) RoleAttributes(k *Kind, fn func(attr string) bool) {
 	it, err := tx.txn.Get(rolesTable, "id_prefix", k.Table, "")

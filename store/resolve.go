@@ -211,11 +211,7 @@ func (tx *Tx) selectEntitiesWhile(rel *relation, sel *policy.Selector, fn func(i
 func (tx *Tx) rarestRole(k *Kind, attrs []string) string {
 	best, bestN := attrs[0], -1
 	for _, a := range attrs {
-		n := 0
-		if raw, _ := tx.txn.First(rolesTable, "id", k.Table, a); raw != nil {
-			n = raw.(*roleCount).N
-		}
-		if bestN < 0 || n < bestN {
+		if n := tx.CountWithRole(k, a); bestN < 0 || n < bestN {
 			best, bestN = a, n
 		}
 	}

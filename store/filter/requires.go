@@ -195,3 +195,19 @@ func requiresAnyOf(n node, field string, pos bool) []string {
 	}
 	return nil
 }
+
+// IsAnyOf returns v when the query's whole condition is that the list field
+// holds v (`anyOf(field) = v`, or `in` with the one value v), so that the
+// records it matches are exactly those an index of the field's values lists
+// under v and their number is that index's count for v.
+func (q *Query) IsAnyOf(field string) (v string, ok bool) {
+	if q == nil {
+		return "", false
+	}
+	n, isCmp := q.expr.(*cmpNode)
+	if !isCmp || n.neg || n.fn != fnAnyOf || n.field.name != field || (n.op != opEq && n.op != opIn) ||
+		len(n.vals) != 1 || n.vals[0].kind != litString || n.vals[0].s == "" {
+		return "", false
+	}
+	return n.vals[0].s, true
+}

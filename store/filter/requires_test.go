@@ -180,3 +180,40 @@ func TestRequiresAnyOf_NeverLeavesAMatchOut(t *testing.T) {
 		}
 	}
 }
+
+// IsAnyOf names a value only when the query matches exactly the records
+// whose list holds it, so a list may take its count from an index.
+func TestIsAnyOf_OnlyWhenTheConditionIsExactlyMembership(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 9))
+	attrs := []string{"a", "b", "c"}
+	for _, src := range []string{`anyOf(roleAttributes) = "a"`, `anyOf(roleAttributes) in ["a"]`, `anyOf(roleAttributes) = "a" sort by name skip 3 limit 2`} {
+		q := mustCompile(t, src)
+		v, ok := q.IsAnyOf("roleAttributes")
+		if !ok || v != "a" {
+			t.Fatalf("%q: IsAnyOf = %q, %v; want \"a\", true", src, v, ok)
+		}
+		for range 300 {
+			it := &item{}
+			for _, a := range attrs {
+				if rng.IntN(2) == 0 {
+					it.roles = append(it.roles, a)
+				}
+			}
+			if q.Match(it) != slices.Contains(it.roles, "a") {
+				t.Fatalf("%q: Match(%q) = %v", src, it.roles, q.Match(it))
+			}
+		}
+	}
+	for _, src := range []string{
+		``, `anyOf(roleAttributes) != "a"`, `anyOf(roleAttributes) in ["a", "b"]`, `allOf(roleAttributes) = "a"`,
+		`anyOf(roleAttributes) = "a" and anyOf(roleAttributes) = "b"`, `anyOf(roleAttributes) = "a" or isEmpty(roleAttributes)`,
+		`not (anyOf(roleAttributes) = "a")`, `anyOf(roleAttributes) = ""`, `anyOf(roleAttributes) contains "a"`,
+	} {
+		if v, ok := mustCompile(t, src).IsAnyOf("roleAttributes"); ok {
+			t.Fatalf("%q: IsAnyOf = %q, true; want false", src, v)
+		}
+	}
+	if _, ok := mustCompile(t, `anyOf(roleAttributes) = "a"`).IsAnyOf("tags"); ok {
+		t.Fatal("IsAnyOf of another field = true")
+	}
+}
