@@ -27,12 +27,56 @@ var _ policy.Graph = (*Tx)(nil)
 // Change markers (side tree treeChanges) say when something that an
 // identity's service list shows last changed: "i:ID" for an identity's own
 // grants and overrides, "p:ID" for what a service policy grants, "s:ID" for a
-// service as shown.
+// service as shown. When a service policy stops selecting more identities
+// than are worth marking one by one (coarseLoss), the terms of its old
+// selector are marked instead: "i*" (#all) for every identity and "r:ATTR"
+// for the identities with that role attribute. Such a marker may also move
+// the time of an identity that lost nothing: a client then refreshes a list
+// that did not change, which costs it one request; a 5-second apply that
+// stops every write of the cluster (a million marks) costs more.
 
 // lostLink is a service policy link removed by the command being applied:
 // sessions that relied on it are checked when the command finishes.
 type lostLink struct {
 	rel, policy, entity string
+}
+
+// lostSelection is a service policy's identity selector old, replaced by
+// upd (nil when the policy went), whose identities were not listed one by
+// one: Finish checks every session whose identity old selects and upd does
+// not.
+type lostSelection struct {
+	rel      *relation
+	old, upd *policy.Selector
+}
+
+// defaultCoarseLoss is the most identities a service policy change lists
+// one by one (a marker and a session lookup each, a few microseconds) when
+// its selector stops selecting them; above it the change marks the
+// selector's terms and checks the sessions instead (identitiesLostCoarsely).
+const defaultCoarseLoss = 4096
+
+// identitiesLostCoarsely tells the change tracking that the identities the
+// service policy selector old selected may have lost its links, without
+// listing them: it marks old's terms and leaves the sessions to Finish.
+func (tx *Tx) identitiesLostCoarsely(rel *relation, old, upd *policy.Selector) error {
+	marks := make([]string, 0, 1+len(old.IDs)+len(old.Attrs))
+	if old.All {
+		marks = append(marks, "i*")
+	}
+	for id := range old.IDs {
+		marks = append(marks, "i:"+id)
+	}
+	for _, a := range old.Attrs {
+		marks = append(marks, "r:"+a)
+	}
+	for _, m := range marks {
+		if err := tx.mark(m); err != nil {
+			return err
+		}
+	}
+	tx.lostSel = append(tx.lostSel, lostSelection{rel: rel, old: old, upd: upd})
+	return nil
 }
 
 func (tx *Tx) mark(id string) error {
@@ -159,10 +203,21 @@ func (tx *Tx) markServicesOfConfig(configID string) error {
 // every service policy link it removed, the sessions of that identity and
 // service are checked against the grants that remain.
 func (tx *Tx) Finish() error {
-	lost := tx.lost
-	tx.lost = nil
+	lost, lostSel := tx.lost, tx.lostSel
+	tx.lost, tx.lostSel = nil, nil
 	type pair struct{ identity, service string }
 	check := map[pair]struct{}{}
+	if len(lostSel) > 0 {
+		tx.Each(KindSession, "id", func(r Record) bool {
+			s := r.(*Session)
+			for _, l := range lostSel {
+				if tx.entityMatches(l.rel, l.old, s.IdentityID) && (l.upd == nil || !tx.entityMatches(l.rel, l.upd, s.IdentityID)) {
+					check[pair{s.IdentityID, s.ServiceID}] = struct{}{}
+				}
+			}
+			return true
+		})
+	}
 	for _, l := range lost {
 		switch l.rel {
 		case RelServicePolicyIdentity:
@@ -219,6 +274,10 @@ func (tx *Tx) LastServiceChange(i *Identity) time.Time {
 		}
 	}
 	later(tx.changedAt("i:" + i.ID))
+	later(tx.changedAt("i*"))
+	for _, a := range i.RoleAttributes {
+		later(tx.changedAt("r:" + a))
+	}
 	seen := map[string]struct{}{}
 	tx.EntityPolicies(RelServicePolicyIdentity, i.ID, func(p string) bool {
 		later(tx.changedAt("p:" + p))

@@ -266,6 +266,9 @@ func (tx *Tx) resolvedPolicyChanged(rel *relation, id string, oldSel, newSel *po
 	if oldSel == nil || !tracksLinks(rel) {
 		return nil
 	}
+	if rel.name == RelServicePolicyIdentity && tx.selectionBound(rel.entity, oldSel) > tx.s.coarseLoss {
+		return tx.identitiesLostCoarsely(rel, oldSel, newSel)
+	}
 	var lost []string
 	tx.selectEntities(rel, oldSel, func(e string) {
 		if newSel == nil || !tx.entityMatches(rel, newSel, e) {
@@ -278,6 +281,25 @@ func (tx *Tx) resolvedPolicyChanged(rel *relation, id string, oldSel, newSel *po
 		}
 	}
 	return nil
+}
+
+// selectionBound is at least the number of records of k that sel selects,
+// from the counts (the kind's, its role attributes'), without reading them.
+func (tx *Tx) selectionBound(k *Kind, sel *policy.Selector) int {
+	if sel.All {
+		return tx.Count(k)
+	}
+	n := len(sel.IDs)
+	switch {
+	case len(sel.Attrs) == 0:
+	case sel.Semantic == policy.AnyOf:
+		for _, a := range sel.Attrs {
+			n += tx.CountWithRole(k, a)
+		}
+	default:
+		n += tx.CountWithRole(k, tx.rarestRole(k, sel.Attrs))
+	}
+	return n
 }
 
 // entityMatches reports whether sel selects the entity of rel with this id.

@@ -212,9 +212,16 @@ func grantsOf(tx *Tx, identity Record) string {
 }
 
 func TestRelations_ChangeMarkersMoveWhenTheServiceListChanges(t *testing.T) {
+	t.Run("identities listed", func(t *testing.T) { changeMarkersMove(t, defaultCoarseLoss) })
+	// Every policy that stops selecting identities marks its selector's terms.
+	t.Run("selector terms marked", func(t *testing.T) { changeMarkersMove(t, 0) })
+}
+
+func changeMarkersMove(t *testing.T, coarseLoss int) {
 	for seed := int64(1); seed <= 20; seed++ {
 		m := &randomModel{r: rand.New(rand.NewSource(seed)), at: t0}
 		s := New()
+		s.coarseLoss = coarseLoss
 		for step := 0; step < 150; step++ {
 			before := map[string]string{}
 			tx := s.Read()

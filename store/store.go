@@ -29,11 +29,14 @@ type Store struct {
 	// events caches the decoded event log state by its stored value (a
 	// setting's value is never changed in place, only replaced).
 	events atomic.Pointer[eventsCache]
+	// coarseLoss is the most identities a service policy change that stops
+	// selecting them tells the change tracking of one by one (access.go).
+	coarseLoss int
 }
 
 // New returns an empty store.
 func New() *Store {
-	s := &Store{}
+	s := &Store{coarseLoss: defaultCoarseLoss}
 	s.db.Store(newDB())
 	return s
 }
@@ -56,9 +59,11 @@ type Tx struct {
 	s   *Store
 	db  *memdb.MemDB
 	// at is the time of the command being applied (SetTime); lost collects
-	// the service policy links it removed, for Finish.
-	at   time.Time
-	lost []lostLink
+	// the service policy links it removed, and lostSel the identity
+	// selections that lost too many identities to list, for Finish.
+	at      time.Time
+	lost    []lostLink
+	lostSel []lostSelection
 	// sideTxns are the open write transactions of side trees (trees.go).
 	sideTxns map[string]*iradix.Txn
 	// write marks the transaction of an Apply; a read view memoizes the

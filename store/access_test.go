@@ -1,0 +1,103 @@
+package store
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+)
+
+// A service policy change that stops selecting more identities than the
+// store lists one by one ends the same sessions as one that lists them, and
+// moves the change marker of every identity that lost access.
+func TestAccess_LargeLossesEndTheSameSessions(t *testing.T) {
+	run := func(coarseLoss int) (sessions []string, marked map[string]bool) {
+		s := New()
+		s.coarseLoss = coarseLoss
+		mustWrite(t, s, func(tx *Tx) error {
+			tx.SetTime(t0)
+			for i := range 10 {
+				roles := []string{"b"}
+				if i < 5 {
+					roles = []string{"a", "b"}
+				}
+				id := fmt.Sprintf("i%d", i)
+				if err := tx.Insert(KindIdentity, &Identity{Base: Base{ID: id}, Named: Named{Name: id}, RoleAttributes: roles}); err != nil {
+					return err
+				}
+			}
+			if err := tx.Insert(KindService, &Service{Base: Base{ID: "s1"}, Named: Named{Name: "s1"}}); err != nil {
+				return err
+			}
+			for _, p := range []*ServicePolicy{
+				{Base: Base{ID: "all"}, Named: Named{Name: "all"}, Type: "Dial", Semantic: "AnyOf", IdentityRoles: []string{"#all"}, ServiceRoles: []string{"@s1"}},
+				{Base: Base{ID: "a"}, Named: Named{Name: "a"}, Type: "Dial", Semantic: "AnyOf", IdentityRoles: []string{"#a"}, ServiceRoles: []string{"@s1"}},
+				{Base: Base{ID: "bind"}, Named: Named{Name: "bind"}, Type: "Bind", Semantic: "AllOf", IdentityRoles: []string{"#a", "#b"}, ServiceRoles: []string{"@s1"}},
+			} {
+				if err := tx.Insert(KindServicePolicy, p); err != nil {
+					return err
+				}
+			}
+			for i := range 10 {
+				for _, typ := range []string{"Dial", "Bind"} {
+					id := fmt.Sprintf("%s-i%d", typ, i)
+					if err := tx.Insert(KindSession, &Session{Base: Base{ID: id}, IdentityID: fmt.Sprintf("i%d", i), ServiceID: "s1", Type: typ}); err != nil {
+						return err
+					}
+				}
+			}
+			return tx.Finish()
+		})
+		at := t0.Add(time.Minute)
+		step := func(fn func(tx *Tx) error) {
+			mustWrite(t, s, func(tx *Tx) error {
+				at = at.Add(time.Second)
+				tx.SetTime(at)
+				if err := fn(tx); err != nil {
+					return err
+				}
+				return tx.Finish()
+			})
+		}
+		// #all goes: i5–i9 lose Dial; i0–i4 keep it through #a.
+		step(func(tx *Tx) error { return tx.DeletePolicy(KindServicePolicy, "all") })
+		// #a becomes @i0: i1–i4 lose Dial.
+		step(func(tx *Tx) error {
+			return tx.UpdatePolicy(KindServicePolicy, "a", Patch{"identityRoles": []byte(`["@i0"]`)}, at)
+		})
+		// AllOf #a #b becomes #a #b @i7 in AnyOf: nobody loses Bind.
+		step(func(tx *Tx) error {
+			return tx.UpdatePolicy(KindServicePolicy, "bind", Patch{"identityRoles": []byte(`["#a", "@i7"]`), "semantic": []byte(`"AnyOf"`)}, at)
+		})
+		tx := s.Read()
+		tx.Each(KindSession, "id", func(r Record) bool { sessions = append(sessions, r.GetID()); return true })
+		slices.Sort(sessions)
+		marked = map[string]bool{}
+		tx.Each(KindIdentity, "id", func(r Record) bool {
+			marked[r.GetID()] = tx.LastServiceChange(r.(*Identity)).After(t0.Add(time.Minute))
+			return true
+		})
+		return sessions, marked
+	}
+	listed, listedMarks := run(defaultCoarseLoss)
+	coarse, coarseMarks := run(0)
+	// A change checks every session of an (identity, service) pair that
+	// lost a link: i5–i9's Bind sessions, never granted, go with their Dial.
+	want := []string{"Bind-i0", "Bind-i1", "Bind-i2", "Bind-i3", "Bind-i4", "Dial-i0"}
+	if !slices.Equal(listed, want) {
+		t.Fatalf("sessions after the changes, identities listed: %v, want %v", listed, want)
+	}
+	if !slices.Equal(coarse, listed) {
+		t.Fatalf("sessions after the changes, selector terms marked: %v, listed: %v", coarse, listed)
+	}
+	for id, m := range listedMarks {
+		if m && !coarseMarks[id] {
+			t.Errorf("%s: marker moved when listed, not when the selector terms were marked", id)
+		}
+	}
+	for i := range 10 {
+		if id := fmt.Sprintf("i%d", i); !coarseMarks[id] {
+			t.Errorf("%s lost Dial but its marker did not move", id)
+		}
+	}
+}
