@@ -125,33 +125,25 @@ func entityEvents(changes []store.Change, index uint64, actor *store.EventActor)
 		if actor != nil {
 			e.Actor = *actor
 		}
-		if action != "updated" && !hasSecrets(rec) {
-			// The record as it is: no field to leave out, no fields to compare.
-			raw, err := json.Marshal(rec)
-			if err != nil {
-				continue
+		if action != "updated" {
+			// Nothing to compare: the record's JSON is made when the event
+			// is first read (store.Event.Lazy).
+			enc := recordJSON
+			if hasSecrets(rec) {
+				enc = func(r store.Record) json.RawMessage { return encodeFields(apiFields(ch.Kind, r)) }
 			}
 			if action == "created" {
-				e.After = raw
+				e.Lazy(nil, rec, enc)
 			} else {
-				e.Before = raw
+				e.Lazy(rec, nil, enc)
 			}
 			out = append(out, e)
 			continue
 		}
-		before, after := publicJSON(ch.Old), publicJSON(ch.New)
-		if ch.Kind == store.KindEventSubscription {
-			// Deliveries move the subscription's state: not an API change.
-			for k := range store.SubscriptionStateFields {
-				delete(before, k)
-				delete(after, k)
-			}
-		}
-		if action == "updated" {
-			e.ChangedFields = changedFields(before, after)
-			if len(e.ChangedFields) == 0 {
-				continue // a rewrite that changed nothing an API user sees
-			}
+		before, after := apiFields(ch.Kind, ch.Old), apiFields(ch.Kind, ch.New)
+		e.ChangedFields = changedFields(before, after)
+		if len(e.ChangedFields) == 0 {
+			continue // a rewrite that changed nothing an API user sees
 		}
 		e.Before, e.After = encodeFields(before), encodeFields(after)
 		out = append(out, e)
@@ -195,6 +187,28 @@ func hasSecrets(r store.Record) bool {
 	walk(t)
 	secretTypes.Store(t, found)
 	return found
+}
+
+// recordJSON is the JSON of a record without secrets; nil if it cannot be
+// encoded.
+func recordJSON(r store.Record) json.RawMessage {
+	raw, err := json.Marshal(r)
+	if err != nil {
+		return nil
+	}
+	return raw
+}
+
+// apiFields is what an event shows of a record of kind k: its public fields
+// (publicJSON), and of a subscription not the state its deliveries move.
+func apiFields(k *store.Kind, r store.Record) map[string]json.RawMessage {
+	m := publicJSON(r)
+	if k == store.KindEventSubscription {
+		for f := range store.SubscriptionStateFields {
+			delete(m, f)
+		}
+	}
+	return m
 }
 
 // publicJSON is a record's fields as JSON values, secrets left out.
