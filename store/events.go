@@ -101,7 +101,15 @@ type EventActor struct {
 
 // EventKey is the record id of event seq: fixed-width, so ids sort in
 // sequence order.
-func EventKey(seq int64) string { return fmt.Sprintf("%020d", seq) }
+func EventKey(seq int64) string {
+	if seq < 0 {
+		return fmt.Sprintf("%020d", seq)
+	}
+	b := [20]byte{'0', '0', '0', '0', '0', '0', '0', '0', '0', '0', '0', '0', '0', '0', '0', '0', '0', '0', '0', '0'}
+	d := strconv.AppendInt(make([]byte, 0, 20), seq, 10)
+	copy(b[20-len(d):], d)
+	return string(b[:])
+}
 
 // KindEvent holds the events.
 var KindEvent = &Kind{Table: "events", Entity: "event", byID: true,
@@ -346,16 +354,22 @@ func (tx *Tx) compactEvents(st EventState, at time.Time) error {
 	if (st.RetentionCount <= 0 || excess <= 0) && (cutoff.IsZero() || !tx.evb.oldestAt.Before(cutoff)) {
 		return nil // the oldest is within both bounds
 	}
+	// The sequence numbers of the kept events have no gaps (appends take
+	// the next one, compaction drops the oldest), so the events to drop are
+	// looked up by key, from the oldest, instead of through an iterator.
 	var drop []*Event
-	tx.Each(KindEvent, "id", func(r Record) bool {
-		e := r.(*Event)
-		if (st.RetentionCount > 0 && excess > 0) || (!cutoff.IsZero() && e.CreatedAt.Before(cutoff)) {
-			drop = append(drop, e)
-			excess--
-			return true
+	for seq := oldest; seq <= st.LastSeq; seq++ {
+		raw, _ := tx.txn.First(KindEvent.Table, "id", EventKey(seq))
+		if raw == nil {
+			break
 		}
-		return false
-	})
+		e := raw.(*Event)
+		if !(st.RetentionCount > 0 && excess > 0) && (cutoff.IsZero() || !e.CreatedAt.Before(cutoff)) {
+			break
+		}
+		drop = append(drop, e)
+		excess--
+	}
 	if len(drop) == 0 {
 		return nil
 	}
@@ -370,7 +384,12 @@ func (tx *Tx) compactEvents(st EventState, at time.Time) error {
 			return fmt.Errorf("store: compact events: %w", err)
 		}
 	}
-	tx.evb.ok = false // the new oldest's time is looked up when asked for
+	tx.evb.ok = false
+	if next := drop[len(drop)-1].Seq + 1; next <= st.LastSeq {
+		if raw, _ := tx.txn.First(KindEvent.Table, "id", EventKey(next)); raw != nil {
+			tx.evb = eventBounds{ok: true, oldest: next, newest: st.LastSeq, oldestAt: raw.(*Event).CreatedAt}
+		}
+	}
 	return nil
 }
 

@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"testing"
 	"time"
 )
@@ -93,5 +94,14 @@ func TestEventsNumberingSurvivesCompactionAndSnapshots(t *testing.T) {
 	}
 	if findings, err := r2.CheckIntegrity(false, 100); err != nil || len(findings) != 0 {
 		t.Fatalf("integrity after load: %v, %v", findings, err)
+	}
+}
+
+func TestEventKey_IsTheZeroPaddedSequence(t *testing.T) {
+	t.Parallel()
+	for _, seq := range []int64{0, 1, 42, 1234567890, 1<<63 - 1} {
+		if got, want := EventKey(seq), fmt.Sprintf("%020d", seq); got != want {
+			t.Fatalf("EventKey(%d) = %q, want %q", seq, got, want)
+		}
 	}
 }
