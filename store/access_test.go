@@ -101,3 +101,56 @@ func TestAccess_LargeLossesEndTheSameSessions(t *testing.T) {
 		}
 	}
 }
+
+// The record and role attribute counts a write transaction changes are
+// written at Commit; reads inside it already see them, and an abort drops
+// them.
+func TestCounts_AWriteTransactionReadsItsOwnChanges(t *testing.T) {
+	t.Parallel()
+	s := New()
+	ident := func(id string, roles ...string) *Identity {
+		return &Identity{Base: Base{ID: id}, Named: Named{Name: id}, RoleAttributes: roles}
+	}
+	check := func(tx *Tx, when string, n, a, b int) {
+		t.Helper()
+		if got := [3]int{tx.Count(KindIdentity), tx.CountWithRole(KindIdentity, "a"), tx.CountWithRole(KindIdentity, "b")}; got != [3]int{n, a, b} {
+			t.Fatalf("%s: identities, with a, with b = %v, want %v", when, got, [3]int{n, a, b})
+		}
+	}
+	tx := s.Write()
+	for _, i := range []*Identity{ident("1", "a", "b"), ident("2", "a"), ident("3", "b", "b")} {
+		if err := tx.Insert(KindIdentity, i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check(tx, "three inserted, not committed", 3, 2, 2)
+	if err := tx.Remove(KindIdentity, "1"); err != nil {
+		t.Fatal(err)
+	}
+	check(tx, "one removed", 2, 1, 1)
+	tx.Commit()
+	check(s.Read(), "committed", 2, 1, 1)
+	var attrs []string
+	s.Read().RoleAttributes(KindIdentity, func(a string) bool { attrs = append(attrs, a); return true })
+	if !slices.Equal(attrs, []string{"a", "b"}) {
+		t.Fatalf("role attributes in use %v", attrs)
+	}
+
+	tx = s.Write()
+	if err := tx.Insert(KindIdentity, ident("4", "a")); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Remove(KindIdentity, "3"); err != nil {
+		t.Fatal(err)
+	}
+	check(tx, "one in, one out", 2, 2, 0)
+	tx.Abort()
+	check(s.Read(), "aborted", 2, 1, 1)
+
+	mustWrite(t, s, func(tx *Tx) error { return tx.Remove(KindIdentity, "3") })
+	attrs = nil
+	s.Read().RoleAttributes(KindIdentity, func(a string) bool { attrs = append(attrs, a); return true })
+	if !slices.Equal(attrs, []string{"a"}) {
+		t.Fatalf("role attributes in use after the last b went: %v", attrs)
+	}
+}

@@ -171,6 +171,7 @@ func diffSets(what, item string, want, have map[string]bool) []string {
 
 // rebuildDerived recomputes every derived table and count from the records.
 func (tx *Tx) rebuildDerived() error {
+	tx.pend = nil // the counts are recomputed below; changes summed before are in them
 	tx.resetTree(treeLinks)
 	tx.resetTree(treeByEntity)
 	for _, t := range []string{refsTable, rolesTable, countsTable} {

@@ -165,32 +165,25 @@ func (tx *Tx) countRoles(k *Kind, old, upd Record) error {
 }
 
 func (tx *Tx) addRole(k *Kind, attr string, d int) error {
-	if tx.bulk != nil {
-		tx.bulk.roles[roleKey{k.Table, attr}] += d
-		return nil
-	}
-	n := 0
-	if raw, _ := tx.txn.First(rolesTable, "id", k.Table, attr); raw != nil {
-		n = raw.(*roleCount).N
-	}
-	n += d
-	if n <= 0 {
-		_, err := tx.delAll(rolesTable, "id", k.Table, attr)
-		return err
-	}
-	return tx.put(rolesTable, &roleCount{Table: k.Table, Attr: attr, N: n})
+	tx.pending().roles[roleKey{k.Table, attr}] += d
+	return nil
 }
 
 // CountWithRole returns the number of records of k that have role attribute
 // attr, from the counts the writes keep (countRoles).
 func (tx *Tx) CountWithRole(k *Kind, attr string) int {
+	n := 0
 	if raw, _ := tx.txn.First(rolesTable, "id", k.Table, attr); raw != nil {
-		return raw.(*roleCount).N
+		n = raw.(*roleCount).N
 	}
-	return 0
+	if tx.pend != nil {
+		n += tx.pend.roles[roleKey{k.Table, attr}]
+	}
+	return n
 }
 
-// RoleAttributes calls fn with every role attribute in use by records of k, in order.
+// RoleAttributes calls fn with every role attribute in use by records of k,
+// in order, as committed (a write transaction's own changes are not seen).
 func (tx *Tx) RoleAttributes(k *Kind, fn func(attr string) bool) {
 	it, err := tx.txn.Get(rolesTable, "id_prefix", k.Table, "")
 	if err != nil {

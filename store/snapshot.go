@@ -48,7 +48,7 @@ func (tx *Tx) Dump(enc *json.Encoder) error {
 // in maps and written once at the end instead of per record.
 func (s *Store) Load(dec *json.Decoder) error {
 	db := newDB()
-	tx := &Tx{txn: db.Txn(true), s: s, db: db, bulk: &bulkCounts{counts: map[*Kind]int{}, roles: map[roleKey]int{}}}
+	tx := &Tx{txn: db.Txn(true), s: s, db: db}
 	defer tx.Abort()
 	type item struct {
 		k   *Kind
@@ -107,9 +107,6 @@ func (s *Store) Load(dec *json.Decoder) error {
 		if err := tx.Insert(it.k, it.r); err != nil {
 			return fmt.Errorf("store: load %s record %d: %w", it.k.Table, it.i, err)
 		}
-	}
-	if err := tx.flushBulk(); err != nil {
-		return err
 	}
 	tx.Commit()
 	s.swap(db)

@@ -188,6 +188,12 @@ func (tx *Tx) sortedAtGen(k *Kind) *sortedRecords {
 	recs := make([]Record, 0, tx.Count(k))
 	tx.Each(k, index, func(r Record) bool { recs = append(recs, r); return true })
 	c := &sortedRecords{db: tx.db, gen: gen, recs: recs}
+	if tx.write {
+		// A write transaction's view is not a committed generation: its
+		// generation number is taken again by the commit, whatever it
+		// writes after this.
+		return c
+	}
 	// Keep the newest generation: an old view rebuilding must not evict a newer cache.
 	for {
 		v, loaded := tx.s.sorted.LoadOrStore(k.Table, c)

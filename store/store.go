@@ -77,32 +77,69 @@ type Tx struct {
 	writes int
 	// evb caches the oldest and newest event sequence numbers of this view.
 	evb eventBounds
-	// bulk, while a snapshot loads, sums the counts instead of writing them per record.
-	bulk *bulkCounts
+	// pend sums the record and role attribute count changes of the
+	// transaction's writes; Commit writes them (flushCounts).
+	pend *pendingCounts
 }
 
-// bulkCounts are the record counts and role attribute counts a load sums up.
-type bulkCounts struct {
-	counts map[*Kind]int
-	roles  map[roleKey]int
+// pendingCounts are the changes of the record counts and the role attribute
+// counts that a write transaction has made and not yet written. A batch of
+// commands changes the same few count rows again and again (the identity
+// count, a shared role attribute's count): summing the changes in maps and
+// writing each row once at Commit saves a lookup and a row insert per
+// change, about a sixth of an identity create in the FSM. Reads inside the
+// transaction add the pending change to the stored row (Count,
+// CountWithRole, gen).
+type pendingCounts struct {
+	counts  map[*Kind]int
+	touched map[*Kind]bool // tables written, whose generation moves at Commit
+	roles   map[roleKey]int
 }
 
 type roleKey struct{ table, attr string }
 
-// flushBulk writes the summed counts (the model being loaded starts empty).
-func (tx *Tx) flushBulk() error {
-	b := tx.bulk
-	tx.bulk = nil
-	for k, n := range b.counts {
-		if err := tx.put(countsTable, &count{Table: k.Table, N: n, Gen: uint64(n)}); err != nil {
+func (tx *Tx) pending() *pendingCounts {
+	if tx.pend == nil {
+		tx.pend = &pendingCounts{counts: map[*Kind]int{}, touched: map[*Kind]bool{}, roles: map[roleKey]int{}}
+	}
+	return tx.pend
+}
+
+// flushCounts writes the pending count changes: each changed count row
+// once, its generation moved once.
+func (tx *Tx) flushCounts() error {
+	p := tx.pend
+	tx.pend = nil
+	if p == nil {
+		return nil
+	}
+	for k := range p.touched {
+		c := count{Table: k.Table}
+		if raw, _ := tx.txn.First(countsTable, "id", k.Table); raw != nil {
+			c = *raw.(*count)
+		}
+		c.N += p.counts[k]
+		c.Gen++
+		if err := tx.put(countsTable, &c); err != nil {
 			return err
 		}
 	}
-	for rk, n := range b.roles {
-		if n > 0 {
-			if err := tx.put(rolesTable, &roleCount{Table: rk.table, Attr: rk.attr, N: n}); err != nil {
+	for rk, d := range p.roles {
+		if d == 0 {
+			continue
+		}
+		n := d
+		if raw, _ := tx.txn.First(rolesTable, "id", rk.table, rk.attr); raw != nil {
+			n += raw.(*roleCount).N
+		}
+		if n <= 0 {
+			if _, err := tx.delAll(rolesTable, "id", rk.table, rk.attr); err != nil {
 				return err
 			}
+			continue
+		}
+		if err := tx.put(rolesTable, &roleCount{Table: rk.table, Attr: rk.attr, N: n}); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -176,6 +213,9 @@ func (s *Store) Write() *Tx {
 
 // Commit makes the writes of the transaction visible.
 func (tx *Tx) Commit() {
+	if err := tx.flushCounts(); err != nil {
+		panic(err) // as below
+	}
 	if err := tx.flushTrees(); err != nil {
 		// Inserting a row of a fixed schema cannot fail short of a programming error.
 		panic(err)
@@ -261,28 +301,26 @@ func (tx *Tx) Count(k *Kind) int {
 	if k == KindEvent {
 		return tx.eventCount()
 	}
-	raw, _ := tx.txn.First(countsTable, "id", k.Table)
-	if raw == nil {
-		return 0
+	n := 0
+	if raw, _ := tx.txn.First(countsTable, "id", k.Table); raw != nil {
+		n = raw.(*count).N
 	}
-	return raw.(*count).N
+	if tx.pend != nil {
+		n += tx.pend.counts[k]
+	}
+	return n
 }
 
+// addCount records that a write changed the number of records of k by d
+// (0 for a replace: the table's generation still moves).
 func (tx *Tx) addCount(k *Kind, d int) error {
 	if k == KindEvent {
 		return nil // counted from the sequence numbers (eventCount)
 	}
-	if tx.bulk != nil {
-		tx.bulk.counts[k] += d
-		return nil
-	}
-	c := count{Table: k.Table}
-	if raw, _ := tx.txn.First(countsTable, "id", k.Table); raw != nil {
-		c = *raw.(*count)
-	}
-	c.N += d
-	c.Gen++
-	return tx.put(countsTable, &c)
+	p := tx.pending()
+	p.counts[k] += d
+	p.touched[k] = true
+	return nil
 }
 
 // gen is the change generation of k's table in this view.
@@ -292,11 +330,14 @@ func (tx *Tx) gen(k *Kind) uint64 {
 		oldest, newest := tx.eventBounds()
 		return uint64(oldest) + uint64(newest)
 	}
-	raw, _ := tx.txn.First(countsTable, "id", k.Table)
-	if raw == nil {
-		return 0
+	var g uint64
+	if raw, _ := tx.txn.First(countsTable, "id", k.Table); raw != nil {
+		g = raw.(*count).Gen
 	}
-	return raw.(*count).Gen
+	if tx.pend != nil && tx.pend.touched[k] {
+		g++ // not the committed generation's; sorted.go caches no view of a write transaction
+	}
+	return g
 }
 
 // checkName enforces the unique name of a named kind.
