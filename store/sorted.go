@@ -69,10 +69,14 @@ func (n *Names) At(i int) string {
 }
 
 // EachContaining calls fn, in list order, with the index of every name that
-// contains sub, until fn returns false. It looks for the byte of sub that is
-// rarest in the column with IndexByte (vectorized) and compares sub only
-// there, so a substring that few names contain costs a fraction of testing
-// every name; a byte no name has costs nothing.
+// contains sub, until fn returns false. When some byte of sub is rare in the
+// column, it jumps between that byte's occurrences with IndexByte
+// (vectorized) and compares sub only there, so a substring that few names
+// contain costs a fraction of reading every name, and a byte no name has
+// costs nothing. When every byte of sub is common (a prefix that all names
+// share, say), it runs the vectorized substring search over the column
+// instead, which reads it once. Either way a match is mapped to its name
+// from the previous one onwards, not searched for in the whole column.
 func (n *Names) EachContaining(sub string, fn func(i int) bool) {
 	if sub == "" {
 		for i := range n.ends {
@@ -91,26 +95,62 @@ func (n *Names) EachContaining(sub string, fn func(i int) bool) {
 	if n.count[sub[k]] == 0 {
 		return
 	}
-	c, i := sub[k], 0
-	for pos := k; pos < len(n.blob); {
-		j := strings.IndexByte(n.blob[pos:], c)
-		if j < 0 {
+	// next returns where the first occurrence of sub at or after pos starts
+	// (it may run across names), or -1.
+	next := func(pos int) int {
+		if j := strings.Index(n.blob[pos:], sub); j >= 0 {
+			return pos + j
+		}
+		return -1
+	}
+	if c := sub[k]; int(n.count[c])*16 < len(n.blob) {
+		next = func(pos int) int {
+			for p := pos + k; p < len(n.blob); {
+				j := strings.IndexByte(n.blob[p:], c)
+				if j < 0 {
+					return -1
+				}
+				if start := p + j - k; strings.HasPrefix(n.blob[start:], sub) {
+					return start
+				}
+				p += j + 1
+			}
+			return -1
+		}
+	}
+	i := 0
+	for pos := 0; pos < len(n.blob); {
+		start := next(pos)
+		if start < 0 {
 			return
 		}
-		start := pos + j - k // where sub would start; pos >= k keeps it >= 0
-		// The name holding start: the first from i that ends after it (start
-		// only grows, so names before i are behind it).
-		from := i
-		i = from + sort.Search(len(n.ends)-from, func(x int) bool { return n.ends[from+x] > start })
-		if end := start + len(sub); end <= n.ends[i] && n.blob[start:end] == sub {
-			if !fn(i) {
-				return
-			}
-			pos = n.ends[i] + k // the rest of this name is reported
+		i = n.nameAt(start, i)
+		if start+len(sub) > n.ends[i] {
+			pos = start + 1 // runs into the next name
 			continue
 		}
-		pos += j + 1
+		if !fn(i) {
+			return
+		}
+		pos = n.ends[i] // the rest of this name is reported
 	}
+}
+
+// nameAt returns the index of the name holding byte pos of the column,
+// searching from name from (which ends at or after pos's name's start):
+// forward in growing steps, then by halves.
+func (n *Names) nameAt(pos, from int) int {
+	if n.ends[from] > pos {
+		return from
+	}
+	lo, step := from, 1 // n.ends[lo] <= pos
+	hi := lo + step
+	for hi < len(n.ends) && n.ends[hi] <= pos {
+		lo, step = hi, step*2
+		hi = lo + step
+	}
+	hi = min(hi, len(n.ends)-1) // the last name ends at len(blob) > pos
+	return lo + 1 + sort.Search(hi-lo, func(x int) bool { return n.ends[lo+1+x] > pos })
 }
 
 func newNames(recs []Record) *Names {

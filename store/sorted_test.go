@@ -114,20 +114,27 @@ func TestNamedKinds_NameFieldReadsRecordName(t *testing.T) {
 	}
 }
 
-// TestNames_EachContainingFindsWhatContainsFinds compares the rarest-byte
-// search with strings.Contains on every name, over random names of a small
-// alphabet (so matches cross name boundaries in the packed column and bytes
-// repeat), empty names included.
+// TestNames_EachContainingFindsWhatContainsFinds compares the search with
+// strings.Contains on every name, over random names of a small alphabet (so
+// matches cross name boundaries in the packed column and bytes repeat),
+// empty names included. Half the rounds draw from an alphabet where every
+// byte is common (the substring search), half from one where all but 'a'
+// are rare (the jumps between a rare byte's occurrences).
 func TestNames_EachContainingFindsWhatContainsFinds(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
+	alphabet := "aab-c\xff"
 	word := func(max int) string {
 		b := make([]byte, rng.IntN(max+1))
 		for i := range b {
-			b[i] = "aab-c\xff"[rng.IntN(6)]
+			b[i] = alphabet[rng.IntN(len(alphabet))]
 		}
 		return string(b)
 	}
-	for round := range 300 {
+	for round := range 600 {
+		alphabet = "aab-c\xff"
+		if round%2 == 1 {
+			alphabet = strings.Repeat("a", 60) + "b-c\xff"
+		}
 		var recs []Record
 		for j := range rng.IntN(30) {
 			recs = append(recs, &Identity{Base: Base{ID: fmt.Sprint(j)}, Named: Named{Name: word(6)}})
