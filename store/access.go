@@ -1,6 +1,9 @@
 package store
 
 import (
+	"cmp"
+	"slices"
+	"strings"
 	"time"
 
 	"edgectl/policy"
@@ -232,7 +235,16 @@ func (tx *Tx) Finish() error {
 			}, l.entity)
 		}
 	}
+	// In a fixed order: each removal is a change the FSM makes an event of,
+	// and every node must number the same events alike.
+	pairs := make([]pair, 0, len(check))
 	for p := range check {
+		pairs = append(pairs, p)
+	}
+	slices.SortFunc(pairs, func(a, b pair) int {
+		return cmp.Or(strings.Compare(a.identity, b.identity), strings.Compare(a.service, b.service))
+	})
+	for _, p := range pairs {
 		grants := policy.PairGrants(tx, p.identity, p.service)
 		var revoke []string
 		tx.Each(KindSession, "identity", func(r Record) bool {

@@ -154,3 +154,62 @@ func TestCounts_AWriteTransactionReadsItsOwnChanges(t *testing.T) {
 		t.Fatalf("role attributes in use after the last b went: %v", attrs)
 	}
 }
+
+// Sessions ended by one command are removed in the same order on every
+// node: the FSM numbers the events of the removals in that order.
+func TestAccess_SessionsEndInAFixedOrder(t *testing.T) {
+	t.Parallel()
+	order := func() []string {
+		s := New()
+		mustWrite(t, s, func(tx *Tx) error {
+			tx.SetTime(t0)
+			for _, sv := range []string{"s1", "s2"} {
+				if err := tx.Insert(KindService, &Service{Base: Base{ID: sv}, Named: Named{Name: sv}}); err != nil {
+					return err
+				}
+			}
+			if err := tx.Insert(KindServicePolicy, &ServicePolicy{Base: Base{ID: "p"}, Named: Named{Name: "p"}, Type: "Dial",
+				Semantic: "AnyOf", IdentityRoles: []string{"#all"}, ServiceRoles: []string{"@s1", "@s2"}}); err != nil {
+				return err
+			}
+			for i := range 12 {
+				id := fmt.Sprintf("i%02d", (i*7)%12)
+				if err := tx.Insert(KindIdentity, &Identity{Base: Base{ID: id}, Named: Named{Name: id}}); err != nil {
+					return err
+				}
+				for _, sv := range []string{"s2", "s1"} {
+					if err := tx.Insert(KindSession, &Session{Base: Base{ID: id + "-" + sv}, IdentityID: id, ServiceID: sv, Type: "Dial"}); err != nil {
+						return err
+					}
+				}
+			}
+			return tx.Finish()
+		})
+		tx := s.Write()
+		defer tx.Abort()
+		tx.SetTime(t0.Add(time.Second))
+		tx.TrackChanges(true)
+		if err := tx.DeletePolicy(KindServicePolicy, "p"); err != nil {
+			t.Fatal(err)
+		}
+		if err := tx.Finish(); err != nil {
+			t.Fatal(err)
+		}
+		var ended []string
+		for _, ch := range tx.Changes() {
+			if ch.Kind == KindSession && ch.New == nil {
+				ended = append(ended, ch.Old.GetID())
+			}
+		}
+		return ended
+	}
+	first := order()
+	if len(first) != 24 || !slices.IsSorted(first) {
+		t.Fatalf("sessions ended: %v, want all 24 by identity then service", first)
+	}
+	for range 10 {
+		if again := order(); !slices.Equal(again, first) {
+			t.Fatalf("sessions ended in another order: %v, then %v", first, again)
+		}
+	}
+}
