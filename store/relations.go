@@ -128,7 +128,11 @@ func (tx *Tx) afterChange(k *Kind, old, upd Record) error {
 			return err
 		}
 	}
-	if _, ok := k.New().(roled); ok {
+	r := upd
+	if r == nil {
+		r = old
+	}
+	if _, ok := r.(roled); ok {
 		if err := tx.countRoles(k, old, upd); err != nil {
 			return err
 		}
