@@ -86,7 +86,11 @@ func (w *Writer) Do(ctx context.Context, t CommandType, payload any) (json.RawMe
 // second pass over the payload that RawMessage costs: t is one of the
 // constants (plain characters) and raw was just encoded by json.Marshal.
 func envelope(t CommandType, raw json.RawMessage, at time.Time, actor *store.EventActor) []byte {
-	buf := make([]byte, 0, len(raw)+len(t)+64)
+	var a []byte
+	if actor != nil {
+		a, _ = json.Marshal(actor)
+	}
+	buf := make([]byte, 0, len(raw)+len(t)+len(a)+80) // the envelope's own bytes and the time: 74 at most
 	buf = append(buf, `{"type":"`...)
 	buf = append(buf, t...)
 	buf = append(buf, `","payload":`...)
@@ -95,7 +99,6 @@ func envelope(t CommandType, raw json.RawMessage, at time.Time, actor *store.Eve
 	buf = at.AppendFormat(buf, time.RFC3339Nano)
 	buf = append(buf, '"')
 	if actor != nil {
-		a, _ := json.Marshal(actor)
 		buf = append(buf, `,"actor":`...)
 		buf = append(buf, a...)
 	}
