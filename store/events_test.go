@@ -105,3 +105,61 @@ func TestEventKey_IsTheZeroPaddedSequence(t *testing.T) {
 		}
 	}
 }
+
+// Many appends in one transaction (a batch of commands) compact as the
+// same appends one transaction each: by count after each append, and by
+// age from the bounds the previous compaction left.
+func TestEvents_CompactionInOneTransactionAsInMany(t *testing.T) {
+	t.Parallel()
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	run := func(st EventState, steps []int, oneTx bool) (seqs []int64, oldest int64, count int) {
+		s := New()
+		tx := s.Write()
+		if err := tx.SetEvents(st, t0); err != nil {
+			t.Fatal(err)
+		}
+		tx.Commit()
+		if oneTx {
+			tx = s.Write()
+		}
+		for _, sec := range steps { // two events a step, at t0 + sec seconds
+			if !oneTx {
+				tx = s.Write()
+			}
+			if err := tx.AppendEvents([]*Event{{Namespace: "entity", Action: "created"}, {Namespace: "entity", Action: "deleted"}}, t0.Add(time.Duration(sec)*time.Second)); err != nil {
+				t.Fatal(err)
+			}
+			if !oneTx {
+				tx.Commit()
+			}
+		}
+		if oneTx {
+			tx.Commit()
+		}
+		r := s.Read()
+		return eventSeqs(r), r.OldestEventSeq(), r.Count(KindEvent)
+	}
+	for _, c := range []struct {
+		name  string
+		st    EventState
+		steps []int
+		want  string
+	}{
+		// Five steps a second apart (the count drops some), then four 100 s
+		// apart (the age drops the rest).
+		{"count then age", EventState{Enabled: true, RetentionCount: 4, RetentionSeconds: 60}, []int{0, 1, 2, 3, 4, 105, 205, 305, 405}, "[17 18]"},
+		// Age alone: the third step drops the first; the fourth, 45 s after
+		// the second step's events, must find them too old.
+		{"age alone", EventState{Enabled: true, RetentionSeconds: 60}, []int{0, 50, 70, 115}, "[5 6 7 8]"},
+	} {
+		many, oldestMany, countMany := run(c.st, c.steps, false)
+		one, oldestOne, countOne := run(c.st, c.steps, true)
+		if fmt.Sprint(many) != c.want {
+			t.Fatalf("%s: one transaction per append kept %v, want %s", c.name, many, c.want)
+		}
+		if fmt.Sprint(one) != fmt.Sprint(many) || oldestOne != oldestMany || countOne != countMany {
+			t.Fatalf("%s: one transaction kept %v (oldest %d, count %d); one per append %v (oldest %d, count %d)",
+				c.name, one, oldestOne, countOne, many, oldestMany, countMany)
+		}
+	}
+}
