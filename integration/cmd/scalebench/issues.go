@@ -30,10 +30,13 @@ func (b *bench) issue4(ctx context.Context, r *report) error {
 	})
 
 	// Filtered identity lists, the default page of 10 with its total count:
-	// one by name (10 of the identities just created: scale-extra-00010 to
-	// -00019) and one by a role attribute (a tenth of the model).
+	// two by name, both matching 10 identities, one with a byte few names
+	// have (x: scale-extra-00010 to -00019, just created) and one whose
+	// bytes every model name has (id-000120 to id-000129), which reads the
+	// whole name column; and one by a role attribute (a tenth of the model).
 	r.filtered = []*filteredList{
 		b.filteredList(ctx, `name contains "scale-extra-0001"`, n),
+		b.filteredList(ctx, `name contains "id-00012"`, n),
 		b.filteredList(ctx, fmt.Sprintf(`anyOf(roleAttributes) = %q`, m.attrs[7]), n),
 	}
 
