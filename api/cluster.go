@@ -58,7 +58,7 @@ func (s *Server) addMember(c *call) error {
 	if err != nil {
 		return err
 	}
-	c.write(http.StatusCreated, map[string]any{"data": map[string]any{"id": *b.ID, "_links": selfLinks("cluster/members", *b.ID)}, "meta": meta(nil)})
+	c.created("cluster/members", *b.ID)
 	return nil
 }
 

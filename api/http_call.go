@@ -213,9 +213,10 @@ func (c *call) okMeta(data any, extra map[string]any) {
 func (c *call) empty() { c.ok(map[string]any{}) }
 
 // created answers 201 with the id and links of a new record.
-// It writes the bytes json.Encoder writes for createdBody(path, id) (keys
-// in order, HTML escaped, a final newline) without building the maps: it
-// answers every create (http_call_test.go compares the two).
+// It writes the bytes json.Encoder writes for the envelope {"data": {"id",
+// "_links": selfLinks}, "meta": meta(nil)} (keys in order, HTML escaped, a
+// final newline) without building the maps: it answers every create
+// (http_call_test.go compares the two).
 func (c *call) created(path, id string) {
 	buf := getJSONBuf()
 	defer putJSONBuf(buf)
@@ -226,11 +227,6 @@ func (c *call) created(path, id string) {
 	b = append(b, `},"meta":{"apiEnrollmentVersion":"`+apiEnrollmentVersion+`","apiVersion":"`+apiVersion+`"}}`+"\n"...)
 	*buf = b
 	c.writeJSONBytes(http.StatusCreated, b)
-}
-
-// createdBody is the answer to a create, as created writes it.
-func createdBody(path, id string) map[string]any {
-	return map[string]any{"data": map[string]any{"id": id, "_links": selfLinks(path, id)}, "meta": meta(nil)}
 }
 
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, reqID string, err error) {

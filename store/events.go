@@ -105,10 +105,8 @@ func EventKey(seq int64) string {
 	if seq < 0 {
 		return fmt.Sprintf("%020d", seq)
 	}
-	b := [20]byte{'0', '0', '0', '0', '0', '0', '0', '0', '0', '0', '0', '0', '0', '0', '0', '0', '0', '0', '0', '0'}
-	d := strconv.AppendInt(make([]byte, 0, 20), seq, 10)
-	copy(b[20-len(d):], d)
-	return string(b[:])
+	d := strconv.FormatInt(seq, 10)
+	return "00000000000000000000"[len(d):] + d
 }
 
 // KindEvent holds the events.

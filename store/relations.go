@@ -294,7 +294,8 @@ func (tx *Tx) selectionBound(k *Kind, sel *policy.Selector) int {
 			n += tx.CountWithRole(k, a)
 		}
 	default:
-		n += tx.CountWithRole(k, tx.rarestRole(k, sel.Attrs))
+		_, rarest := tx.rarestRole(k, sel.Attrs)
+		n += rarest
 	}
 	return n
 }

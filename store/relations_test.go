@@ -312,10 +312,10 @@ func TestRelations_AllOfReadsTheRarestAttribute(t *testing.T) {
 			IdentityRoles: []string{"#common", "#rare", "#missing-here"}})
 	})
 	tx := s.Read()
-	if got := tx.rarestRole(KindIdentity, []string{"common", "rare"}); got != "rare" {
+	if got, _ := tx.rarestRole(KindIdentity, []string{"common", "rare"}); got != "rare" {
 		t.Fatalf("rarest of common and rare: %s", got)
 	}
-	if got := tx.rarestRole(KindIdentity, []string{"common", "rare", "nobody"}); got != "nobody" {
+	if got, _ := tx.rarestRole(KindIdentity, []string{"common", "rare", "nobody"}); got != "nobody" {
 		t.Fatalf("an attribute nobody carries is the rarest: %s", got)
 	}
 	var selected []string

@@ -198,7 +198,8 @@ func (tx *Tx) selectEntitiesWhile(rel *relation, sel *policy.Selector, fn func(i
 	if sel.Semantic != policy.AnyOf && len(attrs) > 0 {
 		// AllOf: every match carries each attribute; read only the
 		// entities of the rarest one.
-		attrs = []string{tx.rarestRole(rel.entity, attrs)}
+		rarest, _ := tx.rarestRole(rel.entity, attrs)
+		attrs = []string{rarest}
 	}
 	for _, a := range attrs {
 		if tx.EachWithRole(rel.entity, a, emit); !more {
@@ -207,13 +208,14 @@ func (tx *Tx) selectEntitiesWhile(rel *relation, sel *policy.Selector, fn func(i
 	}
 }
 
-// rarestRole returns the attribute of attrs that the fewest records of k carry.
-func (tx *Tx) rarestRole(k *Kind, attrs []string) string {
+// rarestRole returns the attribute of attrs that the fewest records of k
+// carry, and how many carry it.
+func (tx *Tx) rarestRole(k *Kind, attrs []string) (string, int) {
 	best, bestN := attrs[0], -1
 	for _, a := range attrs {
 		if n := tx.CountWithRole(k, a); bestN < 0 || n < bestN {
 			best, bestN = a, n
 		}
 	}
-	return best
+	return best, bestN
 }

@@ -91,16 +91,25 @@ type Tx struct {
 // transaction add the pending change to the stored row (Count,
 // CountWithRole, gen).
 type pendingCounts struct {
-	counts  map[*Kind]int
-	touched map[*Kind]bool // tables written, whose generation moves at Commit
-	roles   map[roleKey]int
+	counts map[*Kind]int // every table written has an entry (0 for replaces): its generation moves at Commit
+	roles  map[roleKey]int
 }
 
 type roleKey struct{ table, attr string }
 
+// countsOf is the pending change of k's record count, and whether k was
+// written at all (p may be nil).
+func (p *pendingCounts) countsOf(k *Kind) (d int, written bool) {
+	if p == nil {
+		return 0, false
+	}
+	d, written = p.counts[k]
+	return d, written
+}
+
 func (tx *Tx) pending() *pendingCounts {
 	if tx.pend == nil {
-		tx.pend = &pendingCounts{counts: map[*Kind]int{}, touched: map[*Kind]bool{}, roles: map[roleKey]int{}}
+		tx.pend = &pendingCounts{counts: map[*Kind]int{}, roles: map[roleKey]int{}}
 	}
 	return tx.pend
 }
@@ -113,12 +122,12 @@ func (tx *Tx) flushCounts() error {
 	if p == nil {
 		return nil
 	}
-	for k := range p.touched {
+	for k, d := range p.counts {
 		c := count{Table: k.Table}
 		if raw, _ := tx.txn.First(countsTable, "id", k.Table); raw != nil {
 			c = *raw.(*count)
 		}
-		c.N += p.counts[k]
+		c.N += d
 		c.Gen++
 		if err := tx.put(countsTable, &c); err != nil {
 			return err
@@ -305,10 +314,8 @@ func (tx *Tx) Count(k *Kind) int {
 	if raw, _ := tx.txn.First(countsTable, "id", k.Table); raw != nil {
 		n = raw.(*count).N
 	}
-	if tx.pend != nil {
-		n += tx.pend.counts[k]
-	}
-	return n
+	d, _ := tx.pend.countsOf(k)
+	return n + d
 }
 
 // addCount records that a write changed the number of records of k by d
@@ -317,9 +324,7 @@ func (tx *Tx) addCount(k *Kind, d int) error {
 	if k == KindEvent {
 		return nil // counted from the sequence numbers (eventCount)
 	}
-	p := tx.pending()
-	p.counts[k] += d
-	p.touched[k] = true
+	tx.pending().counts[k] += d
 	return nil
 }
 
@@ -334,7 +339,7 @@ func (tx *Tx) gen(k *Kind) uint64 {
 	if raw, _ := tx.txn.First(countsTable, "id", k.Table); raw != nil {
 		g = raw.(*count).Gen
 	}
-	if tx.pend != nil && tx.pend.touched[k] {
+	if _, written := tx.pend.countsOf(k); written {
 		g++ // not the committed generation's; sorted.go caches no view of a write transaction
 	}
 	return g

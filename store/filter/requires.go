@@ -156,17 +156,10 @@ func requiresAnyOf(n node, field string, pos bool) []string {
 		return requiresAnyOf(n.x, field, !pos)
 	case *cmpNode:
 		// "not (anyOf(f) != v)" is "allOf(f) = v", which an empty list meets.
-		if !pos || n.neg || n.fn != fnAnyOf || n.field.name != field || (n.op != opEq && n.op != opIn) {
+		if !pos {
 			return nil
 		}
-		vals := make([]string, 0, len(n.vals))
-		for _, v := range n.vals {
-			if v.kind != litString || v.s == "" {
-				return nil
-			}
-			vals = append(vals, v.s)
-		}
-		return vals
+		return anyOfValues(n, field)
 	case *logicNode:
 		if n.or != pos {
 			// Every child holds: the smallest set any child names will do.
@@ -204,10 +197,26 @@ func (q *Query) IsAnyOf(field string) (v string, ok bool) {
 	if q == nil {
 		return "", false
 	}
-	n, isCmp := q.expr.(*cmpNode)
-	if !isCmp || n.neg || n.fn != fnAnyOf || n.field.name != field || (n.op != opEq && n.op != opIn) ||
-		len(n.vals) != 1 || n.vals[0].kind != litString || n.vals[0].s == "" {
-		return "", false
+	if n, isCmp := q.expr.(*cmpNode); isCmp {
+		if vals := anyOfValues(n, field); len(vals) == 1 {
+			return vals[0], true
+		}
 	}
-	return n.vals[0].s, true
+	return "", false
+}
+
+// anyOfValues returns the values of n when it is "anyOf(field) = v" or
+// "anyOf(field) in [...]" with non-empty strings, nil otherwise.
+func anyOfValues(n *cmpNode, field string) []string {
+	if n.neg || n.fn != fnAnyOf || n.field.name != field || (n.op != opEq && n.op != opIn) {
+		return nil
+	}
+	vals := make([]string, 0, len(n.vals))
+	for _, v := range n.vals {
+		if v.kind != litString || v.s == "" {
+			return nil
+		}
+		vals = append(vals, v.s)
+	}
+	return vals
 }
