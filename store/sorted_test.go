@@ -3,6 +3,7 @@ package store
 import (
 	"encoding/json"
 	"fmt"
+	"index/suffixarray"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -139,26 +140,79 @@ func TestNames_EachContainingFindsWhatContainsFinds(t *testing.T) {
 		for j := range rng.IntN(30) {
 			recs = append(recs, &Identity{Base: Base{ID: fmt.Sprint(j)}, Named: Named{Name: word(6)}})
 		}
-		names := newNames(recs)
+		scanned := newNames(recs)
+		indexed := newNames(recs) // searched through its suffix array (or past it when sub is everywhere)
+		indexed.sa.Store(suffixarray.New([]byte(indexed.blob)))
 		for range 20 {
 			sub := word(3)
-			var want, got []int
+			var want []int
 			for i, r := range recs {
 				if strings.Contains(r.RecordName(), sub) {
 					want = append(want, i)
 				}
 			}
-			names.EachContaining(sub, func(i int) bool { got = append(got, i); return true })
-			if !slices.Equal(got, want) {
-				t.Fatalf("round %d: names %q, sub %q: found %v, want %v", round, names.blob, sub, got, want)
-			}
-			// Stopping early stops.
-			calls := 0
-			names.EachContaining(sub, func(int) bool { calls++; return false })
-			if calls != min(1, len(want)) {
-				t.Fatalf("round %d: fn called %d times after returning false", round, calls)
+			for _, names := range []*Names{scanned, indexed} {
+				var got []int
+				names.EachContaining(sub, func(i int) bool { got = append(got, i); return true })
+				if !slices.Equal(got, want) {
+					t.Fatalf("round %d: names %q, sub %q, suffix array %v: found %v, want %v", round, names.blob, sub, names.sa.Load() != nil, got, want)
+				}
+				// Stopping early stops.
+				calls := 0
+				names.EachContaining(sub, func(int) bool { calls++; return false })
+				if calls != min(1, len(want)) {
+					t.Fatalf("round %d: fn called %d times after returning false", round, calls)
+				}
 			}
 		}
+	}
+}
+
+// TestNames_ALargeColumnSearchedTwiceGetsASuffixArray checks when the
+// suffix array is built (from the second search of a large column, in the
+// background) and that searches use it once it is there.
+func TestNames_ALargeColumnSearchedTwiceGetsASuffixArray(t *testing.T) {
+	var recs []Record
+	for i := range 3000 {
+		recs = append(recs, &Identity{Base: Base{ID: fmt.Sprint(i)}, Named: Named{Name: fmt.Sprintf("id-%06d", i)}})
+	}
+	search := func(n *Names, sub string) (found []int) {
+		n.EachContaining(sub, func(i int) bool { found = append(found, i); return true })
+		return found
+	}
+	small := newNames(recs) // under indexFrom: never indexed
+	search(small, "id-0001")
+	search(small, "id-0001")
+
+	large := newNames(recs)
+	large.indexFrom = len(large.blob)
+	search(large, "id-0012")
+	if large.building.Load() || large.sa.Load() != nil {
+		t.Fatal("the first search started a build")
+	}
+	want := []int{1200, 1201, 1202, 1203, 1204, 1205, 1206, 1207, 1208, 1209}
+	if got := search(large, "id-00120"); !slices.Equal(got, want) { // starts the build
+		t.Fatalf("during the build: %v", got)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for large.sa.Load() == nil {
+		if time.Now().After(deadline) {
+			t.Fatal("no suffix array after the second search")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if small.sa.Load() != nil || small.building.Load() {
+		t.Fatal("a column under indexFrom got a suffix array")
+	}
+	if got := search(large, "id-00120"); !slices.Equal(got, want) {
+		t.Fatalf("from the suffix array: %v", got)
+	}
+	if got := search(large, "9id-0012"); len(got) != 0 { // "id-001199id-001200" has it
+		t.Fatalf("across names: %v", got)
+	}
+	// A substring in most names is read from the column, with the same answer.
+	if got := search(large, "id-00"); len(got) != 3000 {
+		t.Fatalf("a substring every name has: %d names", len(got))
 	}
 }
 
@@ -191,4 +245,42 @@ func TestLookup_FollowsTheTableGeneration(t *testing.T) {
 	if _, ok := old.Lookup(KindEdgeRouter, "er2"); ok {
 		t.Fatal("an old view sees a later router")
 	}
+}
+
+// BenchmarkNames_MillionNames is a name search over a million names shaped
+// as scalebench's ("id-%06d"), for a substring whose bytes every name has:
+// read from the column, from the suffix array, and the array's build.
+func BenchmarkNames_MillionNames(b *testing.B) {
+	recs := make([]Record, 1_000_000)
+	for i := range recs {
+		recs[i] = &Identity{Base: Base{ID: fmt.Sprint(i)}, Named: Named{Name: fmt.Sprintf("id-%06d", i)}}
+	}
+	count := func(n *Names) (found int) {
+		n.EachContaining("id-00012", func(int) bool { found++; return true })
+		return found
+	}
+	b.Run("scan", func(b *testing.B) {
+		n := newNames(recs)
+		n.indexFrom = len(n.blob) + 1
+		for b.Loop() {
+			if count(n) != 10 {
+				b.Fatal("wrong count")
+			}
+		}
+	})
+	b.Run("suffixarray", func(b *testing.B) {
+		n := newNames(recs)
+		n.sa.Store(suffixarray.New([]byte(n.blob)))
+		for b.Loop() {
+			if count(n) != 10 {
+				b.Fatal("wrong count")
+			}
+		}
+	})
+	b.Run("build", func(b *testing.B) {
+		n := newNames(recs)
+		for b.Loop() {
+			suffixarray.New([]byte(n.blob))
+		}
+	})
 }
