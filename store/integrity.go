@@ -172,6 +172,12 @@ func diffSets(what, item string, want, have map[string]bool) []string {
 // rebuildDerived recomputes every derived table and count from the records.
 func (tx *Tx) rebuildDerived() error {
 	tx.pend = nil // the counts are recomputed below; changes summed before are in them
+	// Generations only move forward: a list order cached for one of them
+	// (sorted.go) must never be taken for a later view's.
+	gens := map[*Kind]uint64{}
+	for _, k := range AllKinds {
+		gens[k] = tx.gen(k)
+	}
 	tx.resetTree(treeLinks)
 	tx.resetTree(treeByEntity)
 	for _, t := range []string{refsTable, rolesTable, countsTable} {
@@ -190,7 +196,7 @@ func (tx *Tx) rebuildDerived() error {
 		if k == KindEvent {
 			continue // counted from the sequence numbers
 		}
-		if err := tx.put(countsTable, &count{Table: k.Table, N: len(recs), Gen: uint64(len(recs)) + 1}); err != nil {
+		if err := tx.put(countsTable, &count{Table: k.Table, N: len(recs), Gen: gens[k] + 1}); err != nil {
 			return err
 		}
 	}

@@ -1,6 +1,9 @@
 package store
 
-import "testing"
+import (
+	"fmt"
+	"testing"
+)
 
 func TestIntegrity_FindsAndFixesBrokenDerivedStateAndDanglingRecords(t *testing.T) {
 	s := New()
@@ -27,6 +30,24 @@ func TestIntegrity_FindsAndFixesBrokenDerivedStateAndDanglingRecords(t *testing.
 		}
 		return tx.txn.Insert(KindAuthenticator.Table, &Authenticator{Base: Base{ID: "a1"}, IdentityID: "gone", Method: "updb"})
 	})
+	// Many writes of one table: its generation is past its record count.
+	for i := range 5 {
+		mustWrite(t, s, func(tx *Tx) error {
+			r, err := tx.Get(KindIdentity, "i1")
+			if err != nil {
+				return err
+			}
+			n := *r.(*Identity)
+			n.Name = fmt.Sprint("i1-", i)
+			return tx.Replace(KindIdentity, &n)
+		})
+	}
+	gens := map[*Kind]uint64{}
+	for _, k := range AllKinds {
+		if k != KindEvent {
+			gens[k] = s.Read().gen(k)
+		}
+	}
 	found, _ := s.Read().CheckIntegrity(false, 0)
 	if len(found) < 3 { // missing ref, dangling authenticator, wrong authenticator count
 		t.Fatalf("scan found %v", found)
@@ -49,6 +70,13 @@ func TestIntegrity_FindsAndFixesBrokenDerivedStateAndDanglingRecords(t *testing.
 	}
 	if f, _ := s.Read().CheckIntegrity(false, 0); len(f) != 0 {
 		t.Fatalf("after the fix: %v", f)
+	}
+	// The rebuild moved every generation forward, as a write does: a list
+	// order cached before it must not serve views after it.
+	for k, before := range gens {
+		if after := s.Read().gen(k); after <= before {
+			t.Errorf("%s: generation %d before the fix, %d after", k.Table, before, after)
+		}
 	}
 	var linked []string
 	s.Read().PolicyEntities(RelServicePolicyIdentity, "p1", func(e string) bool { linked = append(linked, e); return true })
