@@ -105,14 +105,9 @@ func (lr *listReq) match(r store.Record) bool {
 type source func(fn func(store.Record) bool)
 
 // kindSource lists every record of k by name then id (or creation then id).
+// A page that stops early reads only up to its end (store.Tx.EachSorted).
 func kindSource(tx *store.Tx, k *store.Kind) source {
-	return func(fn func(store.Record) bool) {
-		for _, r := range tx.Sorted(k) {
-			if !fn(r) {
-				return
-			}
-		}
-	}
+	return func(fn func(store.Record) bool) { tx.EachSorted(k, fn) }
 }
 
 // namedSource lists the records of a named kind in list order whose name

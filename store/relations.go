@@ -140,6 +140,7 @@ func (tx *Tx) afterChange(k *Kind, old, upd Record) error {
 	if tx.changes != nil && k != KindEvent && k != KindSetting {
 		*tx.changes = append(*tx.changes, Change{Kind: k, Old: old, New: upd})
 	}
+	tx.noteDelta(k, old, upd)
 	return tx.recordChanged(k, old, upd)
 }
 

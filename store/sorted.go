@@ -20,9 +20,11 @@ type sortedRecords struct {
 	gen  uint64
 	recs []Record
 
-	// names is the column of names of a named kind, built on first use.
-	namesOnce sync.Once
-	names     *Names
+	// names is the column of names of a named kind, built on first use
+	// (or with the records, from an older column: sorteddelta.go).
+	namesOnce  sync.Once
+	names      *Names
+	namesReady atomic.Bool
 
 	// byID maps ids to the records, built on first use.
 	byIDOnce sync.Once
@@ -272,8 +274,26 @@ func (tx *Tx) SortedNames(k *Kind) (recs []Record, names *Names) {
 	if !k.Named {
 		return c.recs, nil
 	}
-	c.namesOnce.Do(func() { c.names = newNames(c.recs) })
+	c.namesOnce.Do(func() {
+		c.names = newNames(c.recs)
+		c.namesReady.Store(true)
+	})
 	return c.recs, c.names
+}
+
+// readyNames is the column when it is built, or nil.
+func (c *sortedRecords) readyNames() *Names {
+	if c.namesReady.Load() {
+		return c.names
+	}
+	return nil
+}
+
+// setNames gives an entry not yet shared its column.
+func (c *sortedRecords) setNames(n *Names) {
+	c.names = n
+	c.namesOnce.Do(func() {})
+	c.namesReady.Store(true)
 }
 
 // sorted returns the cache entry of k at this view's generation, building it
@@ -283,37 +303,102 @@ func (tx *Tx) sorted(k *Kind) *sortedRecords {
 		return c
 	}
 	c := tx.sortedAtGen(k)
-	if !tx.write {
-		if tx.sortedMemo == nil {
-			tx.sortedMemo = map[*Kind]*sortedRecords{}
-		}
-		tx.sortedMemo[k] = c
-	}
+	tx.memoSorted(k, c)
 	return c
 }
 
-// sortedAtGen returns the cache entry of k at this view's generation.
-func (tx *Tx) sortedAtGen(k *Kind) *sortedRecords {
+// EachSorted calls fn with the records of k in list order (those Sorted
+// returns) until fn returns false. When this generation's slice is built it
+// reads that; otherwise it walks the table's index in that order, so that a
+// list that stops after a page does not order a whole table that changed
+// since the last list (at a million identities, 0.25 s after every write).
+// A walk that reaches the end keeps what it read as the generation's slice.
+func (tx *Tx) EachSorted(k *Kind, fn func(Record) bool) {
+	if c, ok := tx.sortedMemo[k]; ok {
+		eachOf(c.recs, fn)
+		return
+	}
 	gen := tx.gen(k)
+	if c := tx.cachedSorted(k, gen); c != nil {
+		tx.memoSorted(k, c)
+		eachOf(c.recs, fn)
+		return
+	}
+	var recs []Record
+	done := true
+	tx.Each(k, sortedIndex(k), func(r Record) bool {
+		recs = append(recs, r)
+		if !fn(r) {
+			done = false
+		}
+		return done
+	})
+	if done {
+		tx.memoSorted(k, tx.keepSorted(k, &sortedRecords{db: tx.db, gen: gen, recs: recs}))
+	}
+}
+
+func eachOf(recs []Record, fn func(Record) bool) {
+	for _, r := range recs {
+		if !fn(r) {
+			return
+		}
+	}
+}
+
+// sortedIndex is the index of k in list order.
+func sortedIndex(k *Kind) string {
+	switch {
+	case k.Named:
+		return "name"
+	case k.byID:
+		return "id"
+	}
+	return "created"
+}
+
+// memoSorted remembers c as this read view's entry of k.
+func (tx *Tx) memoSorted(k *Kind, c *sortedRecords) {
+	if tx.write {
+		return
+	}
+	if tx.sortedMemo == nil {
+		tx.sortedMemo = map[*Kind]*sortedRecords{}
+	}
+	tx.sortedMemo[k] = c
+}
+
+// cachedSorted returns the cache entry of k at generation gen of this
+// view's database, or nil.
+func (tx *Tx) cachedSorted(k *Kind, gen uint64) *sortedRecords {
 	if v, ok := tx.s.sorted.Load(k.Table); ok {
 		if c := v.(*sortedRecords); c.db == tx.db && c.gen == gen {
 			return c
 		}
 	}
-	index := "created"
-	switch {
-	case k.Named:
-		index = "name"
-	case k.byID:
-		index = "id"
+	return nil
+}
+
+// sortedAtGen returns the cache entry of k at this view's generation.
+func (tx *Tx) sortedAtGen(k *Kind) *sortedRecords {
+	gen := tx.gen(k)
+	if c := tx.cachedSorted(k, gen); c != nil {
+		return c
+	}
+	if c := tx.sortedFromDelta(k, gen); c != nil {
+		return tx.keepSorted(k, c)
 	}
 	recs := make([]Record, 0, tx.Count(k))
-	tx.Each(k, index, func(r Record) bool { recs = append(recs, r); return true })
-	c := &sortedRecords{db: tx.db, gen: gen, recs: recs}
+	tx.Each(k, sortedIndex(k), func(r Record) bool { recs = append(recs, r); return true })
+	return tx.keepSorted(k, &sortedRecords{db: tx.db, gen: gen, recs: recs})
+}
+
+// keepSorted makes c the cache entry of its table unless a newer generation
+// is there, and returns it. A write transaction's entry is not kept: its
+// view is not a committed generation (its generation number is taken again
+// by the commit, whatever it writes after this).
+func (tx *Tx) keepSorted(k *Kind, c *sortedRecords) *sortedRecords {
 	if tx.write {
-		// A write transaction's view is not a committed generation: its
-		// generation number is taken again by the commit, whatever it
-		// writes after this.
 		return c
 	}
 	// Keep the newest generation: an old view rebuilding must not evict a newer cache.
@@ -323,7 +408,7 @@ func (tx *Tx) sortedAtGen(k *Kind) *sortedRecords {
 			break
 		}
 		old := v.(*sortedRecords)
-		if old.db == tx.db && old.gen >= gen {
+		if old.db == tx.db && old.gen >= c.gen {
 			break
 		}
 		if tx.s.sorted.CompareAndSwap(k.Table, old, c) {

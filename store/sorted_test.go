@@ -216,6 +216,53 @@ func TestNames_ALargeColumnSearchedTwiceGetsASuffixArray(t *testing.T) {
 	}
 }
 
+// TestEachSorted_APageDoesNotOrderTheTable checks that a walk in list order
+// which stops early reads the index instead of building the generation's
+// slice, and that one which reaches the end keeps the slice it read.
+func TestEachSorted_APageDoesNotOrderTheTable(t *testing.T) {
+	s := New()
+	var names []string
+	for i := range 40 {
+		names = append(names, fmt.Sprintf("n%02d", (i*7)%40)) // inserted out of order
+	}
+	insertIdentities(t, s, names...)
+	s.Read().Sorted(KindIdentity) // the slice of this generation
+	insertIdentities(t, s, "n00a")
+	cachedGen := func() uint64 {
+		v, _ := s.sorted.Load(KindIdentity.Table)
+		return v.(*sortedRecords).gen
+	}
+	read := func(tx *Tx, stopAfter int) (got []string) {
+		tx.EachSorted(KindIdentity, func(r Record) bool {
+			got = append(got, r.RecordName())
+			return len(got) < stopAfter
+		})
+		return got
+	}
+
+	tx := s.Read()
+	if got := read(tx, 3); !slices.Equal(got, []string{"n00", "n00a", "n01"}) {
+		t.Fatalf("a page: %v", got)
+	}
+	if cachedGen() == tx.gen(KindIdentity) {
+		t.Fatal("a walk that stopped early built the slice of the generation")
+	}
+	all := read(tx, 1000)
+	if len(all) != 41 || !slices.IsSorted(all) {
+		t.Fatalf("the whole walk: %v", all)
+	}
+	if cachedGen() != tx.gen(KindIdentity) {
+		t.Fatal("a whole walk did not keep its slice")
+	}
+	recs := s.Read().Sorted(KindIdentity)
+	if len(recs) != 41 || recs[1].RecordName() != "n00a" {
+		t.Fatalf("the kept slice: %d records", len(recs))
+	}
+	if got := read(s.Read(), 2); !slices.Equal(got, []string{"n00", "n00a"}) { // from the slice now
+		t.Fatalf("a page from the slice: %v", got)
+	}
+}
+
 func TestLookup_FollowsTheTableGeneration(t *testing.T) {
 	s := New()
 	mustWrite(t, s, func(tx *Tx) error {

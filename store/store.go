@@ -32,11 +32,19 @@ type Store struct {
 	// coarseLoss is the most identities a service policy change that stops
 	// selecting them tells the change tracking of one by one (access.go).
 	coarseLoss int
+	// deltas keeps, per named table, the records the last commits changed
+	// (sorteddelta.go). The map is fixed at New.
+	deltas map[string]*deltaLog
 }
 
 // New returns an empty store.
 func New() *Store {
-	s := &Store{coarseLoss: defaultCoarseLoss}
+	s := &Store{coarseLoss: defaultCoarseLoss, deltas: map[string]*deltaLog{}}
+	for _, k := range AllKinds {
+		if k.Named {
+			s.deltas[k.Table] = &deltaLog{}
+		}
+	}
 	s.db.Store(newDB())
 	return s
 }
@@ -80,6 +88,9 @@ type Tx struct {
 	// pend sums the record and role attribute count changes of the
 	// transaction's writes; Commit writes them (flushCounts).
 	pend *pendingCounts
+	// delta collects the records the transaction changed in named tables,
+	// for the list order of the next generation (sorteddelta.go).
+	delta map[*Kind]*txDelta
 }
 
 // pendingCounts are the changes of the record counts and the role attribute
@@ -229,6 +240,7 @@ func (tx *Tx) Commit() {
 		// Inserting a row of a fixed schema cannot fail short of a programming error.
 		panic(err)
 	}
+	tx.logDeltas()
 	tx.txn.Commit()
 }
 
