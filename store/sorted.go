@@ -25,6 +25,9 @@ type sortedRecords struct {
 	namesOnce  sync.Once
 	names      *Names
 	namesReady atomic.Bool
+	// root is the entry this one was made from with its name column, when
+	// that one was not made from another (sorteddelta.go).
+	root *sortedRecords
 
 	// byID maps ids to the records, built on first use.
 	byIDOnce sync.Once
@@ -69,6 +72,14 @@ type Names struct {
 	searches  atomic.Int32
 	building  atomic.Bool
 	sa        atomic.Pointer[suffixarray.Index]
+
+	// A column made from an older one and the records changed since
+	// (sorteddelta.go) searches through the older one's suffix array:
+	// root is that column, gone the indices of its names this one does not
+	// have (ascending), and at[j] the index of root before which this
+	// one's j-th new name comes (non-decreasing). root is nil otherwise.
+	root     *Names
+	gone, at []int
 }
 
 // indexNamesFrom is Names.indexFrom: below a megabyte of names (about
@@ -120,15 +131,13 @@ func (n *Names) EachContaining(sub string, fn func(i int) bool) {
 	if n.count[sub[k]] == 0 {
 		return
 	}
-	if sa := n.suffixes(); sa != nil {
-		if found, ok := n.lookup(sa, sub); ok {
-			for _, i := range found {
-				if !fn(i) {
-					return
-				}
+	if found, ok := n.indexed(sub); ok {
+		for _, i := range found {
+			if !fn(i) {
+				return
 			}
-			return
 		}
+		return
 	}
 	// next returns where the first occurrence of sub at or after pos starts
 	// (it may run across names), or -1.
@@ -169,6 +178,49 @@ func (n *Names) EachContaining(sub string, fn func(i int) bool) {
 		}
 		pos = n.ends[i] // the rest of this name is reported
 	}
+}
+
+// indexed returns, in list order, the names that contain sub from a suffix
+// array: this column's, or that of the column it was made from. ok is false
+// when there is none yet (the searches count toward building one) or sub is
+// in too many names for it to help.
+func (n *Names) indexed(sub string) (found []int, ok bool) {
+	if sa := n.sa.Load(); sa != nil {
+		return n.lookup(sa, sub)
+	}
+	if n.root == nil {
+		if sa := n.suffixes(); sa != nil {
+			return n.lookup(sa, sub)
+		}
+		return nil, false
+	}
+	// Count the search toward the root's array, not this column's: under
+	// writes each generation's column is searched once or twice, while the
+	// root serves every generation the delta log reaches.
+	sa := n.root.suffixes()
+	if sa == nil {
+		return nil, false
+	}
+	inRoot, ok := n.root.lookup(sa, sub)
+	if !ok {
+		return nil, false
+	}
+	found = make([]int, 0, len(inRoot))
+	for _, i := range inRoot {
+		g, dropped := slices.BinarySearch(n.gone, i) // g: names of root before i that are gone
+		if dropped {
+			continue
+		}
+		found = append(found, i-g+sort.SearchInts(n.at, i+1)) // new names at or before i come first
+	}
+	for j, a := range n.at {
+		g, _ := slices.BinarySearch(n.gone, a)
+		if i := a - g + j; strings.Contains(n.At(i), sub) {
+			found = append(found, i)
+		}
+	}
+	slices.Sort(found)
+	return found, true
 }
 
 // suffixes returns the column's suffix array when it is built. Otherwise,

@@ -80,10 +80,14 @@ type deltaLog struct {
 	size    int // ids in entries
 }
 
+// deltaEntry is one commit's changes: the records' ids, and for each the
+// name it had before the commit (had false: it did not exist). Names, not
+// the old records: the log must not keep old versions alive.
 type deltaEntry struct {
-	gen  uint64
-	ids  []string
-	olds []Record
+	gen      uint64
+	ids      []string
+	oldNames []string
+	had      []bool
 }
 
 // logDeltas appends the transaction's changes to the logs, with the
@@ -92,31 +96,38 @@ type deltaEntry struct {
 // older generation reads only the entries up to its own.
 func (tx *Tx) logDeltas() {
 	for k, d := range tx.delta { // each table has its own log: the order does not matter
-		tx.s.deltas[k.Table].add(tx.db, tx.gen(k), d)
+		n := tx.Count(k)
+		if n < deltaFrom {
+			d = &txDelta{over: true} // a walk is cheap: keep nothing
+		}
+		// A delta is used for up to an eighth of the table; more is never read.
+		tx.s.deltas[k.Table].add(tx.db, tx.gen(k), d, min(deltaLogMost, n/8+1))
 	}
 	tx.delta = nil
 }
 
-func (l *deltaLog) add(db *memdb.MemDB, gen uint64, d *txDelta) {
+func (l *deltaLog) add(db *memdb.MemDB, gen uint64, d *txDelta, most int) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.db != db || d.over || len(l.entries) > 0 && l.entries[len(l.entries)-1].gen+1 != gen {
+	if l.db != db || d.over || len(d.ids) > most || len(l.entries) > 0 && l.entries[len(l.entries)-1].gen+1 != gen {
 		// Another database (a restore), a change too large to keep, or a
 		// generation that moved without an entry (a rebuild of the counts):
 		// the log starts again from the next generation.
 		l.db, l.entries, l.size = db, nil, 0
-		if d.over {
+		if d.over || len(d.ids) > most {
 			return
 		}
 	}
-	e := deltaEntry{gen: gen, ids: d.ids, olds: make([]Record, len(d.ids))}
+	e := deltaEntry{gen: gen, ids: d.ids, oldNames: make([]string, len(d.ids)), had: make([]bool, len(d.ids))}
 	for i, id := range d.ids {
-		e.olds[i] = d.old[id]
+		if old := d.old[id]; old != nil {
+			e.oldNames[i], e.had[i] = old.RecordName(), true
+		}
 	}
 	l.entries = append(l.entries, e)
 	l.size += len(e.ids)
 	drop := 0
-	for l.size > deltaLogMost {
+	for l.size > most {
 		l.size -= len(l.entries[drop].ids)
 		drop++
 	}
@@ -124,13 +135,13 @@ func (l *deltaLog) add(db *memdb.MemDB, gen uint64, d *txDelta) {
 }
 
 // since returns the records changed after generation from up to generation
-// to of db, each with its version at from (nil when it did not exist), in
-// the order first changed; ok is false when the log does not cover them all.
-func (l *deltaLog) since(db *memdb.MemDB, from, to uint64) (ids []string, olds []Record, ok bool) {
+// to of db, each with its name at from (had false when it did not exist),
+// in the order first changed; ok is false when the log does not cover them.
+func (l *deltaLog) since(db *memdb.MemDB, from, to uint64) (ids, oldNames []string, had []bool, ok bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.db != db || len(l.entries) == 0 || l.entries[0].gen > from+1 || l.entries[len(l.entries)-1].gen < to {
-		return nil, nil, false
+		return nil, nil, nil, false
 	}
 	seen := map[string]bool{}
 	for _, e := range l.entries {
@@ -144,17 +155,21 @@ func (l *deltaLog) since(db *memdb.MemDB, from, to uint64) (ids []string, olds [
 			if !seen[id] {
 				seen[id] = true
 				ids = append(ids, id)
-				olds = append(olds, e.olds[i])
+				oldNames = append(oldNames, e.oldNames[i])
+				had = append(had, e.had[i])
 			}
 		}
 	}
-	return ids, olds, true
+	return ids, oldNames, had, true
 }
 
 // compareNamed orders two records of a named kind as its name index does
 // (the key name, NUL, id, NUL).
 func compareNamed(a, b Record) int {
-	an, bn, ai, bi := a.RecordName(), b.RecordName(), a.GetID(), b.GetID()
+	return compareKeys(a.RecordName(), a.GetID(), b.RecordName(), b.GetID())
+}
+
+func compareKeys(an, ai, bn, bi string) int {
 	if strings.IndexByte(an, 0) < 0 && strings.IndexByte(bn, 0) < 0 && strings.IndexByte(ai, 0) < 0 && strings.IndexByte(bi, 0) < 0 {
 		if c := strings.Compare(an, bn); c != 0 {
 			return c
@@ -168,6 +183,11 @@ func compareNamed(a, b Record) int {
 // gen made from the newest kept entry and the changes since, or nil when
 // there is none to start from, the log does not reach back to it, or so
 // much changed that a walk costs no more.
+//
+// It starts from the root of the newest kept entry (the entry that one was
+// made from) when the log reaches back to it, so that every generation's
+// name column searches through the root's suffix array (Names.indexed);
+// otherwise from the newest entry, and the new entry is a root itself.
 func (tx *Tx) sortedFromDelta(k *Kind, gen uint64) *sortedRecords {
 	if !k.Named {
 		return nil
@@ -176,22 +196,36 @@ func (tx *Tx) sortedFromDelta(k *Kind, gen uint64) *sortedRecords {
 	if !ok {
 		return nil
 	}
-	base := v.(*sortedRecords)
+	newest := v.(*sortedRecords)
+	if newest.root != nil {
+		if c := tx.derive(k, newest.root, gen); c != nil {
+			return c
+		}
+	}
+	return tx.derive(k, newest, gen)
+}
+
+// derive makes the entry of generation gen from base and the log.
+func (tx *Tx) derive(k *Kind, base *sortedRecords, gen uint64) *sortedRecords {
 	if base.db != tx.db || base.gen >= gen || len(base.recs) < deltaFrom {
 		return nil
 	}
-	ids, olds, ok := tx.s.deltas[k.Table].since(tx.db, base.gen, gen)
+	ids, oldNames, had, ok := tx.s.deltas[k.Table].since(tx.db, base.gen, gen)
 	if !ok || len(ids) > len(base.recs)/8 {
 		return nil
 	}
 	// Where the old versions are in the base order; each must be there.
 	var gone []int
-	for _, old := range olds {
-		if old == nil {
+	for x, id := range ids {
+		if !had[x] {
 			continue
 		}
-		i := sort.Search(len(base.recs), func(x int) bool { return compareNamed(base.recs[x], old) >= 0 })
-		if i == len(base.recs) || base.recs[i] != old {
+		name := oldNames[x]
+		i := sort.Search(len(base.recs), func(y int) bool {
+			r := base.recs[y]
+			return compareKeys(r.RecordName(), r.GetID(), name, id) >= 0
+		})
+		if i == len(base.recs) || base.recs[i].GetID() != id || base.recs[i].RecordName() != name {
 			return nil // not the base this log was kept for: walk instead
 		}
 		gone = append(gone, i)
@@ -248,7 +282,12 @@ func (tx *Tx) sortedFromDelta(k *Kind, gen uint64) *sortedRecords {
 		}
 	}
 	if nb != nil {
-		c.setNames(nb.done())
+		col := nb.done()
+		if base.root == nil {
+			c.root = base
+			col.root, col.gone, col.at = names, gone, at
+		}
+		c.setNames(col)
 	}
 	return c
 }

@@ -2,8 +2,10 @@ package store
 
 import (
 	"fmt"
+	"index/suffixarray"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -71,7 +73,7 @@ func TestSortedFromDelta_SameAsAWalk(t *testing.T) {
 		}
 		return insert(tx)
 	}
-	fromDelta := 0
+	fromDelta, throughRoot := 0, 0
 	for round := range 300 {
 		base := s.Read()
 		if rng.IntN(3) > 0 {
@@ -112,6 +114,34 @@ func TestSortedFromDelta_SameAsAWalk(t *testing.T) {
 		if w := newNames(want); col.blob != w.blob || !slices.Equal(col.ends, w.ends) || col.count != w.count {
 			t.Fatalf("round %d: SortedNames' column differs", round)
 		}
+		// Searches through the root's suffix array find what a scan finds.
+		if col.root != nil && col.sa.Load() == nil {
+			throughRoot++
+			if col.root.sa.Load() == nil && rng.IntN(2) == 0 {
+				col.root.sa.Store(suffixarray.New([]byte(col.root.blob)))
+			}
+		}
+		for range 10 {
+			sub := fmt.Sprint(rng.IntN(100))
+			if rng.IntN(2) == 0 {
+				n := want[rng.IntN(len(want))].RecordName()
+				a := rng.IntN(len(n) + 1)
+				sub = n[a:min(len(n), a+1+rng.IntN(6))]
+			}
+			var found, scan []int
+			col.EachContaining(sub, func(i int) bool { found = append(found, i); return true })
+			for i, r := range want {
+				if strings.Contains(r.RecordName(), sub) {
+					scan = append(scan, i)
+				}
+			}
+			if !slices.Equal(found, scan) {
+				t.Fatalf("round %d: %q found at %v, a scan finds it at %v (root array %v)", round, sub, found, scan, col.root != nil && col.root.sa.Load() != nil)
+			}
+		}
+	}
+	if throughRoot < 250 {
+		t.Fatalf("%d rounds searched through a root", throughRoot)
 	}
 	// Every round but perhaps the first has an older order to start from.
 	if fromDelta < 299 {

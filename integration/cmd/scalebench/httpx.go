@@ -263,8 +263,17 @@ func (s *stats) record(st int, body []byte, err error, d time.Duration, lat *[]t
 
 // sequential runs warm requests not counted, then n one after the other.
 func (b *bench) sequential(ctx context.Context, name string, warm, n int, fn request) *stats {
+	return b.sequentialAfter(ctx, name, warm, n, nil, fn)
+}
+
+// sequentialAfter is sequential with before (when not nil) run ahead of
+// each request, warm-up ones too, and not timed.
+func (b *bench) sequentialAfter(ctx context.Context, name string, warm, n int, before func(ctx context.Context), fn request) *stats {
 	b.settle()
 	for i := range warm {
+		if before != nil {
+			before(ctx)
+		}
 		_, _, _ = fn(ctx, 0, -1-i)
 	}
 	s := &stats{name: name}
@@ -276,6 +285,9 @@ func (b *bench) sequential(ctx context.Context, name string, warm, n int, fn req
 	for i := range n {
 		if ctx.Err() != nil {
 			break
+		}
+		if before != nil {
+			before(ctx)
 		}
 		t0 := time.Now()
 		st, body, err := fn(ctx, 0, i)

@@ -34,10 +34,21 @@ func (b *bench) issue4(ctx context.Context, r *report) error {
 	// have (x: scale-extra-00010 to -00019, just created) and one whose
 	// bytes every model name has (id-000120 to id-000129), which reads the
 	// whole name column; and one by a role attribute (a tenth of the model).
+	// The last two follow a rename of an identity each (not timed): a list
+	// reads a generation of the table that no list has read before, as
+	// while devices enroll.
+	renames := 0
+	rename := func(ctx context.Context) {
+		renames++
+		raw, _ := json.Marshal(map[string]any{"name": fmt.Sprintf("scale-renamed-%06d", renames)})
+		_, _, _ = b.send(ctx, b.base, http.MethodPatch, mgmt+"/identities/"+m.identities[len(m.identities)-1-renames%len(m.identities)], b.admin, raw)
+	}
 	r.filtered = []*filteredList{
-		b.filteredList(ctx, `name contains "scale-extra-0001"`, n),
-		b.filteredList(ctx, `name contains "id-00012"`, n),
-		b.filteredList(ctx, fmt.Sprintf(`anyOf(roleAttributes) = %q`, m.attrs[7]), n),
+		b.filteredList(ctx, `name contains "scale-extra-0001"`, n, nil),
+		b.filteredList(ctx, `name contains "id-00012"`, n, nil),
+		b.filteredList(ctx, fmt.Sprintf(`anyOf(roleAttributes) = %q`, m.attrs[7]), n, nil),
+		b.filteredList(ctx, `name contains "id-00012"`, n, rename),
+		b.filteredList(ctx, "", n, rename),
 	}
 
 	// The services of an identity, for random identities of the model.
@@ -242,16 +253,24 @@ func summarize(l []int) intStats {
 // answer holds.
 type filteredList struct {
 	filter      string
+	afterWrite  bool
 	st          *stats
 	page, total int // records on the page, meta.pagination.totalCount
 }
 
 // filteredList times n sequential requests of the identity list with filter,
-// then reads one answer's page size and total count.
-func (b *bench) filteredList(ctx context.Context, filter string, n int) *filteredList {
+// then reads one answer's page size and total count. With before, each
+// request follows a write (not timed), so that it reads a generation of
+// the identity table no list has read yet.
+func (b *bench) filteredList(ctx context.Context, filter string, n int, before func(ctx context.Context)) *filteredList {
 	path := mgmt + "/identities?" + url.Values{"filter": {filter}}.Encode()
 	f := &filteredList{filter: filter}
-	f.st = b.sequential(ctx, "GET /identities?filter="+filter, 20, n, func(ctx context.Context, _, _ int) (int, []byte, error) {
+	name := "GET /identities?filter=" + filter
+	if before != nil {
+		name += " (after a write)"
+		f.afterWrite = true
+	}
+	f.st = b.sequentialAfter(ctx, name, 20, n, before, func(ctx context.Context, _, _ int) (int, []byte, error) {
 		return b.send(ctx, b.base, http.MethodGet, path, b.admin, nil)
 	})
 	data, err := b.call(ctx, http.MethodGet, path, b.admin, nil, http.StatusOK)

@@ -98,7 +98,14 @@ func (r *report) print(w io.Writer) {
 	latRow(w, fmt.Sprintf("`POST /service-policies` with identityRoles `#all` (selects all %d+ identities)", c.identities), r.policyAllCreate, "(no aim; for scale)")
 	latRow(w, "`DELETE /service-policies/{id}` of those `#all` policies", r.policyAllDelete, "(no aim; for scale)")
 	for _, f := range r.filtered {
-		latRow(w, fmt.Sprintf("`GET /identities?filter=%s` (page of %d, totalCount %d)", f.filter, f.page, f.total), f.st, "(compare with 100k)")
+		what := fmt.Sprintf("`GET /identities?filter=%s`", f.filter)
+		if f.filter == "" {
+			what = "`GET /identities`"
+		}
+		if f.afterWrite {
+			what += ", each after the rename of an identity (not timed)"
+		}
+		latRow(w, fmt.Sprintf("%s (page of %d, totalCount %d)", what, f.page, f.total), f.st, "(compare with 100k)")
 	}
 	latRow(w, fmt.Sprintf("`GET /identities/{id}/services` (random identity; default page of 10; they reach %d services on average, %d at most)",
 		r.identityReach.mean, r.identityReach.max), r.identityServices, latencyAim(r.identityServices, 2*time.Millisecond))
