@@ -119,7 +119,7 @@ func namedSource(tx *store.Tx, k *store.Kind, need *filter.Need) source {
 	return func(fn func(store.Record) bool) {
 		recs, names := tx.SortedNames(k)
 		names.EachContaining(need.Substring, func(i int) bool {
-			return !need.Test(names.At(i)) || fn(recs[i])
+			return !need.Test(names.At(i)) || fn(recs.At(i))
 		})
 	}
 }

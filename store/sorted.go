@@ -16,18 +16,21 @@ import (
 // this slice instead of walking the radix tree, which is several times slower
 // per record; it is rebuilt only after the table changed.
 type sortedRecords struct {
-	db   *memdb.MemDB
-	gen  uint64
-	recs []Record
+	db  *memdb.MemDB
+	gen uint64
+	// recs is the records in order. An entry kept as a root's order and the
+	// changes since (d, sorteddelta.go) makes it only when something needs
+	// the whole slice (slice); until then it reads through the root.
+	recs      []Record
+	d         *delta
+	recsOnce  sync.Once
+	recsReady atomic.Bool
 
 	// names is the column of names of a named kind, built on first use
 	// (or with the records, from an older column: sorteddelta.go).
 	namesOnce  sync.Once
 	names      *Names
 	namesReady atomic.Bool
-	// root is the entry this one was made from with its name column, when
-	// that one was not made from another (sorteddelta.go).
-	root *sortedRecords
 
 	// byID maps ids to the records, built on first use.
 	byIDOnce sync.Once
@@ -43,8 +46,9 @@ type sortedRecords struct {
 func (tx *Tx) Lookup(k *Kind, id string) (Record, bool) {
 	c := tx.sorted(k)
 	c.byIDOnce.Do(func() {
-		c.byID = make(map[string]Record, len(c.recs))
-		for _, r := range c.recs {
+		recs := c.slice()
+		c.byID = make(map[string]Record, len(recs))
+		for _, r := range recs {
 			c.byID[r.GetID()] = r
 		}
 	})
@@ -73,13 +77,13 @@ type Names struct {
 	building  atomic.Bool
 	sa        atomic.Pointer[suffixarray.Index]
 
-	// A column made from an older one and the records changed since
-	// (sorteddelta.go) searches through the older one's suffix array:
-	// root is that column, gone the indices of its names this one does not
-	// have (ascending), and at[j] the index of root before which this
-	// one's j-th new name comes (non-decreasing). root is nil otherwise.
+	// The column of an order kept as a root's and the changes since
+	// (sorteddelta.go) has no blob: it reads the root's column, without
+	// the names at the indices gone, with fresh[x] before the root's name
+	// at[x]. root is nil for a column that holds its names.
 	root     *Names
 	gone, at []int
+	fresh    []string
 }
 
 // indexNamesFrom is Names.indexFrom: below a megabyte of names (about
@@ -91,10 +95,22 @@ const indexNamesFrom = 1 << 20
 var indexBuilds = make(chan struct{}, 1)
 
 // Len is the number of names.
-func (n *Names) Len() int { return len(n.ends) }
+func (n *Names) Len() int {
+	if n.root != nil {
+		return n.root.Len() - len(n.gone) + len(n.fresh)
+	}
+	return len(n.ends)
+}
 
-// At is the name of record i of the slice the column was returned with.
+// At is the name of record i of the order the column was returned with.
 func (n *Names) At(i int) string {
+	if n.root != nil {
+		x, r, fresh := locate(n.gone, n.at, i)
+		if fresh {
+			return n.fresh[x]
+		}
+		return n.root.At(r)
+	}
 	start := 0
 	if i > 0 {
 		start = n.ends[i-1]
@@ -114,6 +130,10 @@ func (n *Names) At(i int) string {
 // instead, which reads it once. Either way a match is mapped to its name
 // from the previous one onwards, not searched for in the whole column.
 func (n *Names) EachContaining(sub string, fn func(i int) bool) {
+	if n.root != nil {
+		n.throughRoot(sub, fn)
+		return
+	}
 	if sub == "" {
 		for i := range n.ends {
 			if !fn(i) {
@@ -180,47 +200,66 @@ func (n *Names) EachContaining(sub string, fn func(i int) bool) {
 	}
 }
 
-// indexed returns, in list order, the names that contain sub from a suffix
-// array: this column's, or that of the column it was made from. ok is false
-// when there is none yet (the searches count toward building one) or sub is
-// in too many names for it to help.
+// indexed returns, in list order, the names that contain sub from the
+// column's suffix array. ok is false when there is none yet (the searches
+// count toward building one) or sub is in too many names for it to help.
 func (n *Names) indexed(sub string) (found []int, ok bool) {
-	if sa := n.sa.Load(); sa != nil {
+	if sa := n.suffixes(); sa != nil {
 		return n.lookup(sa, sub)
 	}
-	if n.root == nil {
-		if sa := n.suffixes(); sa != nil {
-			return n.lookup(sa, sub)
-		}
-		return nil, false
-	}
-	// Count the search toward the root's array, not this column's: under
-	// writes each generation's column is searched once or twice, while the
-	// root serves every generation the delta log reaches.
-	sa := n.root.suffixes()
-	if sa == nil {
-		return nil, false
-	}
-	inRoot, ok := n.root.lookup(sa, sub)
-	if !ok {
-		return nil, false
-	}
-	found = make([]int, 0, len(inRoot))
-	for _, i := range inRoot {
-		g, dropped := slices.BinarySearch(n.gone, i) // g: names of root before i that are gone
-		if dropped {
-			continue
-		}
-		found = append(found, i-g+sort.SearchInts(n.at, i+1)) // new names at or before i come first
-	}
-	for j, a := range n.at {
-		g, _ := slices.BinarySearch(n.gone, a)
-		if i := a - g + j; strings.Contains(n.At(i), sub) {
-			found = append(found, i)
+	return nil, false
+}
+
+// throughRoot is EachContaining of a column read through its root: the
+// root's matches (from its suffix array or a read of its blob; the search
+// counts toward the root's array, which serves every generation the delta
+// log reaches, where each generation's column is searched once or twice
+// under writes) mapped to this order, merged with the fresh names that
+// contain sub.
+func (n *Names) throughRoot(sub string, fn func(i int) bool) {
+	if sub != "" {
+		for i := 0; i < len(sub); i++ {
+			if n.count[sub[i]] == 0 {
+				return
+			}
 		}
 	}
-	slices.Sort(found)
-	return found, true
+	var fresh []int // indices in this order of the fresh names with sub
+	for x, name := range n.fresh {
+		if strings.Contains(name, sub) {
+			fresh = append(fresh, freshAt(n.gone, n.at, x))
+		}
+	}
+	g, x, f := 0, 0, 0
+	stopped := false
+	n.root.EachContaining(sub, func(r int) bool {
+		for g < len(n.gone) && n.gone[g] < r {
+			g++
+		}
+		if g < len(n.gone) && n.gone[g] == r {
+			return true
+		}
+		for x < len(n.at) && n.at[x] <= r {
+			x++
+		}
+		i := r - g + x
+		for ; f < len(fresh) && fresh[f] < i; f++ {
+			if !fn(fresh[f]) {
+				stopped = true
+				return false
+			}
+		}
+		if !fn(i) {
+			stopped = true
+			return false
+		}
+		return true
+	})
+	for ; !stopped && f < len(fresh); f++ {
+		if !fn(fresh[f]) {
+			return
+		}
+	}
 }
 
 // suffixes returns the column's suffix array when it is built. Otherwise,
@@ -313,24 +352,79 @@ func newNames(recs []Record) *Names {
 // kinds, creation time then id for the others). The slice is shared: callers
 // must not modify it.
 func (tx *Tx) Sorted(k *Kind) []Record {
-	return tx.sorted(k).recs
+	return tx.sorted(k).slice()
 }
 
-// SortedNames returns what Sorted returns and, for a named kind, the column
-// of the records' names (RecordName, which is also what the filter field
-// "name" reads): names.At(i) is the name of recs[i]. Both come from the same
-// generation of the table, so the column is never staler than the records.
-// names is nil for a kind without names.
-func (tx *Tx) SortedNames(k *Kind) (recs []Record, names *Names) {
+// Ordered is a table's records in list order at one generation, read one
+// at a time (an order kept as a root's and the changes since is not made
+// into a slice for it).
+type Ordered struct{ c *sortedRecords }
+
+// Len is the number of records.
+func (o Ordered) Len() int { return o.c.len() }
+
+// At is record i.
+func (o Ordered) At(i int) Record { return o.c.at(i) }
+
+// slice is the records in order, made from the root and the changes the
+// first time it is needed.
+func (c *sortedRecords) slice() []Record {
+	if c.d == nil {
+		return c.recs
+	}
+	c.recsOnce.Do(func() {
+		c.recs = c.d.materialize()
+		c.recsReady.Store(true)
+	})
+	return c.recs
+}
+
+func (c *sortedRecords) len() int {
+	if c.d == nil {
+		return len(c.recs)
+	}
+	return c.d.len()
+}
+
+func (c *sortedRecords) at(i int) Record {
+	if c.d == nil || c.recsReady.Load() {
+		return c.recs[i]
+	}
+	return c.d.record(i)
+}
+
+func (c *sortedRecords) each(fn func(Record) bool) {
+	if c.d == nil || c.recsReady.Load() {
+		eachOf(c.recs, fn)
+		return
+	}
+	c.d.each(fn)
+}
+
+// SortedNames returns the records Sorted returns and, for a named kind, the
+// column of the records' names (RecordName, which is also what the filter
+// field "name" reads): names.At(i) is the name of recs.At(i). Both come from
+// the same generation of the table, so the column is never staler than the
+// records. names is nil for a kind without names.
+func (tx *Tx) SortedNames(k *Kind) (recs Ordered, names *Names) {
 	c := tx.sorted(k)
 	if !k.Named {
-		return c.recs, nil
+		return Ordered{c}, nil
 	}
+	return Ordered{c}, c.columnNames()
+}
+
+// columnNames is the entry's name column, built the first time.
+func (c *sortedRecords) columnNames() *Names {
 	c.namesOnce.Do(func() {
-		c.names = newNames(c.recs)
+		if c.d != nil {
+			c.names = c.d.names()
+		} else {
+			c.names = newNames(c.recs)
+		}
 		c.namesReady.Store(true)
 	})
-	return c.recs, c.names
+	return c.names
 }
 
 // readyNames is the column when it is built, or nil.
@@ -367,13 +461,19 @@ func (tx *Tx) sorted(k *Kind) *sortedRecords {
 // A walk that reaches the end keeps what it read as the generation's slice.
 func (tx *Tx) EachSorted(k *Kind, fn func(Record) bool) {
 	if c, ok := tx.sortedMemo[k]; ok {
-		eachOf(c.recs, fn)
+		c.each(fn)
 		return
 	}
 	gen := tx.gen(k)
-	if c := tx.cachedSorted(k, gen); c != nil {
+	c := tx.cachedSorted(k, gen)
+	if c == nil {
+		if c = tx.sortedFromDelta(k, gen); c != nil {
+			c = tx.keepSorted(k, c)
+		}
+	}
+	if c != nil {
 		tx.memoSorted(k, c)
-		eachOf(c.recs, fn)
+		c.each(fn)
 		return
 	}
 	var recs []Record

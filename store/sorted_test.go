@@ -25,12 +25,12 @@ func insertIdentities(t *testing.T, s *Store, names ...string) {
 func checkColumn(t *testing.T, tx *Tx, want ...string) {
 	t.Helper()
 	recs, names := tx.SortedNames(KindIdentity)
-	if len(recs) != len(want) || names.Len() != len(want) {
-		t.Fatalf("%d records, %d names, want %d", len(recs), names.Len(), len(want))
+	if recs.Len() != len(want) || names.Len() != len(want) {
+		t.Fatalf("%d records, %d names, want %d", recs.Len(), names.Len(), len(want))
 	}
 	for i, w := range want {
-		if recs[i].RecordName() != w || names.At(i) != w {
-			t.Errorf("position %d: record %q, column %q, want %q", i, recs[i].RecordName(), names.At(i), w)
+		if recs.At(i).RecordName() != w || names.At(i) != w {
+			t.Errorf("position %d: record %q, column %q, want %q", i, recs.At(i).RecordName(), names.At(i), w)
 		}
 	}
 }
@@ -82,12 +82,12 @@ func TestSorted_OtherTablesDoNotInvalidate(t *testing.T) {
 	}
 	tx.Commit()
 	recs2, names2 := s.Read().SortedNames(KindIdentity)
-	if &recs2[0] != &recs[0] || names2 != names {
+	if recs2.c != recs.c || names2 != names {
 		t.Error("a write to another table rebuilt the identities' sorted records")
 	}
 	insertIdentities(t, s, "c")
-	if recs3, _ := s.Read().SortedNames(KindIdentity); len(recs3) != 3 {
-		t.Errorf("after an identity insert: %d records, want 3", len(recs3))
+	if recs3, _ := s.Read().SortedNames(KindIdentity); recs3.Len() != 3 {
+		t.Errorf("after an identity insert: %d records, want 3", recs3.Len())
 	}
 }
 

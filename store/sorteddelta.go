@@ -180,14 +180,15 @@ func compareKeys(an, ai, bn, bi string) int {
 }
 
 // sortedFromDelta returns the cache entry of the named kind k at generation
-// gen made from the newest kept entry and the changes since, or nil when
-// there is none to start from, the log does not reach back to it, or so
-// much changed that a walk costs no more.
+// gen made from a root entry and the log, or nil when there is none to
+// start from, the log does not reach back to it, or so much changed that a
+// walk costs no more. The entry keeps only the changes (delta); its slice
+// and name column are read through the root's.
 //
-// It starts from the root of the newest kept entry (the entry that one was
-// made from) when the log reaches back to it, so that every generation's
-// name column searches through the root's suffix array (Names.indexed);
-// otherwise from the newest entry, and the new entry is a root itself.
+// It starts from the root of the newest kept entry when the log reaches
+// back to it, so that every generation's name search goes through the
+// root's suffix array; otherwise from the newest entry, copied into a new
+// root.
 func (tx *Tx) sortedFromDelta(k *Kind, gen uint64) *sortedRecords {
 	if !k.Named {
 		return nil
@@ -197,149 +198,205 @@ func (tx *Tx) sortedFromDelta(k *Kind, gen uint64) *sortedRecords {
 		return nil
 	}
 	newest := v.(*sortedRecords)
-	if newest.root != nil {
-		if c := tx.derive(k, newest.root, gen); c != nil {
-			return c
-		}
+	if newest.d == nil {
+		return tx.derive(k, newest, gen)
 	}
-	return tx.derive(k, newest, gen)
+	if c := tx.derive(k, newest.d.root, gen); c != nil {
+		return c
+	}
+	if newest.db != tx.db || newest.gen >= gen {
+		return nil
+	}
+	root := &sortedRecords{db: newest.db, gen: newest.gen, recs: newest.d.materialize()}
+	if names := newest.readyNames(); names != nil {
+		root.setNames(names.materialize())
+	}
+	return tx.derive(k, root, gen)
 }
 
-// derive makes the entry of generation gen from base and the log.
-func (tx *Tx) derive(k *Kind, base *sortedRecords, gen uint64) *sortedRecords {
-	if base.db != tx.db || base.gen >= gen || len(base.recs) < deltaFrom {
+// derive makes the entry of generation gen from root (an entry that holds
+// its slice) and the log.
+func (tx *Tx) derive(k *Kind, root *sortedRecords, gen uint64) *sortedRecords {
+	if root.d != nil || root.db != tx.db || root.gen >= gen || len(root.recs) < deltaFrom {
 		return nil
 	}
-	ids, oldNames, had, ok := tx.s.deltas[k.Table].since(tx.db, base.gen, gen)
-	if !ok || len(ids) > len(base.recs)/8 {
+	ids, oldNames, had, ok := tx.s.deltas[k.Table].since(tx.db, root.gen, gen)
+	if !ok || len(ids) > len(root.recs)/8 {
 		return nil
 	}
-	// Where the old versions are in the base order; each must be there.
-	var gone []int
+	d := &delta{root: root}
+	// Where the old versions are in the root's order; each must be there.
 	for x, id := range ids {
 		if !had[x] {
 			continue
 		}
 		name := oldNames[x]
-		i := sort.Search(len(base.recs), func(y int) bool {
-			r := base.recs[y]
+		i := sort.Search(len(root.recs), func(y int) bool {
+			r := root.recs[y]
 			return compareKeys(r.RecordName(), r.GetID(), name, id) >= 0
 		})
-		if i == len(base.recs) || base.recs[i].GetID() != id || base.recs[i].RecordName() != name {
-			return nil // not the base this log was kept for: walk instead
+		if i == len(root.recs) || root.recs[i].GetID() != id || root.recs[i].RecordName() != name {
+			return nil // not the root this log was kept for: walk instead
 		}
-		gone = append(gone, i)
+		d.gone = append(d.gone, i)
 	}
-	slices.Sort(gone)
-	// The current versions, in order, and where each goes in the base.
-	var fresh []Record
+	slices.Sort(d.gone)
+	// The current versions, in order, and where each goes in the root.
 	for _, id := range ids {
 		if r, err := tx.Get(k, id); err == nil {
-			fresh = append(fresh, r)
+			d.fresh = append(d.fresh, r)
 		}
 	}
-	slices.SortFunc(fresh, compareNamed)
-	at := make([]int, len(fresh))
-	for j, r := range fresh {
-		at[j] = sort.Search(len(base.recs), func(x int) bool { return compareNamed(base.recs[x], r) >= 0 })
+	slices.SortFunc(d.fresh, compareNamed)
+	d.at = make([]int, len(d.fresh))
+	for x, r := range d.fresh {
+		d.at[x] = sort.Search(len(root.recs), func(y int) bool { return compareNamed(root.recs[y], r) >= 0 })
 	}
+	return &sortedRecords{db: tx.db, gen: gen, d: d}
+}
 
-	c := &sortedRecords{db: tx.db, gen: gen, recs: make([]Record, 0, len(base.recs)-len(gone)+len(fresh))}
-	names := base.readyNames()
-	var nb *namesBuilder
-	if names != nil {
-		nb = newNamesBuilder(names, cap(c.recs))
-	}
-	for i, g, j := 0, 0, 0; ; {
-		next := len(base.recs)
+// delta is a generation's order as its root's and the changes since: the
+// indices of the root's records it does not have (gone, ascending), its
+// records the root does not have (fresh, in order), and at[x], the index
+// of the root's record fresh[x] comes before (len(root.recs) for the end).
+// A fresh record may replace a gone one with the same key.
+type delta struct {
+	root     *sortedRecords
+	gone, at []int
+	fresh    []Record
+}
+
+func (d *delta) len() int { return len(d.root.recs) - len(d.gone) + len(d.fresh) }
+
+// walk calls run(i, j) for every run root.recs[i:j] of kept records and
+// add(x) for every fresh record, in order, until one returns false.
+func (d *delta) walk(run func(i, j int) bool, add func(x int) bool) {
+	walkRuns(len(d.root.recs), d.gone, d.at, run, add)
+}
+
+// walkRuns is walk over a root of n records.
+func walkRuns(n int, gone, at []int, run func(i, j int) bool, add func(x int) bool) {
+	for i, g, x := 0, 0, 0; ; {
+		next := n
 		if g < len(gone) {
 			next = min(next, gone[g])
 		}
-		if j < len(fresh) {
-			next = min(next, at[j])
+		if x < len(at) {
+			next = min(next, at[x])
 		}
-		c.recs = append(c.recs, base.recs[i:next]...) // a run of unchanged records
-		if nb != nil {
-			nb.copyRun(i, next)
+		if i < next && !run(i, next) {
+			return
 		}
 		i = next
-		for ; j < len(fresh) && at[j] == i; j++ {
-			c.recs = append(c.recs, fresh[j])
-			if nb != nil {
-				nb.add(fresh[j].RecordName())
+		for ; x < len(at) && at[x] == i; x++ {
+			if !add(x) {
+				return
 			}
 		}
 		if g < len(gone) && gone[g] == i {
-			if nb != nil {
-				nb.drop(i)
-			}
 			g++
 			i++
 			continue
 		}
-		if i == len(base.recs) {
-			break
+		if i == n {
+			return
 		}
 	}
-	if nb != nil {
-		col := nb.done()
-		if base.root == nil {
-			c.root = base
-			col.root, col.gone, col.at = names, gone, at
+}
+
+func (d *delta) each(fn func(Record) bool) {
+	d.walk(func(i, j int) bool {
+		for _, r := range d.root.recs[i:j] {
+			if !fn(r) {
+				return false
+			}
 		}
-		c.setNames(col)
-	}
-	return c
+		return true
+	}, func(x int) bool { return fn(d.fresh[x]) })
 }
 
-// namesBuilder makes the name column of a new order from runs of an older
-// column and single new names.
-type namesBuilder struct {
-	from *Names
-	b    strings.Builder
-	n    *Names
+func (d *delta) materialize() []Record {
+	recs := make([]Record, 0, d.len())
+	d.walk(func(i, j int) bool { recs = append(recs, d.root.recs[i:j]...); return true },
+		func(x int) bool { recs = append(recs, d.fresh[x]); return true })
+	return recs
 }
 
-func newNamesBuilder(from *Names, records int) *namesBuilder {
-	nb := &namesBuilder{from: from, n: &Names{ends: make([]int, 0, records), count: from.count, indexFrom: from.indexFrom}}
-	nb.b.Grow(len(from.blob) + len(from.blob)/records + 64)
-	return nb
+// freshAt is the index in the order of fresh record x.
+func freshAt(gone, at []int, x int) int {
+	g, _ := slices.BinarySearch(gone, at[x]) // the root's records before at[x] that are gone
+	return at[x] - g + x
 }
 
-// copyRun copies the names of records i to j-1 of the older column.
-func (nb *namesBuilder) copyRun(i, j int) {
-	if i >= j {
-		return
+// locate says where record i of the order is: fresh record x (fresh true)
+// or record r of the root.
+func locate(gone, at []int, i int) (x, r int, fresh bool) {
+	x = sort.Search(len(at), func(x int) bool { return freshAt(gone, at, x) >= i })
+	if x < len(at) && freshAt(gone, at, x) == i {
+		return x, 0, true
 	}
-	start := 0
-	if i > 0 {
-		start = nb.from.ends[i-1]
-	}
-	shift := nb.b.Len() - start
-	nb.b.WriteString(nb.from.blob[start:nb.from.ends[j-1]])
-	for _, e := range nb.from.ends[i:j] {
-		nb.n.ends = append(nb.n.ends, e+shift)
-	}
+	k := i - x // the root's k-th kept record, counting from 0
+	g := sort.Search(len(gone), func(t int) bool { return gone[t]-t > k })
+	return 0, k + g, false
 }
 
-// add appends a name that is not in the older column.
-func (nb *namesBuilder) add(name string) {
-	nb.b.WriteString(name)
-	nb.n.ends = append(nb.n.ends, nb.b.Len())
-	for i := 0; i < len(name); i++ {
-		nb.n.count[name[i]]++
+func (d *delta) record(i int) Record {
+	x, r, fresh := locate(d.gone, d.at, i)
+	if fresh {
+		return d.fresh[x]
 	}
+	return d.root.recs[r]
 }
 
-// drop leaves out name i of the older column.
-func (nb *namesBuilder) drop(i int) {
-	name := nb.from.At(i)
-	for x := 0; x < len(name); x++ {
-		nb.n.count[name[x]]--
+// names is the name column of the order, read through the root's column.
+func (d *delta) names() *Names {
+	root := d.root.columnNames()
+	n := &Names{root: root, gone: d.gone, at: d.at, fresh: make([]string, len(d.fresh)), count: root.count, indexFrom: root.indexFrom}
+	for _, i := range d.gone {
+		name := root.At(i)
+		for x := 0; x < len(name); x++ {
+			n.count[name[x]]--
+		}
 	}
+	for x, r := range d.fresh {
+		name := r.RecordName()
+		n.fresh[x] = name
+		for y := 0; y < len(name); y++ {
+			n.count[name[y]]++
+		}
+	}
+	return n
 }
 
-func (nb *namesBuilder) done() *Names {
-	nb.n.blob = nb.b.String()
-	return nb.n
+// materialize returns the column itself when it holds its names, or a
+// copy of a column read through a root that holds them.
+func (n *Names) materialize() *Names {
+	if n.root == nil {
+		return n
+	}
+	m := &Names{ends: make([]int, 0, n.Len()), count: n.count, indexFrom: n.indexFrom}
+	var b strings.Builder
+	b.Grow(len(n.root.blob))
+	walkNames(n, func(i, j int) {
+		start := 0
+		if i > 0 {
+			start = n.root.ends[i-1]
+		}
+		shift := b.Len() - start
+		b.WriteString(n.root.blob[start:n.root.ends[j-1]])
+		for _, e := range n.root.ends[i:j] {
+			m.ends = append(m.ends, e+shift)
+		}
+	}, func(name string) {
+		b.WriteString(name)
+		m.ends = append(m.ends, b.Len())
+	})
+	m.blob = b.String()
+	return m
+}
+
+// walkNames calls run for the runs of the root's names a column read
+// through it keeps and add for its own names, in order.
+func walkNames(n *Names, run func(i, j int), add func(name string)) {
+	walkRuns(n.root.Len(), n.gone, n.at, func(i, j int) bool { run(i, j); return true }, func(x int) bool { add(n.fresh[x]); return true })
 }

@@ -98,21 +98,26 @@ func TestSortedFromDelta_SameAsAWalk(t *testing.T) {
 		tx.Each(KindIdentity, "name", func(r Record) bool { want = append(want, r); return true })
 		if c := tx.sortedFromDelta(KindIdentity, tx.gen(KindIdentity)); c != nil {
 			fromDelta++
-			if !slices.Equal(c.recs, want) {
-				t.Fatalf("round %d: the order from the delta differs from the walk", round)
-			}
-			if got := c.readyNames(); got != nil {
-				if w := newNames(want); got.blob != w.blob || !slices.Equal(got.ends, w.ends) || got.count != w.count {
-					t.Fatalf("round %d: the name column from the delta differs", round)
-				}
-			}
+			checkOrder(t, round, "from the delta", c, want)
 		}
 		recs, col := tx.SortedNames(KindIdentity)
-		if !slices.Equal(recs, want) {
-			t.Fatalf("round %d: Sorted differs from the walk", round)
+		checkOrder(t, round, "SortedNames", recs.c, want)
+		// The column, read name by name and made into a blob, is the one
+		// a build from the walk gives.
+		w := newNames(want)
+		if col.Len() != len(want) {
+			t.Fatalf("round %d: %d names, want %d", round, col.Len(), len(want))
 		}
-		if w := newNames(want); col.blob != w.blob || !slices.Equal(col.ends, w.ends) || col.count != w.count {
-			t.Fatalf("round %d: SortedNames' column differs", round)
+		for i := range want {
+			if col.At(i) != w.At(i) {
+				t.Fatalf("round %d: name %d is %q, want %q", round, i, col.At(i), w.At(i))
+			}
+		}
+		if m := col.materialize(); m.blob != w.blob || !slices.Equal(m.ends, w.ends) || m.count != w.count || col.count != w.count {
+			t.Fatalf("round %d: the column differs from a build", round)
+		}
+		if rng.IntN(4) == 0 { // the next entries start from a copy of this one
+			tx.Sorted(KindIdentity)
 		}
 		// Searches through the root's suffix array find what a scan finds.
 		if col.root != nil && col.sa.Load() == nil {
@@ -138,6 +143,14 @@ func TestSortedFromDelta_SameAsAWalk(t *testing.T) {
 			if !slices.Equal(found, scan) {
 				t.Fatalf("round %d: %q found at %v, a scan finds it at %v (root array %v)", round, sub, found, scan, col.root != nil && col.root.sa.Load() != nil)
 			}
+			if len(scan) > 0 { // stopping early stops, after the first matches
+				stop := 1 + rng.IntN(len(scan))
+				var some []int
+				col.EachContaining(sub, func(i int) bool { some = append(some, i); return len(some) < stop })
+				if !slices.Equal(some, scan[:stop]) {
+					t.Fatalf("round %d: %q stopped after %d: %v, want %v", round, sub, stop, some, scan[:stop])
+				}
+			}
 		}
 	}
 	if throughRoot < 250 {
@@ -146,6 +159,33 @@ func TestSortedFromDelta_SameAsAWalk(t *testing.T) {
 	// Every round but perhaps the first has an older order to start from.
 	if fromDelta < 299 {
 		t.Fatalf("the delta made the order in %d rounds of 300", fromDelta)
+	}
+}
+
+// checkOrder compares an entry, read every way, with the order of a walk.
+func checkOrder(t *testing.T, round int, what string, c *sortedRecords, want []Record) {
+	t.Helper()
+	if c.len() != len(want) {
+		t.Fatalf("round %d: %s: %d records, want %d", round, what, c.len(), len(want))
+	}
+	for i, r := range want {
+		if c.at(i) != r {
+			t.Fatalf("round %d: %s: record %d is %q, want %q", round, what, i, c.at(i).RecordName(), r.RecordName())
+		}
+	}
+	var each []Record
+	c.each(func(r Record) bool { each = append(each, r); return true })
+	if !slices.Equal(each, want) {
+		t.Fatalf("round %d: %s: each differs from the walk", round, what)
+	}
+	stop := len(want) / 3
+	n := 0
+	c.each(func(Record) bool { n++; return n < stop })
+	if n != stop {
+		t.Fatalf("round %d: %s: each went on after false (%d calls, want %d)", round, what, n, stop)
+	}
+	if !slices.Equal(c.slice(), want) {
+		t.Fatalf("round %d: %s: the slice differs from the walk", round, what)
 	}
 }
 
