@@ -201,6 +201,9 @@ func (tx *Tx) sortedFromDelta(k *Kind, gen uint64) *sortedRecords {
 	if newest.d == nil {
 		return tx.derive(k, newest, gen)
 	}
+	if c := tx.extend(k, newest, gen); c != nil {
+		return c
+	}
 	if c := tx.derive(k, newest.d.root, gen); c != nil {
 		return c
 	}
@@ -251,6 +254,89 @@ func (tx *Tx) derive(k *Kind, root *sortedRecords, gen uint64) *sortedRecords {
 	d.at = make([]int, len(d.fresh))
 	for x, r := range d.fresh {
 		d.at[x] = sort.Search(len(root.recs), func(y int) bool { return compareNamed(root.recs[y], r) >= 0 })
+	}
+	return &sortedRecords{db: tx.db, gen: gen, d: d}
+}
+
+// extend makes the entry of generation gen from e, an entry kept as a
+// delta, and the log since e's generation: the same root, e's changes and
+// the new ones. It costs the changes since e, where derive costs all the
+// changes since the root again (a page of the list after every write at
+// 100,000 identities went from 0.2 to 1.5 ms as they piled up).
+func (tx *Tx) extend(k *Kind, e *sortedRecords, gen uint64) *sortedRecords {
+	d0 := e.d
+	root := d0.root
+	if e.db != tx.db || e.gen >= gen {
+		return nil
+	}
+	ids, oldNames, had, ok := tx.s.deltas[k.Table].since(tx.db, e.gen, gen)
+	if !ok || len(d0.gone)+len(d0.fresh)+len(ids) > len(root.recs)/8 {
+		return nil
+	}
+	search := func(recs []Record, name, id string) int {
+		i := sort.Search(len(recs), func(y int) bool { return compareKeys(recs[y].RecordName(), recs[y].GetID(), name, id) >= 0 })
+		if i < len(recs) && recs[i].GetID() == id && recs[i].RecordName() == name {
+			return i
+		}
+		return -1
+	}
+	// The versions at e's generation leave: from e's fresh records, or
+	// from the root's (then they join gone).
+	dropped := map[int]bool{}
+	var gone []int
+	for x, id := range ids {
+		if !had[x] {
+			continue
+		}
+		if f := search(d0.fresh, oldNames[x], id); f >= 0 {
+			dropped[f] = true
+			continue
+		}
+		r := search(root.recs, oldNames[x], id)
+		if r < 0 {
+			return nil // not where e says: start from the root again
+		}
+		if _, in := slices.BinarySearch(d0.gone, r); in {
+			return nil
+		}
+		gone = append(gone, r)
+	}
+	var added []Record
+	for _, id := range ids {
+		if r, err := tx.Get(k, id); err == nil {
+			added = append(added, r)
+		}
+	}
+	slices.SortFunc(added, compareNamed)
+	d := &delta{root: root, gone: make([]int, 0, len(d0.gone)+len(gone))}
+	slices.Sort(gone)
+	// Merge the sorted lists: gone with the new gone, the kept fresh
+	// records with the added ones (each with its place in the root).
+	for i, j := 0, 0; i < len(d0.gone) || j < len(gone); {
+		if j == len(gone) || i < len(d0.gone) && d0.gone[i] < gone[j] {
+			d.gone = append(d.gone, d0.gone[i])
+			i++
+		} else {
+			d.gone = append(d.gone, gone[j])
+			j++
+		}
+	}
+	n := len(d0.fresh) - len(dropped) + len(added)
+	d.fresh, d.at = make([]Record, 0, n), make([]int, 0, n)
+	for x, j := 0, 0; x < len(d0.fresh) || j < len(added); {
+		if x < len(d0.fresh) && dropped[x] {
+			x++
+			continue
+		}
+		if j == len(added) || x < len(d0.fresh) && compareNamed(d0.fresh[x], added[j]) < 0 {
+			d.fresh, d.at = append(d.fresh, d0.fresh[x]), append(d.at, d0.at[x])
+			x++
+		} else {
+			r := added[j]
+			d.fresh = append(d.fresh, r)
+			d.at = append(d.at, sort.Search(len(root.recs), func(y int) bool { return compareNamed(root.recs[y], r) >= 0 }))
+			j++
+		}
 	}
 	return &sortedRecords{db: tx.db, gen: gen, d: d}
 }
