@@ -29,46 +29,80 @@ const (
 	deltaLogMost = 1 << 16
 )
 
-// txDelta is what one write transaction changed in a named table: for each
-// record written, the record as it was before the transaction (nil when it
-// did not exist). over marks a transaction that changed more than a log
-// keeps (a restore, a rebuild); it keeps no records.
+// txDelta is what one write transaction changed in a named table, in the
+// order written: each record's id, and its name before the write (had
+// false when it did not exist). A record written twice comes twice; the
+// commit keeps its first (logDeltas). over marks a transaction that changed
+// more than a log keeps (a restore, a rebuild); it keeps nothing.
 type txDelta struct {
-	old  map[string]Record
-	ids  []string // the keys of old in the order first written
-	over bool
+	kind     *Kind
+	ids      []string
+	oldNames []string
+	had      []bool
+	over     bool
 }
 
 // noteDelta records a change of a record of k for the table's delta log.
+// It runs for every write, so it only appends.
 func (tx *Tx) noteDelta(k *Kind, old, upd Record) {
 	if !k.Named || !tx.write {
 		return
 	}
-	if tx.delta == nil {
-		tx.delta = map[*Kind]*txDelta{}
+	var d *txDelta
+	for _, x := range tx.delta {
+		if x.kind == k {
+			d = x
+			break
+		}
 	}
-	d := tx.delta[k]
 	if d == nil {
-		d = &txDelta{old: map[string]Record{}}
-		tx.delta[k] = d
+		d = &txDelta{kind: k}
+		if tx.Count(k) < deltaFrom/2 {
+			d.over = true // a small table: its order is walked, the log is not read
+		} else {
+			d.ids, d.oldNames, d.had = make([]string, 0, 16), make([]string, 0, 16), make([]bool, 0, 16)
+		}
+		tx.delta = append(tx.delta, d)
 	}
 	if d.over {
 		return
 	}
-	r := upd
-	if r == nil {
-		r = old
-	}
-	id := r.GetID()
-	if _, seen := d.old[id]; seen {
-		return // the record before the transaction is the one first seen
-	}
 	if len(d.ids) == deltaLogMost {
-		*d = txDelta{over: true}
+		*d = txDelta{kind: k, over: true}
 		return
 	}
-	d.old[id] = old
-	d.ids = append(d.ids, id)
+	r, name := upd, ""
+	if old != nil {
+		r, name = old, old.RecordName()
+	}
+	d.ids = append(d.ids, r.GetID())
+	d.oldNames = append(d.oldNames, name)
+	d.had = append(d.had, old != nil)
+}
+
+// firstOnly keeps the first change of each record.
+func (d *txDelta) firstOnly() {
+	if len(d.ids) < 2 {
+		return
+	}
+	var seen map[string]struct{} // for a batch of a few records, a look at those kept is cheaper
+	if len(d.ids) > 32 {
+		seen = make(map[string]struct{}, len(d.ids))
+	}
+	n := 0
+	for i, id := range d.ids {
+		if seen != nil {
+			if _, dup := seen[id]; dup {
+				continue
+			}
+			seen[id] = struct{}{}
+		} else if slices.Contains(d.ids[:n], id) {
+			continue
+		}
+		d.ids[n], d.oldNames[n], d.had[n] = id, d.oldNames[i], d.had[i]
+		n++
+	}
+	d.ids, d.oldNames, d.had = d.ids[:n], d.oldNames[:n], d.had[:n]
 }
 
 // deltaLog is the changes of the last commits to one named table, for
@@ -95,13 +129,15 @@ type deltaEntry struct {
 // visible: a view of the new generation finds its entry, and one of an
 // older generation reads only the entries up to its own.
 func (tx *Tx) logDeltas() {
-	for k, d := range tx.delta { // each table has its own log: the order does not matter
-		n := tx.Count(k)
+	for _, d := range tx.delta {
+		n := tx.Count(d.kind)
 		if n < deltaFrom {
-			d = &txDelta{over: true} // a walk is cheap: keep nothing
+			d.over = true // a walk is cheap: keep nothing
+		} else {
+			d.firstOnly()
 		}
 		// A delta is used for up to an eighth of the table; more is never read.
-		tx.s.deltas[k.Table].add(tx.db, tx.gen(k), d, min(deltaLogMost, n/8+1))
+		tx.s.deltas[d.kind.Table].add(tx.db, tx.gen(d.kind), d, min(deltaLogMost, n/8+1))
 	}
 	tx.delta = nil
 }
@@ -118,12 +154,7 @@ func (l *deltaLog) add(db *memdb.MemDB, gen uint64, d *txDelta, most int) {
 			return
 		}
 	}
-	e := deltaEntry{gen: gen, ids: d.ids, oldNames: make([]string, len(d.ids)), had: make([]bool, len(d.ids))}
-	for i, id := range d.ids {
-		if old := d.old[id]; old != nil {
-			e.oldNames[i], e.had[i] = old.RecordName(), true
-		}
-	}
+	e := deltaEntry{gen: gen, ids: d.ids, oldNames: d.oldNames, had: d.had}
 	l.entries = append(l.entries, e)
 	l.size += len(e.ids)
 	drop := 0

@@ -90,7 +90,7 @@ type Tx struct {
 	pend *pendingCounts
 	// delta collects the records the transaction changed in named tables,
 	// for the list order of the next generation (sorteddelta.go).
-	delta map[*Kind]*txDelta
+	delta []*txDelta
 }
 
 // pendingCounts are the changes of the record counts and the role attribute
