@@ -29,6 +29,11 @@ const (
 	// deltaLogMost is the most changed records a table's log keeps; older
 	// generations are then ordered by a walk again.
 	deltaLogMost = 1 << 16
+	// deltaShare: a delta holds at most 1/deltaShare of its root's records.
+	// Past that a new root is made (an O(n) copy, 5 ms at a million): the
+	// root keeps the versions of the records it holds alive, so a large
+	// share would pin many old versions (about 50 MB at a million).
+	deltaShare = 32
 )
 
 // txDelta is what one write transaction changed in a named table, in the
@@ -139,8 +144,8 @@ func (tx *Tx) logDeltas() {
 		} else {
 			d.firstOnly()
 		}
-		// A delta is used for up to an eighth of the table; more is never read.
-		tx.s.deltas[d.kind.Table].add(tx.db, tx.gen(d.kind), d, min(deltaLogMost, n/8+1))
+		// A delta is used for up to deltaShare of the table; more is never read.
+		tx.s.deltas[d.kind.Table].add(tx.db, tx.gen(d.kind), d, min(deltaLogMost, n/deltaShare+1))
 	}
 	tx.delta = nil
 }
@@ -258,7 +263,7 @@ func (tx *Tx) derive(k *Kind, root *sortedRecords, gen uint64) *sortedRecords {
 		return nil
 	}
 	ids, oldNames, had, ok := tx.s.deltas[k.Table].since(tx.db, root.gen, gen)
-	if !ok || len(ids) > len(root.recs)/8 {
+	if !ok || len(ids) > len(root.recs)/deltaShare {
 		return nil
 	}
 	d := &delta{root: root}
@@ -304,7 +309,7 @@ func (tx *Tx) extend(k *Kind, e *sortedRecords, gen uint64) *sortedRecords {
 		return nil
 	}
 	ids, oldNames, had, ok := tx.s.deltas[k.Table].since(tx.db, e.gen, gen)
-	if !ok || len(d0.gone)+len(d0.fresh)+len(ids) > len(root.recs)/8 {
+	if !ok || len(d0.gone)+len(d0.fresh)+len(ids) > len(root.recs)/deltaShare {
 		return nil
 	}
 	search := func(recs []Record, name, id string) int {
