@@ -15,6 +15,7 @@ import (
 	"runtime"
 	"runtime/metrics"
 	"runtime/pprof"
+	"runtime/trace"
 	"slices"
 	"sort"
 	"strconv"
@@ -278,7 +279,7 @@ func (b *bench) sequentialAfter(ctx context.Context, name string, warm, n int, b
 	}
 	s := &stats{name: name}
 	lat := make([]time.Duration, 0, n)
-	stop := b.profile(name)
+	stop := b.profileRequests(name)
 	g0 := gcCycles()
 	t0, st0 := cpuTicks()
 	start := time.Now()
@@ -330,7 +331,7 @@ func (b *bench) concurrent(ctx context.Context, name string, clients int, fn req
 	}
 	s := &stats{name: name}
 	lats := make([][]time.Duration, clients)
-	stop := b.profile(name)
+	stop := b.profileRequests(name)
 	g0 := gcCycles()
 	t0, st0 := cpuTicks()
 	s.elapsed = phase(b.cfg.duration, s, lats)
@@ -360,11 +361,26 @@ func (b *bench) logStats(s *stats) {
 // profile starts a CPU profile of the phase when -cpuprofile is set; the
 // returned function stops it.
 func (b *bench) profile(name string) func() {
-	if b.cfg.cpuprofile == "" {
+	return phaseFile(b.cfg.cpuprofile, name, ".pprof", pprof.StartCPUProfile, pprof.StopCPUProfile)
+}
+
+// profileRequests is profile for a phase of timed requests, which also gets
+// an execution trace when -trace is set (the fills and joins would make
+// traces of gigabytes).
+func (b *bench) profileRequests(name string) func() {
+	stopCPU := b.profile(name)
+	stopTrace := phaseFile(b.cfg.trace, name, ".trace", trace.Start, trace.Stop)
+	return func() { stopCPU(); stopTrace() }
+}
+
+// phaseFile starts a recording of the phase into a file of dir named after
+// it (nothing when dir is empty); the returned function stops it.
+func phaseFile(dir, name, ext string, start func(io.Writer) error, stop func()) func() {
+	if dir == "" {
 		return func() {}
 	}
-	if err := os.MkdirAll(b.cfg.cpuprofile, 0o755); err != nil {
-		fmt.Fprintln(os.Stderr, "cpuprofile:", err)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		fmt.Fprintln(os.Stderr, ext, err)
 		return func() {}
 	}
 	file := strings.Map(func(r rune) rune {
@@ -373,17 +389,17 @@ func (b *bench) profile(name string) func() {
 		}
 		return '_'
 	}, name)
-	f, err := os.Create(filepath.Join(b.cfg.cpuprofile, file+".pprof"))
+	f, err := os.Create(filepath.Join(dir, file+ext))
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "cpuprofile:", err)
+		fmt.Fprintln(os.Stderr, ext, err)
 		return func() {}
 	}
-	if err := pprof.StartCPUProfile(f); err != nil {
-		fmt.Fprintln(os.Stderr, "cpuprofile:", err)
+	if err := start(f); err != nil {
+		fmt.Fprintln(os.Stderr, ext, err)
 		f.Close()
 		return func() {}
 	}
-	return func() { pprof.StopCPUProfile(); f.Close() }
+	return func() { stop(); f.Close() }
 }
 
 func ms(d time.Duration) string { return fmt.Sprintf("%.2f", float64(d)/float64(time.Millisecond)) }

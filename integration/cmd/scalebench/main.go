@@ -36,7 +36,7 @@ type config struct {
 	requests, policyRequests      int
 	duration, warmup              time.Duration
 	cluster, gcBefore, restart    bool
-	cpuprofile, memprofile        string
+	cpuprofile, memprofile, trace string
 	seed                          uint64
 	quick                         bool
 }
@@ -61,6 +61,7 @@ func main() {
 	flag.BoolVar(&c.cluster, "cluster", true, "also join two more in-process nodes and measure posture responses on three nodes")
 	flag.BoolVar(&c.gcBefore, "gc-before", false, "run a full garbage collection before each measured phase, so that a collection still running from the previous phase does not weigh on it")
 	flag.StringVar(&c.cpuprofile, "cpuprofile", "", "a directory: write one CPU profile per measured phase (server and load generator together)")
+	flag.StringVar(&c.trace, "trace", "", "a directory: write one execution trace per measured phase (go tool trace -pprof=sched FILE: where requests waited to run)")
 	flag.StringVar(&c.memprofile, "memprofile", "", "a file: write a heap profile (live objects after a full GC) once the model is built")
 	flag.Uint64Var(&c.seed, "seed", 1, "seed of the random role attributes")
 	flag.Parse()
