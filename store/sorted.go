@@ -13,8 +13,9 @@ import (
 
 // sortedRecords is a table's records in list order at one generation of one
 // database. Lists that must look at every record (a filter, a sort) scan
-// this slice instead of walking the radix tree, which is several times slower
-// per record; it is rebuilt only after the table changed.
+// this order instead of walking the radix tree, which is several times
+// slower per record; a new one is made only after the table changed (for a
+// large named table, from the last one and the changes: sorteddelta.go).
 type sortedRecords struct {
 	db  *memdb.MemDB
 	gen uint64
@@ -27,7 +28,8 @@ type sortedRecords struct {
 	recsReady atomic.Bool
 
 	// names is the column of names of a named kind, built on first use
-	// (or with the records, from an older column: sorteddelta.go).
+	// (read through the root's column for an entry kept as a delta, or
+	// copied from an older column for a new root: sorteddelta.go).
 	namesOnce  sync.Once
 	names      *Names
 	namesReady atomic.Bool
@@ -119,10 +121,10 @@ func (n *Names) At(i int) string {
 }
 
 // EachContaining calls fn, in list order, with the index of every name that
-// contains sub, until fn returns false. When the column has its suffix
-// array (see suffixes) and sub is in few names, it reads them from the array.
-// Otherwise, when some byte of sub is rare in the
-// column, it jumps between that byte's occurrences with IndexByte
+// contains sub, until fn returns false. A column kept as a delta searches its
+// root's (throughRoot). When the column has its suffix array (see suffixes)
+// and sub is in few names, it reads them from the array. Otherwise, when
+// some byte of sub is rare in the column, it jumps between that byte's occurrences with IndexByte
 // (vectorized) and compares sub only there, so a substring that few names
 // contain costs a fraction of reading every name, and a byte no name has
 // costs nothing. When every byte of sub is common (a prefix that all names
