@@ -369,6 +369,77 @@ func (t *gatedTransport) SetHeartbeatHandler(cb func(raft.RPC)) {
 // stopHeartbeats returns once no heartbeat is inside raft, and none will be.
 func (t *gatedTransport) stopHeartbeats() { t.hb.close() }
 
+// AppendEntriesPipeline is raft's pipeline with its responses always read
+// (drainedPipeline).
+func (t *gatedTransport) AppendEntriesPipeline(id raft.ServerID, target raft.ServerAddress) (raft.AppendPipeline, error) {
+	p, err := t.NetworkTransport.AppendEntriesPipeline(id, target)
+	if err != nil {
+		return nil, err
+	}
+	return newDrainedPipeline(p), nil
+}
+
+// drainedPipeline reads the responses of a raft pipeline as they come,
+// into a queue of its own that Consumer serves. hashicorp/raft 1.7.3 can
+// wedge a leader's replication to one follower without it: when the
+// follower answers Success=false, raft's reader of the responses
+// (pipelineDecode) returns; the next send then waits for room among the
+// requests in flight, which waits for the transport to hand over a
+// response that nobody reads any more. The send never returns, so the
+// replication goroutine never closes the pipeline: the follower keeps
+// getting heartbeats but no entries, and raft.Shutdown waits forever (a CI
+// run hung so, in the cluster tests; upstream hashicorp/raft issue 612).
+// With the queue, the transport never waits for a reader, the send
+// returns, and the replication loop sees its reader gone and closes the
+// pipeline, which ends the queue. The queue holds at most the requests in
+// flight when the reader went.
+type drainedPipeline struct {
+	raft.AppendPipeline
+	out      chan raft.AppendFuture
+	stop     chan struct{}
+	stopOnce sync.Once
+	done     chan struct{}
+}
+
+func newDrainedPipeline(p raft.AppendPipeline) *drainedPipeline {
+	d := &drainedPipeline{AppendPipeline: p, out: make(chan raft.AppendFuture), stop: make(chan struct{}), done: make(chan struct{})}
+	go d.run()
+	return d
+}
+
+func (d *drainedPipeline) run() {
+	defer close(d.done)
+	in := d.AppendPipeline.Consumer()
+	var queue []raft.AppendFuture
+	for {
+		var out chan raft.AppendFuture
+		var next raft.AppendFuture
+		if len(queue) > 0 {
+			out, next = d.out, queue[0]
+		}
+		select {
+		case f := <-in:
+			queue = append(queue, f)
+		case out <- next:
+			queue[0] = nil
+			queue = queue[1:]
+		case <-d.stop:
+			return
+		}
+	}
+}
+
+// Consumer serves the responses in the order they came.
+func (d *drainedPipeline) Consumer() <-chan raft.AppendFuture { return d.out }
+
+// Close closes raft's pipeline and ends the reading.
+func (d *drainedPipeline) Close() error {
+	err := d.AppendPipeline.Close()
+	d.stopOnce.Do(func() { close(d.stop) })
+	<-d.done
+	return err
+}
+
 type heartbeatGate struct {
 	mu     sync.RWMutex
 	closed bool
