@@ -127,6 +127,10 @@ func (c *Config) Validate() error {
 	if _, _, err := net.SplitHostPort(c.ClusterAddr); err != nil {
 		return fmt.Errorf("--cluster-addr %q: %w", c.ClusterAddr, err)
 	}
+	if samePort(c.APIAddr, c.ClusterAddr) {
+		_, port, _ := net.SplitHostPort(c.APIAddr)
+		return fmt.Errorf("--api-addr %q and --cluster-addr %q both name port %s: each needs its own", c.APIAddr, c.ClusterAddr, port)
+	}
 	if c.GCPercent != 0 && (c.GCPercent < 10 || c.GCPercent > 10000) {
 		return fmt.Errorf("--gc-percent %d: must be between 10 and 10000", c.GCPercent)
 	}
@@ -196,4 +200,29 @@ func (c *Config) clusterAdvertiseAddr() string {
 		return ""
 	}
 	return net.JoinHostPort(c.advertiseHost(), port)
+}
+
+// samePort reports whether two listen addresses would claim the same port:
+// the same fixed port on the same host, or on a host that is every address.
+func samePort(a, b string) bool {
+	ha, pa, err1 := net.SplitHostPort(a)
+	hb, pb, err2 := net.SplitHostPort(b)
+	if err1 != nil || err2 != nil || pa != pb || pa == "0" || pa == "" {
+		return false
+	}
+	wildcard := func(h string) bool { return h == "" || h == "0.0.0.0" || h == "::" }
+	return ha == hb || wildcard(ha) || wildcard(hb)
+}
+
+// checkListenable binds addr and lets it go: a node about to join checks
+// that its API port is free before it spends its single-use join token.
+func checkListenable(addr string) error {
+	if _, port, _ := net.SplitHostPort(addr); port == "0" {
+		return nil
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	return ln.Close()
 }

@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"net"
 	"strings"
 	"testing"
 	"time"
@@ -29,5 +30,45 @@ func TestConfigRefusesBadEventAndProfileFlags(t *testing.T) {
 	ok.Defaults()
 	if err := ok.Validate(); err != nil {
 		t.Fatalf("good values refused: %v", err)
+	}
+}
+
+// TestConfigRefusesOnePortForTwoListeners: the API and the cluster port
+// must differ, or the second bind fails after a join has spent its token.
+func TestConfigRefusesOnePortForTwoListeners(t *testing.T) {
+	t.Parallel()
+	for _, pair := range [][2]string{{"127.0.0.1:4000", "127.0.0.1:4000"}, {":4000", "127.0.0.1:4000"}, {"127.0.0.1:4000", "0.0.0.0:4000"}} {
+		c := Config{APIAddr: pair[0], ClusterAddr: pair[1], AdminPassword: "a-long-password"}
+		c.Defaults()
+		if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "--api-addr") || !strings.Contains(err.Error(), "--cluster-addr") {
+			t.Errorf("%v: error %v, want one naming both flags", pair, err)
+		}
+	}
+	for _, pair := range [][2]string{{"127.0.0.1:0", "127.0.0.1:0"}, {"127.0.0.1:4000", "127.0.0.2:4000"}, {"127.0.0.1:4000", "127.0.0.1:4001"}} {
+		c := Config{APIAddr: pair[0], ClusterAddr: pair[1], AdminPassword: "a-long-password"}
+		c.Defaults()
+		if err := c.Validate(); err != nil {
+			t.Errorf("%v refused: %v", pair, err)
+		}
+	}
+}
+
+// TestCheckListenable: a held port is refused, a free one and port 0 pass.
+func TestCheckListenable(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	held := ln.Addr().String()
+	if err := checkListenable(held); err == nil {
+		t.Error("a held port passed")
+	}
+	ln.Close()
+	if err := checkListenable(held); err != nil {
+		t.Errorf("a free port refused: %v", err)
+	}
+	if err := checkListenable("127.0.0.1:0"); err != nil {
+		t.Errorf("port 0 refused: %v", err)
 	}
 }

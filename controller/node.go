@@ -96,6 +96,13 @@ func Start(ctx context.Context, cfg Config, log hclog.Logger, out io.Writer) (_ 
 		if clusterAdvertise == "" {
 			return nil, errors.New("a joining node needs a fixed --cluster-addr port")
 		}
+		// The token works once: a port that cannot be bound must stop the
+		// start before the join spends it.
+		for flag, addr := range map[string]string{"--api-addr": cfg.APIAddr, "--cluster-addr": cfg.ClusterAddr} {
+			if err := checkListenable(addr); err != nil {
+				return nil, fmt.Errorf("%s %s cannot be bound (the join token is still unused): %w", flag, addr, err)
+			}
+		}
 		if err := n.requestJoin(ctx, nodeID, clusterAdvertise); err != nil {
 			return nil, err
 		}

@@ -160,7 +160,9 @@ func startNode(t *testing.T, opts nodeOpts) *node {
 			o.apiPort = freePort(t)
 		}
 		if o.clusterPort == 0 {
-			o.clusterPort = freePort(t)
+			for o.clusterPort == 0 || o.clusterPort == o.apiPort { // two calls can return the same free port
+				o.clusterPort = freePort(t)
+			}
 		}
 		n, err := tryStart(t, o)
 		if err == nil {
