@@ -98,9 +98,9 @@ func Start(ctx context.Context, cfg Config, log hclog.Logger, out io.Writer) (_ 
 		}
 		// The token works once: a port that cannot be bound must stop the
 		// start before the join spends it.
-		for flag, addr := range map[string]string{"--api-addr": cfg.APIAddr, "--cluster-addr": cfg.ClusterAddr} {
-			if err := checkListenable(addr); err != nil {
-				return nil, fmt.Errorf("%s %s cannot be bound (the join token is still unused): %w", flag, addr, err)
+		for _, l := range [...]struct{ flag, addr string }{{"--api-addr", cfg.APIAddr}, {"--cluster-addr", cfg.ClusterAddr}} {
+			if err := checkListenable(l.addr); err != nil {
+				return nil, fmt.Errorf("%s %s cannot be bound (the join token is still unused): %w", l.flag, l.addr, err)
 			}
 		}
 		if err := n.requestJoin(ctx, nodeID, clusterAdvertise); err != nil {

@@ -124,8 +124,8 @@ func (n *Names) At(i int) string {
 // contains sub, until fn returns false. A column kept as a delta searches its
 // root's (throughRoot). When the column has its suffix array (see suffixes)
 // and sub is in few names, it reads them from the array. Otherwise, when
-// some byte of sub is rare in the column, it jumps between that byte's occurrences with IndexByte
-// (vectorized) and compares sub only there, so a substring that few names
+// some byte of sub is rare in the column, it jumps between that byte's
+// occurrences with IndexByte (vectorized) and compares sub only there, so a substring that few names
 // contain costs a fraction of reading every name, and a byte no name has
 // costs nothing. When every byte of sub is common (a prefix that all names
 // share, say), it runs the vectorized substring search over the column
@@ -153,13 +153,15 @@ func (n *Names) EachContaining(sub string, fn func(i int) bool) {
 	if n.count[sub[k]] == 0 {
 		return
 	}
-	if found, ok := n.indexed(sub); ok {
-		for _, i := range found {
-			if !fn(i) {
-				return
+	if sa := n.suffixes(); sa != nil {
+		if found, ok := n.lookup(sa, sub); ok {
+			for _, i := range found {
+				if !fn(i) {
+					return
+				}
 			}
+			return
 		}
-		return
 	}
 	// next returns where the first occurrence of sub at or after pos starts
 	// (it may run across names), or -1.
@@ -200,16 +202,6 @@ func (n *Names) EachContaining(sub string, fn func(i int) bool) {
 		}
 		pos = n.ends[i] // the rest of this name is reported
 	}
-}
-
-// indexed returns, in list order, the names that contain sub from the
-// column's suffix array. ok is false when there is none yet (the searches
-// count toward building one) or sub is in too many names for it to help.
-func (n *Names) indexed(sub string) (found []int, ok bool) {
-	if sa := n.suffixes(); sa != nil {
-		return n.lookup(sa, sub)
-	}
-	return nil, false
 }
 
 // throughRoot is EachContaining of a column read through its root: the
@@ -467,13 +459,7 @@ func (tx *Tx) EachSorted(k *Kind, fn func(Record) bool) {
 		return
 	}
 	gen := tx.gen(k)
-	c := tx.cachedSorted(k, gen)
-	if c == nil {
-		if c = tx.sortedFromDelta(k, gen); c != nil {
-			c = tx.keepSorted(k, c)
-		}
-	}
-	if c != nil {
+	if c := tx.current(k, gen); c != nil {
 		tx.memoSorted(k, c)
 		c.each(fn)
 		return
@@ -522,6 +508,19 @@ func (tx *Tx) memoSorted(k *Kind, c *sortedRecords) {
 	tx.sortedMemo[k] = c
 }
 
+// current returns the entry of k at generation gen without a walk: the one
+// kept, or one made from the last kept one and the changes since (then kept
+// in its place), or nil.
+func (tx *Tx) current(k *Kind, gen uint64) *sortedRecords {
+	if c := tx.cachedSorted(k, gen); c != nil {
+		return c
+	}
+	if c := tx.sortedFromDelta(k, gen); c != nil {
+		return tx.keepSorted(k, c)
+	}
+	return nil
+}
+
 // cachedSorted returns the cache entry of k at generation gen of this
 // view's database, or nil.
 func (tx *Tx) cachedSorted(k *Kind, gen uint64) *sortedRecords {
@@ -536,11 +535,8 @@ func (tx *Tx) cachedSorted(k *Kind, gen uint64) *sortedRecords {
 // sortedAtGen returns the cache entry of k at this view's generation.
 func (tx *Tx) sortedAtGen(k *Kind) *sortedRecords {
 	gen := tx.gen(k)
-	if c := tx.cachedSorted(k, gen); c != nil {
+	if c := tx.current(k, gen); c != nil {
 		return c
-	}
-	if c := tx.sortedFromDelta(k, gen); c != nil {
-		return tx.keepSorted(k, c)
 	}
 	recs := make([]Record, 0, tx.Count(k))
 	tx.Each(k, sortedIndex(k), func(r Record) bool { recs = append(recs, r); return true })

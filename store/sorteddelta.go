@@ -240,7 +240,7 @@ func (tx *Tx) sortedFromDelta(k *Kind, gen uint64) *sortedRecords {
 	if newest.d == nil {
 		return tx.derive(k, newest, gen)
 	}
-	if c := tx.extend(k, newest, gen); c != nil {
+	if c := tx.extend(k, newest, newest.d, gen); c != nil {
 		return c
 	}
 	if c := tx.derive(k, newest.d.root, gen); c != nil {
@@ -257,53 +257,21 @@ func (tx *Tx) sortedFromDelta(k *Kind, gen uint64) *sortedRecords {
 }
 
 // derive makes the entry of generation gen from root (an entry that holds
-// its slice) and the log.
+// its slice) and the log: root's order with no changes, extended.
 func (tx *Tx) derive(k *Kind, root *sortedRecords, gen uint64) *sortedRecords {
-	if root.d != nil || root.db != tx.db || root.gen >= gen || len(root.recs) < deltaFrom {
+	if root.d != nil || len(root.recs) < deltaFrom {
 		return nil
 	}
-	ids, oldNames, had, ok := tx.s.deltas[k.Table].since(tx.db, root.gen, gen)
-	if !ok || len(ids) > len(root.recs)/deltaShare {
-		return nil
-	}
-	d := &delta{root: root}
-	// Where the old versions are in the root's order; each must be there.
-	for x, id := range ids {
-		if !had[x] {
-			continue
-		}
-		name := oldNames[x]
-		i := sort.Search(len(root.recs), func(y int) bool {
-			r := root.recs[y]
-			return compareKeys(r.RecordName(), r.GetID(), name, id) >= 0
-		})
-		if i == len(root.recs) || root.recs[i].GetID() != id || root.recs[i].RecordName() != name {
-			return nil // not the root this log was kept for: walk instead
-		}
-		d.gone = append(d.gone, i)
-	}
-	slices.Sort(d.gone)
-	// The current versions, in order, and where each goes in the root.
-	for _, id := range ids {
-		if r, err := tx.Get(k, id); err == nil {
-			d.fresh = append(d.fresh, r)
-		}
-	}
-	slices.SortFunc(d.fresh, compareNamed)
-	d.at = make([]int, len(d.fresh))
-	for x, r := range d.fresh {
-		d.at[x] = sort.Search(len(root.recs), func(y int) bool { return compareNamed(root.recs[y], r) >= 0 })
-	}
-	return &sortedRecords{db: tx.db, gen: gen, d: d}
+	return tx.extend(k, root, &delta{root: root}, gen)
 }
 
-// extend makes the entry of generation gen from e, an entry kept as a
-// delta, and the log since e's generation: the same root, e's changes and
-// the new ones. It costs the changes since e, where derive costs all the
-// changes since the root again (a page of the list after every write at
-// 100,000 identities went from 0.2 to 1.5 ms as they piled up).
-func (tx *Tx) extend(k *Kind, e *sortedRecords, gen uint64) *sortedRecords {
-	d0 := e.d
+// extend makes the entry of generation gen from d0, the order of entry e
+// (e's delta, or an empty one over e when e is a root), and the log since
+// e's generation: the same root, d0's changes and the new ones. It costs
+// the changes since e, not all those since the root again (a page of the
+// list after every write at 100,000 identities went from 0.2 to 1.5 ms as
+// they piled up).
+func (tx *Tx) extend(k *Kind, e *sortedRecords, d0 *delta, gen uint64) *sortedRecords {
 	root := d0.root
 	if e.db != tx.db || e.gen >= gen {
 		return nil
@@ -312,28 +280,21 @@ func (tx *Tx) extend(k *Kind, e *sortedRecords, gen uint64) *sortedRecords {
 	if !ok || len(d0.gone)+len(d0.fresh)+len(ids) > len(root.recs)/deltaShare {
 		return nil
 	}
-	search := func(recs []Record, name, id string) int {
-		i := sort.Search(len(recs), func(y int) bool { return compareKeys(recs[y].RecordName(), recs[y].GetID(), name, id) >= 0 })
-		if i < len(recs) && recs[i].GetID() == id && recs[i].RecordName() == name {
-			return i
-		}
-		return -1
-	}
-	// The versions at e's generation leave: from e's fresh records, or
-	// from the root's (then they join gone).
+	// The versions at e's generation leave: from d0's fresh records, or
+	// from the root's (then they join gone). Each must be where d0 says.
 	dropped := map[int]bool{}
 	var gone []int
 	for x, id := range ids {
 		if !had[x] {
 			continue
 		}
-		if f := search(d0.fresh, oldNames[x], id); f >= 0 {
+		if f := find(d0.fresh, oldNames[x], id); f >= 0 {
 			dropped[f] = true
 			continue
 		}
-		r := search(root.recs, oldNames[x], id)
+		r := find(root.recs, oldNames[x], id)
 		if r < 0 {
-			return nil // not where e says: start from the root again
+			return nil // not the order this log was kept for: start again
 		}
 		if _, in := slices.BinarySearch(d0.gone, r); in {
 			return nil
@@ -371,13 +332,27 @@ func (tx *Tx) extend(k *Kind, e *sortedRecords, gen uint64) *sortedRecords {
 			d.fresh, d.at = append(d.fresh, d0.fresh[x]), append(d.at, d0.at[x])
 			x++
 		} else {
-			r := added[j]
-			d.fresh = append(d.fresh, r)
-			d.at = append(d.at, sort.Search(len(root.recs), func(y int) bool { return compareNamed(root.recs[y], r) >= 0 }))
+			d.fresh, d.at = append(d.fresh, added[j]), append(d.at, place(root.recs, added[j]))
 			j++
 		}
 	}
 	return &sortedRecords{db: tx.db, gen: gen, d: d}
+}
+
+// find returns the index of the record named name with id in recs (in list
+// order), or -1.
+func find(recs []Record, name, id string) int {
+	i := sort.Search(len(recs), func(y int) bool { return compareKeys(recs[y].RecordName(), recs[y].GetID(), name, id) >= 0 })
+	if i < len(recs) && recs[i].GetID() == id && recs[i].RecordName() == name {
+		return i
+	}
+	return -1
+}
+
+// place returns the index of the record of recs (in list order) before
+// which r goes.
+func place(recs []Record, r Record) int {
+	return sort.Search(len(recs), func(y int) bool { return compareNamed(recs[y], r) >= 0 })
 }
 
 // delta is a generation's order as its root's and the changes since: the
