@@ -16,6 +16,7 @@ import (
 // enrollment, events on), as raft hands them over, encoded by the writer's
 // envelope with an actor.
 func BenchmarkApplyBatch_IdentityCreate(b *testing.B) {
+	withoutCrossCheck(b)
 	t := &testing.T{}
 	f := eventsOn(t)
 	actor := &store.EventActor{IdentityID: "admin", IdentityName: "Default Admin", NodeID: "n1"}

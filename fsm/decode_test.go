@@ -1,0 +1,122 @@
+package fsm
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"edgectl/store"
+
+	jsonv2 "github.com/go-json-experiment/json"
+)
+
+// Every test of this package decodes its entries with both decoders and
+// panics if they read them differently (decodeEntry).
+func TestMain(m *testing.M) {
+	CrossCheckDecoding()
+	os.Exit(m.Run())
+}
+
+// TestDecodeEntry_ReadsWhatEncodingJSONReads: entries a log may hold, including
+// client bytes kept verbatim in a config's data (duplicate names, invalid
+// UTF-8, odd spacing) and envelopes of other shapes, decode as encoding/json
+// decodes them, or fail where it fails. A decoder with v2's own defaults
+// refuses the first two, and a node that cannot decode an entry stops.
+func TestDecodeEntry_ReadsWhatEncodingJSONReads(t *testing.T) {
+	t.Parallel()
+	at := `"at":"2026-11-23T01:00:00.123456789Z"`
+	configs := []string{
+		`{"type":"config.create","payload":{"id":"c1","name":"n","configTypeId":"t","data":{"a":1,"a":2}},` + at + `}`,
+		`{"type":"config.create","payload":{"id":"c1","name":"n","configTypeId":"t","data":{"s":"` + "\xff\xfe" + `"}},` + at + `}`,
+		`{"type":"config.create","payload":{"id":"c1","name":"n` + "\xc3" + `","configTypeId":"t","data":{ "x" : [ 1 , 2.5e3 ] } }}`,
+		`{"type":"config.create","payload":{"ID":"c1","NAME":"n","data":null}}`,
+		`{"type":"config.create","payload":null}`,
+		`{"type":"config.create"}`,
+		`{"type":"config.create","payload":{"id":"c1","unknown":{"deep":[1,{"x":null}]}},"actor":{"identityId":"a"}}`,
+		`{"payload":{"id":"c1"},"type":"config.create","type":"config.update"}`,
+		`{"type":"config.create","payload":{"id":"c1","data":{"a":1}`,
+		`{"type":"config.create","payload":{"id":7}}`,
+		`{"type":"config.create","payload":{"tags":{"k":"v","n":1.5,"b":true,"z":null}}}`,
+	}
+	for _, e := range configs {
+		var c entryOf[store.Config]
+		err := decodeEntry([]byte(e), &c) // panics on a difference
+		var want entryOf[store.Config]
+		if werr := json.Unmarshal([]byte(e), &want); (err == nil) != (werr == nil) {
+			t.Fatalf("%q: error %v, encoding/json's %v", e, err, werr)
+		}
+	}
+	// A config's data comes back byte for byte.
+	var c entryOf[store.Config]
+	raw := `{"type":"config.create","payload":{"id":"c1","data":{"a":1,"a":2,"s":"` + "\xff" + `"}}}`
+	if err := decodeEntry([]byte(raw), &c); err != nil {
+		t.Fatal(err)
+	}
+	if got := string(c.Payload.Data); got != `{"a":1,"a":2,"s":"`+"\xff"+`"}` {
+		t.Fatalf("data %q", got)
+	}
+
+	// Every payload the benchmark's writer makes, with every optional part.
+	e := identityCreateEntry(3)
+	var ic entryOf[IdentityCreate]
+	if err := decodeEntry(e, &ic); err != nil {
+		t.Fatal(err)
+	}
+	if ic.Type != CmdIdentityCreate || ic.Actor == nil || ic.Actor.IdentityName != "Default Admin" ||
+		!ic.At.Equal(time.Date(2026, 11, 23, 1, 0, 0, 0, time.UTC)) || ic.Payload.Identity.Name != "name-bench-0000003" ||
+		len(ic.Payload.Enrollments) != 1 || ic.Payload.Enrollments[0].Token != "tok-bench-0000003" {
+		t.Fatalf("decoded %+v", ic)
+	}
+}
+
+// TestDecodeEntry_TheCrossCheckCatchesADifference: the check the package's
+// tests rely on does fire.
+func TestDecodeEntry_TheCrossCheckCatchesADifference(t *testing.T) {
+	t.Parallel()
+	defer func() {
+		if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), "encoding/json reads") {
+			t.Fatalf("recovered %v, want the cross-check's panic", r)
+		}
+	}()
+	// v2's own defaults refuse a duplicate name, which v1 reads.
+	var c entryOf[store.Config]
+	_ = decodeEntryWith([]byte(`{"type":"config.create","payload":{"data":{"a":1,"a":2}}}`), &c, jsonv2.DefaultOptionsV2())
+}
+
+func identityCreateEntry(n int) []byte {
+	at := time.Date(2026, 11, 23, 1, 0, 0, 0, time.UTC)
+	actor := &store.EventActor{IdentityID: "admin", IdentityName: "Default Admin", NodeID: "n1"}
+	id := fmt.Sprintf("bench-%07d", n)
+	ident := identity(id, "name-"+id)
+	ident.RoleAttributes = []string{"sales", fmt.Sprintf("team-%d", n%20)}
+	raw, err := json.Marshal(IdentityCreate{Identity: ident, Enrollments: []*store.Enrollment{{
+		Base: store.Base{ID: "e-" + id, CreatedAt: at}, IdentityID: id, Method: "ott", Token: "tok-" + id, ExpiresAt: at.Add(time.Hour)}}})
+	if err != nil {
+		panic(err)
+	}
+	return envelope(CmdIdentityCreate, raw, at, actor)
+}
+
+// BenchmarkDecodeEntry_IdentityCreate: the decode every node runs for an
+// identity create (the cross-check off).
+func BenchmarkDecodeEntry_IdentityCreate(b *testing.B) {
+	withoutCrossCheck(b)
+	e := identityCreateEntry(12)
+	b.ReportAllocs()
+	for b.Loop() {
+		var c entryOf[IdentityCreate]
+		if err := decodeEntry(e, &c); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// withoutCrossCheck turns the cross-check off for a benchmark, which must
+// measure the decode nodes run.
+func withoutCrossCheck(b *testing.B) {
+	crossCheck.Store(false)
+	b.Cleanup(func() { crossCheck.Store(true) })
+}
