@@ -13,6 +13,7 @@ import (
 	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
 	wal "github.com/hashicorp/raft-wal"
 	"github.com/hashicorp/raft-wal/migrate"
+	"github.com/hashicorp/raft-wal/segment"
 	"go.etcd.io/bbolt"
 )
 
@@ -48,7 +49,7 @@ func exists(path string) bool {
 
 // openLogStore opens (or creates) the log store under dir, the data dir's
 // raft directory, first moving an earlier release's raft.db into it.
-func openLogStore(dir string, logger hclog.Logger, segmentSize int) (*wal.WAL, error) {
+func openLogStore(dir string, logger hclog.Logger, segmentSize int) (*logStore, error) {
 	walDir := filepath.Join(dir, walDirName)
 	legacy := filepath.Join(dir, legacyLogFile)
 	switch {
@@ -66,11 +67,30 @@ func openLogStore(dir string, logger hclog.Logger, segmentSize int) (*wal.WAL, e
 	if err := os.MkdirAll(walDir, 0o700); err != nil {
 		return nil, fmt.Errorf("cluster: %w", err)
 	}
-	w, err := wal.Open(walDir, wal.WithLogger(logger.Named("wal")), wal.WithSegmentSize(segmentSize)) // 0: the WAL's 64 MiB
+	if segmentSize == 0 {
+		segmentSize = wal.DefaultSegmentSize
+	}
+	files := newSegmentFiles(walDir, uint64(segmentSize), logger.Named("wal"))
+	w, err := wal.Open(walDir, wal.WithLogger(logger.Named("wal")), wal.WithSegmentSize(segmentSize),
+		wal.WithSegmentFiler(segment.NewFiler(walDir, files)))
 	if err != nil {
+		files.close()
 		return nil, fmt.Errorf("cluster: open the raft log in %s: %w", walDir, err)
 	}
-	return w, nil
+	return &logStore{WAL: w, files: files}, nil
+}
+
+// logStore is the node's Raft log store: the WAL over its segment files.
+type logStore struct {
+	*wal.WAL
+	files *segmentFiles
+}
+
+// Close closes the WAL, then waits for a spare segment being written.
+func (s *logStore) Close() error {
+	err := s.WAL.Close()
+	s.files.close()
+	return err
 }
 
 // moveLegacyLog copies the entries, term and vote of an earlier release's

@@ -32,7 +32,6 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
-	wal "github.com/hashicorp/raft-wal"
 )
 
 // FSM is what the node replicates into. Apply must return nil or a []byte
@@ -107,7 +106,7 @@ type Node struct {
 
 	raft      *raft.Raft
 	trans     *gatedTransport
-	store     *wal.WAL // the Raft log, term and vote (logstore.go)
+	store     *logStore // the Raft log, term and vote (logstore.go, walfiles.go)
 	snaps     *raft.FileSnapshotStore
 	snapDir   string
 	mux       *mux
