@@ -10,7 +10,8 @@
 #      ~250-byte value;
 #   3. edgectl, one node alone, all clients on it.
 # It prints per member ok/s, p50 and p99, the sums, the edgectl/etcd ratio, each follower's rate against the
-# leader's, and the CPU stolen by the host during each phase (from /proc/stat).
+# leader's, the servers' CPU per write in the three-member phases (from /proc/PID/stat: less noisy than the rates
+# on a shared machine), and the CPU stolen by the host during each phase (from /proc/stat).
 #
 # PROFILE=DIR also takes a 10 s CPU profile, and block and mutex profiles, of every edgectl node in the middle of
 # the three-node phase (go tool pprof bin/edgectl DIR/n1.cpu.pprof).
@@ -63,6 +64,13 @@ steal_pct() { # before after
 	read -r t0 s0 <<<"$1"
 	read -r t1 s1 <<<"$2"
 	awk -v dt=$((t1 - t0)) -v ds=$((s1 - s0)) 'BEGIN{ if (dt>0) printf "%.2f", 100*ds/dt; else print "0.00" }'
+}
+
+# proc_cpu PID...: user+system CPU of the processes, in clock ticks.
+proc_cpu() { local p; for p in "$@"; do awk '{print $14 + $15}' "/proc/$p/stat" 2>/dev/null || echo 0; done | awk '{t+=$1} END{print t+0}'; }
+# cpu_per_write TICKS_BEFORE TICKS_AFTER RATE: the servers' CPU per acknowledged write, in µs.
+cpu_per_write() {
+	awk -v d=$(($2 - $1)) -v hz="$(getconf CLK_TCK)" -v r="$3" -v s="$secs" 'BEGIN{ if (r>0) printf "%.0f", 1e6*d/hz/(r*s); else print 0 }'
 }
 
 password=bench-password-1
@@ -148,6 +156,7 @@ for run in $(seq 1 "$runs"); do
 	done
 	lpids=()
 	before=$(cpu_sample)
+	ticks0=$(proc_cpu "${pids[@]}")
 	names=()
 	for i in 1 2 3; do
 		role=follower
@@ -166,6 +175,7 @@ for run in $(seq 1 "$runs"); do
 	fi
 	wait "${lpids[@]}"
 	after=$(cpu_sample)
+	ticks1=$(proc_cpu "${pids[@]}")
 	if [ -n "${PROFILE:-}" ]; then
 		for i in 1 2 3; do
 			curl -s "http://127.0.0.1:${metrics[i]}/debug/pprof/block" >"$PROFILE/n$i.block.pprof"
@@ -174,6 +184,8 @@ for run in $(seq 1 "$runs"); do
 	fi
 	echo " edgectl, three nodes (leader $leader):"
 	report edgectl3 "$(steal_pct "$before" "$after")" "${names[@]}"
+	edgectl3_cpu=$(cpu_per_write "$ticks0" "$ticks1" "$edgectl3_rate")
+	echo "  CPU of the three nodes per write: ${edgectl3_cpu} µs"
 	shares "${names[@]}"
 	stop_all
 
@@ -199,6 +211,7 @@ for run in $(seq 1 "$runs"); do
 	lpids=()
 	names=()
 	before=$(cpu_sample)
+	ticks0=$(proc_cpu "${pids[@]}")
 	for i in 1 2 3; do
 		# etcd's followers forward proposals to the leader too: its leader's and followers' shares are the yardstick.
 		role=follower
@@ -210,8 +223,11 @@ for run in $(seq 1 "$runs"); do
 	done
 	wait "${lpids[@]}"
 	after=$(cpu_sample)
+	ticks1=$(proc_cpu "${pids[@]}")
 	echo " etcd, three members:"
 	report etcd3 "$(steal_pct "$before" "$after")" "${names[@]}"
+	etcd3_cpu=$(cpu_per_write "$ticks0" "$ticks1" "$etcd3_rate")
+	echo "  CPU of the three members per write: ${etcd3_cpu} µs"
 	shares "${names[@]}"
 	stop_all
 
@@ -230,6 +246,6 @@ for run in $(seq 1 "$runs"); do
 
 	ratio=$(awk -v a="$edgectl3_rate" -v b="$etcd3_rate" 'BEGIN{printf "%.2f", (b>0)?a/b:0}')
 	p99ratio=$(awk -v a="$edgectl3_p99" -v b="$etcd3_p99" 'BEGIN{printf "%.2f", (b>0)?a/b:0}')
-	echo " ratio edgectl/etcd (three members): $ratio; worst p99 $edgectl3_p99 ms vs $etcd3_p99 ms (${p99ratio}x)"
+	echo " ratio edgectl/etcd (three members): $ratio; worst p99 $edgectl3_p99 ms vs $etcd3_p99 ms (${p99ratio}x); servers' CPU per write $edgectl3_cpu vs $etcd3_cpu µs"
 	echo "| $run | $edgectl3_rate | $edgectl3_p99 | $etcd3_rate | $etcd3_p99 | **$ratio** | $edgectl1_rate | $edgectl3_steal / $etcd3_steal / $edgectl1_steal |"
 done
