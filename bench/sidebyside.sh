@@ -13,7 +13,7 @@
 # leader's, the servers' CPU per write in the three-member phases (from /proc/PID/stat: less noisy than the rates
 # on a shared machine), and the CPU stolen by the host during each phase (from /proc/stat).
 #
-# PROFILE=DIR also takes a 10 s CPU profile, and block and mutex profiles, of every edgectl node in the middle of
+# PROFILE=DIR also takes a 10 s CPU profile, and block, mutex and allocation profiles, of every edgectl node in the middle of
 # the three-node phase (go tool pprof bin/edgectl DIR/n1.cpu.pprof).
 set -euo pipefail
 
@@ -180,6 +180,7 @@ for run in $(seq 1 "$runs"); do
 		for i in 1 2 3; do
 			curl -s "http://127.0.0.1:${metrics[i]}/debug/pprof/block" >"$PROFILE/n$i.block.pprof"
 			curl -s "http://127.0.0.1:${metrics[i]}/debug/pprof/mutex" >"$PROFILE/n$i.mutex.pprof"
+			curl -s "http://127.0.0.1:${metrics[i]}/debug/pprof/allocs" >"$PROFILE/n$i.allocs.pprof"
 		done
 	fi
 	echo " edgectl, three nodes (leader $leader):"

@@ -155,10 +155,13 @@ func decodeEntryWith[P any](entry []byte, c *entryOf[P], opts jsonv2.Options) er
 // same: the same error or none, and values that encode the same.
 var crossCheck atomic.Bool
 
-// CrossCheckDecoding makes every entry this process decodes also be decoded
-// by encoding/json (v1), and panics on any difference. For tests: it more
-// than doubles the cost of a decode.
-func CrossCheckDecoding() { crossCheck.Store(true) }
+// CrossCheckDecoding makes every entry and snapshot value this process
+// decodes also be decoded by encoding/json (v1), and panics on any
+// difference. For tests: it more than doubles the cost of a decode.
+func CrossCheckDecoding() {
+	crossCheck.Store(true)
+	store.CrossCheckDecoding() // and snapshots
+}
 
 func mustJSON(v any, err error) []byte {
 	if err != nil {

@@ -60,7 +60,7 @@ func (s *snapshot) Release() {}
 // aside and swapped in whole.
 func (f *FSM) Restore(rc io.ReadCloser) error {
 	defer rc.Close()
-	dec := json.NewDecoder(bufio.NewReaderSize(rc, 1<<16))
+	dec := store.NewSnapshotDecoder(bufio.NewReaderSize(rc, 1<<16))
 	var h header
 	if err := dec.Decode(&h); err != nil {
 		return fmt.Errorf("fsm: restore: header: %w", err)

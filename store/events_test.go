@@ -81,7 +81,7 @@ func TestEventsNumberingSurvivesCompactionAndSnapshots(t *testing.T) {
 		t.Fatal(err)
 	}
 	s2 := New()
-	if err := s2.Load(json.NewDecoder(&buf)); err != nil {
+	if err := s2.Load(NewSnapshotDecoder(&buf)); err != nil {
 		t.Fatal(err)
 	}
 	r2 := s2.Read()
