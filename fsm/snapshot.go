@@ -43,11 +43,10 @@ func (s *snapshot) Persist(sink raft.SnapshotSink) error {
 // WriteSnapshot writes the header and every record of tx to w.
 func WriteSnapshot(w io.Writer, tx *store.Tx, index uint64) error {
 	bw := bufio.NewWriterSize(w, 1<<16)
-	enc := json.NewEncoder(bw)
-	if err := enc.Encode(header{Format: snapshotFormat, Index: index}); err != nil {
+	if err := json.NewEncoder(bw).Encode(header{Format: snapshotFormat, Index: index}); err != nil {
 		return fmt.Errorf("fsm: snapshot header: %w", err)
 	}
-	if err := tx.Dump(enc); err != nil {
+	if err := tx.Dump(bw); err != nil {
 		return err
 	}
 	return bw.Flush()

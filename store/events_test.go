@@ -77,7 +77,7 @@ func TestEventsNumberingSurvivesCompactionAndSnapshots(t *testing.T) {
 	// Appending past the state's floor, then a snapshot: its state carries the last number.
 	appendTestEvents(t, s, 3, t0.Add(2*time.Hour))
 	var buf bytes.Buffer
-	if err := s.Read().Dump(json.NewEncoder(&buf)); err != nil {
+	if err := s.Read().Dump(&buf); err != nil {
 		t.Fatal(err)
 	}
 	s2 := New()

@@ -38,7 +38,7 @@ func TestSnapshotDecoder_LoadsWhatEncodingJSONWrote(t *testing.T) {
 	}
 	tx.Commit()
 	var first bytes.Buffer
-	if err := s.Read().Dump(json.NewEncoder(&first)); err != nil {
+	if err := s.Read().Dump(&first); err != nil {
 		t.Fatal(err)
 	}
 	s2 := New()
@@ -54,7 +54,7 @@ func TestSnapshotDecoder_LoadsWhatEncodingJSONWrote(t *testing.T) {
 		t.Fatalf("restored config %+v, want its data byte for byte", c)
 	}
 	var again bytes.Buffer
-	if err := s2.Read().Dump(json.NewEncoder(&again)); err != nil {
+	if err := s2.Read().Dump(&again); err != nil {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(first.Bytes(), again.Bytes()) {
