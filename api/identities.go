@@ -73,9 +73,10 @@ func (s *Server) createIdentity(c *call) error {
 	return nil
 }
 
-// fill sets the fields of a new record from a validated patch.
+// fill sets the fields of a new record from a validated patch (encoded by
+// the API itself, so decoded as the nodes decode their own JSON).
 func fill(r store.Record, p store.Patch) error {
-	return json.Unmarshal(p.JSON(), r)
+	return store.DecodeJSON(p.JSON(), r)
 }
 
 func (s *Server) updateIdentity(m mode) func(c *call) error {

@@ -4,13 +4,13 @@ import (
 	"os"
 	"testing"
 
-	"edgectl/fsm"
+	"edgectl/store"
 )
 
 // Every command the API tests write is decoded by the FSM's decoder and by
-// encoding/json, and a difference panics (fsm.CrossCheckDecoding): the API
+// encoding/json, and a difference panics (store.CrossCheckDecoding): the API
 // tests write nearly every command type there is.
 func TestMain(m *testing.M) {
-	fsm.CrossCheckDecoding()
+	store.CrossCheckDecoding(true)
 	os.Exit(m.Run())
 }

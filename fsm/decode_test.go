@@ -4,19 +4,17 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"strings"
 	"testing"
 	"time"
 
 	"edgectl/store"
-
-	jsonv2 "github.com/go-json-experiment/json"
 )
 
-// Every test of this package decodes its entries with both decoders and
-// panics if they read them differently (decodeEntry).
+// Every test of this package decodes its entries and snapshots with both
+// encoding/json/v2 and encoding/json and panics on a difference
+// (store/jsoncodec.go).
 func TestMain(m *testing.M) {
-	CrossCheckDecoding()
+	store.CrossCheckDecoding(true)
 	os.Exit(m.Run())
 }
 
@@ -72,20 +70,6 @@ func TestDecodeEntry_ReadsWhatEncodingJSONReads(t *testing.T) {
 	}
 }
 
-// TestDecodeEntry_TheCrossCheckCatchesADifference: the check the package's
-// tests rely on does fire.
-func TestDecodeEntry_TheCrossCheckCatchesADifference(t *testing.T) {
-	t.Parallel()
-	defer func() {
-		if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), "encoding/json reads") {
-			t.Fatalf("recovered %v, want the cross-check's panic", r)
-		}
-	}()
-	// v2's own defaults refuse a duplicate name, which v1 reads.
-	var c entryOf[store.Config]
-	_ = decodeEntryWith([]byte(`{"type":"config.create","payload":{"data":{"a":1,"a":2}}}`), &c, jsonv2.DefaultOptionsV2())
-}
-
 func identityCreateEntry(n int) []byte {
 	at := time.Date(2026, 11, 23, 1, 0, 0, 0, time.UTC)
 	actor := &store.EventActor{IdentityID: "admin", IdentityName: "Default Admin", NodeID: "n1"}
@@ -117,6 +101,6 @@ func BenchmarkDecodeEntry_IdentityCreate(b *testing.B) {
 // withoutCrossCheck turns the cross-check off for a benchmark, which must
 // measure the decode nodes run.
 func withoutCrossCheck(b *testing.B) {
-	crossCheck.Store(false)
-	b.Cleanup(func() { crossCheck.Store(true) })
+	store.CrossCheckDecoding(false)
+	b.Cleanup(func() { store.CrossCheckDecoding(true) })
 }

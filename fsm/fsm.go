@@ -21,8 +21,6 @@ import (
 
 	"edgectl/store"
 
-	jsonv2 "github.com/go-json-experiment/json"
-	jsonv1 "github.com/go-json-experiment/json/v1"
 	"github.com/hashicorp/raft"
 )
 
@@ -121,57 +119,12 @@ type entryOf[P any] struct {
 	Payload *P `json:"payload"`
 }
 
-// v1Semantics makes the decoder of encoding/json/v2 behave as encoding/json
-// (v1) does: every entry in a log was written by v1's encoder (payloads) or
-// the writer's envelope, and some carry client bytes verbatim (a config's
-// data is a json.RawMessage, which may hold duplicate names or invalid
-// UTF-8). A stricter decoder would refuse such an entry, and a node that
-// cannot decode an entry stops; a decoder that read one differently from an
-// earlier release would make the nodes of a rolling upgrade diverge.
-var v1Semantics = jsonv1.DefaultOptionsV1()
-
-// decodeEntry decodes a log entry. It is the v2 decoder run with v1's
-// semantics: about half the time and a quarter of the allocations of v1's
-// Unmarshal for an identity create (BenchmarkDecodeEntry), on every node for
-// every command.
+// decodeEntry decodes a log entry (store.DecodeJSON: encoding/json/v2 run
+// with v1's semantics; about half the time and a quarter of the allocations
+// of encoding/json's Unmarshal for an identity create, on every node for
+// every command, BenchmarkDecodeEntry_IdentityCreate).
 func decodeEntry[P any](entry []byte, c *entryOf[P]) error {
-	return decodeEntryWith(entry, c, v1Semantics)
-}
-
-func decodeEntryWith[P any](entry []byte, c *entryOf[P], opts jsonv2.Options) error {
-	err := jsonv2.Unmarshal(entry, c, opts)
-	if crossCheck.Load() {
-		var want entryOf[P]
-		werr := json.Unmarshal(entry, &want)
-		if got, exp := mustJSON(c, err), mustJSON(&want, werr); !bytes.Equal(got, exp) {
-			panic(fmt.Sprintf("fsm: the entry %s decodes as %s, but encoding/json reads %s", entry, got, exp))
-		}
-	}
-	return err
-}
-
-// crossCheck, set by tests (CrossCheckDecoding), makes every decode of an
-// entry also run encoding/json's Unmarshal and panic unless both read the
-// same: the same error or none, and values that encode the same.
-var crossCheck atomic.Bool
-
-// CrossCheckDecoding makes every entry and snapshot value this process
-// decodes also be decoded by encoding/json (v1), and panics on any
-// difference. For tests: it more than doubles the cost of a decode.
-func CrossCheckDecoding() {
-	crossCheck.Store(true)
-	store.CrossCheckDecoding() // and snapshots
-}
-
-func mustJSON(v any, err error) []byte {
-	if err != nil {
-		return []byte("error")
-	}
-	b, merr := json.Marshal(v)
-	if merr != nil {
-		return []byte("unencodable: " + merr.Error())
-	}
-	return b
+	return store.DecodeJSON(entry, c)
 }
 
 // commandType reads the type of an entry without decoding it: the envelope

@@ -110,8 +110,8 @@ func BenchmarkResolveOnLargeModel(b *testing.B) {
 // decode of the same stream alone: Load decodes beside its inserts, so the slower of the
 // two sets its time.
 func BenchmarkLoadOnLargeModel(b *testing.B) {
-	crossCheck.Store(false) // measure the decode nodes run
-	b.Cleanup(func() { crossCheck.Store(true) })
+	CrossCheckDecoding(false) // measure what nodes run
+	b.Cleanup(func() { CrossCheckDecoding(true) })
 	s := scaleStore(b)
 	var buf bytes.Buffer
 	if err := s.Read().Dump(&buf); err != nil {

@@ -1,16 +1,10 @@
 package store
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"io"
-	"reflect"
-	"sync/atomic"
 
-	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
-	jsonv1 "github.com/go-json-experiment/json/v1"
 )
 
 // SnapshotDecoder reads the JSON values of a snapshot stream one after the
@@ -24,8 +18,6 @@ type SnapshotDecoder struct {
 	dec *jsontext.Decoder
 }
 
-var v1Semantics = jsonv1.DefaultOptionsV1()
-
 // NewSnapshotDecoder reads values from r.
 func NewSnapshotDecoder(r io.Reader) *SnapshotDecoder {
 	return &SnapshotDecoder{dec: jsontext.NewDecoder(r, v1Semantics)}
@@ -37,34 +29,7 @@ func (d *SnapshotDecoder) Decode(v any) error {
 	if err != nil {
 		return err
 	}
-	err = jsonv2.Unmarshal(val, v, v1Semantics)
-	if crossCheck.Load() {
-		crossCheckValue(val, v, err)
-	}
-	return err
-}
-
-// crossCheck: see CrossCheckDecoding.
-var crossCheck atomic.Bool
-
-// CrossCheckDecoding makes every snapshot value this process decodes also be
-// decoded by encoding/json (v1) into a new value of the same type, and
-// panics unless both fail or both encode the same. For tests.
-func CrossCheckDecoding() { crossCheck.Store(true) }
-
-func crossCheckValue(val []byte, got any, gotErr error) {
-	want := newOfSameType(got)
-	wantErr := json.Unmarshal(val, want)
-	g, w := []byte("error"), []byte("error")
-	if gotErr == nil {
-		g, _ = json.Marshal(got)
-	}
-	if wantErr == nil {
-		w, _ = json.Marshal(want)
-	}
-	if !bytes.Equal(g, w) {
-		panic(fmt.Sprintf("store: the snapshot value %s decodes as %s, but encoding/json reads %s", val, g, w))
-	}
+	return DecodeJSON(val, v)
 }
 
 // section heads the records of one table in a snapshot stream.
@@ -107,19 +72,7 @@ func (tx *Tx) Dump(w io.Writer) error {
 
 // encodeLine writes v and a newline to w, as json.Encoder.Encode does.
 func encodeLine(w io.Writer, v any) error {
-	if crossCheck.Load() {
-		got, err := jsonv2.Marshal(v, v1Semantics)
-		want, werr := json.Marshal(v)
-		if (err == nil) != (werr == nil) || !bytes.Equal(got, want) {
-			panic(fmt.Sprintf("store: a snapshot value encodes as %s (%v), but encoding/json writes %s (%v)", got, err, want, werr))
-		}
-		if err != nil {
-			return err
-		}
-		_, err = w.Write(append(got, '\n'))
-		return err
-	}
-	if err := jsonv2.MarshalWrite(w, v, v1Semantics); err != nil {
+	if err := EncodeJSON(w, v); err != nil {
 		return err
 	}
 	_, err := w.Write(newline)
@@ -198,9 +151,4 @@ func (s *Store) Load(dec *SnapshotDecoder) error {
 	tx.Commit()
 	s.swap(db)
 	return nil
-}
-
-// newOfSameType returns a pointer to a new zero value of the type p points to.
-func newOfSameType(p any) any {
-	return reflect.New(reflect.TypeOf(p).Elem()).Interface()
 }

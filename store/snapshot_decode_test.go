@@ -3,14 +3,18 @@ package store
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
+	"strings"
 	"testing"
+
+	jsonv2 "github.com/go-json-experiment/json"
 )
 
-// The store's tests decode every snapshot value with both decoders and
-// panic if they read it differently (SnapshotDecoder.Decode).
+// The store's tests decode and encode every snapshot value with both
+// encoding/json/v2 and encoding/json and panic on a difference (jsoncodec.go).
 func TestMain(m *testing.M) {
-	CrossCheckDecoding()
+	CrossCheckDecoding(true)
 	os.Exit(m.Run())
 }
 
@@ -64,4 +68,17 @@ func TestSnapshotDecoder_LoadsWhatEncodingJSONWrote(t *testing.T) {
 	if err := New().Load(NewSnapshotDecoder(bytes.NewReader(cut))); err == nil {
 		t.Fatal("a stream cut short loaded")
 	}
+}
+
+// TestDecodeJSON_TheCrossCheckCatchesADifference: the check the tests rely
+// on does fire: v2's own defaults refuse a duplicate name, which v1 reads.
+func TestDecodeJSON_TheCrossCheckCatchesADifference(t *testing.T) {
+	t.Parallel()
+	defer func() {
+		if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), "encoding/json reads") {
+			t.Fatalf("recovered %v, want the cross-check's panic", r)
+		}
+	}()
+	var c Config
+	_ = decodeJSONWith([]byte(`{"data":{"a":1,"a":2}}`), &c, jsonv2.DefaultOptionsV2())
 }
