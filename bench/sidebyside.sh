@@ -13,6 +13,9 @@
 # leader's, the servers' CPU per write in the three-member phases (from /proc/PID/stat: less noisy than the rates
 # on a shared machine), and the CPU stolen by the host during each phase (from /proc/stat).
 #
+# ETCD_TLS=1 runs etcd as edgectl runs: HTTPS for its clients (the load tool does not verify either side's
+# certificate) and mutual TLS between its members. The default is plain HTTP, the setup issue 16 measures against.
+#
 # PROFILE=DIR also takes a 10 s CPU profile, and block, mutex and allocation profiles, of every edgectl node in the middle of
 # the three-node phase (go tool pprof bin/edgectl DIR/n1.cpu.pprof).
 set -euo pipefail
@@ -74,6 +77,21 @@ cpu_per_write() {
 }
 
 password=bench-password-1
+
+# etcd_certs DIR: a CA and one certificate for 127.0.0.1 (server and client use) for ETCD_TLS.
+etcd_certs() {
+	mkdir -p "$1"
+	(
+		cd "$1"
+		openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout ca.key -out ca.pem -days 1 \
+			-subj /CN=sidebyside-ca 2>/dev/null
+		openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout server.key -out server.csr \
+			-subj /CN=127.0.0.1 2>/dev/null
+		printf 'subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth,clientAuth\n' >ext.cnf
+		openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out server.pem -days 1 \
+			-extfile ext.cnf 2>/dev/null
+	)
+}
 
 # start_edgectl N DIR: N nodes (the first bootstraps, the others join); sets api[], metrics[].
 start_edgectl() {
@@ -195,16 +213,26 @@ for run in $(seq 1 "$runs"); do
 	mkdir -p "$ew"
 	peer=() client=()
 	for i in 1 2 3; do peer[i]=$(freeport); client[i]=$(freeport); done
-	cluster="e1=http://127.0.0.1:${peer[1]},e2=http://127.0.0.1:${peer[2]},e3=http://127.0.0.1:${peer[3]}"
+	scheme=http tlsargs=() ctlargs=()
+	if [ -n "${ETCD_TLS:-}" ]; then
+		# As edgectl runs: HTTPS for clients, mutual TLS between members.
+		scheme=https
+		etcd_certs "$ew/tls"
+		tlsargs=(--cert-file "$ew/tls/server.pem" --key-file "$ew/tls/server.key"
+			--peer-cert-file "$ew/tls/server.pem" --peer-key-file "$ew/tls/server.key"
+			--peer-trusted-ca-file "$ew/tls/ca.pem" --peer-client-cert-auth)
+		ctlargs=(--cacert "$ew/tls/ca.pem")
+	fi
+	cluster="e1=$scheme://127.0.0.1:${peer[1]},e2=$scheme://127.0.0.1:${peer[2]},e3=$scheme://127.0.0.1:${peer[3]}"
 	for i in 1 2 3; do
-		etcd --name "e$i" --data-dir "$ew/e$i" --listen-peer-urls "http://127.0.0.1:${peer[i]}" \
-			--initial-advertise-peer-urls "http://127.0.0.1:${peer[i]}" --listen-client-urls "http://127.0.0.1:${client[i]}" \
-			--advertise-client-urls "http://127.0.0.1:${client[i]}" --initial-cluster "$cluster" \
-			--initial-cluster-state new --log-level error >"$ew/e$i.log" 2>&1 &
+		etcd --name "e$i" --data-dir "$ew/e$i" --listen-peer-urls "$scheme://127.0.0.1:${peer[i]}" \
+			--initial-advertise-peer-urls "$scheme://127.0.0.1:${peer[i]}" --listen-client-urls "$scheme://127.0.0.1:${client[i]}" \
+			--advertise-client-urls "$scheme://127.0.0.1:${client[i]}" --initial-cluster "$cluster" \
+			--initial-cluster-state new --log-level error "${tlsargs[@]}" >"$ew/e$i.log" 2>&1 &
 		pids+=($!)
 	done
 	t=0
-	until etcdctl --endpoints "http://127.0.0.1:${client[1]}" endpoint health >/dev/null 2>&1; do
+	until etcdctl "${ctlargs[@]}" --endpoints "$scheme://127.0.0.1:${client[1]}" endpoint health >/dev/null 2>&1; do
 		t=$((t + 1))
 		[ "$t" -lt 100 ] || { echo "etcd not healthy" >&2; exit 1; }
 		sleep 0.2
@@ -216,16 +244,16 @@ for run in $(seq 1 "$runs"); do
 	for i in 1 2 3; do
 		# etcd's followers forward proposals to the leader too: its leader's and followers' shares are the yardstick.
 		role=follower
-		st=$(ETCDCTL_API=3 etcdctl --endpoints "http://127.0.0.1:${client[i]}" -w fields endpoint status 2>/dev/null)
+		st=$(ETCDCTL_API=3 etcdctl "${ctlargs[@]}" --endpoints "$scheme://127.0.0.1:${client[i]}" -w fields endpoint status 2>/dev/null)
 		[ -n "$st" ] && [ "$(sed -n 's/^"MemberID" : //p' <<<"$st")" = "$(sed -n 's/^"Leader" : //p' <<<"$st")" ] && role=leader
 		names+=("etcd-e$i-$role")
-		load "etcd-e$i-$role" "http://127.0.0.1:${client[i]}/v3/kv/put" "$per" \
+		load "etcd-e$i-$role" "$scheme://127.0.0.1:${client[i]}/v3/kv/put" "$per" \
 			-body '{"key":"{b64n}","value":"dmFsdWUtMjU2LWJ5dGVzLXBheWxvYWQtcGFkZGluZy1wYWRkaW5nLXBhZGRpbmctcGFkZGluZy1wYWRkaW5nLXBhZGRpbmc="}'
 	done
 	wait "${lpids[@]}"
 	after=$(cpu_sample)
 	ticks1=$(proc_cpu "${pids[@]}")
-	echo " etcd, three members:"
+	echo " etcd, three members${ETCD_TLS:+ (TLS for clients and between members)}:"
 	report etcd3 "$(steal_pct "$before" "$after")" "${names[@]}"
 	etcd3_cpu=$(cpu_per_write "$ticks0" "$ticks1" "$etcd3_rate")
 	echo "  CPU of the three members per write: ${etcd3_cpu} µs"
