@@ -59,7 +59,7 @@ func main() {
 	flag.DurationVar(&c.warmup, "warmup", time.Second, "warm-up before each rate phase (not counted)")
 	flag.BoolVar(&c.restart, "restart", false, "at the end, take a snapshot through the API and restart the node on its data dir, timing both (one node; with -cluster=false)")
 	flag.BoolVar(&c.cluster, "cluster", true, "also join two more in-process nodes and measure posture responses on three nodes")
-	flag.BoolVar(&c.gcBefore, "gc-before", false, "run a full garbage collection before each measured phase, so that a collection still running from the previous phase does not weigh on it")
+	flag.BoolVar(&c.gcBefore, "gc-before", false, "run a full garbage collection before each measured phase and return the memory it frees to the OS, so that neither a collection still running from the previous phase nor the scavenging after the forced one weighs on it")
 	flag.StringVar(&c.cpuprofile, "cpuprofile", "", "a directory: write one CPU profile per measured phase (server and load generator together)")
 	flag.StringVar(&c.trace, "trace", "", "a directory: write one execution trace per measured phase (go tool trace -pprof=sched FILE: where requests waited to run)")
 	flag.StringVar(&c.memprofile, "memprofile", "", "a file: write a heap profile (live objects after a full GC) once the model is built")

@@ -86,7 +86,7 @@ func (r *report) print(w io.Writer) {
 		"node and load generator together).\n", m.mem.links, gib(m.mem.heapLive), gib(m.mem.rss))
 
 	if c.gcBefore {
-		fmt.Fprintf(w, "\nEach measured phase starts right after a forced full garbage collection (-gc-before).\n")
+		fmt.Fprintf(w, "\nEach measured phase starts right after a forced full garbage collection that also returned the freed memory to the OS (-gc-before).\n")
 	}
 	fmt.Fprintf(w, "\n#### Issue 4: management at scale\n\n")
 	fmt.Fprintf(w, "Sequential HTTPS requests, one at a time: %d each after 20 warm-up requests; %d policy creates after 10; "+
