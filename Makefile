@@ -32,6 +32,8 @@ bench: build
 	$(GO) run ./integration/cmd/loadbench -bin bin/edgectl -cluster -trials 3
 	$(GO) test -run '^$$' -bench 'ListIdentities|ClientServices_List50' -benchtime 2s ./api/
 	$(GO) test -run '^$$' -bench 'OnLargeModel' -benchtime 100x ./store/
+	$(GO) test -run '^$$' -bench 'SnapshotOfLargeModel' -benchtime 3x ./store/
+	$(GO) test -run '^$$' -bench 'ApplyBatch_IdentityCreate|DecodeEntry' -benchtime 2s -benchmem ./fsm/
 	$(GO) test -run '^$$' -bench 'Names_MillionNames' -benchtime 2s -benchmem ./store/
 	$(GO) test -run '^$$' -bench 'BenchmarkAuthn' -benchtime 3s ./api/
 	$(GO) test -run '^$$' -bench 'EventStream_100SlowClients' -benchtime 1x ./api/

@@ -105,11 +105,11 @@ func BenchmarkResolveOnLargeModel(b *testing.B) {
 	})
 }
 
-// BenchmarkLoadOnLargeModel is a snapshot of the large model (dump), its
+// BenchmarkSnapshotOfLargeModel is a snapshot of the large model (dump), its
 // restore (what a restart or a follower's catch-up does), and beside it the
 // decode of the same stream alone: Load decodes beside its inserts, so the slower of the
 // two sets its time.
-func BenchmarkLoadOnLargeModel(b *testing.B) {
+func BenchmarkSnapshotOfLargeModel(b *testing.B) {
 	CrossCheckDecoding(false) // measure what nodes run
 	b.Cleanup(func() { CrossCheckDecoding(true) })
 	s := scaleStore(b)

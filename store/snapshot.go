@@ -13,7 +13,7 @@ import (
 // the streams were written by encoding/json, and a record must read the same
 // on a node of any release. It takes about half the time of a
 // json.Decoder, which matters at a restart or a catch-up of a large model
-// (BenchmarkLoadOnLargeModel).
+// (BenchmarkSnapshotOfLargeModel).
 type SnapshotDecoder struct {
 	dec *jsontext.Decoder
 }
