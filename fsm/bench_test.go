@@ -1,12 +1,7 @@
 package fsm
 
 import (
-	"encoding/json"
-	"fmt"
 	"testing"
-	"time"
-
-	"edgectl/store"
 
 	"github.com/hashicorp/raft"
 )
@@ -19,8 +14,6 @@ func BenchmarkApplyBatch_IdentityCreate(b *testing.B) {
 	withoutCrossCheck(b)
 	t := &testing.T{}
 	f := eventsOn(t)
-	actor := &store.EventActor{IdentityID: "admin", IdentityName: "Default Admin", NodeID: "n1"}
-	at := time.Date(2026, 11, 23, 1, 0, 0, 0, time.UTC)
 	const perBatch = 16
 	index := uint64(10)
 	n := 0
@@ -29,16 +22,8 @@ func BenchmarkApplyBatch_IdentityCreate(b *testing.B) {
 	for b.Loop() {
 		for i := range batch {
 			n++
-			id := fmt.Sprintf("bench-%07d", n)
-			ident := identity(id, "name-"+id)
-			ident.RoleAttributes = []string{"sales", fmt.Sprintf("team-%d", n%20)}
-			raw, err := json.Marshal(IdentityCreate{Identity: ident, Enrollments: []*store.Enrollment{{
-				Base: store.Base{ID: "e-" + id, CreatedAt: at}, IdentityID: id, Method: "ott", Token: "tok-" + id, ExpiresAt: at.Add(time.Hour)}}})
-			if err != nil {
-				b.Fatal(err)
-			}
 			index++
-			batch[i] = &raft.Log{Index: index, Term: 1, Type: raft.LogCommand, Data: envelope(CmdIdentityCreate, raw, at, actor)}
+			batch[i] = &raft.Log{Index: index, Term: 1, Type: raft.LogCommand, Data: identityCreateEntry(n)}
 		}
 		for _, r := range f.ApplyBatch(batch) {
 			if err := resultErr(t, r); err != nil {

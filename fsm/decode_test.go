@@ -70,6 +70,8 @@ func TestDecodeEntry_ReadsWhatEncodingJSONReads(t *testing.T) {
 	}
 }
 
+// identityCreateEntry is the entry of the n-th identity create of the
+// benchmarks: role attributes, an OTT enrollment, an actor.
 func identityCreateEntry(n int) []byte {
 	at := time.Date(2026, 11, 23, 1, 0, 0, 0, time.UTC)
 	actor := &store.EventActor{IdentityID: "admin", IdentityName: "Default Admin", NodeID: "n1"}
