@@ -256,7 +256,7 @@ func New(cfg Config) (_ *Node, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("cluster: %w", err)
 	}
-	n.raft, err = raft.NewRaft(rc, cfg.FSM, n.logs, n.store, n.snaps, n.trans)
+	n.raft, err = raft.NewRaft(rc, cfg.FSM, n.logs, n.store, &pacedSnapshots{FileSnapshotStore: n.snaps, dir: n.snapDir}, n.trans)
 	if err != nil {
 		return nil, fmt.Errorf("cluster: start raft: %w", err)
 	}

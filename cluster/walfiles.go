@@ -179,10 +179,13 @@ func (s *segmentFiles) makeSpare() error {
 	return syncDir(s.dir)
 }
 
-// writeZeros writes size zero bytes from the start of f and fsyncs it,
-// checking stop (when not nil) before each chunk.
+// writeZeros writes size zero bytes from the start of f and fsyncs it. In
+// the background (stop not nil) it checks stop before each chunk and writes
+// the zeros back as it goes (pacer), so that the log's own fsyncs never
+// wait behind the whole segment.
 func writeZeros(f *os.File, size uint64, stop func() bool) error {
 	zeros := make([]byte, 1<<20)
+	p := pacer{f: f}
 	for off := uint64(0); off < size; off += uint64(len(zeros)) {
 		if stop != nil && stop() {
 			return errSpareStopped
@@ -190,6 +193,9 @@ func writeZeros(f *os.File, size uint64, stop func() bool) error {
 		n := min(uint64(len(zeros)), size-off)
 		if _, err := f.WriteAt(zeros[:n], int64(off)); err != nil {
 			return err
+		}
+		if stop != nil {
+			p.wrote(int(n))
 		}
 	}
 	return f.Sync()
