@@ -41,7 +41,7 @@ func TestDecodeEntry_ReadsWhatEncodingJSONReads(t *testing.T) {
 	}
 	for _, e := range configs {
 		var c entryOf[store.Config]
-		err := decodeEntry([]byte(e), &c) // panics on a difference
+		err := store.DecodeJSON([]byte(e), &c) // panics on a difference
 		var want entryOf[store.Config]
 		if werr := json.Unmarshal([]byte(e), &want); (err == nil) != (werr == nil) {
 			t.Fatalf("%q: error %v, encoding/json's %v", e, err, werr)
@@ -50,7 +50,7 @@ func TestDecodeEntry_ReadsWhatEncodingJSONReads(t *testing.T) {
 	// A config's data comes back byte for byte.
 	var c entryOf[store.Config]
 	raw := `{"type":"config.create","payload":{"id":"c1","data":{"a":1,"a":2,"s":"` + "\xff" + `"}}}`
-	if err := decodeEntry([]byte(raw), &c); err != nil {
+	if err := store.DecodeJSON([]byte(raw), &c); err != nil {
 		t.Fatal(err)
 	}
 	if got := string(c.Payload.Data); got != `{"a":1,"a":2,"s":"`+"\xff"+`"}` {
@@ -60,7 +60,7 @@ func TestDecodeEntry_ReadsWhatEncodingJSONReads(t *testing.T) {
 	// Every payload the benchmark's writer makes, with every optional part.
 	e := identityCreateEntry(3)
 	var ic entryOf[IdentityCreate]
-	if err := decodeEntry(e, &ic); err != nil {
+	if err := store.DecodeJSON(e, &ic); err != nil {
 		t.Fatal(err)
 	}
 	if ic.Type != CmdIdentityCreate || ic.Actor == nil || ic.Actor.IdentityName != "Default Admin" ||
@@ -94,7 +94,7 @@ func BenchmarkDecodeEntry_IdentityCreate(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		var c entryOf[IdentityCreate]
-		if err := decodeEntry(e, &c); err != nil {
+		if err := store.DecodeJSON(e, &c); err != nil {
 			b.Fatal(err)
 		}
 	}
