@@ -4,7 +4,9 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/binary"
 	"encoding/hex"
+	"time"
 )
 
 // NewToken returns 256 random bits, URL-safe base64 without padding.
@@ -23,16 +25,48 @@ func HashToken(token string) string {
 	return hex.EncodeToString(h[:])
 }
 
-// NewID returns a random opaque record id: 96 random bits, URL-safe base64,
-// never beginning with '-', which command lines (edgectl's, ziti's, shells'
-// tools) would take for an option: one id in 64 did, and
-// `edgectl get identity -Xf-...` failed with "unknown shorthand flag".
-func NewID() string {
-	b := make([]byte, 12)
-	for {
-		_, _ = rand.Read(b)
-		if id := base64.RawURLEncoding.EncodeToString(b); id[0] != '-' {
-			return id
-		}
+// Record ids: 18 characters of the URL-safe alphabet, in ASCII order, so
+// that ids sort as strings in the order they were made (on one clock).
+//
+//   - the first 7 carry the millisecond the id was made: the time since the
+//     Unix epoch modulo 63·2^36 ms (137 years), the first character from the
+//     63 that are not '-', so that no id begins with '-', which command lines
+//     (edgectl's, ziti's, shells' tools) would take for an option;
+//   - the other 11 are random: 66 bits.
+//
+// Why time first: the store keeps every table's ids (and the keys that end in
+// an id, as the name and policy indexes do) in radix trees whose changes copy
+// the path from the root. Ids made one after the other share a prefix, so the
+// records of one batch of writes share that path instead of each copying its
+// own; a create costs the FSM of every node about 40% less than with ids
+// that are random from their first character (docs/performance.md, part 9).
+// Random ids did no other job: ids are not secrets, tokens are.
+const (
+	idAlphabet   = "-0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz"
+	idLen        = 18
+	idTimeChars  = 7
+	idTimeWindow = 63 << 36 // ms: the first character takes 63 values, the next six 2^36
+)
+
+// NewID returns a new record id (see idAlphabet).
+func NewID() string { return newIDAt(time.Now()) }
+
+func newIDAt(now time.Time) string {
+	var b [idLen]byte
+	ms := uint64(now.UnixMilli()) % idTimeWindow
+	b[0] = idAlphabet[1+ms>>36]
+	for i := idTimeChars - 1; i >= 1; i-- {
+		b[i] = idAlphabet[ms&63]
+		ms >>= 6
 	}
+	var r [9]byte
+	// crypto/rand.Read never fails on supported platforms (it panics rather than return short).
+	_, _ = rand.Read(r[:])
+	bits := binary.BigEndian.Uint64(r[:8]) // ten characters of 6 bits, and one from r[8]
+	for i := idTimeChars; i < idLen-1; i++ {
+		b[i] = idAlphabet[bits>>58]
+		bits <<= 6
+	}
+	b[idLen-1] = idAlphabet[r[8]&63]
+	return string(b[:])
 }

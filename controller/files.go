@@ -55,7 +55,7 @@ func loadNodeID(dir, flag string) (string, error) {
 	case errors.Is(err, os.ErrNotExist):
 		id := flag
 		if id == "" {
-			id = "node-" + auth.NewID()[:10]
+			id = "node-" + auth.NewToken()[:10] // random: an id's first characters are its time
 		}
 		raw, _ := json.Marshal(nodeInfo{ID: id})
 		return id, writeFileAtomic(p, raw, 0o600)

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"edgectl/auth"
 	"edgectl/store"
 )
 
@@ -58,7 +59,7 @@ func TestDecodeEntry_ReadsWhatEncodingJSONReads(t *testing.T) {
 	}
 
 	// Every payload the benchmark's writer makes, with every optional part.
-	e := identityCreateEntry(3)
+	e := identityCreateEntry(3, "bench-0000003", "e-bench-0000003")
 	var ic entryOf[IdentityCreate]
 	if err := store.DecodeJSON(e, &ic); err != nil {
 		t.Fatal(err)
@@ -71,15 +72,16 @@ func TestDecodeEntry_ReadsWhatEncodingJSONReads(t *testing.T) {
 }
 
 // identityCreateEntry is the entry of the n-th identity create of the
-// benchmarks: role attributes, an OTT enrollment, an actor.
-func identityCreateEntry(n int) []byte {
+// benchmarks, with the identity's and the enrollment's ids: role
+// attributes, an OTT enrollment, an actor.
+func identityCreateEntry(n int, id, enrollmentID string) []byte {
 	at := time.Date(2026, 11, 23, 1, 0, 0, 0, time.UTC)
 	actor := &store.EventActor{IdentityID: "admin", IdentityName: "Default Admin", NodeID: "n1"}
-	id := fmt.Sprintf("bench-%07d", n)
-	ident := identity(id, "name-"+id)
+	name := fmt.Sprintf("bench-%07d", n)
+	ident := identity(id, "name-"+name)
 	ident.RoleAttributes = []string{"sales", fmt.Sprintf("team-%d", n%20)}
 	raw, err := json.Marshal(IdentityCreate{Identity: ident, Enrollments: []*store.Enrollment{{
-		Base: store.Base{ID: "e-" + id, CreatedAt: at}, IdentityID: id, Method: "ott", Token: "tok-" + id, ExpiresAt: at.Add(time.Hour)}}})
+		Base: store.Base{ID: enrollmentID, CreatedAt: at}, IdentityID: id, Method: "ott", Token: "tok-" + name, ExpiresAt: at.Add(time.Hour)}}})
 	if err != nil {
 		panic(err)
 	}
@@ -90,7 +92,7 @@ func identityCreateEntry(n int) []byte {
 // identity create (the cross-check off).
 func BenchmarkDecodeEntry_IdentityCreate(b *testing.B) {
 	withoutCrossCheck(b)
-	e := identityCreateEntry(12)
+	e := identityCreateEntry(12, auth.NewID(), auth.NewID())
 	b.ReportAllocs()
 	for b.Loop() {
 		var c entryOf[IdentityCreate]
