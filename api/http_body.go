@@ -297,7 +297,11 @@ func isEmptyObject(raw json.RawMessage) bool {
 // every field ends up in the patch (absent ones at their default), for PATCH
 // only the fields present.
 func parseFields(raw map[string]json.RawMessage, fields []field, m mode) (*parsed, error) {
-	p := &parsed{patch: store.Patch{}, values: map[string]any{}, raw: raw}
+	n := len(fields) // create and PUT fill every field
+	if m == modePatch {
+		n = len(raw)
+	}
+	p := &parsed{patch: make(store.Patch, n), values: make(map[string]any, n), raw: raw}
 	for i := range fields {
 		f := &fields[i]
 		if f.create && m != modeCreate {
