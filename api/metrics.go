@@ -68,6 +68,11 @@ var (
 	descTerm    = prometheus.NewDesc("edgectl_raft_term", "Current Raft term of this node.", nil, nil)
 	descLeader  = prometheus.NewDesc("edgectl_raft_is_leader", "1 when this node is the Raft leader.", nil, nil)
 	descRecords = prometheus.NewDesc("edgectl_records", "Records in the model by kind.", []string{"kind"}, nil)
+
+	descSnapWriting = prometheus.NewDesc("edgectl_raft_snapshots_writing",
+		"Raft snapshots being written by this node now (taken, or installed from the leader).", nil, nil)
+	descSnapWritten = prometheus.NewDesc("edgectl_raft_snapshots_written_total",
+		"Raft snapshots this node wrote since it started (taken, or installed from the leader).", nil, nil)
 )
 
 func (c *stateCollector) Describe(ch chan<- *prometheus.Desc) {
@@ -75,6 +80,8 @@ func (c *stateCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- descTerm
 	ch <- descLeader
 	ch <- descRecords
+	ch <- descSnapWriting
+	ch <- descSnapWritten
 }
 
 func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
@@ -90,6 +97,8 @@ func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 			leader = 1
 		}
 		ch <- prometheus.MustNewConstMetric(descLeader, prometheus.GaugeValue, leader)
+		ch <- prometheus.MustNewConstMetric(descSnapWriting, prometheus.GaugeValue, float64(st.SnapshotsWriting))
+		ch <- prometheus.MustNewConstMetric(descSnapWritten, prometheus.CounterValue, float64(st.SnapshotsWritten))
 	}
 	tx := c.s.Store.Read()
 	for _, k := range store.AllKinds {

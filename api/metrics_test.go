@@ -21,6 +21,8 @@ func TestMetrics_CountRequestsAndShowRaftAndRecords(t *testing.T) {
 		`edgectl_http_requests_total{api="management",code="201",operation="createIdentity"} 1`,
 		`edgectl_http_requests_total{api="management",code="404",operation="detailIdentity"} 1`,
 		`edgectl_raft_is_leader 1`,
+		`edgectl_raft_snapshots_writing 0`,
+		`edgectl_raft_snapshots_written_total 0`,
 		`edgectl_records{kind="identities"} 2`,
 		`edgectl_http_request_duration_seconds_bucket{api="management",operation="createIdentity"`,
 	} {

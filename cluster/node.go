@@ -107,8 +107,7 @@ type Node struct {
 	raft      *raft.Raft
 	trans     *gatedTransport
 	store     *logStore // the Raft log, term and vote (logstore.go, walfiles.go)
-	snaps     *raft.FileSnapshotStore
-	snapDir   string
+	snaps     *pacedSnapshots
 	mux       *mux
 	pool      *rpcPool
 	hasState  bool
@@ -196,11 +195,11 @@ func New(cfg Config) (_ *Node, err error) {
 		return nil, err
 	}
 	cleanup = append(cleanup, func() { n.store.Close() })
-	n.snaps, err = raft.NewFileSnapshotStoreWithLogger(dir, snapshotsRetain, cfg.Logger.Named("snapshots"))
+	fileSnaps, err := raft.NewFileSnapshotStoreWithLogger(dir, snapshotsRetain, cfg.Logger.Named("snapshots"))
 	if err != nil {
 		return nil, fmt.Errorf("cluster: snapshot store: %w", err)
 	}
-	n.snapDir = filepath.Join(dir, "snapshots")
+	n.snaps = &pacedSnapshots{FileSnapshotStore: fileSnaps, dir: filepath.Join(dir, "snapshots")}
 	n.hasState, err = raft.HasExistingState(n.store, n.store, n.snaps)
 	if err != nil {
 		return nil, fmt.Errorf("cluster: %w", err)
@@ -256,7 +255,7 @@ func New(cfg Config) (_ *Node, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("cluster: %w", err)
 	}
-	n.raft, err = raft.NewRaft(rc, cfg.FSM, n.logs, n.store, &pacedSnapshots{FileSnapshotStore: n.snaps, dir: n.snapDir}, n.trans)
+	n.raft, err = raft.NewRaft(rc, cfg.FSM, n.logs, n.store, n.snaps, n.trans)
 	if err != nil {
 		return nil, fmt.Errorf("cluster: start raft: %w", err)
 	}

@@ -3,6 +3,7 @@ package cluster
 import (
 	"os"
 	"path/filepath"
+	"sync/atomic"
 
 	"github.com/hashicorp/raft"
 )
@@ -21,7 +22,8 @@ import (
 // flight ahead of a commit.
 const writeBackSlice = 4 << 20
 
-// pacer writes back what was written to f since the last slice.
+// pacer writes back what was written to f since the last slice; with no
+// file it only counts.
 type pacer struct {
 	f               *os.File
 	written, synced int64
@@ -30,7 +32,7 @@ type pacer struct {
 // wrote counts n more bytes written to f and writes back a full slice.
 func (p *pacer) wrote(n int) {
 	p.written += int64(n)
-	if p.written-p.synced >= writeBackSlice {
+	if p.f != nil && p.written-p.synced >= writeBackSlice {
 		// A failure here only loses the pacing: the final fsync reports
 		// errors that matter.
 		_ = writeBack(p.f, p.synced, p.written-p.synced)
@@ -39,10 +41,21 @@ func (p *pacer) wrote(n int) {
 }
 
 // pacedSnapshots is the node's snapshot store: raft's file store, whose
-// snapshots are written back as they are written.
+// snapshots are written back as they are written, and which counts the
+// snapshots being written (taken by this node or installed from the
+// leader) for Stats.
 type pacedSnapshots struct {
 	*raft.FileSnapshotStore
-	dir string // the store's snapshots directory
+	dir      string // the store's snapshots directory
+	activity snapshotActivity
+}
+
+// snapshotActivity counts snapshots being written and written. A snapshot
+// at a million identities is half a GiB and seconds of a CPU: operators
+// (and the scale benchmark) need to see when one runs.
+type snapshotActivity struct {
+	writing atomic.Int32
+	written atomic.Uint64
 }
 
 // Create opens the new snapshot's state file a second time, read-only, to
@@ -53,16 +66,19 @@ func (s *pacedSnapshots) Create(version raft.SnapshotVersion, index, term uint64
 	if err != nil {
 		return nil, err
 	}
-	f, err := os.Open(filepath.Join(s.dir, sink.ID()+".tmp", "state.bin"))
-	if err != nil {
-		return sink, nil // unpaced, as raft writes it
-	}
-	return &pacedSink{SnapshotSink: sink, pacer: pacer{f: f}}, nil
+	ps := &pacedSink{SnapshotSink: sink, activity: &s.activity}
+	if f, err := os.Open(filepath.Join(s.dir, sink.ID()+".tmp", "state.bin")); err == nil {
+		ps.f = f
+	} // else unpaced, as raft writes it
+	s.activity.writing.Add(1)
+	return ps, nil
 }
 
 type pacedSink struct {
 	raft.SnapshotSink
 	pacer
+	activity *snapshotActivity
+	ended    atomic.Bool
 }
 
 func (s *pacedSink) Write(p []byte) (int, error) {
@@ -72,11 +88,26 @@ func (s *pacedSink) Write(p []byte) (int, error) {
 }
 
 func (s *pacedSink) Close() error {
-	s.f.Close()
-	return s.SnapshotSink.Close()
+	err := s.SnapshotSink.Close()
+	s.end(err == nil)
+	return err
 }
 
 func (s *pacedSink) Cancel() error {
-	s.f.Close()
+	s.end(false)
 	return s.SnapshotSink.Cancel()
+}
+
+// end counts the sink's end once, whichever of Close and Cancel come.
+func (s *pacedSink) end(written bool) {
+	if !s.ended.CompareAndSwap(false, true) {
+		return
+	}
+	if s.f != nil {
+		s.f.Close()
+	}
+	s.activity.writing.Add(-1)
+	if written {
+		s.activity.written.Add(1)
+	}
 }

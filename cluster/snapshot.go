@@ -82,7 +82,7 @@ func (n *Node) snapshotInfo(m *raft.SnapshotMeta) SnapshotInfo {
 		ID:    m.ID,
 		Index: m.Index,
 		Term:  m.Term,
-		Path:  filepath.Join(n.snapDir, m.ID, "state.bin"),
+		Path:  filepath.Join(n.snaps.dir, m.ID, "state.bin"),
 		Size:  m.Size,
 	}
 }

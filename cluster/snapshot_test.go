@@ -20,12 +20,16 @@ func TestSnapshotAndOpen(t *testing.T) {
 		}
 		last = idx
 	}
+	written := n.Stats().SnapshotsWritten
 	info, err := n.Snapshot(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if info.ID == "" || info.Index < last || info.Term == 0 {
 		t.Fatalf("snapshot info %+v (last index %d)", info, last)
+	}
+	if st := n.Stats(); st.SnapshotsWritten != written+1 || st.SnapshotsWriting != 0 {
+		t.Fatalf("stats after a snapshot: %d written (%d before), %d being written", st.SnapshotsWritten, written, st.SnapshotsWriting)
 	}
 	fi, err := os.Stat(info.Path)
 	if err != nil || fi.Size() != info.Size {

@@ -34,9 +34,14 @@ type Stats struct {
 	CommitIndex       uint64
 	AppliedIndex      uint64 // the FSM's, see FSM.AppliedIndex
 	LastSnapshotIndex uint64
-	LastContact       time.Time // last contact from the leader (zero on the leader)
-	LeaderID          string
-	LeaderAddr        string
+	// SnapshotsWriting is how many snapshots are being written now (taken
+	// by this node or installed from the leader); SnapshotsWritten how many
+	// were written since the node started.
+	SnapshotsWriting int
+	SnapshotsWritten uint64
+	LastContact      time.Time // last contact from the leader (zero on the leader)
+	LeaderID         string
+	LeaderAddr       string
 }
 
 // Stats returns the node's raft state.
@@ -50,6 +55,9 @@ func (n *Node) Stats() Stats {
 		AppliedIndex: n.fsm.AppliedIndex(),
 		LeaderID:     id,
 		LeaderAddr:   addr,
+
+		SnapshotsWriting: int(n.snaps.activity.writing.Load()),
+		SnapshotsWritten: n.snaps.activity.written.Load(),
 	}
 	if !n.IsLeader() {
 		s.LastContact = n.raft.LastContact()

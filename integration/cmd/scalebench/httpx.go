@@ -149,6 +149,46 @@ type stats struct {
 	firstErr string
 	gcs      uint64  // garbage collections completed during the phase
 	stolen   float64 // share of the machine's CPU time the hypervisor gave to others during the phase
+	// snapshot: a node was writing a raft snapshot at the start or the end
+	// of the phase, or wrote one during it (a snapshot at a million
+	// identities is half a GiB and seconds of a CPU beside the requests).
+	snapshot bool
+}
+
+// snapshotCell is the report's cell for s.snapshot.
+func (s *stats) snapshotCell() string {
+	if s.snapshot {
+		return "**during the phase**"
+	}
+	return "none"
+}
+
+// snapshotMark is what s.snapshot adds to a phase's line.
+func (s *stats) snapshotMark() string {
+	if s.snapshot {
+		return "  RAFT SNAPSHOT during the phase"
+	}
+	return ""
+}
+
+// snapshots sums the nodes' snapshots being written and written.
+func (b *bench) snapshots() (writing int, written uint64) {
+	for _, n := range b.nodes {
+		st := n.Raft.Stats()
+		writing += st.SnapshotsWriting
+		written += st.SnapshotsWritten
+	}
+	return writing, written
+}
+
+// watchSnapshots starts watching the nodes' snapshots for a phase; the
+// returned function records in s whether one ran during it.
+func (b *bench) watchSnapshots(s *stats) func() {
+	writing0, written0 := b.snapshots()
+	return func() {
+		writing1, written1 := b.snapshots()
+		s.snapshot = writing0 > 0 || writing1 > 0 || written1 != written0
+	}
 }
 
 // cpuTicks reads the machine's total and stolen CPU time (the "cpu" line of
@@ -280,6 +320,7 @@ func (b *bench) sequentialAfter(ctx context.Context, name string, warm, n int, b
 	s := &stats{name: name}
 	lat := make([]time.Duration, 0, n)
 	stop := b.profileRequests(name)
+	snaps := b.watchSnapshots(s)
 	g0 := gcCycles()
 	t0, st0 := cpuTicks()
 	start := time.Now()
@@ -297,6 +338,7 @@ func (b *bench) sequentialAfter(ctx context.Context, name string, warm, n int, b
 	s.elapsed = time.Since(start)
 	s.gcs = gcCycles() - g0
 	s.stolen = stolenSince(t0, st0)
+	snaps()
 	stop()
 	slices.Sort(lat)
 	s.lat = lat
@@ -332,11 +374,13 @@ func (b *bench) concurrent(ctx context.Context, name string, clients int, fn req
 	s := &stats{name: name}
 	lats := make([][]time.Duration, clients)
 	stop := b.profileRequests(name)
+	snaps := b.watchSnapshots(s)
 	g0 := gcCycles()
 	t0, st0 := cpuTicks()
 	s.elapsed = phase(b.cfg.duration, s, lats)
 	s.gcs = gcCycles() - g0
 	s.stolen = stolenSince(t0, st0)
+	snaps()
 	stop()
 	for _, l := range lats {
 		s.lat = append(s.lat, l...)
@@ -352,14 +396,25 @@ func (b *bench) concurrent(ctx context.Context, name string, clients int, fn req
 // otherwise return those pages during the phase that follows (an execution
 // trace at a million identities showed it running 31 ms of a 71 ms phase).
 func (b *bench) settle() {
+	if b.cfg.afterSnapshots {
+		t0 := time.Now()
+		for deadline := t0.Add(2 * time.Minute); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+			if writing, _ := b.snapshots(); writing == 0 {
+				break
+			}
+		}
+		if waited := time.Since(t0); waited > 100*time.Millisecond {
+			fmt.Printf("  (waited %.1f s for a raft snapshot to end)\n", waited.Seconds())
+		}
+	}
 	if b.cfg.gcBefore {
 		debug.FreeOSMemory()
 	}
 }
 
 func (b *bench) logStats(s *stats) {
-	fmt.Printf("  %-58s %6d ok in %6.2fs = %7.0f/s  p50 %7s  p99 %7s  max %7s  GCs ended %d  CPU stolen %2.0f%%  errors: %s\n", s.name, s.ok, s.elapsed.Seconds(),
-		s.rate(), ms(s.pct(50)), ms(s.pct(99)), ms(s.maxLat()), s.gcs, 100*s.stolen, s.errText())
+	fmt.Printf("  %-58s %6d ok in %6.2fs = %7.0f/s  p50 %7s  p99 %7s  max %7s  GCs ended %d  CPU stolen %2.0f%%  errors: %s%s\n", s.name, s.ok, s.elapsed.Seconds(),
+		s.rate(), ms(s.pct(50)), ms(s.pct(99)), ms(s.maxLat()), s.gcs, 100*s.stolen, s.errText(), s.snapshotMark())
 }
 
 // profile starts a CPU profile of the phase when -cpuprofile is set; the

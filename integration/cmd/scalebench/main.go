@@ -36,6 +36,7 @@ type config struct {
 	requests, policyRequests      int
 	duration, warmup              time.Duration
 	cluster, gcBefore, restart    bool
+	afterSnapshots                bool
 	cpuprofile, memprofile, trace string
 	seed                          uint64
 	quick                         bool
@@ -60,6 +61,7 @@ func main() {
 	flag.BoolVar(&c.restart, "restart", false, "at the end, take a snapshot through the API and restart the node on its data dir, timing both (one node; with -cluster=false)")
 	flag.BoolVar(&c.cluster, "cluster", true, "also join two more in-process nodes and measure posture responses on three nodes")
 	flag.BoolVar(&c.gcBefore, "gc-before", false, "run a full garbage collection before each measured phase and return the memory it frees to the OS, so that neither a collection still running from the previous phase nor the scavenging after the forced one weighs on it")
+	flag.BoolVar(&c.afterSnapshots, "after-snapshots", false, "before each measured phase, wait (up to 2 minutes) until no node is writing a raft snapshot; a phase during which one still ran is marked either way")
 	flag.StringVar(&c.cpuprofile, "cpuprofile", "", "a directory: write one CPU profile per measured phase (server and load generator together)")
 	flag.StringVar(&c.trace, "trace", "", "a directory: write one execution trace per measured phase (go tool trace -pprof=sched FILE: where requests waited to run)")
 	flag.StringVar(&c.memprofile, "memprofile", "", "a file: write a heap profile (live objects after a full GC) once the model is built")

@@ -54,12 +54,12 @@ func rateAim(s *stats, aim float64) string {
 }
 
 func latRow(w io.Writer, what string, s *stats, aim string) {
-	fmt.Fprintf(w, "| %s | %d | %s | %s | %s | %s | %.0f%% | %s |\n", what, s.ok, ms(s.pct(50)), ms(s.pct(99)), ms(s.maxLat()), aim, 100*s.stolen, errCell(s))
+	fmt.Fprintf(w, "| %s | %d | %s | %s | %s | %s | %.0f%% | %s | %s |\n", what, s.ok, ms(s.pct(50)), ms(s.pct(99)), ms(s.maxLat()), aim, 100*s.stolen, s.snapshotCell(), errCell(s))
 }
 
 func rateRow(w io.Writer, what string, s *stats, aim string) {
-	fmt.Fprintf(w, "| %s | %.0f | %d in %.1f s | %s | %s | %s | %.0f%% | %s |\n", what, s.rate(), s.ok, s.elapsed.Seconds(), ms(s.pct(50)), ms(s.pct(99)),
-		aim, 100*s.stolen, errCell(s))
+	fmt.Fprintf(w, "| %s | %.0f | %d in %.1f s | %s | %s | %s | %.0f%% | %s | %s |\n", what, s.rate(), s.ok, s.elapsed.Seconds(), ms(s.pct(50)), ms(s.pct(99)),
+		aim, 100*s.stolen, s.snapshotCell(), errCell(s))
 }
 
 func errCell(s *stats) string {
@@ -88,10 +88,13 @@ func (r *report) print(w io.Writer) {
 	if c.gcBefore {
 		fmt.Fprintf(w, "\nEach measured phase starts right after a forced full garbage collection that also returned the freed memory to the OS (-gc-before).\n")
 	}
+	if c.afterSnapshots {
+		fmt.Fprintf(w, "\nEach measured phase starts once no node is writing a raft snapshot (-after-snapshots).\n")
+	}
 	fmt.Fprintf(w, "\n#### Issue 4: management at scale\n\n")
 	fmt.Fprintf(w, "Sequential HTTPS requests, one at a time: %d each after 20 warm-up requests; %d policy creates after 10; "+
 		"3 `#all` policy creates after 1, then the 4 deletes.\n\n", c.requests, c.policyRequests)
-	fmt.Fprintf(w, "| request | answers (2xx) | p50 ms | p99 ms | max ms | aim | CPU stolen | errors |\n|---|---|---|---|---|---|---|---|\n")
+	fmt.Fprintf(w, "| request | answers (2xx) | p50 ms | p99 ms | max ms | aim | CPU stolen | raft snapshot | errors |\n|---|---|---|---|---|---|---|---|---|\n")
 	latRow(w, "`POST /identities` (1–3 attributes)", r.identityCreate, latencyAim(r.identityCreate, 20*time.Millisecond))
 	latRow(w, fmt.Sprintf("`POST /service-policies` (1–2 attributes per role array; selects %d identities on average, %d at most)",
 		r.policyLinks.mean, r.policyLinks.max), r.policyCreate, latencyAim(r.policyCreate, 20*time.Millisecond))
@@ -114,7 +117,7 @@ func (r *report) print(w io.Writer) {
 	fmt.Fprintf(w, "%d concurrent keep-alive HTTPS clients, each with its own API session of one identity that sees %d services "+
 		"(10 of them also through a Dial policy with 5 posture checks); %s measured after %s of warm-up.\n\n",
 		c.clients, len(m.clientServices), c.duration, c.warmup)
-	fmt.Fprintf(w, "| request | per second | answers (2xx) | p50 ms | p99 ms | aim | CPU stolen | errors |\n|---|---|---|---|---|---|---|---|\n")
+	fmt.Fprintf(w, "| request | per second | answers (2xx) | p50 ms | p99 ms | aim | CPU stolen | raft snapshot | errors |\n|---|---|---|---|---|---|---|---|---|\n")
 	rateRow(w, fmt.Sprintf("`GET /edge/client/v1/services?limit=100` (all %d, %d KB)", r.clientListed, r.clientListBytes/1024), r.clientServices, rateAim(r.clientServices, 5000))
 	rateRow(w, "`GET /edge/client/v1/services` (default page of 10)", r.clientServicesPage, "(for comparison)")
 	rateRow(w, fmt.Sprintf("`POST /edge/client/v1/sessions` (Dial, round robin over %d services)", r.dialServices), r.sessionCreate, rateAim(r.sessionCreate, 2000))
@@ -123,7 +126,7 @@ func (r *report) print(w io.Writer) {
 	fmt.Fprintf(w, "`POST /edge/client/v1/posture-response-bulk` with 5 passing responses (OS, MAC, DOMAIN, 2× PROCESS; each answer names the %d affected services), "+
 		"%d concurrent clients, each a fresh API session of the same identity that has dialed the %d services the posture policy guards "+
 		"(so each bulk re-evaluates %d sessions), same model.\n\n", r.postureAffected, c.clients, r.postureSessions, r.postureSessions)
-	fmt.Fprintf(w, "| cluster | per second | answers (2xx) | p50 ms | p99 ms | note | CPU stolen | errors |\n|---|---|---|---|---|---|---|---|\n")
+	fmt.Fprintf(w, "| cluster | per second | answers (2xx) | p50 ms | p99 ms | note | CPU stolen | raft snapshot | errors |\n|---|---|---|---|---|---|---|---|---|\n")
 	rateRow(w, "one node", r.posture1, "")
 	switch {
 	case r.posture3 != nil:
@@ -133,8 +136,8 @@ func (r *report) print(w io.Writer) {
 			rateRow(w, "three nodes, all clients on the leader", r.posture3Leader, "")
 		}
 	case r.clusterErr != nil:
-		fmt.Fprintf(w, "| three nodes | — | — | — | — | not measured: %s | | |\n", strings.ReplaceAll(r.clusterErr.Error(), "|", `\|`))
+		fmt.Fprintf(w, "| three nodes | — | — | — | — | not measured: %s | | | |\n", strings.ReplaceAll(r.clusterErr.Error(), "|", `\|`))
 	default:
-		fmt.Fprintf(w, "| three nodes | — | — | — | — | not measured (-cluster=false) | | |\n")
+		fmt.Fprintf(w, "| three nodes | — | — | — | — | not measured (-cluster=false) | | | |\n")
 	}
 }
