@@ -129,6 +129,7 @@ func Start(ctx context.Context, cfg Config, log hclog.Logger, out io.Writer) (_ 
 	}
 	n.Writer = fsm.NewWriter(n.Raft, cfg.Now)
 	n.Writer.SetGate(n.commandGate)
+	n.Writer.ResolveUnknownOutcomes(n.FSM, n.Raft.Barrier)
 	// Only the node that created the cluster bootstraps Raft; a joining node waits to be added.
 	if !n.Raft.HasState() && fileExists(filepath.Join(cfg.DataDir, pkiDir, bootstrapFile)) {
 		if err := n.Raft.BootstrapSelf(); err != nil {

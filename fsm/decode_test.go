@@ -85,7 +85,7 @@ func identityCreateEntry(n int, id, enrollmentID string) []byte {
 	if err != nil {
 		panic(err)
 	}
-	return envelope(CmdIdentityCreate, raw, at, actor)
+	return envelope(CmdIdentityCreate, raw, at, actor, "")
 }
 
 // BenchmarkDecodeEntry_IdentityCreate: the decode every node runs for an

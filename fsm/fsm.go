@@ -51,6 +51,8 @@ type cmdHeader struct {
 	Type  CommandType       `json:"type"`
 	At    time.Time         `json:"at,omitempty"`
 	Actor *store.EventActor `json:"actor,omitempty"`
+	// RID is the request id of a command proposed by a Writer (outcomes.go).
+	RID string `json:"rid,omitempty"`
 }
 
 // A handler decodes a whole entry, envelope and payload in one pass (the
@@ -68,6 +70,8 @@ type FSM struct {
 	emitted sync.Map // event namespace → *atomic.Uint64: events recorded by this node's FSM
 	mu      sync.Mutex
 	notify  chan struct{} // closed and replaced whenever applied moves
+
+	outcomes outcomes // results by request id (outcomes.go)
 }
 
 // New returns an FSM that applies commands to s.
@@ -223,6 +227,9 @@ func (f *FSM) applyCommand(tx *store.Tx, l *raft.Log) (res any, events []*store.
 	}
 	if err != nil {
 		panic(fmt.Sprintf("fsm: entry %d: %v: %v", l.Index, errCorrupt, err))
+	}
+	if c.RID != "" {
+		defer func() { f.outcomes.record(c.RID, res) }()
 	}
 	tx.SetTime(c.At)
 	on := tx.EventsOn()

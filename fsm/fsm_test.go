@@ -300,7 +300,7 @@ func dump(t *testing.T, tx *store.Tx) []byte {
 func TestEnvelope_DecodesLikeTheCommandItEncodes(t *testing.T) {
 	at := time.Date(2026, 11, 22, 1, 2, 3, 456, time.UTC)
 	var c Command
-	if err := json.Unmarshal(envelope(CmdIdentityCreate, json.RawMessage(`{"a":[1,"x"]}`), at, nil), &c); err != nil {
+	if err := json.Unmarshal(envelope(CmdIdentityCreate, json.RawMessage(`{"a":[1,"x"]}`), at, nil, ""), &c); err != nil {
 		t.Fatal(err)
 	}
 	if c.Type != CmdIdentityCreate || string(c.Payload) != `{"a":[1,"x"]}` || !c.At.Equal(at) {
@@ -321,7 +321,7 @@ func TestApply_EnvelopeOfAnyShape(t *testing.T) {
 	}
 	actor := &store.EventActor{IdentityID: "admin", IdentityName: "Default Admin"}
 	shapes := map[string][]byte{
-		"writer": envelope(CmdIdentityCreate, raw, at, actor),
+		"writer": envelope(CmdIdentityCreate, raw, at, actor, "rid-1"),
 		"payload first, spaced": []byte(`{ "payload" : ` + string(raw) + ` , "actor": {"identityId":"admin","identityName":"Default Admin"}, "at":"` +
 			at.Format(time.RFC3339Nano) + `", "type" : "` + string(CmdIdentityCreate) + `" }`),
 		"escaped type": []byte(`{"type":"identity\u002ecreate","payload":` + string(raw) + `,"at":"` + at.Format(time.RFC3339Nano) +

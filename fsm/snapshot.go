@@ -73,6 +73,7 @@ func (f *FSM) Restore(rc io.ReadCloser) error {
 	if err := f.store.Load(dec); err != nil {
 		return err
 	}
+	f.outcomes.reset()
 	f.mu.Lock()
 	f.applied.Store(h.Index)
 	close(f.notify)

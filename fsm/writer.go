@@ -2,11 +2,15 @@ package fsm
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sync/atomic"
 	"time"
 
+	"edgectl/cluster"
 	"edgectl/store"
 )
 
@@ -23,6 +27,19 @@ type Writer struct {
 	// gate, when set, is asked before a command newer than version 1 is
 	// proposed (see versions.go).
 	gate func(CommandType) error
+	// fsm and barrier, when set, look up the outcome of a command whose
+	// proposal ended with cluster.ErrOutcomeUnknown (see resolve).
+	fsm     *FSM
+	barrier func(context.Context) error
+}
+
+// ResolveUnknownOutcomes makes Do look up, after a barrier, the outcome of
+// a command whose proposal ended with cluster.ErrOutcomeUnknown (a forward
+// whose connection was lost after sending, a leader that lost its
+// leadership with the command in flight): f is this node's FSM, barrier
+// the cluster's (cluster.Node.Barrier). Call it before the Writer is used.
+func (w *Writer) ResolveUnknownOutcomes(f *FSM, barrier func(context.Context) error) {
+	w.fsm, w.barrier = f, barrier
 }
 
 // SetGate installs the check that refuses commands some member cannot
@@ -64,8 +81,18 @@ func (w *Writer) Do(ctx context.Context, t CommandType, payload any) (json.RawMe
 	if err != nil {
 		return nil, fmt.Errorf("fsm: encode %s: %w", t, err)
 	}
-	cmd := envelope(t, raw, w.now().UTC(), actorOf(ctx))
+	rid := newRequestID()
+	cmd := envelope(t, raw, w.now().UTC(), actorOf(ctx), rid)
+	var restores uint64
+	if w.fsm != nil {
+		restores = w.fsm.Restores()
+	}
 	resp, _, err := w.p.Apply(ctx, cmd)
+	if err != nil && w.fsm != nil && errors.Is(err, cluster.ErrOutcomeUnknown) {
+		if r, ok := w.resolve(ctx, rid, restores); ok {
+			resp, err = r, nil
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -82,15 +109,44 @@ func (w *Writer) Do(ctx context.Context, t CommandType, payload any) (json.RawMe
 	return r.Data, nil
 }
 
+// resolve looks up the outcome of the command rid after a barrier
+// (raft.Barrier on the leader: an entry of the leader's log, then this
+// node's FSM up to the leader's). A command that was in the leader's log
+// before the barrier has been applied here when it returns, so a result
+// found is the command's own, applied once. One not found stays unknown: the
+// proposal may still be on its way to a leader (a frame in a socket's
+// buffer), so proposing again could apply the command twice. A restore of
+// this node's FSM since the proposal empties what it kept: then nothing is
+// concluded.
+func (w *Writer) resolve(ctx context.Context, rid string, restores uint64) ([]byte, bool) {
+	if err := w.barrier(ctx); err != nil {
+		return nil, false
+	}
+	res, ok := w.fsm.Outcome(rid)
+	if !ok || w.fsm.Restores() != restores {
+		return nil, false
+	}
+	b, _ := res.([]byte) // the FSM's results are encoded results or nil
+	return b, true
+}
+
+// newRequestID is the id a command's envelope carries so that its outcome
+// can be looked up (96 random bits).
+func newRequestID() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return base64.RawURLEncoding.EncodeToString(b[:])
+}
+
 // envelope encodes a Command. It is json.Marshal(Command{...}) without the
 // second pass over the payload that RawMessage costs: t is one of the
 // constants (plain characters) and raw was just encoded by json.Marshal.
-func envelope(t CommandType, raw json.RawMessage, at time.Time, actor *store.EventActor) []byte {
+func envelope(t CommandType, raw json.RawMessage, at time.Time, actor *store.EventActor, rid string) []byte {
 	var a []byte
 	if actor != nil {
 		a, _ = json.Marshal(actor)
 	}
-	buf := make([]byte, 0, len(raw)+len(t)+len(a)+80) // the envelope's own bytes and the time: 74 at most
+	buf := make([]byte, 0, len(raw)+len(t)+len(a)+len(rid)+90) // the envelope's own bytes and the time: 84 at most
 	buf = append(buf, `{"type":"`...)
 	buf = append(buf, t...)
 	buf = append(buf, `","payload":`...)
@@ -101,6 +157,11 @@ func envelope(t CommandType, raw json.RawMessage, at time.Time, actor *store.Eve
 	if actor != nil {
 		buf = append(buf, `,"actor":`...)
 		buf = append(buf, a...)
+	}
+	if rid != "" { // URL-safe base64: nothing to escape
+		buf = append(buf, `,"rid":"`...)
+		buf = append(buf, rid...)
+		buf = append(buf, '"')
 	}
 	return append(buf, '}')
 }
