@@ -458,8 +458,12 @@ func (r *chaosRun) check(faults []fault) {
 		seen[name]++
 	}
 	count := map[writeOutcome]int{}
+	unanswered := 0 // unknown because no answer came (the node died or froze), not a 503 OUTCOME_UNKNOWN
 	for _, w := range r.creates {
 		count[w.outcome]++
+		if w.outcome == writeMaybe && w.status == 0 {
+			unanswered++
+		}
 		n := seen[w.name]
 		del, deleted := r.deletes[w.name]
 		switch {
@@ -501,9 +505,9 @@ func (r *chaosRun) check(faults []fault) {
 			pausedGap = max(pausedGap, longestGap(r.acked, f.pauseStart, f.pauseEnd))
 		}
 	}
-	t.Logf("%d faults; creates: %d acknowledged, %d refused, %d unknown; register history: %d writes, %d linearizable reads; "+
+	t.Logf("%d faults; creates: %d acknowledged, %d refused, %d unknown (%d of them without an answer); register history: %d writes, %d linearizable reads; "+
 		"longest window without an acknowledged write: %s overall, %s while the leader was paused",
-		len(faults), count[writeApplied], count[writeNotApplied], count[writeMaybe], writes, reads,
+		len(faults), count[writeApplied], count[writeNotApplied], count[writeMaybe], unanswered, writes, reads,
 		gap.Round(time.Millisecond), pausedGap.Round(time.Millisecond))
 	if os.Getenv("EDGECTL_CHAOS_DURATION") != "" && pausedGap >= 3*time.Second {
 		// Asserted in the long run only: the short one shares two cores

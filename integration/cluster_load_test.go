@@ -29,6 +29,7 @@ type loadWrite struct {
 	name    string
 	outcome writeOutcome
 	detail  string
+	status  int // the answer's HTTP status, 0 when none came (the connection failed)
 }
 
 func TestClusterLeaderKilledUnderLoadLosesNoAcknowledgedWrite(t *testing.T) {
@@ -134,7 +135,7 @@ func postJSON(client *http.Client, u, token string, body any) (int, map[string]a
 
 // classifyWrite sorts a create's answer into what the client knows about it.
 func classifyWrite(name string, status int, m map[string]any, err error) loadWrite {
-	lw := loadWrite{name: name}
+	lw := loadWrite{name: name, status: status}
 	msg, _ := jget(m, "error", "message").(string)
 	switch {
 	case err != nil && (errors.Is(err, syscall.ECONNREFUSED) || strings.Contains(err.Error(), "no running node")):
