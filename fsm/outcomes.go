@@ -2,57 +2,73 @@ package fsm
 
 import "sync"
 
-// Every node's FSM keeps the results of the commands it applied lately, by
-// the request id their envelope carries (writer.go), so that a writer whose
-// proposal ended with an unknown outcome can look it up (Writer.resolve).
-// They are node-local: not in snapshots, emptied by a restore.
-const keptOutcomes = 1 << 14
-
+// A node's FSM notes the results of the commands this node's writers
+// proposed and still wait for, by the request id their envelope carries
+// (writer.go), so that a writer whose proposal ended with an unknown outcome
+// can look it up (Writer.resolve). Only those: every node applies every
+// command, and keeping every result on every node would cost each apply a
+// write for the few lookups one node makes, and would bound how long a
+// result is kept by the write rate instead of by the writer's wait.
+// Node-local: not in snapshots; a restore forgets what was noted.
 type outcomes struct {
 	mu       sync.Mutex
-	byID     map[string]any
-	order    []string // the ids in the order they were recorded, a ring of keptOutcomes
-	next     int
+	waiting  map[string]*outcome
 	restores uint64
 }
 
+type outcome struct {
+	res     any
+	applied bool
+}
+
+// watch starts noting the result of the command rid; forget stops.
+func (o *outcomes) watch(rid string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.waiting == nil {
+		o.waiting = map[string]*outcome{}
+	}
+	o.waiting[rid] = &outcome{}
+}
+
+func (o *outcomes) forget(rid string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	delete(o.waiting, rid)
+}
+
+// record notes the result of an applied command, if a writer waits for it.
+// A batch re-applied after an abort records the same result again.
 func (o *outcomes) record(rid string, res any) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if o.byID == nil {
-		o.byID = make(map[string]any, keptOutcomes)
-		o.order = make([]string, keptOutcomes)
+	if w := o.waiting[rid]; w != nil {
+		w.res, w.applied = res, true
 	}
-	if _, again := o.byID[rid]; again { // a batch re-applied after an abort: the same result
-		o.byID[rid] = res
-		return
-	}
-	if old := o.order[o.next]; old != "" {
-		delete(o.byID, old)
-	}
-	o.order[o.next] = rid
-	o.next = (o.next + 1) % keptOutcomes
-	o.byID[rid] = res
 }
 
 func (o *outcomes) reset() {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	o.byID, o.order, o.next = nil, nil, 0
+	for _, w := range o.waiting {
+		*w = outcome{}
+	}
 	o.restores++
 }
 
 // Outcome is the result this FSM gave the command with request id rid, if
-// it applied it lately (one of the last 16,384 commands with an id).
+// this node's writer waits for it and the FSM applied it.
 func (f *FSM) Outcome(rid string) (res any, ok bool) {
 	f.outcomes.mu.Lock()
 	defer f.outcomes.mu.Unlock()
-	res, ok = f.outcomes.byID[rid]
-	return res, ok
+	if w := f.outcomes.waiting[rid]; w != nil && w.applied {
+		return w.res, true
+	}
+	return nil, false
 }
 
 // Restores counts the restores of this FSM from a snapshot since it was
-// made; each empties the outcomes it kept.
+// made; each forgets the outcomes noted.
 func (f *FSM) Restores() uint64 {
 	f.outcomes.mu.Lock()
 	defer f.outcomes.mu.Unlock()

@@ -101,21 +101,30 @@ func TestWriter_NoConclusionAcrossARestore(t *testing.T) {
 	}
 }
 
-// The FSM keeps the last keptOutcomes results with a request id; an entry
-// applied again (a batch re-applied after an abort) takes no second place.
-func TestOutcomes_TheLatestAreKept(t *testing.T) {
+// The FSM notes only the results a writer of this node waits for, until it
+// stops waiting; a restore forgets them.
+func TestOutcomes_OnlyThoseWaitedForAreKept(t *testing.T) {
 	t.Parallel()
-	var o outcomes
-	o.record("first", []byte("1"))
-	o.record("first", []byte("1"))
-	for i := range keptOutcomes - 1 {
-		o.record(fmt.Sprint("r", i), nil)
+	f := New(store.New())
+	f.outcomes.record("other node's", []byte("1"))
+	if len(f.outcomes.waiting) != 0 {
+		t.Fatalf("a result nobody here waits for was kept: %d", len(f.outcomes.waiting))
 	}
-	if _, ok := o.byID["first"]; !ok || len(o.byID) != keptOutcomes {
-		t.Fatalf("first kept: %v; %d kept, want %d", ok, len(o.byID), keptOutcomes)
+	f.outcomes.watch("mine")
+	if _, ok := f.Outcome("mine"); ok {
+		t.Fatal("an outcome before the command was applied")
 	}
-	o.record("last", nil)
-	if _, ok := o.byID["first"]; ok || len(o.byID) != keptOutcomes {
-		t.Fatalf("the oldest outlived the ring: %d kept", len(o.byID))
+	f.outcomes.record("mine", []byte("2"))
+	f.outcomes.record("mine", []byte("2")) // a batch re-applied after an abort
+	if res, ok := f.Outcome("mine"); !ok || string(res.([]byte)) != "2" {
+		t.Fatalf("outcome %v %v, want 2", res, ok)
+	}
+	f.outcomes.reset()
+	if _, ok := f.Outcome("mine"); ok || f.Restores() != 1 {
+		t.Fatalf("a restore kept the outcome (%v) or was not counted (%d)", ok, f.Restores())
+	}
+	f.outcomes.forget("mine")
+	if len(f.outcomes.waiting) != 0 {
+		t.Fatal("forget kept the id")
 	}
 }

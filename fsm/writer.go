@@ -85,6 +85,8 @@ func (w *Writer) Do(ctx context.Context, t CommandType, payload any) (json.RawMe
 	cmd := envelope(t, raw, w.now().UTC(), actorOf(ctx), rid)
 	var restores uint64
 	if w.fsm != nil {
+		w.fsm.outcomes.watch(rid)
+		defer w.fsm.outcomes.forget(rid)
 		restores = w.fsm.Restores()
 	}
 	resp, _, err := w.p.Apply(ctx, cmd)
