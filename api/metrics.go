@@ -73,6 +73,10 @@ var (
 		"Raft snapshots being written by this node now (taken, or installed from the leader).", nil, nil)
 	descSnapWritten = prometheus.NewDesc("edgectl_raft_snapshots_written_total",
 		"Raft snapshots this node wrote since it started (taken, or installed from the leader).", nil, nil)
+	descForwarded = prometheus.NewDesc("edgectl_raft_forwarded_writes_total",
+		"Writes this node forwarded to the leader since it started, by how this node came to have applied them before "+
+			"answering: already (when the leader answered), ahead (of raft, as soon as this node's log held the entry) or "+
+			"waited (for raft).", []string{"how"}, nil)
 )
 
 func (c *stateCollector) Describe(ch chan<- *prometheus.Desc) {
@@ -82,6 +86,7 @@ func (c *stateCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- descRecords
 	ch <- descSnapWriting
 	ch <- descSnapWritten
+	ch <- descForwarded
 }
 
 func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
@@ -99,6 +104,9 @@ func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(descLeader, prometheus.GaugeValue, leader)
 		ch <- prometheus.MustNewConstMetric(descSnapWriting, prometheus.GaugeValue, float64(st.SnapshotsWriting))
 		ch <- prometheus.MustNewConstMetric(descSnapWritten, prometheus.CounterValue, float64(st.SnapshotsWritten))
+		for how, v := range map[string]uint64{"already": st.ForwardedApplied, "ahead": st.ForwardedAhead, "waited": st.ForwardedWaited} {
+			ch <- prometheus.MustNewConstMetric(descForwarded, prometheus.CounterValue, float64(v), how)
+		}
 	}
 	tx := c.s.Store.Read()
 	for _, k := range store.AllKinds {

@@ -23,6 +23,9 @@ func TestMetrics_CountRequestsAndShowRaftAndRecords(t *testing.T) {
 		`edgectl_raft_is_leader 1`,
 		`edgectl_raft_snapshots_writing 0`,
 		`edgectl_raft_snapshots_written_total 0`,
+		`edgectl_raft_forwarded_writes_total{how="ahead"} 0`,
+		`edgectl_raft_forwarded_writes_total{how="already"} 0`,
+		`edgectl_raft_forwarded_writes_total{how="waited"} 0`,
 		`edgectl_records{kind="identities"} 2`,
 		`edgectl_http_request_duration_seconds_bucket{api="management",operation="createIdentity"`,
 	} {

@@ -206,6 +206,12 @@ for run in $(seq 1 "$runs"); do
 	edgectl3_cpu=$(cpu_per_write "$ticks0" "$ticks1" "$edgectl3_rate")
 	echo "  CPU of the three nodes per write: ${edgectl3_cpu} µs"
 	shares "${names[@]}"
+	for i in 1 2 3; do
+		[ "127.0.0.1:${api[i]}" = "$leader" ] && continue
+		# How each follower came to have applied the writes it forwarded (docs/api.md, the metrics).
+		fw=$(curl -sf "http://127.0.0.1:${metrics[i]}/metrics" | sed -n 's/^edgectl_raft_forwarded_writes_total{how="\([a-z]*\)"} \([0-9.e+]*\)$/\1 \2/p' | sort | tr '\n' ' ')
+		echo "  edgectl-n$i-follower  forwarded writes by how they were applied here: ${fw:-none}"
+	done
 	stop_all
 
 	# 2. etcd, three members.

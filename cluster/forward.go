@@ -14,6 +14,7 @@ import (
 // Internal RPC names (the "cluster." prefix is reserved for them).
 const (
 	rpcApply        = "cluster.apply"
+	rpcApplyTerm    = "cluster.apply_term" // cluster.apply, with the entry's term in the answer
 	rpcBarrier      = "cluster.barrier"
 	rpcAddVoter     = "cluster.add_voter"
 	rpcAddNonvoter  = "cluster.add_nonvoter"
@@ -21,8 +22,9 @@ const (
 	rpcTransfer     = "cluster.transfer_leadership"
 )
 
-// Apply result kinds in a forwarded apply response:
-// index:u64 kind:u8 payload.
+// Apply result kinds in a forwarded apply response: index:u64 kind:u8
+// payload (cluster.apply), or index:u64 term:u64 kind:u8 payload
+// (cluster.apply_term).
 const (
 	resultNil   byte = 0
 	resultBytes byte = 1
@@ -50,19 +52,27 @@ func (n *Node) Apply(ctx context.Context, cmd []byte) ([]byte, uint64, error) {
 			return resp, idx, err
 		}
 	}
-	out, err := n.leaderCall(ctx, rpcApply, cmd, false, func(ctx context.Context) ([]byte, error) {
-		return n.applyLocalEncoded(ctx, cmd)
+	withTerm := true
+	out, err := n.leaderCall(ctx, rpcApplyTerm, cmd, false, func(ctx context.Context) ([]byte, error) {
+		return n.applyLocalEncoded(ctx, cmd, true)
 	})
+	if errors.Is(err, ErrUnknownRPC) {
+		// A leader of an older version (a rolling upgrade) ran nothing.
+		withTerm = false
+		out, err = n.leaderCall(ctx, rpcApply, cmd, false, func(ctx context.Context) ([]byte, error) {
+			return n.applyLocalEncoded(ctx, cmd, false)
+		})
+	}
 	if err != nil {
 		return nil, 0, err
 	}
-	resp, idx, err := decodeApplyResult(out)
+	resp, idx, term, err := decodeApplyResult(out, withTerm)
 	if idx == 0 {
 		return nil, 0, err
 	}
 	// Read-your-writes on a follower: the leader answered once its own FSM
 	// applied the entry; wait for ours.
-	if werr := n.WaitForApplied(ctx, idx); werr != nil {
+	if werr := n.awaitForwarded(ctx, idx, term); werr != nil {
 		return nil, idx, fmt.Errorf("cluster: committed at index %d but not yet applied on this node: %w", idx, werr)
 	}
 	return resp, idx, err
@@ -109,7 +119,9 @@ func (n *Node) applyLocal(ctx context.Context, cmd []byte) ([]byte, uint64, erro
 	return resp, idx, err
 }
 
-func (n *Node) applyLocalEncoded(ctx context.Context, cmd []byte) ([]byte, error) {
+// applyLocalEncoded proposes cmd on this node (the leader) and encodes the
+// answer of a forwarded apply, with the entry's term if withTerm.
+func (n *Node) applyLocalEncoded(ctx context.Context, cmd []byte, withTerm bool) ([]byte, error) {
 	resp, idx, err := n.applyLocal(ctx, cmd)
 	if idx == 0 {
 		return nil, err // not committed: travels as an error code
@@ -121,28 +133,146 @@ func (n *Node) applyLocalEncoded(ctx context.Context, cmd []byte) ([]byte, error
 	case resp == nil:
 		kind = resultNil
 	}
-	out := make([]byte, 9+len(payload))
-	binary.BigEndian.PutUint64(out, idx)
-	out[8] = kind
-	copy(out[9:], payload)
-	return out, nil
+	out := make([]byte, 0, 17+len(payload))
+	out = binary.BigEndian.AppendUint64(out, idx)
+	if withTerm {
+		// The entry is committed, so the leader's log keeps it as it is.
+		// 0 (never a real term) if it is gone already: the follower then
+		// waits for raft.
+		var l raft.Log
+		var term uint64
+		if n.logs.GetLog(idx, &l) == nil {
+			term = l.Term
+		}
+		out = binary.BigEndian.AppendUint64(out, term)
+	}
+	out = append(out, kind)
+	return append(out, payload...), nil
 }
 
-func decodeApplyResult(b []byte) ([]byte, uint64, error) {
-	if len(b) < 9 {
-		return nil, 0, errors.New("cluster: malformed apply response")
+// decodeApplyResult reads a forwarded apply's answer (applyLocalEncoded);
+// term is 0 when withTerm is false or the leader did not know it.
+func decodeApplyResult(b []byte, withTerm bool) (resp []byte, idx, term uint64, err error) {
+	head := 9
+	if withTerm {
+		head = 17
 	}
-	idx := binary.BigEndian.Uint64(b)
-	switch b[8] {
+	if len(b) < head {
+		return nil, 0, 0, errors.New("cluster: malformed apply response")
+	}
+	idx = binary.BigEndian.Uint64(b)
+	if withTerm {
+		term = binary.BigEndian.Uint64(b[8:])
+	}
+	switch b[head-1] {
 	case resultNil:
-		return nil, idx, nil
+		return nil, idx, term, nil
 	case resultBytes:
-		return b[9:], idx, nil
+		return b[head:], idx, term, nil
 	case resultError:
-		return nil, idx, errors.New(string(b[9:]))
+		return nil, idx, term, errors.New(string(b[head:]))
 	}
-	return nil, 0, fmt.Errorf("cluster: unknown apply result kind %d", b[8])
+	return nil, 0, 0, fmt.Errorf("cluster: unknown apply result kind %d", b[head-1])
 }
+
+// maxApplyAhead bounds the entries a follower applies ahead of raft for one
+// write (awaitForwarded): a node further behind than that is catching up,
+// and raft's own delivery, in larger batches, is the faster way.
+const maxApplyAhead = 256
+
+// committedApplier is an FSM that can apply committed entries ahead of
+// raft's delivery (fsm.FSM.ApplyCommitted), and tell when its applied index
+// moves.
+type committedApplier interface {
+	ApplyCommitted(last uint64, read func(from, to uint64) ([]*raft.Log, error)) (bool, error)
+	// AppliedSignal returns the applied index and a channel closed when it
+	// next moves.
+	AppliedSignal() (uint64, <-chan struct{})
+}
+
+// awaitForwarded waits until this node's FSM has applied index, the entry
+// of term term that the leader answered a forwarded write committed. A
+// follower learns that an entry is committed from raft only with a later
+// AppendEntries, handled after every one queued before it, each with its
+// fsync; the leader's answer says so first. So as soon as this node's log
+// holds that entry (the same index and term), it applies its log up to it
+// itself: by the Log Matching Property the entries up to it are the
+// leader's, and they are committed. Until then it waits for the entry to
+// arrive or for raft to deliver it, whichever comes first. Without a term
+// (a leader of an older release), with an FSM that cannot apply ahead, or
+// when the entry here turns out to be another (a term that differs: this
+// node's log still holds an old leader's entries there) or too far ahead, it
+// waits for raft.
+func (n *Node) awaitForwarded(ctx context.Context, index, term uint64) error {
+	ca, ok := n.fsm.(committedApplier)
+	if !ok || term == 0 {
+		n.forwarded[forwardWaited].Add(1)
+		return n.WaitForApplied(ctx, index)
+	}
+	how := forwardApplied
+	for {
+		stored := n.store.stored.wait()
+		applied, moved := ca.AppliedSignal()
+		if applied >= index {
+			n.forwarded[how].Add(1)
+			return nil
+		}
+		if how != forwardWaited && n.store.lastStored() >= index {
+			ahead, err := ca.ApplyCommitted(index, n.committedEntries(term))
+			switch {
+			case err != nil:
+				how, stored = forwardWaited, nil // raft's delivery only
+			case ahead:
+				how = forwardAhead
+			}
+			continue
+		}
+		select {
+		case <-stored:
+		case <-moved:
+		case <-ctx.Done():
+			n.forwarded[forwardWaited].Add(1)
+			return ctx.Err()
+		}
+	}
+}
+
+// committedEntries reads this node's log entries from..to for
+// ApplyCommitted, if the entry at to has the term term.
+func (n *Node) committedEntries(term uint64) func(from, to uint64) ([]*raft.Log, error) {
+	return func(from, to uint64) ([]*raft.Log, error) {
+		if to-from >= maxApplyAhead {
+			return nil, errors.New("too far behind")
+		}
+		logs := make([]*raft.Log, to-from+1)
+		for i := range logs {
+			logs[i] = new(raft.Log)
+		}
+		// The last entry first: once it is here with the leader's term, the
+		// entries before it are the leader's and stay (they are committed).
+		last := logs[len(logs)-1]
+		switch err := n.logs.GetLog(to, last); {
+		case err != nil:
+			return nil, err
+		case last.Term != term:
+			return nil, fmt.Errorf("entry %d is of term %d here, not %d", to, last.Term, term)
+		}
+		for i := from; i < to; i++ {
+			if err := n.logs.GetLog(i, logs[i-from]); err != nil {
+				return nil, err
+			}
+		}
+		return logs, nil
+	}
+}
+
+// How a follower came to have applied a write it forwarded (Stats).
+const (
+	forwardApplied = iota // applied already when the answer came (by raft, or ahead of it for another write)
+	forwardAhead          // applied ahead of raft (awaitForwarded)
+	forwardWaited         // waited for raft's delivery
+	forwardKinds
+)
 
 // leaderCall runs an operation on the leader: local() when this node leads,
 // else the RPC name with body on the leader. Retryable failures (see
@@ -301,12 +431,14 @@ func timeoutOf(ctx context.Context) time.Duration {
 // disagree on the leader): a non-leader answers ErrNotLeader and the caller
 // retries.
 func (n *Node) registerInternalRPCs() {
-	n.registerRPC(rpcApply, func(ctx context.Context, _ *x509.Certificate, req []byte) ([]byte, error) {
-		if n.raft.State() != raft.Leader {
-			return nil, ErrNotLeader
-		}
-		return n.applyLocalEncoded(ctx, req)
-	})
+	for name, withTerm := range map[string]bool{rpcApply: false, rpcApplyTerm: true} {
+		n.registerRPC(name, func(ctx context.Context, _ *x509.Certificate, req []byte) ([]byte, error) {
+			if n.raft.State() != raft.Leader {
+				return nil, ErrNotLeader
+			}
+			return n.applyLocalEncoded(ctx, req, withTerm)
+		})
+	}
 	n.registerRPC(rpcBarrier, func(ctx context.Context, _ *x509.Certificate, _ []byte) ([]byte, error) {
 		return n.barrierLocal(ctx)
 	})

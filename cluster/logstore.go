@@ -77,14 +77,33 @@ func openLogStore(dir string, logger hclog.Logger, segmentSize int) (*logStore, 
 		files.close()
 		return nil, fmt.Errorf("cluster: open the raft log in %s: %w", walDir, err)
 	}
-	return &logStore{WAL: w, files: files}, nil
+	ls := &logStore{WAL: w, files: files}
+	ls.stored.init()
+	return ls, nil
 }
 
 // logStore is the node's Raft log store: the WAL over its segment files.
 type logStore struct {
 	*wal.WAL
-	files *segmentFiles
+	files  *segmentFiles
+	stored signal // fires after every store of entries (Node.awaitForwarded)
 }
+
+// StoreLogs appends logs, then tells those waiting for entries to arrive.
+func (s *logStore) StoreLogs(logs []*raft.Log) error {
+	err := s.WAL.StoreLogs(logs)
+	s.stored.fire()
+	return err
+}
+
+// lastStored is the index of the last entry in the log (0 if none).
+func (s *logStore) lastStored() uint64 {
+	i, _ := s.LastIndex()
+	return i
+}
+
+// StoreLog appends one entry (as StoreLogs).
+func (s *logStore) StoreLog(l *raft.Log) error { return s.StoreLogs([]*raft.Log{l}) }
 
 // Close closes the WAL, then waits for a spare segment being written.
 func (s *logStore) Close() error {

@@ -130,8 +130,11 @@ type Node struct {
 	inflight sync.WaitGroup // running RPC handlers
 	closed   atomic.Bool    // Shutdown called
 
-	logs     raft.LogStore // the log cache in front of store, for logIndexForFSM
-	readTerm atomic.Uint64 // the term whose leader barrier read indexes rely on (readindex.go)
+	logs raft.LogStore // the log cache in front of store, for logIndexForFSM and awaitForwarded
+	// forwarded counts this node's writes forwarded to the leader, by how
+	// this node came to have applied them (forward.go).
+	forwarded [forwardKinds]atomic.Uint64
+	readTerm  atomic.Uint64 // the term whose leader barrier read indexes rely on (readindex.go)
 
 	snapshotting atomic.Bool
 	shutdownOnce sync.Once

@@ -42,6 +42,16 @@ type Stats struct {
 	LastContact      time.Time // last contact from the leader (zero on the leader)
 	LeaderID         string
 	LeaderAddr       string
+	// The writes this node forwarded to the leader since it started, by how
+	// it came to have applied them before answering: applied already when
+	// the leader's answer came (by raft, or ahead of raft for another
+	// write), applied ahead of raft for this write (as soon as this node's
+	// log held the entry the leader said was committed), or waited for
+	// raft's delivery (a leader of an older release, or this node's log
+	// holding another entry there).
+	ForwardedApplied uint64
+	ForwardedAhead   uint64
+	ForwardedWaited  uint64
 }
 
 // Stats returns the node's raft state.
@@ -58,6 +68,10 @@ func (n *Node) Stats() Stats {
 
 		SnapshotsWriting: int(n.snaps.activity.writing.Load()),
 		SnapshotsWritten: n.snaps.activity.written.Load(),
+
+		ForwardedApplied: n.forwarded[forwardApplied].Load(),
+		ForwardedAhead:   n.forwarded[forwardAhead].Load(),
+		ForwardedWaited:  n.forwarded[forwardWaited].Load(),
 	}
 	if !n.IsLeader() {
 		s.LastContact = n.raft.LastContact()

@@ -125,17 +125,62 @@ type kvFSM struct {
 	// then waits for release.
 	persisting chan struct{}
 	release    chan struct{}
+
+	// Optional gate for raft's delivery: Apply waits until it is closed,
+	// as on a follower whose raft tells it of commits late.
+	delivery chan struct{}
 }
 
 func newKVFSM() *kvFSM { return &kvFSM{data: map[string]string{}, sig: make(chan struct{})} }
 
 func (f *kvFSM) Apply(l *raft.Log) any {
+	f.mu.Lock()
+	if gate := f.delivery; gate != nil {
+		f.mu.Unlock()
+		<-gate
+		f.mu.Lock()
+	}
+	defer f.mu.Unlock()
+	if l.Index <= f.applied.Load() {
+		return nil // applied ahead of raft (ApplyCommitted)
+	}
+	return f.applyLocked(l)
+}
+
+// ApplyCommitted applies the entries up to last ahead of raft, as
+// fsm.FSM.ApplyCommitted does.
+func (f *kvFSM) ApplyCommitted(last uint64, read func(from, to uint64) ([]*raft.Log, error)) (bool, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	from := f.applied.Load() + 1
+	if from > last {
+		return false, nil
+	}
+	logs, err := read(from, last)
+	if err != nil {
+		return false, err
+	}
+	for _, l := range logs {
+		if l.Type == raft.LogCommand {
+			f.applyLocked(l)
+		}
+	}
+	f.advance(last)
+	return true, nil
+}
+
+func (f *kvFSM) AppliedSignal() (uint64, <-chan struct{}) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.applied.Load(), f.sig
+}
+
+// applyLocked must hold f.mu.
+func (f *kvFSM) applyLocked(l *raft.Log) any {
 	var c kvCmd
 	if err := json.Unmarshal(l.Data, &c); err != nil {
 		return fmt.Errorf("bad command: %w", err)
 	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
 	defer f.advance(l.Index)
 	switch c.Op {
 	case "set":

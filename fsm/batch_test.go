@@ -25,18 +25,18 @@ func batchEntries(t *testing.T) []*raft.Log {
 	conf := raft.Configuration{Servers: []raft.Server{{ID: "n1", Address: "127.0.0.1:1", Suffrage: raft.Voter}}}
 	conf2 := raft.Configuration{Servers: append(conf.Servers, raft.Server{ID: "n2", Address: "127.0.0.1:2", Suffrage: raft.Voter})}
 	return []*raft.Log{
-		entry(t, 3, CmdIdentityCreate, IdentityCreate{Identity: identity("i1", "one")}),
-		entry(t, 4, CmdIdentityCreate, IdentityCreate{Identity: identity("i2", "one")}), // taken: fails before writing
-		entry(t, 5, CmdIdentityCreate, IdentityCreate{Identity: identity("i3", "three")}),
-		entry(t, 6, CmdIdentityCreate, dirty("d1")), // fails after writing
-		{Index: 7, Term: 1, Type: raft.LogConfiguration, Data: raft.EncodeConfiguration(conf)},
-		entry(t, 8, CmdIdentityUpdate, Update{ID: "i1", Patch: patch, At: t0}),
-		entry(t, 9, CmdIdentityCreate, dirty("d2")),
-		entry(t, 10, CmdIdentityCreate, dirty("d3")), // two in a row
-		entry(t, 11, CmdIdentityCreate, IdentityCreate{Identity: identity("i4", "four")}),
-		{Index: 12, Term: 1, Type: raft.LogConfiguration, Data: raft.EncodeConfiguration(conf2)},
-		entry(t, 13, CmdIdentityDelete, Delete{ID: "i3"}),
-		entry(t, 14, CmdIdentityCreate, dirty("d4")), // the last one
+		entry(t, 4, CmdIdentityCreate, IdentityCreate{Identity: identity("i1", "one")}),
+		entry(t, 5, CmdIdentityCreate, IdentityCreate{Identity: identity("i2", "one")}), // taken: fails before writing
+		entry(t, 6, CmdIdentityCreate, IdentityCreate{Identity: identity("i3", "three")}),
+		entry(t, 7, CmdIdentityCreate, dirty("d1")), // fails after writing
+		{Index: 8, Term: 1, Type: raft.LogConfiguration, Data: raft.EncodeConfiguration(conf)},
+		entry(t, 9, CmdIdentityUpdate, Update{ID: "i1", Patch: patch, At: t0}),
+		entry(t, 10, CmdIdentityCreate, dirty("d2")),
+		entry(t, 11, CmdIdentityCreate, dirty("d3")), // two in a row
+		entry(t, 12, CmdIdentityCreate, IdentityCreate{Identity: identity("i4", "four")}),
+		{Index: 13, Term: 1, Type: raft.LogConfiguration, Data: raft.EncodeConfiguration(conf2)},
+		entry(t, 14, CmdIdentityDelete, Delete{ID: "i3"}),
+		entry(t, 15, CmdIdentityCreate, dirty("d4")), // the last one
 	}
 }
 
@@ -45,7 +45,7 @@ func eventsOn(t *testing.T) *FSM {
 	if err := resultErr(t, f.Apply(entry(t, 2, CmdEventsEnable, store.EventState{RetentionCount: 1000}))); err != nil {
 		t.Fatal(err)
 	}
-	if err := resultErr(t, f.Apply(entry(t, 2, CmdEventsCluster, struct{}{}))); err != nil {
+	if err := resultErr(t, f.Apply(entry(t, 3, CmdEventsCluster, struct{}{}))); err != nil {
 		t.Fatal(err)
 	}
 	return f
@@ -91,8 +91,8 @@ func TestApplyBatch_SameAsOneByOne(t *testing.T) {
 	if !tx.Exists(store.KindIdentity, "i4") || tx.Exists(store.KindIdentity, "i3") || tx.Membership() == nil {
 		t.Fatal("the commands after the failed ones were not applied")
 	}
-	if batch.AppliedIndex() != 14 {
-		t.Fatalf("applied index %d, want 14", batch.AppliedIndex())
+	if batch.AppliedIndex() != 15 {
+		t.Fatalf("applied index %d, want 15", batch.AppliedIndex())
 	}
 	for _, ns := range []string{"entity", "cluster"} {
 		if n := batch.EventsEmitted()[ns]; n == 0 || n != one.EventsEmitted()[ns] {

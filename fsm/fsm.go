@@ -66,6 +66,10 @@ type FSM struct {
 	store    *store.Store
 	handlers map[CommandType]handler
 
+	// applyMu orders every change of the model and of applied: raft's
+	// deliveries, the applies ahead of raft (ApplyCommitted), restores, and
+	// the snapshots that must see the model and its index together.
+	applyMu sync.Mutex
 	applied atomic.Uint64
 	emitted sync.Map // event namespace → *atomic.Uint64: events recorded by this node's FSM
 	mu      sync.Mutex
@@ -161,10 +165,27 @@ func (f *FSM) Apply(l *raft.Log) any {
 // to a fresh transaction (deterministic: the same model and the same
 // entries give the same writes) and committed, and the batch goes on after
 // the failed command.
+//
+// Entries this FSM already applied ahead of raft (ApplyCommitted) are not
+// applied again; their results are nil. No future waits for them: a node
+// applies ahead only entries another leader committed, below any index it
+// could propose at as a leader itself.
 func (f *FSM) ApplyBatch(logs []*raft.Log) []any {
 	out := make([]any, len(logs))
+	f.applyMu.Lock()
+	defer f.applyMu.Unlock()
+	first := 0
+	for applied := f.applied.Load(); first < len(logs) && logs[first].Index <= applied; first++ {
+	}
+	f.applyBatch(logs[first:], out[first:])
+	return out
+}
+
+// applyBatch applies logs in one write transaction and puts their results
+// in out; f.applyMu is held.
+func (f *FSM) applyBatch(logs []*raft.Log, out []any) {
 	if len(logs) == 0 {
-		return out
+		return
 	}
 	tx := f.store.Write()
 	var recorded []*store.Event
@@ -194,7 +215,51 @@ func (f *FSM) ApplyBatch(logs []*raft.Log) []any {
 	tx.Commit()
 	f.countEvents(recorded)
 	f.setApplied(logs[len(logs)-1].Index)
-	return out
+}
+
+// ApplyCommitted applies this node's log entries after the applied index up
+// to and including last, which the caller knows the cluster has committed,
+// without waiting for raft to hand them over: a follower learns that its
+// forwarded write committed from the leader's answer, while raft tells it
+// only with a later AppendEntries, queued behind the ones before it, each
+// with its fsync.
+//
+// read returns the entries from..to of this node's log. They must be known
+// to be the leader's (the cluster's Node.awaitForwarded checks that the
+// entry at to has the term the leader gave: by the Log Matching Property,
+// every entry before it then is the leader's too); on an error nothing is
+// applied. The entries are applied as raft would hand them over (commands
+// and configuration entries; no-ops and barriers only move the index), and
+// raft's later delivery of them is skipped (ApplyBatch). A snapshot of a
+// model applied ahead of raft's index records the model's own index
+// (Snapshot), so a restore from it skips them too. It reports whether it
+// applied anything (false: the FSM had applied last already).
+func (f *FSM) ApplyCommitted(last uint64, read func(from, to uint64) ([]*raft.Log, error)) (bool, error) {
+	f.applyMu.Lock()
+	defer f.applyMu.Unlock()
+	from := f.applied.Load() + 1
+	if from > last {
+		return false, nil
+	}
+	logs, err := read(from, last)
+	if err != nil {
+		return false, err
+	}
+	if len(logs) != int(last-from+1) {
+		return false, fmt.Errorf("fsm: apply committed: %d entries read for %d..%d", len(logs), from, last)
+	}
+	send := make([]*raft.Log, 0, len(logs))
+	for i, l := range logs {
+		if l == nil || l.Index != from+uint64(i) {
+			return false, fmt.Errorf("fsm: apply committed: entry %d missing", from+uint64(i))
+		}
+		if l.Type == raft.LogCommand || l.Type == raft.LogConfiguration {
+			send = append(send, l)
+		}
+	}
+	f.applyBatch(send, make([]any, len(send)))
+	f.setApplied(last)
+	return true, nil
 }
 
 // applyEntry applies one entry to tx: a command (its encoded result, its
@@ -281,6 +346,11 @@ func (f *FSM) setApplied(i uint64) {
 // membership events once the cluster namespace is on (when raft applies
 // entries one by one; ApplyBatch does the same for those in a batch).
 func (f *FSM) StoreConfiguration(index uint64, c raft.Configuration) {
+	f.applyMu.Lock()
+	defer f.applyMu.Unlock()
+	if index <= f.applied.Load() {
+		return // applied ahead of raft (ApplyCommitted)
+	}
 	defer f.setApplied(index)
 	tx := f.store.Write()
 	events, err := configurationEvents(tx, index, c)
@@ -328,6 +398,14 @@ func (f *FSM) EventsEmitted() map[string]uint64 {
 
 // AppliedIndex is the index of the last entry this FSM applied.
 func (f *FSM) AppliedIndex() uint64 { return f.applied.Load() }
+
+// AppliedSignal returns the applied index and a channel closed when it next
+// moves.
+func (f *FSM) AppliedSignal() (uint64, <-chan struct{}) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.applied.Load(), f.notify
+}
 
 // WaitApplied blocks until the FSM applied index or ctx ends.
 func (f *FSM) WaitApplied(ctx context.Context, index uint64) error {

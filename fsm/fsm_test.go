@@ -330,7 +330,7 @@ func TestApply_EnvelopeOfAnyShape(t *testing.T) {
 	var want []byte
 	for name, data := range shapes {
 		f := eventsOn(t)
-		if err := resultErr(t, f.Apply(&raft.Log{Index: 3, Term: 1, Type: raft.LogCommand, Data: data})); err != nil {
+		if err := resultErr(t, f.Apply(&raft.Log{Index: 4, Term: 1, Type: raft.LogCommand, Data: data})); err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
 		got := dump(t, f.store.Read())

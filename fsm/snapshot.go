@@ -26,8 +26,13 @@ type snapshot struct {
 }
 
 // Snapshot captures the model at the applied index. It only takes an MVCC
-// view, so Apply goes on while Persist encodes.
+// view, so Apply goes on while Persist encodes. The index is the model's
+// own, which may be past the one raft files the snapshot under (entries
+// applied ahead of raft: ApplyCommitted); Restore takes it back, and the
+// entries between the two that raft hands over again are skipped.
 func (f *FSM) Snapshot() (raft.FSMSnapshot, error) {
+	f.applyMu.Lock()
+	defer f.applyMu.Unlock()
 	return &snapshot{tx: f.store.Read(), index: f.AppliedIndex()}, nil
 }
 
@@ -70,6 +75,8 @@ func (f *FSM) Restore(rc io.ReadCloser) error {
 		}
 		return fmt.Errorf("fsm: restore: snapshot format %d, this node reads %d", h.Format, snapshotFormat)
 	}
+	f.applyMu.Lock()
+	defer f.applyMu.Unlock()
 	if err := f.store.Load(dec); err != nil {
 		return err
 	}

@@ -1,0 +1,102 @@
+package cluster
+
+import (
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/raft"
+)
+
+// TestForward_AFollowerAppliesItsWriteAheadOfRaft: a write forwarded by a
+// follower whose raft delivers commits late (held here) is answered as soon
+// as the leader says it committed, because the follower applies its own log
+// up to the entry; raft's delivery of those entries later changes nothing.
+func TestForward_AFollowerAppliesItsWriteAheadOfRaft(t *testing.T) {
+	t.Parallel()
+	c := mustNewCluster(t, 3)
+	ctx := ctxTimeout(t, 20*time.Second)
+	leader := c.Leader()
+	mustApply(t, ctx, leader, setCmd("before", "1"))
+	f := c.Followers()[0]
+	testPoll(t, func() bool { v, _ := f.fsm.get("before"); return v == "1" }, 10*time.Second)
+
+	gate := make(chan struct{})
+	var open sync.Once
+	t.Cleanup(func() { open.Do(func() { close(gate) }) }) // before the nodes' shutdown
+	f.fsm.mu.Lock()
+	f.fsm.delivery = gate
+	f.fsm.mu.Unlock()
+	idx := mustApply(t, ctx, f, setCmd("k", "v"))
+	if v, _ := f.fsm.get("k"); v != "v" || f.fsm.AppliedIndex() < idx {
+		t.Fatalf("the follower answered before applying its write: k=%q, applied %d < %d", v, f.fsm.AppliedIndex(), idx)
+	}
+	if st := f.Stats(); st.ForwardedAhead == 0 {
+		t.Fatalf("no forwarded write counted as applied ahead of raft: %+v", st)
+	}
+	mustApply(t, ctx, leader, setCmd("k", "w"))
+
+	open.Do(func() { close(gate) })
+	mustApply(t, ctx, f, setCmd("after", "2"))
+	testPoll(t, func() bool { return f.raft.AppliedIndex() >= leader.raft.LastIndex() }, 10*time.Second)
+	for k, want := range map[string]string{"before": "1", "k": "w", "after": "2"} {
+		if v, _ := f.fsm.get(k); v != want {
+			t.Errorf("follower: %s=%q, want %q", k, v, want)
+		}
+	}
+}
+
+// TestForward_ALeaderOfAnOlderReleaseStillAnswers: a leader that does not
+// know cluster.apply_term (a rolling upgrade) runs the write through
+// cluster.apply, and the follower waits for raft's delivery.
+func TestForward_ALeaderOfAnOlderReleaseStillAnswers(t *testing.T) {
+	t.Parallel()
+	c := mustNewCluster(t, 3)
+	ctx := ctxTimeout(t, 20*time.Second)
+	leader := c.Leader()
+	leader.handlersMu.Lock()
+	delete(leader.handlers, rpcApplyTerm)
+	leader.handlersMu.Unlock()
+	f := c.Followers()[0]
+	idx := mustApply(t, ctx, f, setCmd("k", "v"))
+	if v, _ := f.fsm.get("k"); v != "v" || f.fsm.AppliedIndex() < idx {
+		t.Fatalf("k=%q, applied %d < %d", v, f.fsm.AppliedIndex(), idx)
+	}
+	if st := f.Stats(); st.ForwardedWaited != 1 || st.ForwardedAhead+st.ForwardedApplied != 0 {
+		t.Fatalf("forwarded writes counted as %d waited, %d ahead, %d already applied; want one waited",
+			st.ForwardedWaited, st.ForwardedAhead, st.ForwardedApplied)
+	}
+}
+
+// TestCommittedEntries_OnlyTheLeadersEntries: the entries a follower applies
+// ahead of raft are read only when its entry at the committed index has the
+// term the leader gave, and only within maxApplyAhead.
+func TestCommittedEntries_OnlyTheLeadersEntries(t *testing.T) {
+	t.Parallel()
+	logs := raft.NewInmemStore()
+	var entries []*raft.Log
+	for i := uint64(1); i <= 5; i++ {
+		term := uint64(1)
+		if i >= 4 {
+			term = 2 // an old leader's entries, say, at 4 and 5
+		}
+		entries = append(entries, &raft.Log{Index: i, Term: term, Type: raft.LogCommand, Data: setCmd("k", "v")})
+	}
+	if err := logs.StoreLogs(entries); err != nil {
+		t.Fatal(err)
+	}
+	n := &Node{logs: logs}
+	got, err := n.committedEntries(2)(2, 5)
+	if err != nil || len(got) != 4 || got[0].Index != 2 || got[3].Index != 5 || got[3].Term != 2 {
+		t.Fatalf("entries 2..5 of term 2: %v, %v", got, err)
+	}
+	if _, err := n.committedEntries(3)(2, 5); err == nil {
+		t.Fatal("entry 5 is of term 2 here; the leader's of term 3 must not be taken for it")
+	}
+	if _, err := n.committedEntries(2)(5, 6); err == nil {
+		t.Fatal("entry 6 is not in the log")
+	}
+	if _, err := n.committedEntries(2)(5, 5+maxApplyAhead); err == nil {
+		t.Fatalf("%d entries at once", maxApplyAhead+1)
+	}
+}
