@@ -299,3 +299,48 @@ func TestSortedFromDelta_ConcurrentReaders(t *testing.T) {
 		}
 	}
 }
+
+// TestSortedFromDelta_StaysWithinItsShare: renames one after another, each
+// followed by the first page of the list, keep the order's delta within
+// 1/deltaShare of its root: past it a new root is made, not a delta from the
+// old root with every change since, made again for every list.
+func TestSortedFromDelta_StaysWithinItsShare(t *testing.T) {
+	t.Parallel()
+	s := New()
+	var names []string
+	for i := range deltaFrom + 1000 {
+		names = append(names, fmt.Sprintf("n-%05d", i))
+	}
+	insertIdentities(t, s, names...)
+	s.Read().EachSorted(KindIdentity, func(Record) bool { return true }) // the root
+	roots := 0
+	var last *sortedRecords
+	for i := range 3 * len(names) / deltaShare {
+		mustWrite(t, s, func(tx *Tx) error {
+			r, err := tx.Get(KindIdentity, "id-"+names[i])
+			if err != nil {
+				return err
+			}
+			n := *r.(*Identity)
+			n.Name = fmt.Sprintf("renamed-%05d", i)
+			return tx.Replace(KindIdentity, &n)
+		})
+		page := 0
+		s.Read().EachSorted(KindIdentity, func(Record) bool { page++; return page < 10 })
+		v, _ := s.sorted.Load(KindIdentity.Table)
+		c := v.(*sortedRecords)
+		if c.d == nil {
+			t.Fatalf("rename %d: the order was walked again", i)
+		}
+		if size, most := len(c.d.gone)+len(c.d.fresh), len(c.d.root.recs)/deltaShare; size > most {
+			t.Fatalf("rename %d: a delta of %d entries over a root of %d (at most %d)", i, size, len(c.d.root.recs), most)
+		}
+		if last != nil && c.d.root != last {
+			roots++
+		}
+		last = c.d.root
+	}
+	if roots == 0 {
+		t.Fatal("no new root made")
+	}
+}
