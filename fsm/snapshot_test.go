@@ -50,4 +50,7 @@ func TestWriteSnapshot_GivesWayToOtherGoroutines(t *testing.T) {
 
 type countingWriter int
 
-func (c *countingWriter) Write(p []byte) (int, error) { *c += countingWriter(len(p)); return len(p), nil }
+func (c *countingWriter) Write(p []byte) (int, error) {
+	*c += countingWriter(len(p))
+	return len(p), nil
+}
