@@ -211,7 +211,10 @@ func (n *Node) awaitForwarded(ctx context.Context, index, term uint64) error {
 	}
 	how := forwardApplied
 	for {
-		stored := n.store.stored.wait()
+		var stored <-chan struct{} // nil once only raft's delivery is awaited
+		if how != forwardWaited {
+			stored = n.store.stored.wait()
+		}
 		applied, moved := ca.AppliedSignal()
 		if applied >= index {
 			n.forwarded[how].Add(1)
@@ -221,7 +224,7 @@ func (n *Node) awaitForwarded(ctx context.Context, index, term uint64) error {
 			ahead, err := ca.ApplyCommitted(index, n.committedEntries(term))
 			switch {
 			case err != nil:
-				how, stored = forwardWaited, nil // raft's delivery only
+				how = forwardWaited // raft's delivery only
 			case ahead:
 				how = forwardAhead
 			}
