@@ -34,6 +34,11 @@ const (
 	// root keeps the versions of the records it holds alive, so a large
 	// share would pin many old versions (about 50 MB at a million).
 	deltaShare = 32
+	// deltaNestFrom: a delta over the root with this many entries or more
+	// is not copied for the next generation; the next ones are deltas over
+	// it, of at most deltaTopMost entries (sortedFromDelta).
+	deltaNestFrom = 256
+	deltaTopMost  = 1024
 )
 
 // txDelta is what one write transaction changed in a named table, in the
@@ -219,15 +224,24 @@ func compareKeys(an, ai, bn, bi string) int {
 }
 
 // sortedFromDelta returns the cache entry of the named kind k at generation
-// gen made from a root entry and the log, or nil when there is none to
+// gen made from an older entry and the log, or nil when there is none to
 // start from, the log does not reach back to it, or so much changed that a
 // walk costs no more. The entry keeps only the changes (delta); its slice
-// and name column are read through the root's.
+// and name column are read through its base's.
 //
-// It starts from the root of the newest kept entry when the log reaches
-// back to it, so that every generation's name search goes through the
-// root's suffix array; otherwise from the newest entry, copied into a new
-// root.
+// A delta is copied, with the new changes, for every generation (extend),
+// so its cost per write grows with it: at a million identities a delta of
+// up to 1/32 of the table, 31,250 entries, made the first page after a write
+// 0.9 ms at p50 and 2.7 ms at p99 (BenchmarkListAfterRename), against 0.11
+// and 0.5 ms at 100,000. So a delta over the root that has grown past
+// deltaNestFrom entries is not copied again: the next generations are kept
+// as small deltas over it (a middle entry), of at most deltaTopMost
+// entries, until one more would pass that; then the middle entry's delta is
+// extended by all the changes since it, once per some hundreds of writes,
+// into a new delta over the root. Past the root's share, the order starts
+// again from a root: the one the log reaches back to, or else a copy of the
+// newest order, so that every generation's name search goes through a
+// root's suffix array.
 func (tx *Tx) sortedFromDelta(k *Kind, gen uint64) *sortedRecords {
 	if !k.Named {
 		return nil
@@ -240,39 +254,66 @@ func (tx *Tx) sortedFromDelta(k *Kind, gen uint64) *sortedRecords {
 	if newest.d == nil {
 		return tx.derive(k, newest, gen)
 	}
-	if c := tx.extend(k, newest, newest.d, gen); c != nil {
-		return c
+	nested, large := newest.d.root.d != nil, newest.d.size() >= deltaNestFrom
+	if nested || !large {
+		if c := tx.extend(k, newest, newest.d, gen); c != nil {
+			return c
+		}
 	}
-	if c := tx.derive(k, newest.d.root, gen); c != nil {
+	switch {
+	case nested: // the middle entry's delta with every change since it
+		m := newest.d.root
+		if c := tx.extend(k, m, m.d, gen); c != nil {
+			return c
+		}
+	case large: // a delta over newest, or else newest's with the changes
+		if c := tx.derive(k, newest, gen); c != nil {
+			return c
+		}
+		if c := tx.extend(k, newest, newest.d, gen); c != nil {
+			return c
+		}
+	}
+	root := newest.root()
+	if c := tx.derive(k, root, gen); c != nil {
 		return c
 	}
 	if newest.db != tx.db || newest.gen >= gen {
 		return nil
 	}
-	root := &sortedRecords{db: newest.db, gen: newest.gen, recs: newest.d.materialize()}
+	root = &sortedRecords{db: newest.db, gen: newest.gen, recs: newest.d.materialize()}
 	if names := newest.readyNames(); names != nil {
 		root.setNames(names.materialize())
 	}
 	return tx.derive(k, root, gen)
 }
 
-// derive makes the entry of generation gen from root (an entry that holds
-// its slice) and the log: root's order with no changes, extended.
-func (tx *Tx) derive(k *Kind, root *sortedRecords, gen uint64) *sortedRecords {
-	if root.d != nil || len(root.recs) < deltaFrom {
+// root is the entry whose slice e's order is read through: e itself when
+// it holds its slice.
+func (e *sortedRecords) root() *sortedRecords {
+	for e.d != nil {
+		e = e.d.root
+	}
+	return e
+}
+
+// derive makes the entry of generation gen from base (a root, or a delta
+// over one) and the log: base's order with no changes, extended.
+func (tx *Tx) derive(k *Kind, base *sortedRecords, gen uint64) *sortedRecords {
+	if base.d != nil && base.d.root.d != nil || base.len() < deltaFrom {
 		return nil
 	}
-	return tx.extend(k, root, &delta{root: root}, gen)
+	return tx.extend(k, base, &delta{root: base}, gen)
 }
 
 // extend makes the entry of generation gen from d0, the order of entry e
-// (e's delta, or an empty one over e when e is a root), and the log since
-// e's generation: the same root, d0's changes and the new ones. It costs
-// the changes since e, not all those since the root again (a page of the
-// list after every write at 100,000 identities went from 0.2 to 1.5 ms as
-// they piled up).
+// (e's delta, or an empty one over e), and the log since e's generation:
+// over the same base, d0's changes and the new ones. It costs the changes
+// since e and a copy of d0, not all the changes since the base again (a
+// page of the list after every write at 100,000 identities went from 0.2 to
+// 1.5 ms as they piled up).
 func (tx *Tx) extend(k *Kind, e *sortedRecords, d0 *delta, gen uint64) *sortedRecords {
-	root := d0.root
+	base := d0.root
 	if e.db != tx.db || e.gen >= gen {
 		return nil
 	}
@@ -283,11 +324,15 @@ func (tx *Tx) extend(k *Kind, e *sortedRecords, d0 *delta, gen uint64) *sortedRe
 	// had not, and every list then made the delta again from the root, with
 	// all the changes since (thousands, milliseconds, after 1,600 renames at
 	// 100,000 identities).
-	if !ok || len(d0.gone)+len(d0.fresh)+2*len(ids) > len(root.recs)/deltaShare {
+	most := deltaTopMost // over a middle entry
+	if base.d == nil {
+		most = len(base.recs) / deltaShare
+	}
+	if !ok || d0.size()+2*len(ids) > most {
 		return nil
 	}
 	// The versions at e's generation leave: from d0's fresh records, or
-	// from the root's (then they join gone). Each must be where d0 says.
+	// from the base's (then they join gone). Each must be where d0 says.
 	dropped := map[int]bool{}
 	var gone []int
 	for x, id := range ids {
@@ -298,7 +343,7 @@ func (tx *Tx) extend(k *Kind, e *sortedRecords, d0 *delta, gen uint64) *sortedRe
 			dropped[f] = true
 			continue
 		}
-		r := find(root.recs, oldNames[x], id)
+		r := base.find(oldNames[x], id)
 		if r < 0 {
 			return nil // not the order this log was kept for: start again
 		}
@@ -314,10 +359,10 @@ func (tx *Tx) extend(k *Kind, e *sortedRecords, d0 *delta, gen uint64) *sortedRe
 		}
 	}
 	slices.SortFunc(added, compareNamed)
-	d := &delta{root: root, gone: make([]int, 0, len(d0.gone)+len(gone))}
+	d := &delta{root: base, gone: make([]int, 0, len(d0.gone)+len(gone))}
 	slices.Sort(gone)
 	// Merge the sorted lists: gone with the new gone, the kept fresh
-	// records with the added ones (each with its place in the root).
+	// records with the added ones (each with its place in the base).
 	for i, j := 0, 0; i < len(d0.gone) || j < len(gone); {
 		if j == len(gone) || i < len(d0.gone) && d0.gone[i] < gone[j] {
 			d.gone = append(d.gone, d0.gone[i])
@@ -338,7 +383,7 @@ func (tx *Tx) extend(k *Kind, e *sortedRecords, d0 *delta, gen uint64) *sortedRe
 			d.fresh, d.at = append(d.fresh, d0.fresh[x]), append(d.at, d0.at[x])
 			x++
 		} else {
-			d.fresh, d.at = append(d.fresh, added[j]), append(d.at, place(root.recs, added[j]))
+			d.fresh, d.at = append(d.fresh, added[j]), append(d.at, base.place(added[j]))
 			j++
 		}
 	}
@@ -348,41 +393,72 @@ func (tx *Tx) extend(k *Kind, e *sortedRecords, d0 *delta, gen uint64) *sortedRe
 // find returns the index of the record named name with id in recs (in list
 // order), or -1.
 func find(recs []Record, name, id string) int {
-	i := sort.Search(len(recs), func(y int) bool { return compareKeys(recs[y].RecordName(), recs[y].GetID(), name, id) >= 0 })
-	if i < len(recs) && recs[i].GetID() == id && recs[i].RecordName() == name {
-		return i
+	return findAt(len(recs), func(i int) Record { return recs[i] }, name, id)
+}
+
+// find is find over the entry's order.
+func (c *sortedRecords) find(name, id string) int {
+	if c.d == nil {
+		return find(c.recs, name, id)
+	}
+	return findAt(c.len(), c.at, name, id)
+}
+
+func findAt(n int, at func(int) Record, name, id string) int {
+	i := sort.Search(n, func(y int) bool { r := at(y); return compareKeys(r.RecordName(), r.GetID(), name, id) >= 0 })
+	if i < n {
+		if r := at(i); r.GetID() == id && r.RecordName() == name {
+			return i
+		}
 	}
 	return -1
 }
 
-// place returns the index of the record of recs (in list order) before
-// which r goes.
-func place(recs []Record, r Record) int {
-	return sort.Search(len(recs), func(y int) bool { return compareNamed(recs[y], r) >= 0 })
+// place returns the index of the record of the entry's order before which
+// r goes.
+func (c *sortedRecords) place(r Record) int {
+	return sort.Search(c.len(), func(y int) bool { return compareNamed(c.at(y), r) >= 0 })
 }
 
-// delta is a generation's order as its root's and the changes since: the
-// indices of the root's records it does not have (gone, ascending), its
-// records the root does not have (fresh, in order), and at[x], the index
-// of the root's record fresh[x] comes before (len(root.recs) for the end).
-// A fresh record may replace a gone one with the same key.
+// delta is a generation's order as its base's and the changes since: the
+// indices of the base's records it does not have (gone, ascending), its
+// records the base does not have (fresh, in order), and at[x], the index
+// of the base's record fresh[x] comes before (the base's length for the
+// end). A fresh record may replace a gone one with the same key. The base
+// (root) is an entry that holds its slice, or a delta over one (a middle
+// entry, see sortedFromDelta); never deeper.
 type delta struct {
 	root     *sortedRecords
 	gone, at []int
 	fresh    []Record
 }
 
-func (d *delta) len() int { return len(d.root.recs) - len(d.gone) + len(d.fresh) }
+func (d *delta) len() int { return d.root.len() - len(d.gone) + len(d.fresh) }
 
-// walk calls run(i, j) for every run root.recs[i:j] of kept records and
-// add(x) for every fresh record, in order, until one returns false.
+// size is the number of changes the delta holds.
+func (d *delta) size() int { return len(d.gone) + len(d.fresh) }
+
+// walk calls run(i, j) for every run of the base's records i..j-1 that are
+// kept and add(x) for every fresh record, in order, until one returns
+// false.
 func (d *delta) walk(run func(i, j int) bool, add func(x int) bool) {
-	walkRuns(len(d.root.recs), d.gone, d.at, run, add)
+	walkRuns(d.root.len(), d.gone, d.at, 0, run, add)
 }
 
-// walkRuns is walk over a root of n records.
-func walkRuns(n int, gone, at []int, run func(i, j int) bool, add func(x int) bool) {
-	for i, g, x := 0, 0, 0; ; {
+// walkRuns is walk over a base of n records, from record from of the order.
+func walkRuns(n int, gone, at []int, from int, run func(i, j int) bool, add func(x int) bool) {
+	i, g, x := 0, 0, 0
+	if from > 0 {
+		var fresh bool
+		x, i, fresh = locate(gone, at, from)
+		if fresh {
+			i = at[x]
+		} else {
+			x = sort.Search(len(at), func(y int) bool { return at[y] > i })
+		}
+		g = sort.SearchInts(gone, i)
+	}
+	for {
 		next := n
 		if g < len(gone) {
 			next = min(next, gone[g])
@@ -411,20 +487,41 @@ func walkRuns(n int, gone, at []int, run func(i, j int) bool, add func(x int) bo
 }
 
 func (d *delta) each(fn func(Record) bool) {
-	d.walk(func(i, j int) bool {
-		for _, r := range d.root.recs[i:j] {
+	d.eachFrom(0, fn)
+}
+
+// eachFrom is each from record from of the order on.
+func (d *delta) eachFrom(from int, fn func(Record) bool) {
+	walkRuns(d.root.len(), d.gone, d.at, from, func(i, j int) bool { return d.root.eachIn(i, j, fn) },
+		func(x int) bool { return fn(d.fresh[x]) })
+}
+
+// eachIn calls fn with records i..j-1 of the entry's order until it
+// returns false; it reports whether fn never did.
+func (c *sortedRecords) eachIn(i, j int, fn func(Record) bool) bool {
+	if c.d == nil || c.recsReady.Load() {
+		for _, r := range c.recs[i:j] {
 			if !fn(r) {
 				return false
 			}
 		}
 		return true
-	}, func(x int) bool { return fn(d.fresh[x]) })
+	}
+	left, done := j-i, true
+	if left <= 0 {
+		return true
+	}
+	c.d.eachFrom(i, func(r Record) bool {
+		done = fn(r)
+		left--
+		return done && left > 0
+	})
+	return done
 }
 
 func (d *delta) materialize() []Record {
 	recs := make([]Record, 0, d.len())
-	d.walk(func(i, j int) bool { recs = append(recs, d.root.recs[i:j]...); return true },
-		func(x int) bool { recs = append(recs, d.fresh[x]); return true })
+	d.each(func(r Record) bool { recs = append(recs, r); return true })
 	return recs
 }
 
@@ -451,7 +548,7 @@ func (d *delta) record(i int) Record {
 	if fresh {
 		return d.fresh[x]
 	}
-	return d.root.recs[r]
+	return d.root.at(r)
 }
 
 // names is the name column of the order, read through the root's column.
@@ -475,34 +572,32 @@ func (d *delta) names() *Names {
 }
 
 // materialize returns the column itself when it holds its names, or a
-// copy of a column read through a root that holds them.
+// copy of a column read through a base column (made into one that holds
+// its names first when it is itself read through another).
 func (n *Names) materialize() *Names {
 	if n.root == nil {
 		return n
 	}
+	root := n.root.materialize()
 	m := &Names{ends: make([]int, 0, n.Len()), count: n.count, indexFrom: n.indexFrom}
 	var b strings.Builder
-	b.Grow(len(n.root.blob))
-	walkNames(n, func(i, j int) {
+	b.Grow(len(root.blob))
+	walkRuns(root.Len(), n.gone, n.at, 0, func(i, j int) bool {
 		start := 0
 		if i > 0 {
-			start = n.root.ends[i-1]
+			start = root.ends[i-1]
 		}
 		shift := b.Len() - start
-		b.WriteString(n.root.blob[start:n.root.ends[j-1]])
-		for _, e := range n.root.ends[i:j] {
+		b.WriteString(root.blob[start:root.ends[j-1]])
+		for _, e := range root.ends[i:j] {
 			m.ends = append(m.ends, e+shift)
 		}
-	}, func(name string) {
-		b.WriteString(name)
+		return true
+	}, func(x int) bool {
+		b.WriteString(n.fresh[x])
 		m.ends = append(m.ends, b.Len())
+		return true
 	})
 	m.blob = b.String()
 	return m
-}
-
-// walkNames calls run for the runs of the root's names a column read
-// through it keeps and add for its own names, in order.
-func walkNames(n *Names, run func(i, j int), add func(name string)) {
-	walkRuns(n.root.Len(), n.gone, n.at, func(i, j int) bool { run(i, j); return true }, func(x int) bool { add(n.fresh[x]); return true })
 }

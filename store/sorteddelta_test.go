@@ -17,6 +17,7 @@ import (
 // of the name index gives, with the same name column as one built from
 // scratch.
 func TestSortedFromDelta_SameAsAWalk(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(5, 6))
 	s := New()
 	names := []string{"a", "a\x00b", "ab", "a\x00", "b", "\x00"}
@@ -42,7 +43,9 @@ func TestSortedFromDelta_SameAsAWalk(t *testing.T) {
 		return tx.Insert(KindIdentity, &Identity{Base: Base{ID: id}, Named: Named{Name: n}, TypeID: "Device"})
 	}
 	mustWrite(t, s, func(tx *Tx) error {
-		for range deltaFrom + 1500 {
+		// A table whose share (1/deltaShare) passes deltaNestFrom, so that
+		// orders are kept as deltas over deltas too.
+		for range deltaShare*(deltaNestFrom+50) + 2000 {
 			if err := insert(tx); err != nil {
 				return err
 			}
@@ -73,7 +76,7 @@ func TestSortedFromDelta_SameAsAWalk(t *testing.T) {
 		}
 		return insert(tx)
 	}
-	fromDelta, throughRoot := 0, 0
+	fromDelta, unchanged, throughRoot, nested := 0, 0, 0, 0
 	for round := range 300 {
 		base := s.Read()
 		if rng.IntN(3) > 0 {
@@ -96,12 +99,20 @@ func TestSortedFromDelta_SameAsAWalk(t *testing.T) {
 		tx := s.Read()
 		var want []Record
 		tx.Each(KindIdentity, "name", func(r Record) bool { want = append(want, r); return true })
-		if c := tx.sortedFromDelta(KindIdentity, tx.gen(KindIdentity)); c != nil {
-			fromDelta++
-			checkOrder(t, round, "from the delta", c, want)
+		switch gen := tx.gen(KindIdentity); {
+		case tx.cachedSorted(KindIdentity, gen) != nil:
+			unchanged++ // every change of the round failed (a name taken, a record deleted)
+		default:
+			if c := tx.sortedFromDelta(KindIdentity, gen); c != nil {
+				fromDelta++
+				checkOrder(t, round, "from the delta", c, want)
+			}
 		}
 		recs, col := tx.SortedNames(KindIdentity)
 		checkOrder(t, round, "SortedNames", recs.c, want)
+		if recs.c.d != nil && recs.c.d.root.d != nil {
+			nested++
+		}
 		// The column, read name by name and made into a blob, is the one
 		// a build from the walk gives.
 		w := newNames(want)
@@ -122,8 +133,12 @@ func TestSortedFromDelta_SameAsAWalk(t *testing.T) {
 		// Searches through the root's suffix array find what a scan finds.
 		if col.root != nil && col.sa.Load() == nil {
 			throughRoot++
-			if col.root.sa.Load() == nil && rng.IntN(2) == 0 {
-				col.root.sa.Store(suffixarray.New([]byte(col.root.blob)))
+			root := col.root
+			for root.root != nil {
+				root = root.root
+			}
+			if root.sa.Load() == nil && rng.IntN(2) == 0 {
+				root.sa.Store(suffixarray.New([]byte(root.blob)))
 			}
 		}
 		for range 10 {
@@ -156,9 +171,12 @@ func TestSortedFromDelta_SameAsAWalk(t *testing.T) {
 	if throughRoot < 250 {
 		t.Fatalf("%d rounds searched through a root", throughRoot)
 	}
+	if nested < 50 {
+		t.Fatalf("%d rounds read an order kept as a delta over a delta", nested)
+	}
 	// Every round but perhaps the first has an older order to start from.
-	if fromDelta < 299 {
-		t.Fatalf("the delta made the order in %d rounds of 300", fromDelta)
+	if fromDelta < 299-unchanged {
+		t.Fatalf("the delta made the order in %d rounds of %d that changed the table", fromDelta, 300-unchanged)
 	}
 }
 
@@ -316,31 +334,82 @@ func TestSortedFromDelta_StaysWithinItsShare(t *testing.T) {
 	roots := 0
 	var last *sortedRecords
 	for i := range 3 * len(names) / deltaShare {
-		mustWrite(t, s, func(tx *Tx) error {
-			r, err := tx.Get(KindIdentity, "id-"+names[i])
-			if err != nil {
-				return err
+		rename(t, s, "id-"+names[i], fmt.Sprintf("renamed-%05d", i))
+		c := newestOrder(t, s)
+		root := c.root()
+		for e := c; e.d != nil; e = e.d.root {
+			if size, most := e.d.size(), len(root.recs)/deltaShare; size > most {
+				t.Fatalf("rename %d: a delta of %d entries over a root of %d (at most %d)", i, size, len(root.recs), most)
 			}
-			n := *r.(*Identity)
-			n.Name = fmt.Sprintf("renamed-%05d", i)
-			return tx.Replace(KindIdentity, &n)
-		})
-		page := 0
-		s.Read().EachSorted(KindIdentity, func(Record) bool { page++; return page < 10 })
-		v, _ := s.sorted.Load(KindIdentity.Table)
-		c := v.(*sortedRecords)
-		if c.d == nil {
-			t.Fatalf("rename %d: the order was walked again", i)
 		}
-		if size, most := len(c.d.gone)+len(c.d.fresh), len(c.d.root.recs)/deltaShare; size > most {
-			t.Fatalf("rename %d: a delta of %d entries over a root of %d (at most %d)", i, size, len(c.d.root.recs), most)
-		}
-		if last != nil && c.d.root != last {
+		if last != nil && root != last {
 			roots++
 		}
-		last = c.d.root
+		last = root
 	}
 	if roots == 0 {
 		t.Fatal("no new root made")
 	}
+}
+
+// TestSortedFromDelta_NewGenerationsCopyLittle: on a table whose share is
+// larger than deltaTopMost, the delta each new generation copies stays
+// small: once a delta over the root passes deltaNestFrom entries, the next
+// generations are deltas over it, and a larger delta is made only when one
+// of those is folded into the root's (once per some hundreds of renames).
+// Copying the delta over the root for every generation, as before, makes
+// one in six generations copy more than deltaTopMost entries here.
+func TestSortedFromDelta_NewGenerationsCopyLittle(t *testing.T) {
+	t.Parallel()
+	s := New()
+	var names []string
+	for i := range deltaShare * (deltaTopMost + 250) {
+		names = append(names, fmt.Sprintf("n-%06d", i))
+	}
+	insertIdentities(t, s, names...)
+	s.Read().EachSorted(KindIdentity, func(Record) bool { return true }) // the root
+	const renames = 2000
+	large, nested := 0, 0
+	for i := range renames {
+		n := (i * 7919) % len(names)
+		rename(t, s, "id-"+names[n], fmt.Sprintf("renamed-%06d-%d", n, i))
+		c := newestOrder(t, s)
+		if c.d.size() > deltaTopMost {
+			large++
+		}
+		if c.d.root.d != nil {
+			nested++
+		}
+	}
+	if large > renames/100 || nested < renames/2 {
+		t.Fatalf("%d of %d generations copied more than %d entries; %d were deltas over deltas", large, renames, deltaTopMost, nested)
+	}
+}
+
+// rename renames the identity id and reads the first page of the list.
+func rename(t *testing.T, s *Store, id, name string) {
+	t.Helper()
+	mustWrite(t, s, func(tx *Tx) error {
+		r, err := tx.Get(KindIdentity, id)
+		if err != nil {
+			return err
+		}
+		n := *r.(*Identity)
+		n.Name = name
+		return tx.Replace(KindIdentity, &n)
+	})
+	page := 0
+	s.Read().EachSorted(KindIdentity, func(Record) bool { page++; return page < 10 })
+}
+
+// newestOrder is the identities' cache entry, which must be kept as a
+// delta.
+func newestOrder(t *testing.T, s *Store) *sortedRecords {
+	t.Helper()
+	v, _ := s.sorted.Load(KindIdentity.Table)
+	c := v.(*sortedRecords)
+	if c.d == nil {
+		t.Fatal("the order was walked again")
+	}
+	return c
 }
