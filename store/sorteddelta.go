@@ -1,6 +1,7 @@
 package store
 
 import (
+	"math"
 	"slices"
 	"sort"
 	"strings"
@@ -568,8 +569,16 @@ func (d *delta) names() *Names {
 			n.count[name[y]]++
 		}
 	}
+	if len(n.fresh) >= packFreshFrom {
+		n.freshCol = newNamesOf(len(n.fresh), func(x int) string { return n.fresh[x] })
+		n.freshCol.indexFrom = math.MaxInt // searched as a blob, never indexed
+	}
 	return n
 }
+
+// packFreshFrom is the fewest fresh names a column packs into a column of
+// their own for searches (Names.freshCol).
+const packFreshFrom = 256
 
 // materialize returns the column itself when it holds its names, or a
 // copy of a column read through a base column (made into one that holds

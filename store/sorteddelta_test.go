@@ -413,3 +413,68 @@ func newestOrder(t *testing.T, s *Store) *sortedRecords {
 	}
 	return c
 }
+
+// TestNames_ManyFreshNamesSearchedAsABlob: a column read through its root
+// with many fresh names (packed into a column of their own) finds, in
+// order, the names a scan of the whole order finds, with few fresh names
+// and with many, for substrings of names, of two names run together and of
+// none.
+func TestNames_ManyFreshNamesSearchedAsABlob(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(7, 8))
+	word := func() string {
+		b := make([]byte, 1+rng.IntN(8))
+		for i := range b {
+			b[i] = "abcxyz-0"[rng.IntN(8)]
+		}
+		return string(b)
+	}
+	var recs []Record
+	for i := range 3000 {
+		recs = append(recs, &Identity{Base: Base{ID: fmt.Sprintf("id-%05d", i)}, Named: Named{Name: word()}})
+	}
+	slices.SortFunc(recs, compareNamed)
+	for _, fresh := range []int{packFreshFrom / 2, packFreshFrom, 4 * packFreshFrom} {
+		root := &sortedRecords{recs: recs}
+		d := &delta{root: root}
+		var added []Record
+		for i := range fresh {
+			added = append(added, &Identity{Base: Base{ID: fmt.Sprintf("new-%05d", i)}, Named: Named{Name: word()}})
+		}
+		slices.SortFunc(added, compareNamed)
+		for _, r := range added {
+			d.fresh, d.at = append(d.fresh, r), append(d.at, root.place(r))
+		}
+		for i := range recs {
+			if rng.IntN(5) == 0 {
+				d.gone = append(d.gone, i)
+			}
+		}
+		c := &sortedRecords{d: d}
+		col := c.columnNames()
+		if (col.freshCol != nil) != (fresh >= packFreshFrom) {
+			t.Fatalf("%d fresh names: packed %v", fresh, col.freshCol != nil)
+		}
+		var all []string
+		c.each(func(r Record) bool { all = append(all, r.RecordName()); return true })
+		for range 200 {
+			sub := word()
+			if rng.IntN(2) == 0 {
+				i := rng.IntN(len(all) - 1)
+				two := all[i] + all[i+1]
+				a := rng.IntN(len(two))
+				sub = two[a:min(len(two), a+1+rng.IntN(6))]
+			}
+			var found, scan []int
+			col.EachContaining(sub, func(i int) bool { found = append(found, i); return true })
+			for i, name := range all {
+				if strings.Contains(name, sub) {
+					scan = append(scan, i)
+				}
+			}
+			if !slices.Equal(found, scan) {
+				t.Fatalf("%d fresh names: %q found at %v, a scan finds it at %v", fresh, sub, found, scan)
+			}
+		}
+	}
+}
