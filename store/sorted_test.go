@@ -143,6 +143,9 @@ func TestNames_EachContainingFindsWhatContainsFinds(t *testing.T) {
 		scanned := newNames(recs)
 		indexed := newNames(recs) // searched through its suffix array (or past it when sub is everywhere)
 		indexed.sa.Store(suffixarray.New([]byte(indexed.blob)))
+		listed := newNames(recs) // searched at the offsets of its rarest bytes
+		listed.rareFrom = 0
+		listed.indexRare()
 		for range 20 {
 			sub := word(3)
 			var want []int
@@ -151,7 +154,7 @@ func TestNames_EachContainingFindsWhatContainsFinds(t *testing.T) {
 					want = append(want, i)
 				}
 			}
-			for _, names := range []*Names{scanned, indexed} {
+			for _, names := range []*Names{scanned, indexed, listed} {
 				var got []int
 				names.EachContaining(sub, func(i int) bool { got = append(got, i); return true })
 				if !slices.Equal(got, want) {
@@ -213,6 +216,60 @@ func TestNames_ALargeColumnSearchedTwiceGetsASuffixArray(t *testing.T) {
 	// A substring in most names is read from the column, with the same answer.
 	if got := search(large, "id-00"); len(got) != 3000 {
 		t.Fatalf("a substring every name has: %d names", len(got))
+	}
+}
+
+// TestNames_ARareByteNeedsNoSuffixArray: a large column lists the offsets
+// of its rarest bytes, and a search for a substring with one of them
+// compares it there only, without counting toward a suffix array (whose
+// build costs as much as some twenty reads of the column); a substring of
+// common bytes still gets one.
+func TestNames_ARareByteNeedsNoSuffixArray(t *testing.T) {
+	var recs []Record
+	for i := range 3000 {
+		recs = append(recs, &Identity{Base: Base{ID: fmt.Sprint(i)}, Named: Named{Name: fmt.Sprintf("id-%06d", i)}})
+	}
+	for i := range 20 {
+		recs = append(recs, &Identity{Base: Base{ID: fmt.Sprint(3000 + i)}, Named: Named{Name: fmt.Sprintf("scale-extra-%05d", i)}})
+	}
+	slices.SortFunc(recs, compareNamed)
+	n := newNames(recs)
+	n.indexFrom, n.rareFrom = len(n.blob), len(n.blob)
+	search := func(sub string) (found []string) {
+		n.EachContaining(sub, func(i int) bool { found = append(found, n.At(i)); return true })
+		return found
+	}
+	if got := search("extra-0001"); len(got) != 10 { // starts the listing
+		t.Fatalf("found %v", got)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for n.rare.Load() == nil {
+		if time.Now().After(deadline) {
+			t.Fatal("the rare bytes are not listed after a search")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if r := n.rare.Load(); r['x'] == nil || r['0'] != nil {
+		t.Fatal("a rare byte is not listed, or a common one is")
+	}
+	for range 3 {
+		if got := search("extra-0001"); len(got) != 10 || got[0] != "scale-extra-00010" || got[9] != "scale-extra-00019" {
+			t.Fatalf("found %v", got)
+		}
+		if got := search("a-00019"); !slices.Equal(got, []string{"scale-extra-00019"}) {
+			t.Fatalf("found %v", got)
+		}
+	}
+	if n.building.Load() || n.sa.Load() != nil {
+		t.Fatal("searches for a rare byte started a suffix array")
+	}
+	search("id-0012")
+	search("id-0012")
+	for n.sa.Load() == nil {
+		if time.Now().After(deadline) {
+			t.Fatal("no suffix array after two searches of common bytes")
+		}
+		time.Sleep(time.Millisecond)
 	}
 }
 
@@ -324,6 +381,31 @@ func BenchmarkNames_MillionNames(b *testing.B) {
 			}
 		}
 	})
+	// A substring with a byte 20 names of the million have: read by
+	// jumping between that byte's occurrences, or at their offsets.
+	rare := slices.Clone(recs)
+	for i := range 20 {
+		rare = append(rare, &Identity{Base: Base{ID: fmt.Sprint(i)}, Named: Named{Name: fmt.Sprintf("scale-extra-%05d", i)}})
+	}
+	slices.SortFunc(rare, compareNamed)
+	for _, listed := range []bool{false, true} {
+		b.Run(fmt.Sprintf("rarebyte/offsets=%v", listed), func(b *testing.B) {
+			n := newNames(rare)
+			n.indexFrom = len(n.blob) + 1
+			if listed {
+				n.indexRare()
+			} else {
+				n.rareFrom = len(n.blob) + 1
+			}
+			for b.Loop() {
+				found := 0
+				n.EachContaining("extra-0001", func(int) bool { found++; return true })
+				if found != 10 {
+					b.Fatal("wrong count")
+				}
+			}
+		})
+	}
 	b.Run("build", func(b *testing.B) {
 		n := newNames(recs)
 		for b.Loop() {

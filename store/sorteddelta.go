@@ -588,7 +588,7 @@ func (n *Names) materialize() *Names {
 		return n
 	}
 	root := n.root.materialize()
-	m := &Names{ends: make([]int, 0, n.Len()), count: n.count, indexFrom: n.indexFrom}
+	m := &Names{ends: make([]int, 0, n.Len()), count: n.count, indexFrom: n.indexFrom, rareFrom: root.rareFrom}
 	var b strings.Builder
 	b.Grow(len(root.blob))
 	walkRuns(root.Len(), n.gone, n.at, 0, func(i, j int) bool {
