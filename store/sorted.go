@@ -75,7 +75,7 @@ type Names struct {
 	ends  []int      // ends[i] is the end of name i in blob; it starts at ends[i-1] (0 for the first)
 	count [256]int32 // occurrences of each byte in blob, to search for a substring by its rarest byte
 
-	indexFrom int           // the smallest column (bytes of blob) that gets a suffix array
+	indexFrom int // the smallest column (bytes of blob) that gets a suffix array
 	searches  atomic.Int32
 	building  atomic.Bool
 	sa        atomic.Pointer[suffixarray.Index]
