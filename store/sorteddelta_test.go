@@ -243,19 +243,26 @@ func cmpInt(a, b int) int {
 }
 
 // TestSortedFromDelta_ConcurrentReaders has readers of one generation, each
-// with its own view, read its delta-kept order every way at once (through the root, by iteration,
-// as a slice that one of them makes, the column and searches) while the
-// next generations are written; each must see the order of a walk. Run
-// with -race, it checks the lazily made slice and column are published
-// safely.
+// with its own view, read its order, kept as a delta over a delta, every
+// way at once (through the bases, by iteration, as a slice that one of
+// them makes, the column and searches) while the next generations are
+// written; each must see the order of a walk. Run with -race, it checks
+// the lazily made slices and columns, the generation's and its base's,
+// are published safely.
 func TestSortedFromDelta_ConcurrentReaders(t *testing.T) {
 	s := New()
 	var names []string
-	for i := range deltaFrom + 200 {
+	for i := range deltaShare * (2*deltaNestFrom + 100) {
 		names = append(names, fmt.Sprintf("n-%05d", i))
 	}
 	insertIdentities(t, s, names...)
 	s.Read().SortedNames(KindIdentity) // the root
+	var more []string
+	for i := range deltaNestFrom + 10 {
+		more = append(more, fmt.Sprintf("p-%05d", i))
+	}
+	insertIdentities(t, s, more...)
+	s.Read().SortedNames(KindIdentity) // a delta over the root, large enough to be the base of the next ones
 	for round := range 10 {
 		insertIdentities(t, s, fmt.Sprintf("m-%02d", round), fmt.Sprintf("n-%05da", round))
 		tx := s.Read()
@@ -272,6 +279,10 @@ func TestSortedFromDelta_ConcurrentReaders(t *testing.T) {
 			go func() {
 				tx := s.Read() // a view per reader, as per request; they share the kept entry
 				recs, col := tx.SortedNames(KindIdentity)
+				if recs.c.d == nil || recs.c.d.root.d == nil {
+					errs <- fmt.Sprintf("round %d: not a delta over a delta", round)
+					return
+				}
 				switch g % 4 {
 				case 0:
 					for i, r := range want {
