@@ -257,13 +257,14 @@ func (n *Names) fromSuffixes(sub string, fn func(i int) bool) bool {
 // first such search starts listing them in the background (indexRare);
 // until they are listed, offsets is nil and rare true: the search jumps
 // between the occurrences of c with IndexByte meanwhile, and does not
-// count toward a suffix array.
+// count toward a suffix array. A byte the listing left out is not rare
+// here (a search for it may use a suffix array).
 func (n *Names) rareOffsets(c byte) (offsets []int32, rare bool) {
 	if len(n.blob) < n.rareFrom || int(n.count[c]) > max(64, len(n.ends)/64) {
 		return nil, false
 	}
 	if r := n.rare.Load(); r != nil {
-		return r[c], true
+		return r[c], r[c] != nil // c may be left out: rarer bytes filled the listing
 	}
 	if n.rareListing.CompareAndSwap(false, true) {
 		go n.indexRare()

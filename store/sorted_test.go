@@ -273,6 +273,53 @@ func TestNames_ARareByteNeedsNoSuffixArray(t *testing.T) {
 	}
 }
 
+// TestNames_AByteLeftOutOfTheListingMayUseASuffixArray: when rarer bytes
+// fill the listing of offsets (an eighth of the column), a rare byte left
+// out of it is searched as before, and its searches count toward a suffix
+// array.
+func TestNames_AByteLeftOutOfTheListingMayUseASuffixArray(t *testing.T) {
+	var recs []Record
+	for i := range 6400 { // two of 128 bytes per name, each byte in 100 names: a third of the column
+		name := fmt.Sprintf("%04x", i) + string([]byte{byte(0x80 + i%128), byte(0x80 + (i*7+3)%128)})
+		recs = append(recs, &Identity{Base: Base{ID: fmt.Sprint(i)}, Named: Named{Name: name}})
+	}
+	slices.SortFunc(recs, compareNamed)
+	n := newNames(recs)
+	n.indexFrom, n.rareFrom = 0, 0
+	n.indexRare()
+	r := n.rare.Load()
+	left := -1
+	for c := 0x80; c <= 0xff; c++ {
+		if r[c] == nil {
+			left = c
+		}
+	}
+	if left < 0 || r[0x80] == nil && r[0x81] == nil && r[0x82] == nil {
+		t.Fatal("the listing holds all rare bytes, or none")
+	}
+	sub := string([]byte{byte(left)})
+	want := 0
+	for _, r := range recs {
+		if strings.Contains(r.RecordName(), sub) {
+			want++
+		}
+	}
+	for range 2 {
+		found := 0
+		n.EachContaining(sub, func(int) bool { found++; return true })
+		if found != want {
+			t.Fatalf("%q in %d names, want %d", sub, found, want)
+		}
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for n.sa.Load() == nil {
+		if time.Now().After(deadline) {
+			t.Fatal("two searches of a byte left out of the listing built no suffix array")
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
 // TestEachSorted_APageDoesNotOrderTheTable checks that a walk in list order
 // which stops early reads the index instead of building the generation's
 // slice, and that one which reaches the end keeps the slice it read.
