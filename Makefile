@@ -35,6 +35,7 @@ bench: build
 	$(GO) test -run '^$$' -bench 'SnapshotOfLargeModel' -benchtime 3x ./store/
 	$(GO) test -run '^$$' -bench 'ApplyBatch_IdentityCreate|DecodeEntry' -benchtime 2s -benchmem ./fsm/
 	$(GO) test -run '^$$' -bench 'Names_MillionNames' -benchtime 2s -benchmem ./store/
+	$(GO) test -run '^$$' -bench 'ListAfterRename' -benchtime 8000x ./store/
 	$(GO) test -run '^$$' -bench 'BenchmarkAuthn' -benchtime 3s ./api/
 	$(GO) test -run '^$$' -bench 'EventStream_100SlowClients' -benchtime 1x ./api/
 	bash bench/events-onoff.sh 5 3s
