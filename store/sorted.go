@@ -172,9 +172,13 @@ func (n *Names) EachContaining(sub string, fn func(i int) bool) {
 	}
 	// next returns where the first occurrence of sub at or after pos starts
 	// (it may run across names), or -1.
+	at, rare := n.rareOffsets(c)
+	if !rare && n.fromSuffixes(sub, fn) { // a rare byte's few places are not worth an array
+		return
+	}
 	var next func(pos int) int
-	switch at, rare := n.rareOffsets(c); {
-	case at != nil: // few places to look at: not worth a suffix array
+	switch {
+	case at != nil:
 		y := 0
 		next = func(pos int) int {
 			for ; y < len(at); y++ {
@@ -186,9 +190,6 @@ func (n *Names) EachContaining(sub string, fn func(i int) bool) {
 			return -1
 		}
 	case rare || int(n.count[c])*16 < len(n.blob):
-		if !rare && n.fromSuffixes(sub, fn) {
-			return
-		}
 		next = func(pos int) int {
 			for p := pos + k; p < len(n.blob); {
 				j := strings.IndexByte(n.blob[p:], c)
@@ -203,9 +204,6 @@ func (n *Names) EachContaining(sub string, fn func(i int) bool) {
 			return -1
 		}
 	default:
-		if n.fromSuffixes(sub, fn) {
-			return
-		}
 		next = func(pos int) int {
 			if j := strings.Index(n.blob[pos:], sub); j >= 0 {
 				return pos + j

@@ -197,13 +197,7 @@ func TestNames_ALargeColumnSearchedTwiceGetsASuffixArray(t *testing.T) {
 	if got := search(large, "id-00120"); !slices.Equal(got, want) { // starts the build
 		t.Fatalf("during the build: %v", got)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for large.sa.Load() == nil {
-		if time.Now().After(deadline) {
-			t.Fatal("no suffix array after the second search")
-		}
-		time.Sleep(time.Millisecond)
-	}
+	waitFor(t, "no suffix array after the second search", func() bool { return large.sa.Load() != nil })
 	if small.sa.Load() != nil || small.building.Load() {
 		t.Fatal("a column under indexFrom got a suffix array")
 	}
@@ -242,13 +236,7 @@ func TestNames_ARareByteNeedsNoSuffixArray(t *testing.T) {
 	if got := search("extra-0001"); len(got) != 10 { // starts the listing
 		t.Fatalf("found %v", got)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for n.rare.Load() == nil {
-		if time.Now().After(deadline) {
-			t.Fatal("the rare bytes are not listed after a search")
-		}
-		time.Sleep(time.Millisecond)
-	}
+	waitFor(t, "the rare bytes are not listed after a search", func() bool { return n.rare.Load() != nil })
 	if r := n.rare.Load(); r['x'] == nil || r['0'] != nil {
 		t.Fatal("a rare byte is not listed, or a common one is")
 	}
@@ -265,12 +253,7 @@ func TestNames_ARareByteNeedsNoSuffixArray(t *testing.T) {
 	}
 	search("id-0012")
 	search("id-0012")
-	for n.sa.Load() == nil {
-		if time.Now().After(deadline) {
-			t.Fatal("no suffix array after two searches of common bytes")
-		}
-		time.Sleep(time.Millisecond)
-	}
+	waitFor(t, "no suffix array after two searches of common bytes", func() bool { return n.sa.Load() != nil })
 }
 
 // TestNames_AByteLeftOutOfTheListingMayUseASuffixArray: when rarer bytes
@@ -311,13 +294,7 @@ func TestNames_AByteLeftOutOfTheListingMayUseASuffixArray(t *testing.T) {
 			t.Fatalf("%q in %d names, want %d", sub, found, want)
 		}
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for n.sa.Load() == nil {
-		if time.Now().After(deadline) {
-			t.Fatal("two searches of a byte left out of the listing built no suffix array")
-		}
-		time.Sleep(time.Millisecond)
-	}
+	waitFor(t, "two searches of a byte left out of the listing built no suffix array", func() bool { return n.sa.Load() != nil })
 }
 
 // TestEachSorted_APageDoesNotOrderTheTable checks that a walk in list order
@@ -459,4 +436,14 @@ func BenchmarkNames_MillionNames(b *testing.B) {
 			suffixarray.New([]byte(n.blob))
 		}
 	})
+}
+
+// waitFor polls cond until it holds, failing the test with what after 10 s.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal(what)
+		}
+	}
 }

@@ -446,14 +446,10 @@ func (d *delta) len() int { return d.root.len() - len(d.gone) + len(d.fresh) }
 // size is the number of changes the delta holds.
 func (d *delta) size() int { return len(d.gone) + len(d.fresh) }
 
-// walk calls run(i, j) for every run of the base's records i..j-1 that are
-// kept and add(x) for every fresh record, in order, until one returns
-// false.
-func (d *delta) walk(run func(i, j int) bool, add func(x int) bool) {
-	walkRuns(d.root.len(), d.gone, d.at, 0, run, add)
-}
-
-// walkRuns is walk over a base of n records, from record from of the order.
+// walkRuns calls run(i, j) for every run of a base's records i..j-1 that
+// an order over n of them keeps (gone and at as in delta), and add(x) for
+// every fresh record, in order from record from of the order, until one
+// returns false.
 func walkRuns(n int, gone, at []int, from int, run func(i, j int) bool, add func(x int) bool) {
 	i, g, x := 0, 0, 0
 	if from > 0 {
