@@ -194,11 +194,13 @@ type committedApplier interface {
 // of term term that the leader answered a forwarded write committed. A
 // follower learns that an entry is committed from raft only with a later
 // AppendEntries, handled after every one queued before it, each with its
-// fsync; the leader's answer says so first. So as soon as this node's log
-// holds that entry (the same index and term), it applies its log up to it
-// itself: by the Log Matching Property the entries up to it are the
-// leader's, and they are committed. Until then it waits for the entry to
-// arrive or for raft to deliver it, whichever comes first. Without a term
+// fsync; the leader's answer says so first. So as soon as that entry (the
+// same index and term) has reached this node's log, stored or in the batch
+// being stored (which raft hands to the log store only after checking that
+// it follows the leader's log), it applies its log up to it itself: by the
+// Log Matching Property the entries up to it are the leader's, and they are
+// committed. Until then it waits for the entry to arrive or for raft to
+// deliver it, whichever comes first. Without a term
 // (a leader of an older release), with an FSM that cannot apply ahead, or
 // when the entry here turns out to be another (a term that differs: this
 // node's log still holds an old leader's entries there) or too far ahead, it
@@ -220,7 +222,7 @@ func (n *Node) awaitForwarded(ctx context.Context, index, term uint64) error {
 			n.forwarded[how].Add(1)
 			return nil
 		}
-		if how != forwardWaited && n.store.lastStored() >= index {
+		if how != forwardWaited && n.store.lastArrived() >= index {
 			ahead, err := ca.ApplyCommitted(index, n.committedEntries(term))
 			switch {
 			case err != nil:
@@ -241,27 +243,39 @@ func (n *Node) awaitForwarded(ctx context.Context, index, term uint64) error {
 }
 
 // committedEntries reads this node's log entries from..to for
-// ApplyCommitted, if the entry at to has the term term.
+// ApplyCommitted, if the entry at to has the term term. Entries of the
+// batch being stored are taken from it: an entry the leader says is
+// committed is final whether or not this node's copy has reached its disk
+// yet (a majority has it), so waiting for the local fsync would only delay
+// the answer.
 func (n *Node) committedEntries(term uint64) func(from, to uint64) ([]*raft.Log, error) {
 	return func(from, to uint64) ([]*raft.Log, error) {
 		if to-from >= maxApplyAhead {
 			return nil, errors.New("too far behind")
 		}
-		logs := make([]*raft.Log, to-from+1)
-		for i := range logs {
-			logs[i] = new(raft.Log)
+		// Read once: entries before the batch are stored, and an entry
+		// the caller saw arriving that is not in it has been stored since.
+		batch := n.store.arriving()
+		get := func(i uint64) (*raft.Log, error) {
+			if len(batch) > 0 && i >= batch[0].Index && i-batch[0].Index < uint64(len(batch)) {
+				return batch[i-batch[0].Index], nil
+			}
+			l := new(raft.Log)
+			return l, n.logs.GetLog(i, l)
 		}
+		logs := make([]*raft.Log, to-from+1)
 		// The last entry first: once it is here with the leader's term, the
 		// entries before it are the leader's and stay (they are committed).
-		last := logs[len(logs)-1]
-		switch err := n.logs.GetLog(to, last); {
+		last, err := get(to)
+		switch {
 		case err != nil:
 			return nil, err
 		case last.Term != term:
 			return nil, fmt.Errorf("entry %d is of term %d here, not %d", to, last.Term, term)
 		}
+		logs[len(logs)-1] = last
 		for i := from; i < to; i++ {
-			if err := n.logs.GetLog(i, logs[i-from]); err != nil {
+			if logs[i-from], err = get(i); err != nil {
 				return nil, err
 			}
 		}

@@ -1,10 +1,12 @@
 package cluster
 
 import (
+	"bytes"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
 )
 
@@ -73,7 +75,11 @@ func TestForward_ALeaderOfAnOlderReleaseStillAnswers(t *testing.T) {
 // term the leader gave, and only within maxApplyAhead.
 func TestCommittedEntries_OnlyTheLeadersEntries(t *testing.T) {
 	t.Parallel()
-	logs := raft.NewInmemStore()
+	logs, err := openLogStore(t.TempDir(), hclog.NewNullLogger(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { logs.Close() })
 	var entries []*raft.Log
 	for i := uint64(1); i <= 5; i++ {
 		term := uint64(1)
@@ -82,10 +88,10 @@ func TestCommittedEntries_OnlyTheLeadersEntries(t *testing.T) {
 		}
 		entries = append(entries, &raft.Log{Index: i, Term: term, Type: raft.LogCommand, Data: setCmd("k", "v")})
 	}
-	if err := logs.StoreLogs(entries); err != nil {
+	if err = logs.StoreLogs(entries); err != nil {
 		t.Fatal(err)
 	}
-	n := &Node{logs: logs}
+	n := &Node{logs: logs, store: logs}
 	got, err := n.committedEntries(2)(2, 5)
 	if err != nil || len(got) != 4 || got[0].Index != 2 || got[3].Index != 5 || got[3].Term != 2 {
 		t.Fatalf("entries 2..5 of term 2: %v, %v", got, err)
@@ -98,5 +104,112 @@ func TestCommittedEntries_OnlyTheLeadersEntries(t *testing.T) {
 	}
 	if _, err := n.committedEntries(2)(5, 5+maxApplyAhead); err == nil {
 		t.Fatalf("%d entries at once", maxApplyAhead+1)
+	}
+}
+
+// TestCommittedEntries_TakesTheBatchBeingStored: entries of the batch the
+// log store is writing are read from it, the ones before it from the log,
+// with the same check of the last entry's term.
+func TestCommittedEntries_TakesTheBatchBeingStored(t *testing.T) {
+	t.Parallel()
+	logs, err := openLogStore(t.TempDir(), hclog.NewNullLogger(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { logs.Close() })
+	entry := func(i, term uint64) *raft.Log {
+		return &raft.Log{Index: i, Term: term, Type: raft.LogCommand, Data: setCmd("k", "v")}
+	}
+	if err := logs.StoreLogs([]*raft.Log{entry(1, 1), entry(2, 1), entry(3, 1)}); err != nil {
+		t.Fatal(err)
+	}
+	batch := []*raft.Log{entry(4, 2), entry(5, 2), entry(6, 2)}
+	logs.storing.Store(&batch)
+	if got := logs.lastArrived(); got != 6 {
+		t.Fatalf("last arrived %d, want 6 (the batch being stored)", got)
+	}
+	n := &Node{logs: logs, store: logs}
+	got, err := n.committedEntries(2)(2, 5)
+	if err != nil || len(got) != 4 || got[0].Index != 2 || got[1].Index != 3 || got[2] != batch[0] || got[3] != batch[1] {
+		t.Fatalf("entries 2..5, 4 and 5 from the batch: %v, %v", got, err)
+	}
+	if _, err := n.committedEntries(3)(2, 5); err == nil {
+		t.Fatal("entry 5 of the batch is of term 2; the leader's of term 3 must not be taken for it")
+	}
+	if _, err := n.committedEntries(2)(6, 7); err == nil {
+		t.Fatal("entry 7 has not arrived")
+	}
+	logs.storing.Store(nil)
+	if got := logs.lastArrived(); got != 3 {
+		t.Fatalf("last arrived %d with no batch being stored, want 3", got)
+	}
+}
+
+// TestForward_AFollowerAppliesItsWriteBeforeItsOwnFsync: a follower whose
+// store of the entry is held (its disk slow, say) still answers its
+// forwarded write as soon as the leader says it committed, from the batch
+// being stored, while the store goes on.
+func TestForward_AFollowerAppliesItsWriteBeforeItsOwnFsync(t *testing.T) {
+	t.Parallel()
+	c := mustNewCluster(t, 3)
+	ctx := ctxTimeout(t, 20*time.Second)
+	leader := c.Leader()
+	mustApply(t, ctx, leader, setCmd("before", "1"))
+	f := c.Followers()[0]
+	testPoll(t, func() bool { v, _ := f.fsm.get("before"); return v == "1" }, 10*time.Second)
+
+	gate := make(chan struct{})
+	var open sync.Once
+	t.Cleanup(func() { open.Do(func() { close(gate) }) }) // before the nodes' shutdown
+	held := make(chan struct{}, 1)
+	hook := func(logs []*raft.Log) {
+		for _, l := range logs {
+			if bytes.Contains(l.Data, []byte("held-key")) {
+				select {
+				case held <- struct{}{}:
+				default:
+				}
+				<-gate
+				return
+			}
+		}
+	}
+	f.store.beforeStore.Store(&hook)
+	type result struct {
+		idx uint64
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		_, idx, err := f.Apply(ctx, setCmd("held-key", "v"))
+		done <- result{idx, err}
+	}()
+	select {
+	case r := <-done:
+		if r.err != nil {
+			t.Fatal(r.err)
+		}
+		select {
+		case <-held:
+		default:
+			t.Fatal("the follower's store of the entry was never held")
+		}
+		if v, _ := f.fsm.get("held-key"); v != "v" || f.fsm.AppliedIndex() < r.idx {
+			t.Fatalf("the follower answered before applying its write: held-key=%q, applied %d < %d", v, f.fsm.AppliedIndex(), r.idx)
+		}
+		if last := f.store.lastStored(); last >= r.idx {
+			t.Fatalf("entry %d is stored (last %d); the store was to be still held", r.idx, last)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the follower did not answer while its own store of the entry was held")
+	}
+	open.Do(func() { close(gate) })
+	f.store.beforeStore.Store(nil)
+	mustApply(t, ctx, f, setCmd("after", "2"))
+	testPoll(t, func() bool { return f.raft.AppliedIndex() >= leader.raft.LastIndex() }, 10*time.Second)
+	for k, want := range map[string]string{"before": "1", "held-key": "v", "after": "2"} {
+		if v, _ := f.fsm.get(k); v != want {
+			t.Errorf("follower: %s=%q, want %q", k, v, want)
+		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -85,21 +86,59 @@ func openLogStore(dir string, logger hclog.Logger, segmentSize int) (*logStore, 
 // logStore is the node's Raft log store: the WAL over its segment files.
 type logStore struct {
 	*wal.WAL
-	files  *segmentFiles
-	stored signal // fires after every store of entries (Node.awaitForwarded)
+	files *segmentFiles
+	// stored fires when StoreLogs starts to write a batch and when it
+	// returns (Node.awaitForwarded).
+	stored signal
+	// storing is the batch StoreLogs is writing, nil between batches. raft
+	// calls StoreLogs from one goroutine at a time, with the entries that
+	// follow the log's last one, and changes none of them afterwards (its
+	// log cache keeps the same entries).
+	storing atomic.Pointer[[]*raft.Log]
+	// beforeStore, when set (tests only), runs before each batch is written.
+	beforeStore atomic.Pointer[func([]*raft.Log)]
 }
 
-// StoreLogs appends logs, then tells those waiting for entries to arrive.
+// StoreLogs appends logs. Those waiting for entries to arrive are told when
+// it starts, with the batch readable by arriving, and again when it ends.
 func (s *logStore) StoreLogs(logs []*raft.Log) error {
+	if len(logs) > 0 {
+		s.storing.Store(&logs)
+		s.stored.fire()
+	}
+	if hook := s.beforeStore.Load(); hook != nil {
+		(*hook)(logs)
+	}
 	err := s.WAL.StoreLogs(logs)
-	s.stored.fire()
+	if len(logs) > 0 {
+		s.storing.Store(nil)
+		s.stored.fire()
+	}
 	return err
 }
 
-// lastStored is the index of the last entry in the log (0 if none).
+// lastStored is the index of the last entry on disk (0 if none).
 func (s *logStore) lastStored() uint64 {
 	i, _ := s.LastIndex()
 	return i
+}
+
+// arriving returns the batch being stored (nil if none): entries that
+// follow the last stored one, in order, not yet on this node's disk.
+func (s *logStore) arriving() []*raft.Log {
+	if b := s.storing.Load(); b != nil {
+		return *b
+	}
+	return nil
+}
+
+// lastArrived is the index of the last entry stored or being stored (0 if
+// none).
+func (s *logStore) lastArrived() uint64 {
+	if b := s.arriving(); len(b) > 0 {
+		return b[len(b)-1].Index
+	}
+	return s.lastStored()
 }
 
 // StoreLog appends one entry (as StoreLogs).
