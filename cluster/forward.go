@@ -13,8 +13,12 @@ import (
 
 // Internal RPC names (the "cluster." prefix is reserved for them).
 const (
-	rpcApply        = "cluster.apply"
-	rpcApplyTerm    = "cluster.apply_term" // cluster.apply, with the entry's term in the answer
+	rpcApply     = "cluster.apply"
+	rpcApplyTerm = "cluster.apply_term" // cluster.apply, with the entry's term in the answer
+	// cluster.apply_commit: a write answered once committed, with the
+	// entry's index and term; the follower takes the result from its own
+	// apply (atcommit.go).
+	rpcApplyCommit  = "cluster.apply_commit"
 	rpcBarrier      = "cluster.barrier"
 	rpcAddVoter     = "cluster.add_voter"
 	rpcAddNonvoter  = "cluster.add_nonvoter"
@@ -24,11 +28,12 @@ const (
 
 // Apply result kinds in a forwarded apply response: index:u64 kind:u8
 // payload (cluster.apply), or index:u64 term:u64 kind:u8 payload
-// (cluster.apply_term).
+// (cluster.apply_term, cluster.apply_commit).
 const (
 	resultNil   byte = 0
 	resultBytes byte = 1
 	resultError byte = 2 // the FSM returned an error; payload is its text
+	resultHere  byte = 3 // committed, not yet applied on the leader: the follower's own apply gives the result (cluster.apply_commit)
 )
 
 // Apply replicates cmd and returns the FSM's result for it and its log
@@ -52,41 +57,73 @@ func (n *Node) Apply(ctx context.Context, cmd []byte) ([]byte, uint64, error) {
 			return resp, idx, err
 		}
 	}
+	// The write's id, for the leader to put in its entry and this node to
+	// note the result of that entry by, when it applies it (atcommit.go).
+	id := n.waits.expectResult()
+	defer n.waits.dropResult(id)
+	req := binary.BigEndian.AppendUint64(make([]byte, 0, 8+len(cmd)), id)
+	req = append(req, cmd...)
+	local := func(withTerm bool) func(context.Context) ([]byte, error) {
+		return func(ctx context.Context) ([]byte, error) { return n.applyLocalEncoded(ctx, cmd, withTerm) }
+	}
 	withTerm := true
-	out, err := n.leaderCall(ctx, rpcApplyTerm, cmd, false, func(ctx context.Context) ([]byte, error) {
-		return n.applyLocalEncoded(ctx, cmd, true)
-	})
+	out, err := n.leaderCall(ctx, rpcApplyCommit, req, false, local(true))
 	if errors.Is(err, ErrUnknownRPC) {
-		// A leader of an older version (a rolling upgrade) ran nothing.
+		// A leader of an older release (a rolling upgrade) ran nothing.
+		out, err = n.leaderCall(ctx, rpcApplyTerm, cmd, false, local(true))
+	}
+	if errors.Is(err, ErrUnknownRPC) {
 		withTerm = false
-		out, err = n.leaderCall(ctx, rpcApply, cmd, false, func(ctx context.Context) ([]byte, error) {
-			return n.applyLocalEncoded(ctx, cmd, false)
-		})
+		out, err = n.leaderCall(ctx, rpcApply, cmd, false, local(false))
 	}
 	if err != nil {
 		return nil, 0, err
 	}
-	resp, idx, term, err := decodeApplyResult(out, withTerm)
+	resp, idx, term, here, err := decodeApplyResult(out, withTerm)
 	if idx == 0 {
 		return nil, 0, err
 	}
-	// Read-your-writes on a follower: the leader answered once its own FSM
-	// applied the entry; wait for ours.
-	if werr := n.awaitForwarded(ctx, idx, term); werr != nil {
+	// Read-your-writes on a follower: wait for this node's FSM to apply the
+	// entry (the leader's answer says it committed).
+	werr := n.awaitForwarded(ctx, idx, term)
+	res, applied := n.waits.result(id, idx)
+	if werr != nil {
 		return nil, idx, fmt.Errorf("cluster: committed at index %d but not yet applied on this node: %w", idx, werr)
+	}
+	if here {
+		if !applied {
+			// It came with a snapshot this node restored past the entry.
+			return nil, idx, fmt.Errorf("cluster: committed at index %d, but this node restored a snapshot past it and did not see its result: %w", idx, ErrOutcomeUnknown)
+		}
+		resp, err = fsmResult(res)
 	}
 	return resp, idx, err
 }
 
 // applyLocal proposes on this node, which must be the leader.
 func (n *Node) applyLocal(ctx context.Context, cmd []byte) ([]byte, uint64, error) {
-	var enqueue time.Duration
-	if dl, ok := ctx.Deadline(); ok {
-		if enqueue = time.Until(dl); enqueue <= 0 {
-			return nil, 0, ctx.Err()
-		}
+	enqueue, err := enqueueTimeout(ctx)
+	if err != nil {
+		return nil, 0, err
 	}
-	f := n.raft.Apply(cmd, enqueue)
+	return n.applied(ctx, n.raft.Apply(cmd, enqueue))
+}
+
+// enqueueTimeout is how long raft may take to accept a proposal: until
+// ctx's deadline (0, no limit, without one).
+func enqueueTimeout(ctx context.Context) (time.Duration, error) {
+	if dl, ok := ctx.Deadline(); ok {
+		if left := time.Until(dl); left > 0 {
+			return left, nil
+		}
+		return 0, context.DeadlineExceeded
+	}
+	return 0, nil
+}
+
+// applied waits for a proposal of this node's and returns the FSM's result
+// and the entry's index.
+func (n *Node) applied(ctx context.Context, f raft.ApplyFuture) ([]byte, uint64, error) {
 	if err := f.Error(); err != nil {
 		switch {
 		case errors.Is(err, raft.ErrRaftShutdown):
@@ -98,17 +135,7 @@ func (n *Node) applyLocal(ctx context.Context, cmd []byte) ([]byte, uint64, erro
 		return nil, 0, mapRaftErr("apply", err)
 	}
 	idx := f.Index()
-	var resp []byte
-	var err error
-	switch r := f.Response().(type) {
-	case nil:
-	case []byte:
-		resp = r
-	case error:
-		err = fmt.Errorf("cluster: fsm: %w", r)
-	default:
-		err = fmt.Errorf("cluster: fsm returned unsupported %T", r)
-	}
+	resp, err := fsmResult(f.Response())
 	// raft answers the future after the FSM's Apply returned, so this is
 	// normally already true; checking keeps the FSM contract explicit.
 	if n.fsm.AppliedIndex() < idx {
@@ -119,10 +146,64 @@ func (n *Node) applyLocal(ctx context.Context, cmd []byte) ([]byte, uint64, erro
 	return resp, idx, err
 }
 
+// fsmResult is an FSM's result for a command as Apply returns it.
+func fsmResult(r any) ([]byte, error) {
+	switch r := r.(type) {
+	case nil:
+		return nil, nil
+	case []byte:
+		return r, nil
+	case error:
+		return nil, fmt.Errorf("cluster: fsm: %w", r)
+	default:
+		return nil, fmt.Errorf("cluster: fsm returned unsupported %T", r)
+	}
+}
+
 // applyLocalEncoded proposes cmd on this node (the leader) and encodes the
 // answer of a forwarded apply, with the entry's term if withTerm.
 func (n *Node) applyLocalEncoded(ctx context.Context, cmd []byte, withTerm bool) ([]byte, error) {
 	resp, idx, err := n.applyLocal(ctx, cmd)
+	return n.encodeApplied(resp, idx, err, withTerm)
+}
+
+// applyAtCommit runs a cluster.apply_commit on this node (the leader):
+// req is the follower's id for the write, then the command. It answers as
+// soon as the entry is committed (resultHere), or, when raft answers the
+// proposal first (an error, say), as cluster.apply_term does.
+func (n *Node) applyAtCommit(ctx context.Context, req []byte) ([]byte, error) {
+	if len(req) < 8 {
+		return nil, errors.New("cluster: malformed apply_commit request")
+	}
+	id, cmd := binary.BigEndian.Uint64(req), req[8:]
+	enqueue, err := enqueueTimeout(ctx)
+	if err != nil {
+		return nil, err
+	}
+	commit := n.waits.expectCommit(id)
+	defer n.waits.dropCommit(id)
+	f := n.raft.ApplyLog(raft.Log{Type: raft.LogCommand, Data: cmd, Extensions: forwardIDExtension(id)}, enqueue)
+	// raft answers the proposal only after the FSM applied it, or with an
+	// error; the commit point comes first.
+	done := make(chan struct{})
+	go func() {
+		f.Error()
+		close(done)
+	}()
+	select {
+	case c := <-commit:
+		out := make([]byte, 0, 17)
+		out = binary.BigEndian.AppendUint64(out, c.index)
+		out = binary.BigEndian.AppendUint64(out, c.term)
+		return append(out, resultHere), nil
+	case <-done:
+		resp, idx, err := n.applied(ctx, f)
+		return n.encodeApplied(resp, idx, err, true)
+	}
+}
+
+// encodeApplied encodes the answer of a forwarded apply.
+func (n *Node) encodeApplied(resp []byte, idx uint64, err error, withTerm bool) ([]byte, error) {
 	if idx == 0 {
 		return nil, err // not committed: travels as an error code
 	}
@@ -150,15 +231,17 @@ func (n *Node) applyLocalEncoded(ctx context.Context, cmd []byte, withTerm bool)
 	return append(out, payload...), nil
 }
 
-// decodeApplyResult reads a forwarded apply's answer (applyLocalEncoded);
-// term is 0 when withTerm is false or the leader did not know it.
-func decodeApplyResult(b []byte, withTerm bool) (resp []byte, idx, term uint64, err error) {
+// decodeApplyResult reads a forwarded apply's answer (encodeApplied,
+// applyAtCommit); term is 0 when withTerm is false or the leader did not
+// know it, and here is true when the result is this node's to find
+// (resultHere).
+func decodeApplyResult(b []byte, withTerm bool) (resp []byte, idx, term uint64, here bool, err error) {
 	head := 9
 	if withTerm {
 		head = 17
 	}
 	if len(b) < head {
-		return nil, 0, 0, errors.New("cluster: malformed apply response")
+		return nil, 0, 0, false, errors.New("cluster: malformed apply response")
 	}
 	idx = binary.BigEndian.Uint64(b)
 	if withTerm {
@@ -166,13 +249,17 @@ func decodeApplyResult(b []byte, withTerm bool) (resp []byte, idx, term uint64, 
 	}
 	switch b[head-1] {
 	case resultNil:
-		return nil, idx, term, nil
+		return nil, idx, term, false, nil
 	case resultBytes:
-		return b[head:], idx, term, nil
+		return b[head:], idx, term, false, nil
 	case resultError:
-		return nil, idx, term, errors.New(string(b[head:]))
+		return nil, idx, term, false, errors.New(string(b[head:]))
+	case resultHere:
+		if withTerm && term != 0 {
+			return nil, idx, term, true, nil
+		}
 	}
-	return nil, 0, 0, fmt.Errorf("cluster: unknown apply result kind %d", b[head-1])
+	return nil, 0, 0, false, fmt.Errorf("cluster: unknown apply result kind %d", b[head-1])
 }
 
 // maxApplyAhead bounds the entries a follower applies ahead of raft for one
@@ -184,7 +271,9 @@ const maxApplyAhead = 256
 // raft's delivery (fsm.FSM.ApplyCommitted), and tell when its applied index
 // moves.
 type committedApplier interface {
-	ApplyCommitted(last uint64, read func(from, to uint64) ([]*raft.Log, error)) (bool, error)
+	// ApplyCommitted applies this node's log up to last, read with read,
+	// and passes the entries it applied, with their results, to applied.
+	ApplyCommitted(last uint64, read func(from, to uint64) ([]*raft.Log, error), applied func([]*raft.Log, []any)) (bool, error)
 	// AppliedSignal returns the applied index and a channel closed when it
 	// next moves.
 	AppliedSignal() (uint64, <-chan struct{})
@@ -223,7 +312,7 @@ func (n *Node) awaitForwarded(ctx context.Context, index, term uint64) error {
 			return nil
 		}
 		if how != forwardWaited && n.store.lastArrived() >= index {
-			ahead, err := ca.ApplyCommitted(index, n.committedEntries(term))
+			ahead, err := ca.ApplyCommitted(index, n.committedEntries(term), n.waits.applied)
 			switch {
 			case err != nil:
 				how = forwardWaited // raft's delivery only
@@ -456,6 +545,12 @@ func (n *Node) registerInternalRPCs() {
 			return n.applyLocalEncoded(ctx, req, withTerm)
 		})
 	}
+	n.registerRPC(rpcApplyCommit, func(ctx context.Context, _ *x509.Certificate, req []byte) ([]byte, error) {
+		if n.raft.State() != raft.Leader {
+			return nil, ErrNotLeader
+		}
+		return n.applyAtCommit(ctx, req)
+	})
 	n.registerRPC(rpcBarrier, func(ctx context.Context, _ *x509.Certificate, _ []byte) ([]byte, error) {
 		return n.barrierLocal(ctx)
 	})

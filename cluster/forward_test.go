@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"bytes"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -49,24 +50,45 @@ func TestForward_AFollowerAppliesItsWriteAheadOfRaft(t *testing.T) {
 }
 
 // TestForward_ALeaderOfAnOlderReleaseStillAnswers: a leader that does not
-// know cluster.apply_term (a rolling upgrade) runs the write through
-// cluster.apply, and the follower waits for raft's delivery.
+// know cluster.apply_commit (a rolling upgrade) runs the write through
+// cluster.apply_term, and the follower applies ahead as before; one that
+// knows neither runs it through cluster.apply, and the follower waits for
+// raft's delivery. Either way the result is the leader's.
 func TestForward_ALeaderOfAnOlderReleaseStillAnswers(t *testing.T) {
 	t.Parallel()
-	c := mustNewCluster(t, 3)
-	ctx := ctxTimeout(t, 20*time.Second)
-	leader := c.Leader()
-	leader.handlersMu.Lock()
-	delete(leader.handlers, rpcApplyTerm)
-	leader.handlersMu.Unlock()
-	f := c.Followers()[0]
-	idx := mustApply(t, ctx, f, setCmd("k", "v"))
-	if v, _ := f.fsm.get("k"); v != "v" || f.fsm.AppliedIndex() < idx {
-		t.Fatalf("k=%q, applied %d < %d", v, f.fsm.AppliedIndex(), idx)
-	}
-	if st := f.Stats(); st.ForwardedWaited != 1 || st.ForwardedAhead+st.ForwardedApplied != 0 {
-		t.Fatalf("forwarded writes counted as %d waited, %d ahead, %d already applied; want one waited",
-			st.ForwardedWaited, st.ForwardedAhead, st.ForwardedApplied)
+	for _, tc := range []struct {
+		name    string
+		unknown []string
+		waited  bool
+	}{
+		{"without apply_commit", []string{rpcApplyCommit}, false},
+		{"without apply_commit and apply_term", []string{rpcApplyCommit, rpcApplyTerm}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			c := mustNewCluster(t, 3)
+			ctx := ctxTimeout(t, 20*time.Second)
+			leader := c.Leader()
+			leader.handlersMu.Lock()
+			for _, name := range tc.unknown {
+				delete(leader.handlers, name)
+			}
+			leader.handlersMu.Unlock()
+			f := c.Followers()[0]
+			mustApply(t, ctx, f, setCmd("k", "v"))
+			resp, idx, err := f.Apply(ctx, setCmd("k", "w"))
+			if err != nil || string(resp) != "v" {
+				t.Fatalf("the second set's result: %q, %v; want the previous value %q", resp, err, "v")
+			}
+			if v, _ := f.fsm.get("k"); v != "w" || f.fsm.AppliedIndex() < idx {
+				t.Fatalf("k=%q, applied %d < %d", v, f.fsm.AppliedIndex(), idx)
+			}
+			st := f.Stats()
+			if waited := st.ForwardedWaited == 2 && st.ForwardedAhead+st.ForwardedApplied == 0; waited != tc.waited {
+				t.Fatalf("forwarded writes counted as %d waited, %d ahead, %d already applied; want all waited: %v",
+					st.ForwardedWaited, st.ForwardedAhead, st.ForwardedApplied, tc.waited)
+			}
+		})
 	}
 }
 
@@ -211,5 +233,63 @@ func TestForward_AFollowerAppliesItsWriteBeforeItsOwnFsync(t *testing.T) {
 		if v, _ := f.fsm.get(k); v != want {
 			t.Errorf("follower: %s=%q, want %q", k, v, want)
 		}
+	}
+}
+
+// TestForward_AnsweredAtCommitWithTheFollowersOwnResult: the leader answers
+// a forwarded write once it is committed, before applying it itself (its
+// raft delivery is held here), and the follower answers with the result
+// its own FSM gave the entry: the previous value of a set, the FSM's error
+// of a refused command.
+func TestForward_AnsweredAtCommitWithTheFollowersOwnResult(t *testing.T) {
+	t.Parallel()
+	c := mustNewCluster(t, 3)
+	ctx := ctxTimeout(t, 20*time.Second)
+	leader := c.Leader()
+	f := c.Followers()[0]
+	mustApply(t, ctx, f, setCmd("k", "v"))
+	testPoll(t, func() bool { v, _ := leader.fsm.get("k"); return v == "v" }, 10*time.Second)
+
+	// held runs cmd through the follower with the leader's delivery held;
+	// hold's release lets the leader apply it afterwards.
+	held := func(cmd []byte) (resp []byte, idx uint64, err error, release func()) {
+		gate := make(chan struct{})
+		var open sync.Once
+		release = func() { open.Do(func() { close(gate) }) }
+		t.Cleanup(release) // before the nodes' shutdown
+		leader.fsm.mu.Lock()
+		leader.fsm.delivery = gate
+		leader.fsm.mu.Unlock()
+		resp, idx, err = f.Apply(ctx, cmd)
+		return resp, idx, err, release
+	}
+
+	resp, idx, err, release := held(setCmd("k", "w"))
+	if err != nil || string(resp) != "v" {
+		t.Fatalf("set k=w: %q, %v; want the previous value %q", resp, err, "v")
+	}
+	if v, _ := f.fsm.get("k"); v != "w" || f.fsm.AppliedIndex() < idx {
+		t.Fatalf("the follower answered before applying its write: k=%q, applied %d < %d", v, f.fsm.AppliedIndex(), idx)
+	}
+	if v, _ := leader.fsm.get("k"); v != "v" {
+		t.Fatalf("the leader applied k=%q with its delivery held", v)
+	}
+	release()
+	testPoll(t, func() bool { return leader.fsm.AppliedIndex() >= idx }, 10*time.Second)
+
+	_, fidx, err, release := held([]byte(`{"op":"fail"}`))
+	if err == nil || !strings.Contains(err.Error(), "kv: refused by fsm") || fidx <= idx {
+		t.Fatalf("a refused command: index %d, %v; want the FSM's error after %d", fidx, err, idx)
+	}
+	if n := f.waits.waiting.Load(); n != 0 {
+		t.Errorf("the follower still holds %d forwarded writes' waits", n)
+	}
+	release()
+	testPoll(t, func() bool { return leader.fsm.AppliedIndex() >= fidx }, 10*time.Second)
+	if v, _ := leader.fsm.get("k"); v != "w" {
+		t.Fatalf("leader after its delivery: k=%q, want w", v)
+	}
+	if n := leader.waits.waiting.Load(); n != 0 {
+		t.Errorf("the leader still holds %d handlers' waits", n)
 	}
 }

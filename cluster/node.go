@@ -131,6 +131,8 @@ type Node struct {
 	closed   atomic.Bool    // Shutdown called
 
 	logs raft.LogStore // the log cache in front of store, for logIndexForFSM and awaitForwarded
+	// waits are the forwarded writes answered at commit (atcommit.go).
+	waits forwardWaits
 	// forwarded counts this node's writes forwarded to the leader, by how
 	// this node came to have applied them (forward.go).
 	forwarded [forwardKinds]atomic.Uint64
@@ -258,7 +260,7 @@ func New(cfg Config) (_ *Node, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("cluster: %w", err)
 	}
-	n.raft, err = raft.NewRaft(rc, cfg.FSM, n.logs, n.store, n.snaps, n.trans)
+	n.raft, err = raft.NewRaft(rc, resultFSM{FSM: cfg.FSM, waits: &n.waits}, n.logs, n.store, n.snaps, n.trans)
 	if err != nil {
 		return nil, fmt.Errorf("cluster: start raft: %w", err)
 	}

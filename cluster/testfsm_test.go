@@ -149,7 +149,7 @@ func (f *kvFSM) Apply(l *raft.Log) any {
 
 // ApplyCommitted applies the entries up to last ahead of raft, as
 // fsm.FSM.ApplyCommitted does.
-func (f *kvFSM) ApplyCommitted(last uint64, read func(from, to uint64) ([]*raft.Log, error)) (bool, error) {
+func (f *kvFSM) ApplyCommitted(last uint64, read func(from, to uint64) ([]*raft.Log, error), applied func([]*raft.Log, []any)) (bool, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	from := f.applied.Load() + 1
@@ -160,12 +160,16 @@ func (f *kvFSM) ApplyCommitted(last uint64, read func(from, to uint64) ([]*raft.
 	if err != nil {
 		return false, err
 	}
-	for _, l := range logs {
+	results := make([]any, len(logs))
+	for i, l := range logs {
 		if l.Type == raft.LogCommand {
-			f.applyLocked(l)
+			results[i] = f.applyLocked(l)
 		}
 	}
 	f.advance(last)
+	if applied != nil {
+		applied(logs, results)
+	}
 	return true, nil
 }
 

@@ -29,24 +29,44 @@ func readFrom(entries []*raft.Log) func(from, to uint64) ([]*raft.Log, error) {
 func TestApplyCommitted_RaftsLaterDeliveryChangesNothing(t *testing.T) {
 	t.Parallel()
 	want := eventsOn(t)
-	want.ApplyBatch(batchEntries(t))
+	wantEntries := batchEntries(t)
+	wantRes := want.ApplyBatch(wantEntries)
 
 	f := eventsOn(t)
 	entries := batchEntries(t) // 4..15
 	before := dump(t, f.Store().Read())
-	if ahead, err := f.ApplyCommitted(9, func(uint64, uint64) ([]*raft.Log, error) { return nil, errors.New("not here") }); ahead || err == nil {
+	if ahead, err := f.ApplyCommitted(9, func(uint64, uint64) ([]*raft.Log, error) { return nil, errors.New("not here") }, nil); ahead || err == nil {
 		t.Fatalf("a failed read: %v, %v", ahead, err)
 	}
 	if f.AppliedIndex() != 3 || !bytes.Equal(dump(t, f.Store().Read()), before) {
 		t.Fatal("a failed read changed the model")
 	}
-	if ahead, err := f.ApplyCommitted(9, readFrom(entries)); !ahead || err != nil {
+	results := map[uint64]any{}
+	note := func(logs []*raft.Log, res []any) {
+		for i, l := range logs {
+			results[l.Index] = res[i]
+		}
+	}
+	if ahead, err := f.ApplyCommitted(9, readFrom(entries), note); !ahead || err != nil {
 		t.Fatalf("apply ahead to 9: %v, %v", ahead, err)
+	}
+	// The results given ahead are raft's delivery's (a forwarded write
+	// answered at commit takes its result from here).
+	for i, l := range wantEntries {
+		if l.Index > 9 {
+			break
+		}
+		if got, want := fmt.Sprint(results[l.Index]), fmt.Sprint(wantRes[i]); got != want {
+			t.Errorf("entry %d's result ahead: %s, raft's delivery: %s", l.Index, got, want)
+		}
+	}
+	if len(results) == 0 {
+		t.Fatal("no results passed on")
 	}
 	if f.AppliedIndex() != 9 || !f.Store().Read().Exists(store.KindIdentity, "i1") {
 		t.Fatalf("applied %d after applying ahead to 9", f.AppliedIndex())
 	}
-	if ahead, err := f.ApplyCommitted(7, readFrom(entries)); ahead || err != nil {
+	if ahead, err := f.ApplyCommitted(7, readFrom(entries), note); ahead || err != nil {
 		t.Fatalf("apply ahead to 7 after 9: %v, %v", ahead, err)
 	}
 	got := f.ApplyBatch(entries)
@@ -72,7 +92,7 @@ func TestApplyCommitted_RaftsLaterDeliveryChangesNothing(t *testing.T) {
 
 	// A no-op entry (never handed to the FSM) moves the index.
 	noop := []*raft.Log{{Index: 16, Term: 1, Type: raft.LogNoop}}
-	if ahead, err := f.ApplyCommitted(16, readFrom(noop)); !ahead || err != nil || f.AppliedIndex() != 16 {
+	if ahead, err := f.ApplyCommitted(16, readFrom(noop), nil); !ahead || err != nil || f.AppliedIndex() != 16 {
 		t.Fatalf("a no-op ahead: %v, %v, applied %d", ahead, err, f.AppliedIndex())
 	}
 }
@@ -87,7 +107,7 @@ func TestSnapshot_OfAModelAppliedAheadOfRaft(t *testing.T) {
 
 	f := eventsOn(t)
 	entries := batchEntries(t)
-	if _, err := f.ApplyCommitted(9, readFrom(entries)); err != nil {
+	if _, err := f.ApplyCommitted(9, readFrom(entries), nil); err != nil {
 		t.Fatal(err)
 	}
 	g := snapshotRoundTrip(t, f) // raft files it under an index before 9: what raft had applied
@@ -132,7 +152,7 @@ func TestApplyCommitted_BesideRaftsDelivery(t *testing.T) {
 	go func() { // forwarded writes answered, ahead of it
 		defer wg.Done()
 		for i := 2; i < len(entries); i += 11 {
-			if _, err := f.ApplyCommitted(entries[i].Index, readFrom(entries)); err != nil {
+			if _, err := f.ApplyCommitted(entries[i].Index, readFrom(entries), nil); err != nil {
 				t.Error(err)
 			}
 		}

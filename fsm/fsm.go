@@ -232,9 +232,11 @@ func (f *FSM) applyBatch(logs []*raft.Log, out []any) {
 // and configuration entries; no-ops and barriers only move the index), and
 // raft's later delivery of them is skipped (ApplyBatch). A snapshot of a
 // model applied ahead of raft's index records the model's own index
-// (Snapshot), so a restore from it skips them too. It reports whether it
-// applied anything (false: the FSM had applied last already).
-func (f *FSM) ApplyCommitted(last uint64, read func(from, to uint64) ([]*raft.Log, error)) (bool, error) {
+// (Snapshot), so a restore from it skips them too. It passes the entries it
+// applied and their results, as ApplyBatch would return them, to applied
+// (if not nil), and reports whether it applied anything (false: the FSM had
+// applied last already).
+func (f *FSM) ApplyCommitted(last uint64, read func(from, to uint64) ([]*raft.Log, error), applied func([]*raft.Log, []any)) (bool, error) {
 	f.applyMu.Lock()
 	defer f.applyMu.Unlock()
 	from := f.applied.Load() + 1
@@ -257,8 +259,12 @@ func (f *FSM) ApplyCommitted(last uint64, read func(from, to uint64) ([]*raft.Lo
 			send = append(send, l)
 		}
 	}
-	f.applyBatch(send, make([]any, len(send)))
+	out := make([]any, len(send))
+	f.applyBatch(send, out)
 	f.setApplied(last)
+	if applied != nil {
+		applied(send, out)
+	}
 	return true, nil
 }
 
