@@ -19,8 +19,10 @@ import (
 // Extensions and answers with the entry's index and term as soon as raft
 // hands the entry to the FSM (it is committed then), before applying it;
 // the follower applies its log up to the entry (awaitForwarded) and takes
-// the result its own FSM gave that entry, noted by the id when it was
-// applied (by raft's delivery or ahead of it). Measured with
+// the result its own FSM gave that entry: the FSM passes each entry it
+// applies, by raft's delivery or ahead of it, with its result, to
+// forwardWaits.applied before its applied index moves past the entry
+// (ResultNoter), which notes the results by the id. Measured with
 // bench/sidebyside.sh: the leader's apply and its answer after it were
 // 1.5 ms of a follower's 3.5 ms more than the leader's own writes at p50
 // (docs/performance.md, part 12).
@@ -39,6 +41,14 @@ func forwardID(l *raft.Log) uint64 {
 		return 0
 	}
 	return binary.BigEndian.Uint64(l.Extensions[1:])
+}
+
+// ResultNoter is an FSM that passes the entries it applies, with their
+// results, to a function, before its applied index moves past them
+// (fsm.FSM.OnApplied). A node forwards writes as cluster.apply_commit only
+// with such an FSM, and sets forwardWaits.applied as that function.
+type ResultNoter interface {
+	OnApplied(func(logs []*raft.Log, results []any))
 }
 
 // commitPoint is where a forwarded write's entry committed.
@@ -145,8 +155,8 @@ func (w *forwardWaits) committed(logs []*raft.Log) {
 }
 
 // applied notes the results this node's FSM gave the entries of the
-// writes it forwarded. Only the first apply of an entry counts: raft's
-// delivery of an entry applied ahead of it has no result.
+// writes it forwarded (ResultNoter). Only the first apply of an entry
+// counts.
 func (w *forwardWaits) applied(logs []*raft.Log, results []any) {
 	if w.waiting.Load() == 0 {
 		return
@@ -162,8 +172,8 @@ func (w *forwardWaits) applied(logs []*raft.Log, results []any) {
 	}
 }
 
-// resultFSM is the FSM raft is given: the node's FSM, with the forwarded
-// writes' commits and results noted as raft hands entries over.
+// resultFSM is the FSM raft is given: the node's FSM, with the leader's
+// handlers told of their entries' commits as raft hands entries over.
 type resultFSM struct {
 	FSM
 	waits *forwardWaits
@@ -171,7 +181,7 @@ type resultFSM struct {
 
 // ApplyBatch tells the waiting handlers that the entries committed, then
 // applies them (in one call if the FSM takes batches, else one by one as
-// raft would) and notes the results.
+// raft would).
 func (f resultFSM) ApplyBatch(logs []*raft.Log) []any {
 	f.waits.committed(logs)
 	var out []any
@@ -191,6 +201,5 @@ func (f resultFSM) ApplyBatch(logs []*raft.Log) []any {
 			}
 		}
 	}
-	f.waits.applied(logs, out)
 	return out
 }

@@ -57,17 +57,21 @@ func (n *Node) Apply(ctx context.Context, cmd []byte) ([]byte, uint64, error) {
 			return resp, idx, err
 		}
 	}
-	// The write's id, for the leader to put in its entry and this node to
-	// note the result of that entry by, when it applies it (atcommit.go).
-	id := n.waits.expectResult()
-	defer n.waits.dropResult(id)
-	req := binary.BigEndian.AppendUint64(make([]byte, 0, 8+len(cmd)), id)
-	req = append(req, cmd...)
 	local := func(withTerm bool) func(context.Context) ([]byte, error) {
 		return func(ctx context.Context) ([]byte, error) { return n.applyLocalEncoded(ctx, cmd, withTerm) }
 	}
 	withTerm := true
-	out, err := n.leaderCall(ctx, rpcApplyCommit, req, false, local(true))
+	var id uint64
+	var out []byte
+	err := ErrUnknownRPC // an FSM that does not note results: the older RPCs below
+	if _, ok := n.fsm.(ResultNoter); ok {
+		// The write's id, for the leader to put in its entry and this
+		// node's FSM to note the result of that entry by (atcommit.go).
+		id = n.waits.expectResult()
+		defer n.waits.dropResult(id)
+		req := binary.BigEndian.AppendUint64(make([]byte, 0, 8+len(cmd)), id)
+		out, err = n.leaderCall(ctx, rpcApplyCommit, append(req, cmd...), false, local(true))
+	}
 	if errors.Is(err, ErrUnknownRPC) {
 		// A leader of an older release (a rolling upgrade) ran nothing.
 		out, err = n.leaderCall(ctx, rpcApplyTerm, cmd, false, local(true))
@@ -267,13 +271,11 @@ func decodeApplyResult(b []byte, withTerm bool) (resp []byte, idx, term uint64, 
 // and raft's own delivery, in larger batches, is the faster way.
 const maxApplyAhead = 256
 
-// committedApplier is an FSM that can apply committed entries ahead of
+// CommittedApplier is an FSM that can apply committed entries ahead of
 // raft's delivery (fsm.FSM.ApplyCommitted), and tell when its applied index
 // moves.
-type committedApplier interface {
-	// ApplyCommitted applies this node's log up to last, read with read,
-	// and passes the entries it applied, with their results, to applied.
-	ApplyCommitted(last uint64, read func(from, to uint64) ([]*raft.Log, error), applied func([]*raft.Log, []any)) (bool, error)
+type CommittedApplier interface {
+	ApplyCommitted(last uint64, read func(from, to uint64) ([]*raft.Log, error)) (bool, error)
 	// AppliedSignal returns the applied index and a channel closed when it
 	// next moves.
 	AppliedSignal() (uint64, <-chan struct{})
@@ -295,7 +297,7 @@ type committedApplier interface {
 // node's log still holds an old leader's entries there) or too far ahead, it
 // waits for raft.
 func (n *Node) awaitForwarded(ctx context.Context, index, term uint64) error {
-	ca, ok := n.fsm.(committedApplier)
+	ca, ok := n.fsm.(CommittedApplier)
 	if !ok || term == 0 {
 		n.forwarded[forwardWaited].Add(1)
 		return n.WaitForApplied(ctx, index)
@@ -312,7 +314,7 @@ func (n *Node) awaitForwarded(ctx context.Context, index, term uint64) error {
 			return nil
 		}
 		if how != forwardWaited && n.store.lastArrived() >= index {
-			ahead, err := ca.ApplyCommitted(index, n.committedEntries(term), n.waits.applied)
+			ahead, err := ca.ApplyCommitted(index, n.committedEntries(term))
 			switch {
 			case err != nil:
 				how = forwardWaited // raft's delivery only

@@ -260,6 +260,9 @@ func New(cfg Config) (_ *Node, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("cluster: %w", err)
 	}
+	if rn, ok := cfg.FSM.(ResultNoter); ok {
+		rn.OnApplied(n.waits.applied)
+	}
 	n.raft, err = raft.NewRaft(rc, resultFSM{FSM: cfg.FSM, waits: &n.waits}, n.logs, n.store, n.snaps, n.trans)
 	if err != nil {
 		return nil, fmt.Errorf("cluster: start raft: %w", err)

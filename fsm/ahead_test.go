@@ -35,41 +35,47 @@ func TestApplyCommitted_RaftsLaterDeliveryChangesNothing(t *testing.T) {
 	f := eventsOn(t)
 	entries := batchEntries(t) // 4..15
 	before := dump(t, f.Store().Read())
-	if ahead, err := f.ApplyCommitted(9, func(uint64, uint64) ([]*raft.Log, error) { return nil, errors.New("not here") }, nil); ahead || err == nil {
+	if ahead, err := f.ApplyCommitted(9, func(uint64, uint64) ([]*raft.Log, error) { return nil, errors.New("not here") }); ahead || err == nil {
 		t.Fatalf("a failed read: %v, %v", ahead, err)
 	}
 	if f.AppliedIndex() != 3 || !bytes.Equal(dump(t, f.Store().Read()), before) {
 		t.Fatal("a failed read changed the model")
 	}
 	results := map[uint64]any{}
-	note := func(logs []*raft.Log, res []any) {
+	f.OnApplied(func(logs []*raft.Log, res []any) {
 		for i, l := range logs {
+			if _, again := results[l.Index]; again {
+				t.Errorf("entry %d passed on twice", l.Index)
+			}
+			if f.AppliedIndex() >= l.Index {
+				t.Errorf("entry %d passed on after the applied index moved past it", l.Index)
+			}
 			results[l.Index] = res[i]
 		}
-	}
-	if ahead, err := f.ApplyCommitted(9, readFrom(entries), note); !ahead || err != nil {
+	})
+	if ahead, err := f.ApplyCommitted(9, readFrom(entries)); !ahead || err != nil {
 		t.Fatalf("apply ahead to 9: %v, %v", ahead, err)
 	}
-	// The results given ahead are raft's delivery's (a forwarded write
-	// answered at commit takes its result from here).
-	for i, l := range wantEntries {
-		if l.Index > 9 {
-			break
-		}
-		if got, want := fmt.Sprint(results[l.Index]), fmt.Sprint(wantRes[i]); got != want {
-			t.Errorf("entry %d's result ahead: %s, raft's delivery: %s", l.Index, got, want)
-		}
-	}
-	if len(results) == 0 {
-		t.Fatal("no results passed on")
+	// The results passed on are raft's delivery's (a forwarded write
+	// answered at commit takes its result from there): checked below.
+	if len(results) != 6 {
+		t.Fatalf("%d entries passed on ahead, want 6 (4..9)", len(results))
 	}
 	if f.AppliedIndex() != 9 || !f.Store().Read().Exists(store.KindIdentity, "i1") {
 		t.Fatalf("applied %d after applying ahead to 9", f.AppliedIndex())
 	}
-	if ahead, err := f.ApplyCommitted(7, readFrom(entries), note); ahead || err != nil {
+	if ahead, err := f.ApplyCommitted(7, readFrom(entries)); ahead || err != nil {
 		t.Fatalf("apply ahead to 7 after 9: %v, %v", ahead, err)
 	}
 	got := f.ApplyBatch(entries)
+	if len(results) != len(entries) {
+		t.Fatalf("%d entries passed on in all, want %d, each once", len(results), len(entries))
+	}
+	for i, l := range wantEntries {
+		if got, want := fmt.Sprint(results[l.Index]), fmt.Sprint(wantRes[i]); got != want {
+			t.Errorf("entry %d's result passed on: %s, raft's delivery alone: %s", l.Index, got, want)
+		}
+	}
 	for i, l := range entries {
 		if l.Index <= 9 && got[i] != nil {
 			t.Errorf("entry %d, applied ahead, applied again: %s", l.Index, got[i])
@@ -92,7 +98,7 @@ func TestApplyCommitted_RaftsLaterDeliveryChangesNothing(t *testing.T) {
 
 	// A no-op entry (never handed to the FSM) moves the index.
 	noop := []*raft.Log{{Index: 16, Term: 1, Type: raft.LogNoop}}
-	if ahead, err := f.ApplyCommitted(16, readFrom(noop), nil); !ahead || err != nil || f.AppliedIndex() != 16 {
+	if ahead, err := f.ApplyCommitted(16, readFrom(noop)); !ahead || err != nil || f.AppliedIndex() != 16 {
 		t.Fatalf("a no-op ahead: %v, %v, applied %d", ahead, err, f.AppliedIndex())
 	}
 }
@@ -107,7 +113,7 @@ func TestSnapshot_OfAModelAppliedAheadOfRaft(t *testing.T) {
 
 	f := eventsOn(t)
 	entries := batchEntries(t)
-	if _, err := f.ApplyCommitted(9, readFrom(entries), nil); err != nil {
+	if _, err := f.ApplyCommitted(9, readFrom(entries)); err != nil {
 		t.Fatal(err)
 	}
 	g := snapshotRoundTrip(t, f) // raft files it under an index before 9: what raft had applied
@@ -152,7 +158,7 @@ func TestApplyCommitted_BesideRaftsDelivery(t *testing.T) {
 	go func() { // forwarded writes answered, ahead of it
 		defer wg.Done()
 		for i := 2; i < len(entries); i += 11 {
-			if _, err := f.ApplyCommitted(entries[i].Index, readFrom(entries), nil); err != nil {
+			if _, err := f.ApplyCommitted(entries[i].Index, readFrom(entries)); err != nil {
 				t.Error(err)
 			}
 		}

@@ -19,6 +19,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"edgectl/cluster"
 	"edgectl/store"
 
 	"github.com/hashicorp/raft"
@@ -76,6 +77,23 @@ type FSM struct {
 	notify  chan struct{} // closed and replaced whenever applied moves
 
 	outcomes outcomes // results by request id (outcomes.go)
+
+	// onApplied, if set (OnApplied), gets the entries this FSM applies and
+	// their results before its applied index moves past them.
+	onApplied func(logs []*raft.Log, results []any)
+}
+
+// OnApplied sets a function that gets every batch of entries this FSM
+// applies, by raft's delivery or ahead of it, with their results as
+// ApplyBatch returns them, before the applied index moves past them (so a
+// waiter that sees the index sees the results noted). Entries applied
+// ahead are not passed again when raft hands them over; a restore passes
+// nothing. Set it before the FSM applies anything (the cluster's Node does,
+// for the writes it forwards: cluster/atcommit.go).
+func (f *FSM) OnApplied(fn func(logs []*raft.Log, results []any)) {
+	f.applyMu.Lock()
+	f.onApplied = fn
+	f.applyMu.Unlock()
 }
 
 // New returns an FSM that applies commands to s.
@@ -214,6 +232,9 @@ func (f *FSM) applyBatch(logs []*raft.Log, out []any) {
 	}
 	tx.Commit()
 	f.countEvents(recorded)
+	if f.onApplied != nil {
+		f.onApplied(logs, out)
+	}
 	f.setApplied(logs[len(logs)-1].Index)
 }
 
@@ -232,11 +253,9 @@ func (f *FSM) applyBatch(logs []*raft.Log, out []any) {
 // and configuration entries; no-ops and barriers only move the index), and
 // raft's later delivery of them is skipped (ApplyBatch). A snapshot of a
 // model applied ahead of raft's index records the model's own index
-// (Snapshot), so a restore from it skips them too. It passes the entries it
-// applied and their results, as ApplyBatch would return them, to applied
-// (if not nil), and reports whether it applied anything (false: the FSM had
-// applied last already).
-func (f *FSM) ApplyCommitted(last uint64, read func(from, to uint64) ([]*raft.Log, error), applied func([]*raft.Log, []any)) (bool, error) {
+// (Snapshot), so a restore from it skips them too. It reports whether it
+// applied anything (false: the FSM had applied last already).
+func (f *FSM) ApplyCommitted(last uint64, read func(from, to uint64) ([]*raft.Log, error)) (bool, error) {
 	f.applyMu.Lock()
 	defer f.applyMu.Unlock()
 	from := f.applied.Load() + 1
@@ -259,12 +278,8 @@ func (f *FSM) ApplyCommitted(last uint64, read func(from, to uint64) ([]*raft.Lo
 			send = append(send, l)
 		}
 	}
-	out := make([]any, len(send))
-	f.applyBatch(send, out)
+	f.applyBatch(send, make([]any, len(send)))
 	f.setApplied(last)
-	if applied != nil {
-		applied(send, out)
-	}
 	return true, nil
 }
 
@@ -437,3 +452,10 @@ func (f *FSM) Store() *store.Store { return f.store }
 var _ raft.FSM = (*FSM)(nil)
 var _ raft.ConfigurationStore = (*FSM)(nil)
 var _ raft.BatchingFSM = (*FSM)(nil)
+
+// The cluster's node applies a forwarded write ahead of raft and takes its
+// result from this FSM (cluster/forward.go, cluster/atcommit.go).
+var (
+	_ cluster.CommittedApplier = (*FSM)(nil)
+	_ cluster.ResultNoter      = (*FSM)(nil)
+)
