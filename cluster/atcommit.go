@@ -88,11 +88,16 @@ func (w *forwardWaits) expectCommit(id uint64) <-chan commitPoint {
 
 func (w *forwardWaits) dropCommit(id uint64) {
 	w.mu.Lock()
-	if _, ok := w.commits[id]; ok {
-		delete(w.commits, id)
+	drop(w, w.commits, id)
+	w.mu.Unlock()
+}
+
+// drop removes id from m, one of w's maps; w.mu is held.
+func drop[V any](w *forwardWaits, m map[uint64]V, id uint64) {
+	if _, ok := m[id]; ok {
+		delete(m, id)
 		w.waiting.Add(-1)
 	}
-	w.mu.Unlock()
 }
 
 // expectResult draws an id for a write this node forwards and registers
@@ -128,10 +133,7 @@ func (w *forwardWaits) result(id, index uint64) (res any, ok bool) {
 
 func (w *forwardWaits) dropResult(id uint64) {
 	w.mu.Lock()
-	if _, ok := w.results[id]; ok {
-		delete(w.results, id)
-		w.waiting.Add(-1)
-	}
+	drop(w, w.results, id)
 	w.mu.Unlock()
 }
 
@@ -147,8 +149,7 @@ func (w *forwardWaits) committed(logs []*raft.Log) {
 		if id := forwardID(l); id != 0 {
 			if ch, ok := w.commits[id]; ok {
 				ch <- commitPoint{l.Index, l.Term}
-				delete(w.commits, id)
-				w.waiting.Add(-1)
+				drop(w, w.commits, id)
 			}
 		}
 	}

@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"bytes"
+	"context"
 	"strings"
 	"sync"
 	"testing"
@@ -17,16 +18,8 @@ import (
 // up to the entry; raft's delivery of those entries later changes nothing.
 func TestForward_AFollowerAppliesItsWriteAheadOfRaft(t *testing.T) {
 	t.Parallel()
-	c := mustNewCluster(t, 3)
-	ctx := ctxTimeout(t, 20*time.Second)
-	leader := c.Leader()
-	mustApply(t, ctx, leader, setCmd("before", "1"))
-	f := c.Followers()[0]
-	testPoll(t, func() bool { v, _ := f.fsm.get("before"); return v == "1" }, 10*time.Second)
-
-	gate := make(chan struct{})
-	var open sync.Once
-	t.Cleanup(func() { open.Do(func() { close(gate) }) }) // before the nodes' shutdown
+	ctx, leader, f := followerOfThree(t)
+	gate, release := newGate(t)
 	f.fsm.mu.Lock()
 	f.fsm.delivery = gate
 	f.fsm.mu.Unlock()
@@ -39,12 +32,43 @@ func TestForward_AFollowerAppliesItsWriteAheadOfRaft(t *testing.T) {
 	}
 	mustApply(t, ctx, leader, setCmd("k", "w"))
 
-	open.Do(func() { close(gate) })
+	release()
+	catchesUp(t, ctx, leader, f, map[string]string{"before": "1", "k": "w"})
+}
+
+// followerOfThree starts a three-node cluster whose leader wrote before=1
+// and returns a follower that has applied it.
+func followerOfThree(t *testing.T) (ctx context.Context, leader, f *testNode) {
+	c := mustNewCluster(t, 3)
+	ctx = ctxTimeout(t, 20*time.Second)
+	leader = c.Leader()
+	mustApply(t, ctx, leader, setCmd("before", "1"))
+	f = c.Followers()[0]
+	testPoll(t, func() bool { v, _ := f.fsm.get("before"); return v == "1" }, 10*time.Second)
+	return ctx, leader, f
+}
+
+// newGate returns a channel that release closes (once), and closes it at
+// the test's end too, before the nodes' shutdown.
+func newGate(t *testing.T) (gate chan struct{}, release func()) {
+	gate = make(chan struct{})
+	var once sync.Once
+	release = func() { once.Do(func() { close(gate) }) }
+	t.Cleanup(release)
+	return gate, release
+}
+
+// catchesUp: once held no more, the follower takes a write, raft's delivery
+// reaches the leader's last entry, and the follower's model holds want and
+// that write.
+func catchesUp(t *testing.T, ctx context.Context, leader, f *testNode, want map[string]string) {
+	t.Helper()
 	mustApply(t, ctx, f, setCmd("after", "2"))
 	testPoll(t, func() bool { return f.raft.AppliedIndex() >= leader.raft.LastIndex() }, 10*time.Second)
-	for k, want := range map[string]string{"before": "1", "k": "w", "after": "2"} {
-		if v, _ := f.fsm.get(k); v != want {
-			t.Errorf("follower: %s=%q, want %q", k, v, want)
+	want["after"] = "2"
+	for k, w := range want {
+		if v, _ := f.fsm.get(k); v != w {
+			t.Errorf("follower: %s=%q, want %q", k, v, w)
 		}
 	}
 }
@@ -173,16 +197,8 @@ func TestCommittedEntries_TakesTheBatchBeingStored(t *testing.T) {
 // being stored, while the store goes on.
 func TestForward_AFollowerAppliesItsWriteBeforeItsOwnFsync(t *testing.T) {
 	t.Parallel()
-	c := mustNewCluster(t, 3)
-	ctx := ctxTimeout(t, 20*time.Second)
-	leader := c.Leader()
-	mustApply(t, ctx, leader, setCmd("before", "1"))
-	f := c.Followers()[0]
-	testPoll(t, func() bool { v, _ := f.fsm.get("before"); return v == "1" }, 10*time.Second)
-
-	gate := make(chan struct{})
-	var open sync.Once
-	t.Cleanup(func() { open.Do(func() { close(gate) }) }) // before the nodes' shutdown
+	ctx, leader, f := followerOfThree(t)
+	gate, release := newGate(t)
 	held := make(chan struct{}, 1)
 	hook := func(logs []*raft.Log) {
 		for _, l := range logs {
@@ -225,15 +241,9 @@ func TestForward_AFollowerAppliesItsWriteBeforeItsOwnFsync(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the follower did not answer while its own store of the entry was held")
 	}
-	open.Do(func() { close(gate) })
+	release()
 	f.store.beforeStore.Store(nil)
-	mustApply(t, ctx, f, setCmd("after", "2"))
-	testPoll(t, func() bool { return f.raft.AppliedIndex() >= leader.raft.LastIndex() }, 10*time.Second)
-	for k, want := range map[string]string{"before": "1", "held-key": "v", "after": "2"} {
-		if v, _ := f.fsm.get(k); v != want {
-			t.Errorf("follower: %s=%q, want %q", k, v, want)
-		}
-	}
+	catchesUp(t, ctx, leader, f, map[string]string{"before": "1", "held-key": "v"})
 }
 
 // TestForward_AnsweredAtCommitWithTheFollowersOwnResult: the leader answers
@@ -253,10 +263,8 @@ func TestForward_AnsweredAtCommitWithTheFollowersOwnResult(t *testing.T) {
 	// held runs cmd through the follower with the leader's delivery held;
 	// hold's release lets the leader apply it afterwards.
 	held := func(cmd []byte) (resp []byte, idx uint64, err error, release func()) {
-		gate := make(chan struct{})
-		var open sync.Once
-		release = func() { open.Do(func() { close(gate) }) }
-		t.Cleanup(release) // before the nodes' shutdown
+		var gate chan struct{}
+		gate, release = newGate(t)
 		leader.fsm.mu.Lock()
 		leader.fsm.delivery = gate
 		leader.fsm.mu.Unlock()
