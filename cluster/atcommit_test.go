@@ -1,7 +1,11 @@
 package cluster
 
 import (
+	"encoding/binary"
+	"fmt"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/raft"
 )
@@ -47,5 +51,53 @@ func TestForwardWaits_TheFirstApplyOfTheEntryGivesTheResult(t *testing.T) {
 	w.dropCommit(42)
 	if n := w.waiting.Load(); n != 0 {
 		t.Fatalf("%d waits left", n)
+	}
+}
+
+// TestApplyAtCommit_AFollowerFarBehindGetsTheLeadersResult: the leader
+// answers a forwarded write at commit only when the entry is within
+// maxApplyAhead of the follower's applied index; a follower further behind
+// (catching up, perhaps by a snapshot that would not give it the entry's
+// result) gets the leader's own result, after the leader's apply.
+func TestApplyAtCommit_AFollowerFarBehindGetsTheLeadersResult(t *testing.T) {
+	t.Parallel()
+	c := mustNewCluster(t, 3)
+	ctx := ctxTimeout(t, 20*time.Second)
+	leader := c.Leader()
+	mustApply(t, ctx, leader, setCmd("k", "v"))
+	var wg sync.WaitGroup
+	for i := range maxApplyAhead + 10 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, _, err := leader.Apply(ctx, setCmd(fmt.Sprintf("n%d", i), "x")); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	request := func(id, applied uint64, cmd []byte) []byte {
+		req := binary.BigEndian.AppendUint64(nil, id)
+		return append(binary.BigEndian.AppendUint64(req, applied), cmd...)
+	}
+
+	out, err := leader.applyAtCommit(ctx, request(1, 1, setCmd("k", "w")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, idx, term, here, err := decodeApplyResult(out, true)
+	if err != nil || here || string(resp) != "v" || term == 0 {
+		t.Fatalf("a follower at index 1, entry %d: result %q, here %v, term %d, %v; want the leader's result %q", idx, resp, here, term, err, "v")
+	}
+
+	out, err = leader.applyAtCommit(ctx, request(2, leader.fsm.AppliedIndex(), setCmd("k", "x")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, idx2, term, here, err := decodeApplyResult(out, true); err != nil || !here || idx2 <= idx || term == 0 {
+		t.Fatalf("a follower close behind: entry %d, term %d, here %v, %v; want answered at commit after %d", idx2, term, here, err, idx)
+	}
+	if _, err := leader.applyAtCommit(ctx, []byte("short")); err == nil {
+		t.Fatal("a malformed request was taken")
 	}
 }

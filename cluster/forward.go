@@ -69,7 +69,8 @@ func (n *Node) Apply(ctx context.Context, cmd []byte) ([]byte, uint64, error) {
 		// node's FSM to note the result of that entry by (atcommit.go).
 		id = n.waits.expectResult()
 		defer n.waits.dropResult(id)
-		req := binary.BigEndian.AppendUint64(make([]byte, 0, 8+len(cmd)), id)
+		req := binary.BigEndian.AppendUint64(make([]byte, 0, 16+len(cmd)), id)
+		req = binary.BigEndian.AppendUint64(req, n.fsm.AppliedIndex())
 		out, err = n.leaderCall(ctx, rpcApplyCommit, append(req, cmd...), false, local(true))
 	}
 	if errors.Is(err, ErrUnknownRPC) {
@@ -172,14 +173,19 @@ func (n *Node) applyLocalEncoded(ctx context.Context, cmd []byte, withTerm bool)
 }
 
 // applyAtCommit runs a cluster.apply_commit on this node (the leader):
-// req is the follower's id for the write, then the command. It answers as
-// soon as the entry is committed (resultHere), or, when raft answers the
-// proposal first (an error, say), as cluster.apply_term does.
+// req is the follower's id for the write, the follower's applied index
+// when it sent it, then the command. It answers as soon as the entry is
+// committed (resultHere), or, when raft answers the proposal first (an
+// error, say), as cluster.apply_term does. It also answers as
+// cluster.apply_term, after its own apply, when the entry is more than
+// maxApplyAhead past the follower's applied index: such a follower waits
+// for raft's delivery, which may bring a snapshot instead of the entry (a
+// node catching up), and the result with it would be lost.
 func (n *Node) applyAtCommit(ctx context.Context, req []byte) ([]byte, error) {
-	if len(req) < 8 {
+	if len(req) < 16 {
 		return nil, errors.New("cluster: malformed apply_commit request")
 	}
-	id, cmd := binary.BigEndian.Uint64(req), req[8:]
+	id, applied, cmd := binary.BigEndian.Uint64(req), binary.BigEndian.Uint64(req[8:]), req[16:]
 	enqueue, err := enqueueTimeout(ctx)
 	if err != nil {
 		return nil, err
@@ -196,14 +202,17 @@ func (n *Node) applyAtCommit(ctx context.Context, req []byte) ([]byte, error) {
 	}()
 	select {
 	case c := <-commit:
-		out := make([]byte, 0, 17)
-		out = binary.BigEndian.AppendUint64(out, c.index)
-		out = binary.BigEndian.AppendUint64(out, c.term)
-		return append(out, resultHere), nil
+		if c.index-applied <= maxApplyAhead || c.index < applied {
+			out := make([]byte, 0, 17)
+			out = binary.BigEndian.AppendUint64(out, c.index)
+			out = binary.BigEndian.AppendUint64(out, c.term)
+			return append(out, resultHere), nil
+		}
+		<-done
 	case <-done:
-		resp, idx, err := n.applied(ctx, f)
-		return n.encodeApplied(resp, idx, err, true)
 	}
+	resp, idx, err := n.applied(ctx, f)
+	return n.encodeApplied(resp, idx, err, true)
 }
 
 // encodeApplied encodes the answer of a forwarded apply.
