@@ -55,18 +55,19 @@ func TestForwardWaits_TheFirstApplyOfTheEntryGivesTheResult(t *testing.T) {
 }
 
 // TestApplyAtCommit_AFollowerFarBehindGetsTheLeadersResult: the leader
-// answers a forwarded write at commit only when the entry is within
-// maxApplyAhead of the follower's applied index; a follower further behind
-// (catching up, perhaps by a snapshot that would not give it the entry's
-// result) gets the leader's own result, after the leader's apply.
+// answers a forwarded write at commit only when the entry is within half
+// the trailing logs of the follower's applied index; a follower further
+// behind (catching up, perhaps by a snapshot that would not give it the
+// entry's result) gets the leader's own result, after the leader's apply.
 func TestApplyAtCommit_AFollowerFarBehindGetsTheLeadersResult(t *testing.T) {
 	t.Parallel()
-	c := mustNewCluster(t, 3)
+	const trailing = 64
+	c := mustNewCluster(t, 3, func(c *Config) { c.TrailingLogs = trailing })
 	ctx := ctxTimeout(t, 20*time.Second)
 	leader := c.Leader()
 	mustApply(t, ctx, leader, setCmd("k", "v"))
 	var wg sync.WaitGroup
-	for i := range maxApplyAhead + 10 {
+	for i := range trailing/2 + 10 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

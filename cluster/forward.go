@@ -177,10 +177,12 @@ func (n *Node) applyLocalEncoded(ctx context.Context, cmd []byte, withTerm bool)
 // when it sent it, then the command. It answers as soon as the entry is
 // committed (resultHere), or, when raft answers the proposal first (an
 // error, say), as cluster.apply_term does. It also answers as
-// cluster.apply_term, after its own apply, when the entry is more than
-// maxApplyAhead past the follower's applied index: such a follower waits
-// for raft's delivery, which may bring a snapshot instead of the entry (a
-// node catching up), and the result with it would be lost.
+// cluster.apply_term, after its own apply, when the follower is so far
+// behind the entry that raft might bring it a snapshot instead of the
+// entries (a node catching up), which would lose the result: more than
+// half the trailing logs raft keeps after a snapshot. A follower closer
+// than that gets the entries after its applied index as entries, whose
+// results it notes.
 func (n *Node) applyAtCommit(ctx context.Context, req []byte) ([]byte, error) {
 	if len(req) < 16 {
 		return nil, errors.New("cluster: malformed apply_commit request")
@@ -202,7 +204,7 @@ func (n *Node) applyAtCommit(ctx context.Context, req []byte) ([]byte, error) {
 	}()
 	select {
 	case c := <-commit:
-		if c.index-applied <= maxApplyAhead || c.index < applied {
+		if c.index < applied || c.index-applied <= n.raft.ReloadableConfig().TrailingLogs/2 {
 			out := make([]byte, 0, 17)
 			out = binary.BigEndian.AppendUint64(out, c.index)
 			out = binary.BigEndian.AppendUint64(out, c.term)
