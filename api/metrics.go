@@ -77,6 +77,10 @@ var (
 		"Writes this node forwarded to the leader since it started, by how this node came to have applied them before "+
 			"answering: already (when the leader answered), ahead (of raft, as soon as this node's log held the entry) or "+
 			"waited (for raft).", []string{"how"}, nil)
+	descAnswered = prometheus.NewDesc("edgectl_raft_forwarded_answers_total",
+		"Writes this node forwarded to the leader since it started, by when the leader answered: at commit (the result "+
+			"being this node's own apply's) or after the leader's own apply (with its result: this node far behind, or a "+
+			"leader of an older release).", []string{"when"}, nil)
 )
 
 func (c *stateCollector) Describe(ch chan<- *prometheus.Desc) {
@@ -87,6 +91,7 @@ func (c *stateCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- descSnapWriting
 	ch <- descSnapWritten
 	ch <- descForwarded
+	ch <- descAnswered
 }
 
 func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
@@ -106,6 +111,9 @@ func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(descSnapWritten, prometheus.CounterValue, float64(st.SnapshotsWritten))
 		for how, v := range map[string]uint64{"already": st.ForwardedApplied, "ahead": st.ForwardedAhead, "waited": st.ForwardedWaited} {
 			ch <- prometheus.MustNewConstMetric(descForwarded, prometheus.CounterValue, float64(v), how)
+		}
+		for when, v := range map[string]uint64{"commit": st.ForwardedAtCommit, "applied": st.ForwardedAfterApply} {
+			ch <- prometheus.MustNewConstMetric(descAnswered, prometheus.CounterValue, float64(v), when)
 		}
 	}
 	tx := c.s.Store.Read()

@@ -209,8 +209,11 @@ for run in $(seq 1 "$runs"); do
 	for i in 1 2 3; do
 		[ "127.0.0.1:${api[i]}" = "$leader" ] && continue
 		# How each follower came to have applied the writes it forwarded (docs/api.md, the metrics).
-		fw=$(curl -sf "http://127.0.0.1:${metrics[i]}/metrics" | sed -n 's/^edgectl_raft_forwarded_writes_total{how="\([a-z]*\)"} \([0-9.e+]*\)$/\1 \2/p' | sort | tr '\n' ' ')
-		echo "  edgectl-n$i-follower  forwarded writes by how they were applied here: ${fw:-none}"
+		# and when the leader answered them (at commit, or after its own apply).
+		m=$(curl -sf "http://127.0.0.1:${metrics[i]}/metrics" || true)
+		fw=$(sed -n 's/^edgectl_raft_forwarded_writes_total{how="\([a-z]*\)"} \([0-9.e+]*\)$/\1 \2/p' <<<"$m" | sort | tr '\n' ' ')
+		fa=$(sed -n 's/^edgectl_raft_forwarded_answers_total{when="\([a-z]*\)"} \([0-9.e+]*\)$/\1 \2/p' <<<"$m" | sort | tr '\n' ' ')
+		echo "  edgectl-n$i-follower  forwarded writes by how they were applied here: ${fw:-none}; answered at: ${fa:-none}"
 	done
 	stop_all
 

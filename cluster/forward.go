@@ -88,6 +88,11 @@ func (n *Node) Apply(ctx context.Context, cmd []byte) ([]byte, uint64, error) {
 	if idx == 0 {
 		return nil, 0, err
 	}
+	if here {
+		n.answered[1].Add(1)
+	} else {
+		n.answered[0].Add(1)
+	}
 	// Read-your-writes on a follower: wait for this node's FSM to apply the
 	// entry (the leader's answer says it committed).
 	werr := n.awaitForwarded(ctx, idx, term)

@@ -112,6 +112,9 @@ func TestForward_ALeaderOfAnOlderReleaseStillAnswers(t *testing.T) {
 				t.Fatalf("forwarded writes counted as %d waited, %d ahead, %d already applied; want all waited: %v",
 					st.ForwardedWaited, st.ForwardedAhead, st.ForwardedApplied, tc.waited)
 			}
+			if st.ForwardedAfterApply != 2 || st.ForwardedAtCommit != 0 {
+				t.Fatalf("answers counted as %d after the leader's apply, %d at commit; want 2 and 0", st.ForwardedAfterApply, st.ForwardedAtCommit)
+			}
 		})
 	}
 }
@@ -291,6 +294,9 @@ func TestForward_AnsweredAtCommitWithTheFollowersOwnResult(t *testing.T) {
 	}
 	if n := f.waits.waiting.Load(); n != 0 {
 		t.Errorf("the follower still holds %d forwarded writes' waits", n)
+	}
+	if st := f.Stats(); st.ForwardedAtCommit < 2 {
+		t.Errorf("%d of the follower's writes counted as answered at commit, want at least the two held ones", st.ForwardedAtCommit)
 	}
 	release()
 	testPoll(t, func() bool { return leader.fsm.AppliedIndex() >= fidx }, 10*time.Second)

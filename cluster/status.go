@@ -52,6 +52,12 @@ type Stats struct {
 	ForwardedApplied uint64
 	ForwardedAhead   uint64
 	ForwardedWaited  uint64
+	// The same writes by the leader's answer: at commit, the result being
+	// this node's own FSM's (cluster.apply_commit), or after the leader's
+	// apply, with the leader's result (a follower far behind, or a leader
+	// of an older release).
+	ForwardedAtCommit   uint64
+	ForwardedAfterApply uint64
 }
 
 // Stats returns the node's raft state.
@@ -72,6 +78,9 @@ func (n *Node) Stats() Stats {
 		ForwardedApplied: n.forwarded[forwardApplied].Load(),
 		ForwardedAhead:   n.forwarded[forwardAhead].Load(),
 		ForwardedWaited:  n.forwarded[forwardWaited].Load(),
+
+		ForwardedAtCommit:   n.answered[1].Load(),
+		ForwardedAfterApply: n.answered[0].Load(),
 	}
 	if !n.IsLeader() {
 		s.LastContact = n.raft.LastContact()
