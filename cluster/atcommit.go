@@ -55,9 +55,9 @@ type ResultNoter interface {
 type commitPoint struct{ index, term uint64 }
 
 // resultSlot holds the result this node's FSM gave a forwarded write's
-// entry (guarded by forwardWaits.mu).
+// entry and the entry's index, 0 until it is applied here (guarded by
+// forwardWaits.mu).
 type resultSlot struct {
-	set   bool
 	index uint64
 	res   any
 }
@@ -125,7 +125,7 @@ func (w *forwardWaits) result(id, index uint64) (res any, ok bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	s := w.results[id]
-	if s == nil || !s.set || s.index != index {
+	if s == nil || s.index != index {
 		return nil, false
 	}
 	return s.res, true
@@ -166,8 +166,8 @@ func (w *forwardWaits) applied(logs []*raft.Log, results []any) {
 	defer w.mu.Unlock()
 	for i, l := range logs {
 		if id := forwardID(l); id != 0 {
-			if s, ok := w.results[id]; ok && !s.set {
-				s.set, s.index, s.res = true, l.Index, results[i]
+			if s, ok := w.results[id]; ok && s.index == 0 {
+				s.index, s.res = l.Index, results[i]
 			}
 		}
 	}

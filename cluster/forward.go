@@ -89,18 +89,17 @@ func (n *Node) Apply(ctx context.Context, cmd []byte) ([]byte, uint64, error) {
 		return nil, 0, err
 	}
 	if here {
-		n.answered[1].Add(1)
+		n.answeredAtCommit.Add(1)
 	} else {
-		n.answered[0].Add(1)
+		n.answeredAfterApply.Add(1)
 	}
 	// Read-your-writes on a follower: wait for this node's FSM to apply the
 	// entry (the leader's answer says it committed).
-	werr := n.awaitForwarded(ctx, idx, term)
-	res, applied := n.waits.result(id, idx)
-	if werr != nil {
+	if werr := n.awaitForwarded(ctx, idx, term); werr != nil {
 		return nil, idx, fmt.Errorf("cluster: committed at index %d but not yet applied on this node: %w", idx, werr)
 	}
 	if here {
+		res, applied := n.waits.result(id, idx)
 		if !applied {
 			// It came with a snapshot this node restored past the entry.
 			return nil, idx, fmt.Errorf("cluster: committed at index %d, but this node restored a snapshot past it and did not see its result: %w", idx, ErrOutcomeUnknown)

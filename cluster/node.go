@@ -136,11 +136,11 @@ type Node struct {
 	// forwarded counts this node's writes forwarded to the leader, by how
 	// this node came to have applied them (forward.go).
 	forwarded [forwardKinds]atomic.Uint64
-	// answered counts this node's forwarded writes by the leader's answer:
-	// [0] after the leader's own apply, with its result; [1] at commit,
-	// with this node's result (cluster.apply_commit).
-	answered [2]atomic.Uint64
-	readTerm atomic.Uint64 // the term whose leader barrier read indexes rely on (readindex.go)
+	// This node's forwarded writes by the leader's answer: at commit, with
+	// this node's result (cluster.apply_commit), or after the leader's own
+	// apply, with its result.
+	answeredAtCommit, answeredAfterApply atomic.Uint64
+	readTerm                             atomic.Uint64 // the term whose leader barrier read indexes rely on (readindex.go)
 
 	snapshotting atomic.Bool
 	shutdownOnce sync.Once

@@ -79,8 +79,8 @@ func (n *Node) Stats() Stats {
 		ForwardedAhead:   n.forwarded[forwardAhead].Load(),
 		ForwardedWaited:  n.forwarded[forwardWaited].Load(),
 
-		ForwardedAtCommit:   n.answered[1].Load(),
-		ForwardedAfterApply: n.answered[0].Load(),
+		ForwardedAtCommit:   n.answeredAtCommit.Load(),
+		ForwardedAfterApply: n.answeredAfterApply.Load(),
 	}
 	if !n.IsLeader() {
 		s.LastContact = n.raft.LastContact()
