@@ -405,6 +405,25 @@ func BenchmarkNames_MillionNames(b *testing.B) {
 			}
 		}
 	})
+	// Right after a fold of the table (1/32 of it changed), before the
+	// new column's array is built: through the old one's (Names.via).
+	b.Run("folded", func(b *testing.B) {
+		root := &sortedRecords{recs: recs}
+		root.columnNames().sa.Store(suffixarray.New([]byte(root.columnNames().blob)))
+		d := &delta{root: root}
+		for i := range len(recs) / deltaShare {
+			r := &Identity{Base: Base{ID: fmt.Sprint("n", i)}, Named: Named{Name: fmt.Sprintf("id-%06d-new", i*deltaShare)}}
+			d.fresh, d.at = append(d.fresh, r), append(d.at, root.place(r))
+		}
+		indexBuilds <- struct{}{} // the new column's build waits
+		defer func() { <-indexBuilds }()
+		n := (&sortedRecords{d: d}).columnNames().materialize()
+		for b.Loop() {
+			if count(n) != 11 {
+				b.Fatal("wrong count")
+			}
+		}
+	})
 	// A substring with a byte 20 names of the million have: read by
 	// jumping between that byte's occurrences, or at their offsets.
 	rare := slices.Clone(recs)

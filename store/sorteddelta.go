@@ -585,7 +585,9 @@ const packFreshFrom = 256
 
 // materialize returns the column itself when it holds its names, or a
 // copy of a column read through a base column (made into one that holds
-// its names first when it is itself read through another).
+// its names first when it is itself read through another). A copy of a
+// column whose root has a suffix array starts building its own and is
+// searched through n until it is built (Names.via).
 func (n *Names) materialize() *Names {
 	if n.root == nil {
 		return n
@@ -611,5 +613,12 @@ func (n *Names) materialize() *Names {
 		return true
 	})
 	m.blob = b.String()
+	if root.sa.Load() != nil && len(m.blob) >= m.indexFrom {
+		// The old column was searched enough to get an array: so is
+		// this one, searched through the old one's meanwhile.
+		m.via.Store(n)
+		m.searches.Store(1)
+		m.suffixes()
+	}
 	return m
 }

@@ -489,3 +489,75 @@ func TestNames_ManyFreshNamesSearchedAsABlob(t *testing.T) {
 		}
 	}
 }
+
+// TestNames_AFoldOfAnIndexedColumnIsSearchedThroughTheOldArray: the column
+// a fold makes from a column read through a root with a suffix array
+// starts building its own array at once and, until it is there, is
+// searched through the old column (the old root's array and the fresh
+// names), with what a scan finds; once it is, it is searched by itself.
+// A root without an array gives a column that builds none by itself.
+func TestNames_AFoldOfAnIndexedColumnIsSearchedThroughTheOldArray(t *testing.T) {
+	// Not parallel: it holds indexBuilds, the process's one build slot.
+	var recs []Record
+	for i := range 3000 {
+		recs = append(recs, &Identity{Base: Base{ID: fmt.Sprintf("id-%05d", i)}, Named: Named{Name: fmt.Sprintf("name-%05d", i)}})
+	}
+	folded := func(indexed bool) (*Names, []string) {
+		root := &sortedRecords{recs: recs}
+		rootCol := root.columnNames()
+		rootCol.indexFrom = len(rootCol.blob) / 2
+		if indexed {
+			rootCol.sa.Store(suffixarray.New([]byte(rootCol.blob)))
+		}
+		d := &delta{root: root}
+		for i := range 400 {
+			r := &Identity{Base: Base{ID: fmt.Sprintf("new-%05d", i)}, Named: Named{Name: fmt.Sprintf("name-%05d-new", i*7)}}
+			d.fresh, d.at = append(d.fresh, r), append(d.at, root.place(r))
+		}
+		for i := 0; i < len(recs); i += 3 {
+			d.gone = append(d.gone, i)
+		}
+		c := &sortedRecords{d: d}
+		var all []string
+		c.each(func(r Record) bool { all = append(all, r.RecordName()); return true })
+		return c.columnNames().materialize(), all
+	}
+	check := func(n *Names, all []string, when string) {
+		t.Helper()
+		for _, sub := range []string{"name-0012", "-new", "1-new", "e-0", "name-00120-", "zzz"} {
+			var found, want []int
+			n.EachContaining(sub, func(i int) bool { found = append(found, i); return true })
+			for i, name := range all {
+				if strings.Contains(name, sub) {
+					want = append(want, i)
+				}
+			}
+			if !slices.Equal(found, want) {
+				t.Fatalf("%s: %q found %v, want %v", when, sub, found, want)
+			}
+		}
+	}
+
+	indexBuilds <- struct{}{} // no build can start
+	m, all := folded(true)
+	if m.via.Load() == nil || m.sa.Load() != nil {
+		t.Fatal("the fold of an indexed column is not searched through the old one")
+	}
+	check(m, all, "before its array")
+	if m.via.Load() == nil {
+		t.Fatal("a search without the array let go of the old column")
+	}
+	plain, plainAll := folded(false)
+	<-indexBuilds
+
+	check(m, all, "with a build free to start") // the next search starts the build the fold could not
+	waitFor(t, "the folded column got no array of its own", func() bool { return m.sa.Load() != nil })
+	check(m, all, "with its array")
+	if m.via.Load() != nil {
+		t.Fatal("the old column is kept after the new array is built")
+	}
+	if plain.via.Load() != nil || plain.building.Load() || plain.sa.Load() != nil {
+		t.Fatal("a fold of a column without an array started one")
+	}
+	check(plain, plainAll, "a fold without an array")
+}
