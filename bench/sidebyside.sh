@@ -58,8 +58,15 @@ stop_all() {
 	pids=()
 }
 
-# A port the kernel says is free now.
-freeport() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+# freeports N: N distinct ports the kernel says are free now (bound all at
+# once: ports asked for one by one can repeat, and etcd then refuses its
+# cluster for a duplicate url).
+freeports() {
+	python3 -c 'import socket,sys
+s=[socket.socket() for _ in range(int(sys.argv[1]))]
+for x in s: x.bind(("127.0.0.1",0))
+print(" ".join(str(x.getsockname()[1]) for x in s))' "$1"
+}
 
 # cpu_sample: total and steal jiffies of all CPUs.
 cpu_sample() { awk '/^cpu /{t=0; for(i=2;i<=NF;i++) t+=$i; print t, $9}' /proc/stat; }
@@ -98,10 +105,12 @@ start_edgectl() {
 	local n=$1 dir=$2 i token
 	api=() metrics=()
 	mkdir -p "$dir"
+	local ports
+	read -ra ports <<<"$(freeports $((3 * n)))"
 	for i in $(seq 1 "$n"); do
-		api[i]=$(freeport)
-		metrics[i]=$(freeport)
-		local args=(run --data-dir "$dir/n$i" --api-addr "127.0.0.1:${api[i]}" --cluster-addr "127.0.0.1:$(freeport)"
+		api[i]=${ports[3 * i - 3]}
+		metrics[i]=${ports[3 * i - 2]}
+		local args=(run --data-dir "$dir/n$i" --api-addr "127.0.0.1:${api[i]}" --cluster-addr "127.0.0.1:${ports[3 * i - 1]}"
 			--admin-password "$password" --metrics-addr "127.0.0.1:${metrics[i]}" --log-level warn)
 		[ -n "${PROFILE:-}" ] && args+=(--enable-pprof)
 		if [ "$i" -gt 1 ]; then
@@ -221,7 +230,8 @@ for run in $(seq 1 "$runs"); do
 	ew=$work/etcd-$run
 	mkdir -p "$ew"
 	peer=() client=()
-	for i in 1 2 3; do peer[i]=$(freeport); client[i]=$(freeport); done
+	read -ra ports <<<"$(freeports 6)"
+	for i in 1 2 3; do peer[i]=${ports[2 * i - 2]} client[i]=${ports[2 * i - 1]}; done
 	scheme=http tlsargs=() ctlargs=()
 	if [ -n "${ETCD_TLS:-}" ]; then
 		# As edgectl runs: HTTPS for clients, mutual TLS between members.
@@ -241,9 +251,9 @@ for run in $(seq 1 "$runs"); do
 		pids+=($!)
 	done
 	t=0
-	until etcdctl "${ctlargs[@]}" --endpoints "$scheme://127.0.0.1:${client[1]}" endpoint health >/dev/null 2>&1; do
+	until etcdctl "${ctlargs[@]}" --dial-timeout 1s --command-timeout 2s --endpoints "$scheme://127.0.0.1:${client[1]}" endpoint health >/dev/null 2>&1; do
 		t=$((t + 1))
-		[ "$t" -lt 100 ] || { echo "etcd not healthy" >&2; exit 1; }
+		[ "$t" -lt 100 ] && kill -0 "${pids[@]}" 2>/dev/null || { echo "etcd not healthy; its logs: $ew/e*.log" >&2; tail -n 3 "$ew"/e*.log >&2; exit 1; }
 		sleep 0.2
 	done
 	lpids=()
