@@ -81,6 +81,10 @@ var (
 		"Writes this node forwarded to the leader since it started, by when the leader answered: at commit (the result "+
 			"being this node's own apply's) or after the leader's own apply (with its result: this node far behind, or a "+
 			"leader of an older release).", []string{"when"}, nil)
+	descCommitAnswers = prometheus.NewDesc("edgectl_raft_commit_answers_total",
+		"Forwarded writes this node answered at commit as the leader since it started, by who sent the answer: raft's "+
+			"apply goroutine with the commit, or the request's handler (the connection was busy, or its peer slow to "+
+			"acknowledge what it was sent).", []string{"sent_by"}, nil)
 )
 
 func (c *stateCollector) Describe(ch chan<- *prometheus.Desc) {
@@ -92,6 +96,7 @@ func (c *stateCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- descSnapWritten
 	ch <- descForwarded
 	ch <- descAnswered
+	ch <- descCommitAnswers
 }
 
 func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
@@ -114,6 +119,9 @@ func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 		}
 		for when, v := range map[string]uint64{"commit": st.ForwardedAtCommit, "applied": st.ForwardedAfterApply} {
 			ch <- prometheus.MustNewConstMetric(descAnswered, prometheus.CounterValue, float64(v), when)
+		}
+		for by, v := range map[string]uint64{"commit": st.CommitAnswersSentWithCommit, "handler": st.CommitAnswersSentByHandler} {
+			ch <- prometheus.MustNewConstMetric(descCommitAnswers, prometheus.CounterValue, float64(v), by)
 		}
 	}
 	tx := c.s.Store.Read()

@@ -28,6 +28,8 @@ func TestMetrics_CountRequestsAndShowRaftAndRecords(t *testing.T) {
 		`edgectl_raft_forwarded_writes_total{how="waited"} 0`,
 		`edgectl_raft_forwarded_answers_total{when="applied"} 0`,
 		`edgectl_raft_forwarded_answers_total{when="commit"} 0`,
+		`edgectl_raft_commit_answers_total{sent_by="commit"} 0`,
+		`edgectl_raft_commit_answers_total{sent_by="handler"} 0`,
 		`edgectl_records{kind="identities"} 2`,
 		`edgectl_http_request_duration_seconds_bucket{api="management",operation="createIdentity"`,
 	} {

@@ -216,10 +216,15 @@ for run in $(seq 1 "$runs"); do
 	echo "  CPU of the three nodes per write: ${edgectl3_cpu} µs"
 	shares "${names[@]}"
 	for i in 1 2 3; do
-		[ "127.0.0.1:${api[i]}" = "$leader" ] && continue
+		m=$(curl -sf "http://127.0.0.1:${metrics[i]}/metrics" || true)
+		if [ "127.0.0.1:${api[i]}" = "$leader" ]; then
+			# Who sent the leader's answers at commit: raft's apply goroutine, or the request's handler.
+			sb=$(sed -n 's/^edgectl_raft_commit_answers_total{sent_by="\([a-z]*\)"} \([0-9.e+]*\)$/\1 \2/p' <<<"$m" | sort | tr '\n' ' ')
+			echo "  edgectl-n$i-leader    answers at commit sent by: ${sb:-none}"
+			continue
+		fi
 		# How each follower came to have applied the writes it forwarded (docs/api.md, the metrics).
 		# and when the leader answered them (at commit, or after its own apply).
-		m=$(curl -sf "http://127.0.0.1:${metrics[i]}/metrics" || true)
 		fw=$(sed -n 's/^edgectl_raft_forwarded_writes_total{how="\([a-z]*\)"} \([0-9.e+]*\)$/\1 \2/p' <<<"$m" | sort | tr '\n' ' ')
 		fa=$(sed -n 's/^edgectl_raft_forwarded_answers_total{when="\([a-z]*\)"} \([0-9.e+]*\)$/\1 \2/p' <<<"$m" | sort | tr '\n' ' ')
 		echo "  edgectl-n$i-follower  forwarded writes by how they were applied here: ${fw:-none}; answered at: ${fa:-none}"

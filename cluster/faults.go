@@ -69,6 +69,19 @@ func (c *gatedConn) Write(p []byte) (int, error) {
 	return c.Conn.Write(p)
 }
 
+// sendQueued is the socket's bytes not yet acknowledged by the peer (see
+// the function); ok is false while the node is frozen, when a write could
+// wait for the thaw.
+func (c *gatedConn) sendQueued() (n int, ok bool) {
+	c.g.mu.Lock()
+	frozen := c.g.frozen
+	c.g.mu.Unlock()
+	if frozen {
+		return 0, false
+	}
+	return sendQueued(c.Conn)
+}
+
 func (c *gatedConn) Close() error {
 	c.once.Do(func() { close(c.closed) })
 	return c.Conn.Close()

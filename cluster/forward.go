@@ -196,7 +196,8 @@ func (n *Node) applyAtCommit(ctx context.Context, req []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	commit := n.waits.expectCommit(id)
+	cw := commitWait{reply: replyOf(ctx), applied: applied, within: n.raft.ReloadableConfig().TrailingLogs / 2}
+	commit := n.waits.expectCommit(id, cw)
 	defer n.waits.dropCommit(id)
 	f := n.raft.ApplyLog(raft.Log{Type: raft.LogCommand, Data: cmd, Extensions: forwardIDExtension(id)}, enqueue)
 	// raft answers the proposal only after the FSM applied it, or with an
@@ -208,11 +209,12 @@ func (n *Node) applyAtCommit(ctx context.Context, req []byte) ([]byte, error) {
 	}()
 	select {
 	case c := <-commit:
-		if c.index < applied || c.index-applied <= n.raft.ReloadableConfig().TrailingLogs/2 {
-			out := make([]byte, 0, 17)
-			out = binary.BigEndian.AppendUint64(out, c.index)
-			out = binary.BigEndian.AppendUint64(out, c.term)
-			return append(out, resultHere), nil
+		switch {
+		case c.answered:
+			return nil, nil // sent at commit (forwardWaits.committed)
+		case cw.atCommit(c.index):
+			n.waits.sentByHandler.Add(1)
+			return atCommitAnswer(c.index, c.term), nil
 		}
 		<-done
 	case <-done:

@@ -298,6 +298,12 @@ func TestForward_AnsweredAtCommitWithTheFollowersOwnResult(t *testing.T) {
 	if st := f.Stats(); st.ForwardedAtCommit < 2 {
 		t.Errorf("%d of the follower's writes counted as answered at commit, want at least the two held ones", st.ForwardedAtCommit)
 	}
+	// On an idle connection the answers go out with the commit, from
+	// raft's apply goroutine, not from the requests' handlers.
+	if st := leader.Stats(); st.CommitAnswersSentWithCommit < 2 || st.CommitAnswersSentByHandler != 0 {
+		t.Errorf("the leader's answers at commit: %d sent with the commit, %d by their handlers; want every one with the commit",
+			st.CommitAnswersSentWithCommit, st.CommitAnswersSentByHandler)
+	}
 	release()
 	testPoll(t, func() bool { return leader.fsm.AppliedIndex() >= fidx }, 10*time.Second)
 	if v, _ := leader.fsm.get("k"); v != "w" {

@@ -94,6 +94,43 @@ type frameWriter struct {
 	err     error
 }
 
+// nowQueueMax is the most bytes a connection's socket may hold unacknowledged
+// by the peer for writeNow to write on it: a write blocks only once the
+// socket's send buffer is full (16 KiB at least, counted with the kernel's
+// overhead per segment: some 10 segments of answers), which a peer that
+// reads, and so acknowledges, never lets happen.
+const nowQueueMax = 1 << 10
+
+// writeNow writes the frames and flushes them if it can without waiting:
+// nobody else is writing on the connection and its socket holds under
+// nowQueueMax bytes the peer has not acknowledged (a peer that stopped
+// reading, paused or cut off, would let a write block for writeTimeout).
+// It reports whether it wrote; when it did not, it wrote nothing. For
+// raft's FSM goroutine, which answers forwarded writes at commit
+// (forwardWaits.committed) and must never wait on a peer.
+func (w *frameWriter) writeNow(frames [][]byte) bool {
+	q, ok := w.conn.NetConn().(interface{ sendQueued() (int, bool) })
+	if !ok || !w.mu.TryLock() {
+		return false
+	}
+	defer w.mu.Unlock()
+	size := w.bw.Buffered()
+	for _, f := range frames {
+		size += len(f)
+	}
+	if queued, known := q.sendQueued(); !known || queued+size > nowQueueMax || w.err != nil {
+		return false
+	}
+	_ = w.conn.SetWriteDeadline(time.Now().Add(writeTimeout))
+	for _, f := range frames {
+		if _, w.err = w.bw.Write(f); w.err != nil {
+			return true // the connection is gone: so is the answer, by any path
+		}
+	}
+	w.err = w.bw.Flush()
+	return true
+}
+
 func newFrameWriter(c *tls.Conn) *frameWriter {
 	return &frameWriter{conn: c, bw: bufio.NewWriterSize(c, 32<<10)}
 }
@@ -188,6 +225,28 @@ func (n *Node) serveRPC(c *tls.Conn, peer *x509.Certificate) {
 	}
 }
 
+// rpcReply is the response to an RPC being served: a handler may have it
+// sent before it returns (replyOf); handleRPC then sends nothing more.
+type rpcReply struct {
+	w    *frameWriter
+	id   uint64
+	sent atomic.Bool // the response is on its way
+}
+
+type rpcReplyKey struct{}
+
+// replyOf is the reply of the RPC a handler's ctx serves, or nil (the
+// handler was called locally).
+func replyOf(ctx context.Context) *rpcReply {
+	r, _ := ctx.Value(rpcReplyKey{}).(*rpcReply)
+	return r
+}
+
+// frame is the response frame carrying body as a success.
+func (r *rpcReply) frame(body []byte) []byte {
+	return append(responseHeader(r.id, codeOK, len(body)), body...)
+}
+
 func responseHeader(id uint64, code byte, bodyLen int) []byte {
 	hdr := make([]byte, frameHeaderLen+1)
 	binary.BigEndian.PutUint32(hdr[0:4], uint32(1+8+1+bodyLen))
@@ -215,7 +274,11 @@ func (n *Node) handleRPC(ctx context.Context, w *frameWriter, peer *x509.Certifi
 			ctx, cancel = context.WithTimeout(ctx, timeout)
 			defer cancel()
 		}
-		resp, err = n.runHandler(ctx, h, name, peer, body)
+		reply := &rpcReply{w: w, id: id}
+		resp, err = n.runHandler(context.WithValue(ctx, rpcReplyKey{}, reply), h, name, peer, body)
+		if reply.sent.Load() {
+			return
+		}
 	}
 	if err == nil && len(resp) > maxFrameSize-64 {
 		err = fmt.Errorf("cluster: rpc %s: response of %d bytes exceeds the frame limit", name, len(resp))

@@ -58,6 +58,12 @@ type Stats struct {
 	// of an older release).
 	ForwardedAtCommit   uint64
 	ForwardedAfterApply uint64
+	// As the leader, the forwarded writes it answered at commit, by who
+	// sent the answer: raft's apply goroutine, with the commit, or the
+	// request's handler, woken by it (the connection was busy, or its
+	// peer slow to acknowledge what it was sent).
+	CommitAnswersSentWithCommit uint64
+	CommitAnswersSentByHandler  uint64
 }
 
 // Stats returns the node's raft state.
@@ -81,6 +87,9 @@ func (n *Node) Stats() Stats {
 
 		ForwardedAtCommit:   n.answeredAtCommit.Load(),
 		ForwardedAfterApply: n.answeredAfterApply.Load(),
+
+		CommitAnswersSentWithCommit: n.waits.sentWithCommit.Load(),
+		CommitAnswersSentByHandler:  n.waits.sentByHandler.Load(),
 	}
 	if !n.IsLeader() {
 		s.LastContact = n.raft.LastContact()
