@@ -182,7 +182,7 @@ func (w *forwardWaits) dropResult(id uint64) {
 // (frameWriter.writeNow): woken instead, the handlers would each wait for
 // a processor, behind the requests the node is serving, to send them.
 // Measured with bench/sidebyside.sh, followers' rates went from
-// 0.78-0.83x to 0.83-0.87x the leader's (docs/performance.md, part 13).
+// 0.78-0.83x to 0.82-0.88x the leader's (docs/performance.md, part 13).
 // Otherwise, each handler answers.
 func (w *forwardWaits) committed(logs []*raft.Log) {
 	if w.waiting.Load() == 0 {
