@@ -259,6 +259,12 @@ func (tx *Tx) sortedFromDelta(k *Kind, gen uint64) *sortedRecords {
 		return nil
 	}
 	newest := v.(*sortedRecords)
+	if newest.db == tx.db && newest.gen == gen {
+		// Kept by a reader of this generation since this one looked
+		// (current): it is the entry. Made again from the middle entry
+		// instead, it would be a larger delta over the root.
+		return newest
+	}
 	if newest.d == nil {
 		return tx.derive(k, newest, gen)
 	}
