@@ -256,10 +256,7 @@ func TestForward_AFollowerAppliesItsWriteBeforeItsOwnFsync(t *testing.T) {
 // of a refused command.
 func TestForward_AnsweredAtCommitWithTheFollowersOwnResult(t *testing.T) {
 	t.Parallel()
-	c := mustNewCluster(t, 3)
-	ctx := ctxTimeout(t, 20*time.Second)
-	leader := c.Leader()
-	f := c.Followers()[0]
+	ctx, leader, f := followerOfThree(t)
 	mustApply(t, ctx, f, setCmd("k", "v"))
 	testPoll(t, func() bool { v, _ := leader.fsm.get("k"); return v == "v" }, 10*time.Second)
 

@@ -121,14 +121,10 @@ func (w *frameWriter) writeNow(frames [][]byte) bool {
 	if queued, known := q.sendQueued(); !known || queued+size > nowQueueMax || w.err != nil {
 		return false
 	}
-	_ = w.conn.SetWriteDeadline(time.Now().Add(writeTimeout))
-	for _, f := range frames {
-		if _, w.err = w.bw.Write(f); w.err != nil {
-			return true // the connection is gone: so is the answer, by any path
-		}
+	if w.put(frames[0], frames[1:]...) == nil {
+		w.err = w.bw.Flush()
 	}
-	w.err = w.bw.Flush()
-	return true
+	return true // written, or the connection is gone: so is the answer, by any path
 }
 
 func newFrameWriter(c *tls.Conn) *frameWriter {
@@ -144,21 +140,25 @@ func (w *frameWriter) write(hdr []byte, parts ...[]byte) error {
 	if w.err != nil {
 		return w.err
 	}
-	_ = w.conn.SetWriteDeadline(time.Now().Add(writeTimeout))
-	if _, err := w.bw.Write(hdr); err != nil {
-		w.err = err
-		return err
-	}
-	for _, p := range parts {
-		if _, err := w.bw.Write(p); err != nil {
-			w.err = err
-			return err
-		}
-	}
-	if last {
+	if w.put(hdr, parts...) == nil && last {
 		w.err = w.bw.Flush()
 	}
 	return w.err
+}
+
+// put buffers first and then rest, keeping the first error in w.err; w.mu
+// is held.
+func (w *frameWriter) put(first []byte, rest ...[]byte) error {
+	_ = w.conn.SetWriteDeadline(time.Now().Add(writeTimeout))
+	if _, w.err = w.bw.Write(first); w.err != nil {
+		return w.err
+	}
+	for _, b := range rest {
+		if _, w.err = w.bw.Write(b); w.err != nil {
+			return w.err
+		}
+	}
+	return nil
 }
 
 // readFrame reads one frame; the returned slice starts at the kind byte.

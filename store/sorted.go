@@ -102,7 +102,7 @@ type Names struct {
 	freshCol *Names
 
 	// via is, for a column a fold made from a column read through a root
-	// with a suffix array (materialize), that column: the same names in
+	// with a suffix array (folded), that column: the same names in
 	// the same order, searched through the old root's array and the
 	// fresh names until this column's own array, whose build the fold
 	// started, is there. Without it, the first searches after a fold of a
@@ -399,20 +399,29 @@ func (n *Names) suffixes() *suffixarray.Index {
 	if sa := n.sa.Load(); sa != nil {
 		return sa
 	}
-	if len(n.blob) < n.indexFrom || n.searches.Add(1) < 2 || !n.building.CompareAndSwap(false, true) {
-		return nil
+	if len(n.blob) >= n.indexFrom && n.searches.Add(1) >= 2 {
+		n.startBuild()
+	}
+	return nil
+}
+
+// startBuild starts building the column's suffix array in the background,
+// unless it is being built or another column's is (indexBuilds): a later
+// search tries again.
+func (n *Names) startBuild() {
+	if !n.building.CompareAndSwap(false, true) {
+		return
 	}
 	select {
 	case indexBuilds <- struct{}{}:
 	default:
-		n.building.Store(false) // a later search tries again
-		return nil
+		n.building.Store(false)
+		return
 	}
 	go func() {
 		defer func() { <-indexBuilds }()
 		n.sa.Store(suffixarray.New([]byte(n.blob)))
 	}()
-	return nil
 }
 
 // lookup returns, in list order, the names that contain sub, from the

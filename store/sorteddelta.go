@@ -297,7 +297,7 @@ func (tx *Tx) sortedFromDelta(k *Kind, gen uint64) *sortedRecords {
 	}
 	root = &sortedRecords{db: newest.db, gen: newest.gen, recs: newest.d.materialize()}
 	if names := newest.readyNames(); names != nil {
-		root.setNames(names.materialize())
+		root.setNames(names.folded())
 	}
 	return tx.derive(k, root, gen)
 }
@@ -591,9 +591,7 @@ const packFreshFrom = 256
 
 // materialize returns the column itself when it holds its names, or a
 // copy of a column read through a base column (made into one that holds
-// its names first when it is itself read through another). A copy of a
-// column whose root has a suffix array starts building its own and is
-// searched through n until it is built (Names.via).
+// its names first when it is itself read through another).
 func (n *Names) materialize() *Names {
 	if n.root == nil {
 		return n
@@ -619,12 +617,20 @@ func (n *Names) materialize() *Names {
 		return true
 	})
 	m.blob = b.String()
-	if root.sa.Load() != nil && len(m.blob) >= m.indexFrom {
-		// The old column was searched enough to get an array: so is
-		// this one, searched through the old one's meanwhile.
-		m.via.Store(n)
-		m.searches.Store(1)
-		m.suffixes()
+	return m
+}
+
+// folded is the column of a new root made from n's order (a fold): n
+// materialized. When n's root has a suffix array (it was searched enough
+// to get one), so will the copy: its build starts now, and until it is
+// there the copy is searched through n (Names.via).
+func (n *Names) folded() *Names {
+	m := n.materialize()
+	if m == n || n.root.sa.Load() == nil || len(m.blob) < m.indexFrom {
+		return m
 	}
+	m.via.Store(n)
+	m.searches.Store(1) // searched before: the next search tries again if this build cannot start
+	m.startBuild()
 	return m
 }

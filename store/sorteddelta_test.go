@@ -520,7 +520,7 @@ func TestNames_AFoldOfAnIndexedColumnIsSearchedThroughTheOldArray(t *testing.T) 
 		c := &sortedRecords{d: d}
 		var all []string
 		c.each(func(r Record) bool { all = append(all, r.RecordName()); return true })
-		return c.columnNames().materialize(), all
+		return c.columnNames().folded(), all
 	}
 	check := func(n *Names, all []string, when string) {
 		t.Helper()
