@@ -127,13 +127,17 @@ func (f *FSM) register(t CommandType, h handler) {
 
 // on registers a handler whose payload decodes into P.
 func on[P any](f *FSM, t CommandType, fn func(tx *store.Tx, p *P) (any, error)) {
+	fast, _ := fastEntryDecoders[t].(func([]byte, *entryOf[P]) bool) // fastdecode.go
 	f.register(t, func(entry []byte) (cmdHeader, func(*store.Tx) (any, error), error) {
 		var c entryOf[P]
-		// store.DecodeJSON: encoding/json/v2 with v1's semantics, about half
-		// the time of encoding/json on every node for every command
-		// (BenchmarkDecodeEntry_IdentityCreate).
-		if err := store.DecodeJSON(entry, &c); err != nil {
-			return cmdHeader{}, nil, fmt.Errorf("entry of %s: %v", t, err)
+		if fast == nil || !decodeFast(fast, entry, &c) {
+			c = entryOf[P]{}
+			// store.DecodeJSON: encoding/json/v2 with v1's semantics, about
+			// half the time of encoding/json on every node for every command
+			// (BenchmarkDecodeEntry_IdentityCreate).
+			if err := store.DecodeJSON(entry, &c); err != nil {
+				return cmdHeader{}, nil, fmt.Errorf("entry of %s: %v", t, err)
+			}
 		}
 		if c.Payload == nil { // "payload": null or none: the zero payload
 			c.Payload = new(P)

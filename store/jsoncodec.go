@@ -84,3 +84,7 @@ var crossCheck atomic.Bool
 // (or write) the same. For tests (benchmarks turn it off): it more than
 // doubles the cost.
 func CrossCheckDecoding(on bool) { crossCheck.Store(on) }
+
+// CrossCheckingDecoding reports whether CrossCheckDecoding is on, for
+// decoders elsewhere that check themselves against DecodeJSON.
+func CrossCheckingDecoding() bool { return crossCheck.Load() }
