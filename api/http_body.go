@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"reflect"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -276,7 +277,7 @@ type parsed struct {
 
 // set puts a derived field into the patch (and the values).
 func (p *parsed) set(name string, v any) error {
-	enc, err := json.Marshal(v)
+	enc, err := encodeValue(v)
 	if err != nil {
 		return err
 	}
@@ -333,13 +334,40 @@ func parseFields(raw map[string]json.RawMessage, fields []field, m mode) (*parse
 			v = f.def
 		}
 		p.values[f.name] = v
-		enc, err := json.Marshal(v)
+		enc, err := encodeValue(v)
 		if err != nil {
 			return nil, invalidField(f.name, err.Error(), nil)
 		}
 		p.patch[f.target()] = enc
 	}
 	return p, nil
+}
+
+// encodeValue is json.Marshal(v), with the values most fields hold (no
+// value, a bool, an int, a string that needs no escape) written directly:
+// a create fills every field of its record, most with their defaults.
+func encodeValue(v any) ([]byte, error) {
+	switch v := v.(type) {
+	case nil:
+		return []byte("null"), nil
+	case bool:
+		return strconv.AppendBool(nil, v), nil
+	case int:
+		return strconv.AppendInt(nil, int64(v), 10), nil
+	case string:
+		for i := 0; i < len(v); i++ {
+			// encoding/json escapes these (and <, >, & for HTML), and
+			// rewrites invalid UTF-8.
+			if c := v[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+				return json.Marshal(v)
+			}
+		}
+		out := make([]byte, 0, len(v)+2)
+		out = append(out, '"')
+		out = append(out, v...)
+		return append(out, '"'), nil
+	}
+	return json.Marshal(v)
 }
 
 func decodeField(f *field, rv json.RawMessage) (any, error) {

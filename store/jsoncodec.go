@@ -65,6 +65,18 @@ func EncodeJSON(w io.Writer, v any) error {
 	return err
 }
 
+// MarshalJSON returns v encoded as encoding/json's Marshal encodes it.
+func MarshalJSON(v any) ([]byte, error) {
+	got, err := jsonv2.Marshal(v, v1Semantics)
+	if crossCheck.Load() {
+		want, werr := json.Marshal(v)
+		if (err == nil) != (werr == nil) || !bytes.Equal(got, want) {
+			panic(fmt.Sprintf("store: a value encodes as %s (%v), but encoding/json writes %s (%v)", got, err, want, werr))
+		}
+	}
+	return got, err
+}
+
 func encodedOrError(v any, err error) []byte {
 	if err != nil {
 		return []byte("error")
