@@ -53,6 +53,7 @@ openziti:
 
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzCompile -fuzztime 60s ./store/filter/
+	$(GO) test -run '^$$' -fuzz FuzzFastDecode -fuzztime 60s ./fsm/
 
 vet:
 	$(GO) vet ./...
