@@ -154,27 +154,28 @@ type stats struct {
 	// identities is half a GiB and seconds of a CPU beside the requests).
 	snapshot bool
 	faults   uint64 // minor page faults of the process (node and load generator) during the phase
+	major    uint64 // major page faults (a page read from disk: the binary's own code, evicted from the page cache)
 }
 
-// minorFaults is the process's count of minor page faults (/proc/self/stat),
-// 0 where that file is missing. A page the runtime returned to the OS is
-// faulted in again, zeroed, when the heap reuses it.
-func minorFaults() uint64 {
+// pageFaults is the process's count of minor and major page faults
+// (/proc/self/stat), or zeros where there is none.
+func pageFaults() (minor, major uint64) {
 	raw, err := os.ReadFile("/proc/self/stat")
 	if err != nil {
-		return 0
+		return 0, 0
 	}
 	// The command name (field 2) may hold spaces; fields count from after its ')'.
 	i := strings.LastIndexByte(string(raw), ')')
 	if i < 0 {
-		return 0
+		return 0, 0
 	}
 	f := strings.Fields(string(raw[i+1:]))
-	if len(f) < 8 {
-		return 0
+	if len(f) < 10 {
+		return 0, 0
 	}
-	n, _ := strconv.ParseUint(f[7], 10, 64) // minflt, field 10 of the line
-	return n
+	minor, _ = strconv.ParseUint(f[7], 10, 64) // minflt, field 10 of the line
+	major, _ = strconv.ParseUint(f[9], 10, 64) // majflt, field 12
+	return minor, major
 }
 
 // snapshotCell is the report's cell for s.snapshot.
@@ -343,7 +344,7 @@ func (b *bench) sequentialAfter(ctx context.Context, name string, warm, n int, b
 	lat := make([]time.Duration, 0, n)
 	stop := b.profileRequests(name)
 	snaps := b.watchSnapshots(s)
-	f0 := minorFaults()
+	f0, m0 := pageFaults()
 	g0 := gcCycles()
 	t0, st0 := cpuTicks()
 	start := time.Now()
@@ -360,7 +361,8 @@ func (b *bench) sequentialAfter(ctx context.Context, name string, warm, n int, b
 	}
 	s.elapsed = time.Since(start)
 	s.gcs = gcCycles() - g0
-	s.faults = minorFaults() - f0
+	f1, m1 := pageFaults()
+	s.faults, s.major = f1-f0, m1-m0
 	s.stolen = stolenSince(t0, st0)
 	snaps()
 	stop()
@@ -399,12 +401,13 @@ func (b *bench) concurrent(ctx context.Context, name string, clients int, fn req
 	lats := make([][]time.Duration, clients)
 	stop := b.profileRequests(name)
 	snaps := b.watchSnapshots(s)
-	f0 := minorFaults()
+	f0, m0 := pageFaults()
 	g0 := gcCycles()
 	t0, st0 := cpuTicks()
 	s.elapsed = phase(b.cfg.duration, s, lats)
 	s.gcs = gcCycles() - g0
-	s.faults = minorFaults() - f0
+	f1, m1 := pageFaults()
+	s.faults, s.major = f1-f0, m1-m0
 	s.stolen = stolenSince(t0, st0)
 	snaps()
 	stop()
@@ -439,8 +442,8 @@ func (b *bench) settle() {
 }
 
 func (b *bench) logStats(s *stats) {
-	fmt.Printf("  %-58s %6d ok in %6.2fs = %7.0f/s  p50 %7s  p99 %7s  max %7s  GCs ended %d  page faults %d  CPU stolen %2.0f%%  errors: %s%s\n", s.name, s.ok, s.elapsed.Seconds(),
-		s.rate(), ms(s.pct(50)), ms(s.pct(99)), ms(s.maxLat()), s.gcs, s.faults, 100*s.stolen, s.errText(), s.snapshotMark())
+	fmt.Printf("  %-58s %6d ok in %6.2fs = %7.0f/s  p50 %7s  p99 %7s  max %7s  GCs ended %d  page faults %d (major %d)  CPU stolen %2.0f%%  errors: %s%s\n", s.name, s.ok, s.elapsed.Seconds(),
+		s.rate(), ms(s.pct(50)), ms(s.pct(99)), ms(s.maxLat()), s.gcs, s.faults, s.major, 100*s.stolen, s.errText(), s.snapshotMark())
 }
 
 // profile starts a CPU profile of the phase when -cpuprofile is set; the
