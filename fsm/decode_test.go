@@ -89,18 +89,29 @@ func identityCreateEntry(n int, id, enrollmentID string) []byte {
 }
 
 // BenchmarkDecodeEntry_IdentityCreate: the decode every node runs for an
-// identity create (the cross-check off).
+// identity create (the cross-check off), by store.DecodeJSON and by the fast
+// path (fastdecode.go).
 func BenchmarkDecodeEntry_IdentityCreate(b *testing.B) {
 	withoutCrossCheck(b)
 	entries := identityCreateEntries(1024)
-	b.ReportAllocs()
-	n := 0
-	for b.Loop() {
-		var c entryOf[IdentityCreate]
-		if err := store.DecodeJSON(entries[n%len(entries)], &c); err != nil {
-			b.Fatal(err)
-		}
-		n++
+	for _, d := range []struct {
+		name   string
+		decode func([]byte, *entryOf[IdentityCreate]) bool
+	}{
+		{"store.DecodeJSON", func(e []byte, c *entryOf[IdentityCreate]) bool { return store.DecodeJSON(e, c) == nil }},
+		{"fast-path", decodeIdentityCreateEntry},
+	} {
+		b.Run(d.name, func(b *testing.B) {
+			b.ReportAllocs()
+			n := 0
+			for b.Loop() {
+				var c entryOf[IdentityCreate]
+				if !d.decode(entries[n%len(entries)], &c) {
+					b.Fatal("not decoded")
+				}
+				n++
+			}
+		})
 	}
 }
 

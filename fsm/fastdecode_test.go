@@ -183,20 +183,3 @@ func FuzzFastDecode(f *testing.F) {
 		}
 	})
 }
-
-// BenchmarkDecodeEntry_IdentityCreateFast: the decode every node runs for an
-// identity create since the fast path (BenchmarkDecodeEntry_IdentityCreate
-// is store.DecodeJSON's).
-func BenchmarkDecodeEntry_IdentityCreateFast(b *testing.B) {
-	withoutCrossCheck(b)
-	entries := identityCreateEntries(1024)
-	b.ReportAllocs()
-	n := 0
-	for b.Loop() {
-		var c entryOf[IdentityCreate]
-		if !decodeIdentityCreateEntry(entries[n%len(entries)], &c) {
-			b.Fatal("not read")
-		}
-		n++
-	}
-}
