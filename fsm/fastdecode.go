@@ -239,7 +239,7 @@ func (s *scanner) strings(v *[]string) bool {
 	out := []string{}
 	ok := s.array(func() bool {
 		var str string
-		if s.peek() == 'n' { // a null element is ""
+		if s.peek() == 'n' { // null (encoding/json's ""): the slow path's
 			return false
 		}
 		if !s.str(&str) {
