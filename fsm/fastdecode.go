@@ -59,7 +59,7 @@ func decodeFast[P any](fast func([]byte, *entryOf[P]) bool, entry []byte, c *ent
 type scanner struct {
 	b     []byte
 	i     int
-	cache *internedStrings // intern's, taken from interned when first needed
+	cache internedStrings // intern's
 }
 
 func (s *scanner) lit(l string) bool {
@@ -137,7 +137,8 @@ func (s *scanner) str(v *string) bool {
 // each.
 type internedStrings [256]string
 
-var interned = sync.Pool{New: func() any { return new(internedStrings) }}
+// scanners keep their strings from one entry to the next.
+var scanners = sync.Pool{New: func() any { return new(scanner) }}
 
 // intern returns b as a string, from s's cache of recent short strings when
 // it is there.
@@ -145,23 +146,12 @@ func (s *scanner) intern(b []byte) string {
 	if len(b) < 2 || len(b) > 32 {
 		return string(b)
 	}
-	if s.cache == nil {
-		s.cache = interned.Get().(*internedStrings)
-	}
 	h := uint32(len(b))*0x9e3779b1 ^ uint32(b[0])<<16 ^ uint32(b[len(b)-1])<<8 ^ uint32(b[len(b)/2])
 	slot := &s.cache[(h^h>>8)%uint32(len(s.cache))]
 	if *slot != string(b) {
 		*slot = string(b)
 	}
 	return *slot
-}
-
-// done gives s's string cache back.
-func (s *scanner) done() {
-	if s.cache != nil {
-		interned.Put(s.cache)
-		s.cache = nil
-	}
 }
 
 func (s *scanner) optStr(v **string) bool {
@@ -273,10 +263,16 @@ func (s *scanner) array(elem func() bool) bool {
 	}
 }
 
-// object reads "{" members "}": field decodes the value of the member with
-// the name at index i of names (each read at most once); a name not in
-// names makes it give up.
-func (s *scanner) object(names []string, field func(i int) bool) bool {
+// member is one object member the fast path reads into a T: its name, as
+// the struct tag spells it, and how its value is read.
+type member[T any] struct {
+	name string
+	read func(s *scanner, v *T) bool
+}
+
+// object reads "{" members "}" into v, each member by the one of ms with
+// its name (each at most once); a name not in ms makes it give up.
+func object[T any](s *scanner, v *T, ms []member[T]) bool {
 	if !s.lit("{") {
 		return false
 	}
@@ -284,23 +280,23 @@ func (s *scanner) object(names []string, field func(i int) bool) bool {
 		return true
 	}
 	var seen uint64
-	next := 0 // the members come in the order of names, as encoding/json writes them
+	next := 0 // the members come in the order of ms, as encoding/json writes them
 	for {
 		name, ok := s.plain()
 		if !ok || !s.lit(":") {
 			return false
 		}
 		i := next
-		if i >= len(names) || names[i] != string(name) {
-			for i = 0; i < len(names) && names[i] != string(name); i++ {
+		if i >= len(ms) || ms[i].name != string(name) {
+			for i = 0; i < len(ms) && ms[i].name != string(name); i++ {
 			}
 		}
-		if i == len(names) || seen&(1<<i) != 0 {
+		if i == len(ms) || seen&(1<<i) != 0 {
 			return false
 		}
 		seen |= 1 << i
 		next = i + 1
-		if !field(i) {
+		if !ms[i].read(s, v) {
 			return false
 		}
 		if s.lit("}") {
@@ -311,6 +307,10 @@ func (s *scanner) object(names []string, field func(i int) bool) bool {
 		}
 	}
 }
+
+// open reads a value of an open shape (a map, a struct the fast path does
+// not know) with store.DecodeJSON, or null (the zero value).
+func (s *scanner) open(v any) bool { return s.null() || s.other(v) }
 
 // other hands the next value, whatever it is, to store.DecodeJSON.
 func (s *scanner) other(v any) bool {
@@ -358,162 +358,109 @@ func valueEnd(b []byte, i int) (int, bool) {
 	return i, depth == 0
 }
 
-var (
-	envelopeNames = []string{"type", "payload", "at", "actor", "rid"}
-	actorNames    = []string{"identityId", "identityName", "apiSessionId", "sourceAddress", "nodeId"}
-	createNames   = []string{"identity", "enrollments", "authenticators"}
-	baseNames     = []string{"id", "createdAt", "updatedAt", "tags"}
-	identityNames = append(baseNames[:len(baseNames):len(baseNames)], "name", "typeId", "isAdmin", "isDefaultAdmin",
-		"appData", "authPolicyId", "defaultHostingCost", "defaultHostingPrecedence", "serviceHostingCosts",
-		"serviceHostingPrecedences", "externalId", "roleAttributes", "disabled", "disabledAt", "disabledUntil", "envInfo",
-		"sdkInfo", "trace")
-	enrollmentNames = append(baseNames[:len(baseNames):len(baseNames)], "identityId", "method", "caId", "username",
-		"token", "jwt", "expiresAt")
-)
-
 // decodeIdentityCreateEntry is the fast path of an identity.create entry.
 func decodeIdentityCreateEntry(entry []byte, c *entryOf[IdentityCreate]) bool {
-	s := &scanner{b: entry}
-	defer s.done()
-	ok := s.object(envelopeNames, func(i int) bool {
-		switch i {
-		case 0:
-			var t string
-			ok := s.str(&t)
-			c.Type = CommandType(t)
-			return ok
-		case 1:
-			if s.peek() != '{' {
-				return false // null: the slow path
-			}
-			c.Payload = new(IdentityCreate)
-			return s.identityCreate(c.Payload)
-		case 2:
-			return s.time(&c.At)
-		case 3:
-			if s.null() {
-				return true
-			}
-			c.Actor = new(store.EventActor)
-			return s.actor(c.Actor)
-		default:
-			return s.str(&c.RID)
+	s := scanners.Get().(*scanner)
+	s.b, s.i = entry, 0
+	ok := object(s, c, envelopeMembers) && s.i == len(s.b)
+	s.b = nil
+	scanners.Put(s)
+	return ok
+}
+
+var envelopeMembers = []member[entryOf[IdentityCreate]]{
+	{"type", func(s *scanner, c *entryOf[IdentityCreate]) bool {
+		var t string
+		ok := s.str(&t)
+		c.Type = CommandType(t)
+		return ok
+	}},
+	{"payload", func(s *scanner, c *entryOf[IdentityCreate]) bool {
+		if s.peek() != '{' {
+			return false // null: the slow path
 		}
-	})
-	return ok && s.i == len(s.b)
-}
-
-func (s *scanner) actor(a *store.EventActor) bool {
-	return s.object(actorNames, func(i int) bool {
-		return s.str([]*string{&a.IdentityID, &a.IdentityName, &a.APISessionID, &a.SourceAddress, &a.NodeID}[i])
-	})
-}
-
-func (s *scanner) identityCreate(p *IdentityCreate) bool {
-	return s.object(createNames, func(i int) bool {
-		switch i {
-		case 0:
-			if s.null() {
-				return true
-			}
-			p.Identity = new(store.Identity)
-			return s.identity(p.Identity)
-		case 1:
-			if s.null() {
-				return true
-			}
-			p.Enrollments = []*store.Enrollment{}
-			return s.array(func() bool {
-				e := new(store.Enrollment)
-				p.Enrollments = append(p.Enrollments, e)
-				return s.peek() == '{' && s.enrollment(e)
-			})
-		default:
-			return s.null() || s.other(&p.Authenticators)
+		c.Payload = new(IdentityCreate)
+		return object(s, c.Payload, identityCreateMembers)
+	}},
+	{"at", func(s *scanner, c *entryOf[IdentityCreate]) bool { return s.time(&c.At) }},
+	{"actor", func(s *scanner, c *entryOf[IdentityCreate]) bool {
+		if s.null() {
+			return true
 		}
-	})
+		c.Actor = new(store.EventActor)
+		return object(s, c.Actor, actorMembers)
+	}},
+	{"rid", func(s *scanner, c *entryOf[IdentityCreate]) bool { return s.str(&c.RID) }},
 }
 
-// base reads member i of a store.Base.
-func (s *scanner) base(b *store.Base, i int) bool {
-	switch i {
-	case 0:
-		return s.str(&b.ID)
-	case 1:
-		return s.time(&b.CreatedAt)
-	case 2:
-		return s.time(&b.UpdatedAt)
-	default:
-		return s.null() || s.other(&b.Tags)
+var actorMembers = []member[store.EventActor]{
+	{"identityId", func(s *scanner, a *store.EventActor) bool { return s.str(&a.IdentityID) }},
+	{"identityName", func(s *scanner, a *store.EventActor) bool { return s.str(&a.IdentityName) }},
+	{"apiSessionId", func(s *scanner, a *store.EventActor) bool { return s.str(&a.APISessionID) }},
+	{"sourceAddress", func(s *scanner, a *store.EventActor) bool { return s.str(&a.SourceAddress) }},
+	{"nodeId", func(s *scanner, a *store.EventActor) bool { return s.str(&a.NodeID) }},
+}
+
+var identityCreateMembers = []member[IdentityCreate]{
+	{"identity", func(s *scanner, p *IdentityCreate) bool {
+		if s.null() {
+			return true
+		}
+		p.Identity = new(store.Identity)
+		return object(s, p.Identity, identityMembers)
+	}},
+	{"enrollments", func(s *scanner, p *IdentityCreate) bool {
+		if s.null() {
+			return true
+		}
+		p.Enrollments = []*store.Enrollment{}
+		return s.array(func() bool {
+			e := new(store.Enrollment)
+			p.Enrollments = append(p.Enrollments, e)
+			return s.peek() == '{' && object(s, e, enrollmentMembers)
+		})
+	}},
+	{"authenticators", func(s *scanner, p *IdentityCreate) bool { return s.open(&p.Authenticators) }},
+}
+
+// baseMembers are the members of the store.Base a T embeds, which come
+// first (encoding/json writes an embedded struct's fields in its place).
+func baseMembers[T any](base func(*T) *store.Base) []member[T] {
+	return []member[T]{
+		{"id", func(s *scanner, v *T) bool { return s.str(&base(v).ID) }},
+		{"createdAt", func(s *scanner, v *T) bool { return s.time(&base(v).CreatedAt) }},
+		{"updatedAt", func(s *scanner, v *T) bool { return s.time(&base(v).UpdatedAt) }},
+		{"tags", func(s *scanner, v *T) bool { return s.open(&base(v).Tags) }},
 	}
 }
 
-func (s *scanner) identity(r *store.Identity) bool {
-	return s.object(identityNames, func(i int) bool {
-		if i < len(baseNames) {
-			return s.base(&r.Base, i)
-		}
-		switch identityNames[i] {
-		case "name":
-			return s.str(&r.Name)
-		case "typeId":
-			return s.str(&r.TypeID)
-		case "isAdmin":
-			return s.boolean(&r.IsAdmin)
-		case "isDefaultAdmin":
-			return s.boolean(&r.IsDefaultAdmin)
-		case "appData":
-			return s.null() || s.other(&r.AppData)
-		case "authPolicyId":
-			return s.str(&r.AuthPolicyID)
-		case "defaultHostingCost":
-			return s.integer(&r.DefaultHostingCost)
-		case "defaultHostingPrecedence":
-			return s.str(&r.DefaultHostingPrecedence)
-		case "serviceHostingCosts":
-			return s.null() || s.other(&r.ServiceHostingCosts)
-		case "serviceHostingPrecedences":
-			return s.null() || s.other(&r.ServiceHostingPrecedences)
-		case "externalId":
-			return s.optStr(&r.ExternalID)
-		case "roleAttributes":
-			return s.strings(&r.RoleAttributes)
-		case "disabled":
-			return s.boolean(&r.Disabled)
-		case "disabledAt":
-			return s.optTime(&r.DisabledAt)
-		case "disabledUntil":
-			return s.optTime(&r.DisabledUntil)
-		case "envInfo":
-			return s.null() || s.other(&r.EnvInfo)
-		case "sdkInfo":
-			return s.null() || s.other(&r.SdkInfo)
-		default: // trace
-			return s.null() || s.other(&r.Trace)
-		}
-	})
-}
+var identityMembers = append(baseMembers(func(r *store.Identity) *store.Base { return &r.Base }), []member[store.Identity]{
+	{"name", func(s *scanner, r *store.Identity) bool { return s.str(&r.Name) }},
+	{"typeId", func(s *scanner, r *store.Identity) bool { return s.str(&r.TypeID) }},
+	{"isAdmin", func(s *scanner, r *store.Identity) bool { return s.boolean(&r.IsAdmin) }},
+	{"isDefaultAdmin", func(s *scanner, r *store.Identity) bool { return s.boolean(&r.IsDefaultAdmin) }},
+	{"appData", func(s *scanner, r *store.Identity) bool { return s.open(&r.AppData) }},
+	{"authPolicyId", func(s *scanner, r *store.Identity) bool { return s.str(&r.AuthPolicyID) }},
+	{"defaultHostingCost", func(s *scanner, r *store.Identity) bool { return s.integer(&r.DefaultHostingCost) }},
+	{"defaultHostingPrecedence", func(s *scanner, r *store.Identity) bool { return s.str(&r.DefaultHostingPrecedence) }},
+	{"serviceHostingCosts", func(s *scanner, r *store.Identity) bool { return s.open(&r.ServiceHostingCosts) }},
+	{"serviceHostingPrecedences", func(s *scanner, r *store.Identity) bool { return s.open(&r.ServiceHostingPrecedences) }},
+	{"externalId", func(s *scanner, r *store.Identity) bool { return s.optStr(&r.ExternalID) }},
+	{"roleAttributes", func(s *scanner, r *store.Identity) bool { return s.strings(&r.RoleAttributes) }},
+	{"disabled", func(s *scanner, r *store.Identity) bool { return s.boolean(&r.Disabled) }},
+	{"disabledAt", func(s *scanner, r *store.Identity) bool { return s.optTime(&r.DisabledAt) }},
+	{"disabledUntil", func(s *scanner, r *store.Identity) bool { return s.optTime(&r.DisabledUntil) }},
+	{"envInfo", func(s *scanner, r *store.Identity) bool { return s.open(&r.EnvInfo) }},
+	{"sdkInfo", func(s *scanner, r *store.Identity) bool { return s.open(&r.SdkInfo) }},
+	{"trace", func(s *scanner, r *store.Identity) bool { return s.open(&r.Trace) }},
+}...)
 
-func (s *scanner) enrollment(e *store.Enrollment) bool {
-	return s.object(enrollmentNames, func(i int) bool {
-		if i < len(baseNames) {
-			return s.base(&e.Base, i)
-		}
-		switch enrollmentNames[i] {
-		case "identityId":
-			return s.str(&e.IdentityID)
-		case "method":
-			return s.str(&e.Method)
-		case "caId":
-			return s.optStr(&e.CaID)
-		case "username":
-			return s.optStr(&e.Username)
-		case "token":
-			return s.str(&e.Token)
-		case "jwt":
-			return s.str(&e.JWT)
-		default: // expiresAt
-			return s.time(&e.ExpiresAt)
-		}
-	})
-}
+var enrollmentMembers = append(baseMembers(func(e *store.Enrollment) *store.Base { return &e.Base }), []member[store.Enrollment]{
+	{"identityId", func(s *scanner, e *store.Enrollment) bool { return s.str(&e.IdentityID) }},
+	{"method", func(s *scanner, e *store.Enrollment) bool { return s.str(&e.Method) }},
+	{"caId", func(s *scanner, e *store.Enrollment) bool { return s.optStr(&e.CaID) }},
+	{"username", func(s *scanner, e *store.Enrollment) bool { return s.optStr(&e.Username) }},
+	{"token", func(s *scanner, e *store.Enrollment) bool { return s.str(&e.Token) }},
+	{"jwt", func(s *scanner, e *store.Enrollment) bool { return s.str(&e.JWT) }},
+	{"expiresAt", func(s *scanner, e *store.Enrollment) bool { return s.time(&e.ExpiresAt) }},
+}...)
