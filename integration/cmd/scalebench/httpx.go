@@ -155,6 +155,9 @@ type stats struct {
 	snapshot bool
 	faults   uint64 // minor page faults of the process (node and load generator) during the phase
 	major    uint64 // major page faults (a page read from disk: the binary's own code, evicted from the page cache)
+	// concurrent: many clients for a time (rate phases), not one request
+	// after the other.
+	concurrent bool
 }
 
 // pageFaults is the process's count of minor and major page faults
@@ -339,6 +342,7 @@ func (b *bench) sequentialAfter(ctx context.Context, name string, warm, n int, b
 			before(ctx)
 		}
 		_, _, _ = fn(ctx, 0, -1-i)
+		b.turns.yield()
 	}
 	s := &stats{name: name}
 	lat := make([]time.Duration, 0, n)
@@ -358,6 +362,7 @@ func (b *bench) sequentialAfter(ctx context.Context, name string, warm, n int, b
 		t0 := time.Now()
 		st, body, err := fn(ctx, 0, i)
 		s.record(st, body, err, time.Since(t0), &lat)
+		b.turns.yield()
 	}
 	s.elapsed = time.Since(start)
 	s.gcs = gcCycles() - g0
@@ -397,7 +402,7 @@ func (b *bench) concurrent(ctx context.Context, name string, clients int, fn req
 	if b.cfg.warmup > 0 {
 		phase(b.cfg.warmup, &stats{}, make([][]time.Duration, clients))
 	}
-	s := &stats{name: name}
+	s := &stats{name: name, concurrent: true}
 	lats := make([][]time.Duration, clients)
 	stop := b.profileRequests(name)
 	snaps := b.watchSnapshots(s)
@@ -416,6 +421,7 @@ func (b *bench) concurrent(ctx context.Context, name string, clients int, fn req
 	}
 	slices.Sort(s.lat)
 	b.logStats(s)
+	b.turns.yield()
 	return s
 }
 
@@ -442,6 +448,7 @@ func (b *bench) settle() {
 }
 
 func (b *bench) logStats(s *stats) {
+	b.phases = append(b.phases, s)
 	fmt.Printf("  %-58s %6d ok in %6.2fs = %7.0f/s  p50 %7s  p99 %7s  max %7s  GCs ended %d  page faults %d (major %d)  CPU stolen %2.0f%%  errors: %s%s\n", s.name, s.ok, s.elapsed.Seconds(),
 		s.rate(), ms(s.pct(50)), ms(s.pct(99)), ms(s.maxLat()), s.gcs, s.faults, s.major, 100*s.stolen, s.errText(), s.snapshotMark())
 }

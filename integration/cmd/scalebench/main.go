@@ -40,6 +40,9 @@ type config struct {
 	cpuprofile, memprofile, trace string
 	seed                          uint64
 	quick                         bool
+	paired                        int    // a second size run beside this one, taking turns (pair.go)
+	turns                         bool   // a child of a paired run: take turns with the other child
+	summary                       string // a child of a paired run: where its phases go
 }
 
 func main() {
@@ -66,6 +69,10 @@ func main() {
 	flag.StringVar(&c.trace, "trace", "", "a directory: write one execution trace per measured phase (go tool trace -pprof=sched FILE: where requests waited to run)")
 	flag.StringVar(&c.memprofile, "memprofile", "", "a file: write a heap profile (live objects after a full GC) once the model is built")
 	flag.Uint64Var(&c.seed, "seed", 1, "seed of the random role attributes")
+	flag.IntVar(&c.paired, "paired", 0, "also run the same phases at this many identities, in a second process, the two taking turns request by "+
+		"request, and print the two sizes side by side with the ratio of their p99: the host's moods fall on both alike")
+	flag.BoolVar(&c.turns, "turns", false, "(used by -paired) take turns with the other size: wait for a byte on standard input, give the turn back with a byte on file descriptor 3")
+	flag.StringVar(&c.summary, "summary", "", "(used by -paired) write the measured phases as JSON to this file")
 	flag.Parse()
 	if c.quick {
 		set := map[string]bool{}
@@ -89,6 +96,10 @@ func main() {
 		fmt.Fprintln(os.Stderr, "scalebench: need -identities >= 100, -services >= 60, -attributes >= 3, -requests >= 10 and positive counts")
 		os.Exit(2)
 	}
+	if c.paired != 0 && (c.paired < 100 || c.paired == c.identities || c.turns) {
+		fmt.Fprintln(os.Stderr, "scalebench: -paired needs a second size of at least 100 identities, other than -identities")
+		os.Exit(2)
+	}
 	if c.restart && c.cluster {
 		fmt.Fprintln(os.Stderr, "scalebench: -restart measures one node: give -cluster=false with it")
 		os.Exit(2)
@@ -105,15 +116,25 @@ func main() {
 }
 
 func run(ctx context.Context, c *config) error {
+	if c.paired > 0 {
+		return runPaired(ctx, c)
+	}
+	var t *turns
+	if c.turns {
+		t = childTurns()
+		t.wait()
+	}
 	b, err := newBench(ctx, c)
 	if err != nil {
 		return err
 	}
+	b.turns = t
 	defer b.close()
 	r := &report{cfg: c, started: time.Now().UTC()}
 	if r.model, err = b.buildModel(ctx); err != nil {
 		return err
 	}
+	b.turns.yield()
 	if err := b.issue4(ctx, r); err != nil {
 		return err
 	}
@@ -140,5 +161,5 @@ func run(ctx context.Context, c *config) error {
 	if c.restart {
 		b.restart(ctx).print(os.Stdout)
 	}
-	return nil
+	return b.writeSummary(r.model.mem.heapLive)
 }

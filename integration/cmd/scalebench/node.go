@@ -25,6 +25,10 @@ type bench struct {
 	http  *http.Client
 	admin string // admin API session token
 	pass  string
+	// turns is the turn-taking of a child of a paired run (nil otherwise);
+	// phases are the measured phases, in order, for its summary.
+	turns  *turns
+	phases []*stats
 }
 
 // newBench starts the first node in-process on loopback ports :0 and logs

@@ -1,0 +1,90 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+)
+
+// TestTakeTurns_OneChildAtATimeInStrictAlternation runs two children of a
+// paired run as goroutines over real pipes, each ending after its own number
+// of steps: the parent hands the turn A, B, A, B, ..., never to both at once,
+// and goes on with the one left once the other has ended.
+func TestTakeTurns_OneChildAtATimeInStrictAlternation(t *testing.T) {
+	t.Parallel()
+	var (
+		mu      sync.Mutex
+		log     []string
+		holding atomic.Int32
+		wg      sync.WaitGroup
+	)
+	child := func(name string, steps int) *pairedChild {
+		grantR, grantW, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		doneR, doneW, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { grantR.Close(); grantW.Close(); doneR.Close() })
+		wg.Go(func() {
+			defer doneW.Close() // the child's exit
+			tr := &turns{grant: grantR, done: doneW}
+			tr.wait()
+			for i := range steps {
+				if holding.Add(1) != 1 {
+					t.Errorf("%s step %d runs while the other child holds the turn", name, i)
+				}
+				mu.Lock()
+				log = append(log, fmt.Sprintf("%s%d", name, i))
+				mu.Unlock()
+				holding.Add(-1)
+				if i < steps-1 {
+					tr.yield()
+				}
+			}
+		})
+		return &pairedChild{grant: grantW, done: doneR}
+	}
+	takeTurns([]*pairedChild{child("A", 3), child("B", 5)})
+	wg.Wait()
+	if got, want := strings.Join(log, " "), "A0 B0 A1 B1 A2 B2 B3 B4"; got != want {
+		t.Fatalf("turns went %q, want %q", got, want)
+	}
+}
+
+// TestPrintPaired_RatioAndVerdict checks the side-by-side table: the p99
+// ratio of the larger size to the smaller, a verdict past 2x, errors and a
+// raft snapshot named, and a rate ratio only for the concurrent phases.
+func TestPrintPaired_RatioAndVerdict(t *testing.T) {
+	t.Parallel()
+	big := summary{Identities: 1000000, Phases: []phaseSummary{
+		{Name: "POST /identities", P50: 0.8, P99: 1.8},
+		{Name: "GET /identities", P50: 0.5, P99: 2.5, Snapshot: true},
+		{Name: "GET /edge/client/v1/services", Concurrent: true, Rate: 900, P50: 2, P99: 8},
+		{Name: "POST /service-policies", P99: 1, Errors: 2},
+	}}
+	small := summary{Identities: 100000, Phases: []phaseSummary{
+		{Name: "POST /identities", P50: 0.8, P99: 1.2},
+		{Name: "GET /identities", P50: 0.5, P99: 1.0},
+		{Name: "GET /edge/client/v1/services", Concurrent: true, Rate: 1000, P50: 2, P99: 6},
+		{Name: "POST /service-policies", P99: 1},
+	}}
+	var b strings.Builder
+	printPaired(&b, big, small)
+	out := b.String()
+	for _, want := range []string{
+		"| `POST /identities` | 0.80 / 1.80 | 0.80 / 1.20 | 1.50 |  | 0% / 0% | yes |",
+		"| `GET /identities` | 0.50 / 2.50 | 0.50 / 1.00 | 2.50 |  | 0% / 0% | **no** (raft snapshot during the phase) |",
+		"| `GET /edge/client/v1/services` | 2.00 / 8.00 | 2.00 / 6.00 | 1.33 | 0.90 | 0% / 0% | yes |",
+		"| **errors** (2, 0) |",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the table lacks %q:\n%s", want, out)
+		}
+	}
+}
