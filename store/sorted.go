@@ -67,7 +67,8 @@ func (tx *Tx) Lookup(k *Kind, id string) (Record, bool) {
 // of a filtered list.
 //
 // A large column also gets a suffix array (index/suffixarray), built in the
-// background once the column is searched a second time, so that a substring
+// background once the column is searched a second time (searches that come
+// during the build wait for it), so that a substring
 // many names share in their bytes but few contain whole is found by a binary
 // search instead of a read of the column. See suffixes.
 type Names struct {
@@ -77,7 +78,7 @@ type Names struct {
 
 	indexFrom int // the smallest column (bytes of blob) that gets a suffix array
 	searches  atomic.Int32
-	building  atomic.Bool
+	build     atomic.Pointer[chan struct{}] // set when the array's build starts, closed when it is stored
 	sa        atomic.Pointer[suffixarray.Index]
 
 	// rare is the offsets in blob of its rarest bytes, listed in the
@@ -171,7 +172,7 @@ func (n *Names) EachContaining(sub string, fn func(i int) bool) {
 		return
 	}
 	if v := n.via.Load(); v != nil {
-		if n.suffixes() == nil {
+		if n.suffixes(false) == nil {
 			v.EachContaining(sub, fn)
 			return
 		}
@@ -250,7 +251,7 @@ func (n *Names) EachContaining(sub string, fn func(i int) bool) {
 // suffix array, and reports whether it did: false when there is no array
 // yet (see suffixes) or sub is in too many names for it.
 func (n *Names) fromSuffixes(sub string, fn func(i int) bool) bool {
-	sa := n.suffixes()
+	sa := n.suffixes(true)
 	if sa == nil {
 		return false
 	}
@@ -389,19 +390,32 @@ func (n *Names) throughRoot(sub string, fn func(i int) bool) {
 
 // suffixes returns the column's suffix array when it is built. Otherwise,
 // from the second search of a large column on, it starts building one in
-// the background (unless another is being built) and returns nil: the
-// search reads the column meanwhile. The second search, not the first,
-// because a table that changes between every search would have each build
-// wasted: a build costs as much as some twenty reads of the column (0.19 s
-// for a million names, BenchmarkNames_MillionNames), and the array serves
-// only the generation of the table it was built for.
-func (n *Names) suffixes() *suffixarray.Index {
+// the background (unless another is being built) and returns nil: that
+// search reads the column meanwhile. A search that finds the array being
+// built waits for it when wait is set: a build costs as much as some twenty
+// reads of the column (0.19 s for a million names,
+// BenchmarkNames_MillionNames), so searches that keep coming during it
+// would each read the whole column (some 10 ms at a million names, slower
+// still beside the build) for longer than the build takes; one that comes
+// after it ended reads the array. The second search, not the first, because
+// a table that changes between every search would have each build wasted:
+// the array serves only the generation of the table it was built for (and,
+// through a root, the generations kept over it).
+func (n *Names) suffixes(wait bool) *suffixarray.Index {
 	if sa := n.sa.Load(); sa != nil {
 		return sa
 	}
-	if len(n.blob) >= n.indexFrom && n.searches.Add(1) >= 2 {
-		n.startBuild()
+	if len(n.blob) < n.indexFrom || n.searches.Add(1) < 2 {
+		return nil
 	}
+	if done := n.build.Load(); done != nil {
+		if !wait {
+			return nil
+		}
+		<-*done
+		return n.sa.Load()
+	}
+	n.startBuild()
 	return nil
 }
 
@@ -409,18 +423,23 @@ func (n *Names) suffixes() *suffixarray.Index {
 // unless it is being built or another column's is (indexBuilds): a later
 // search tries again.
 func (n *Names) startBuild() {
-	if !n.building.CompareAndSwap(false, true) {
+	if n.build.Load() != nil {
 		return
 	}
 	select {
 	case indexBuilds <- struct{}{}:
 	default:
-		n.building.Store(false)
+		return
+	}
+	done := make(chan struct{})
+	if !n.build.CompareAndSwap(nil, &done) {
+		<-indexBuilds
 		return
 	}
 	go func() {
 		defer func() { <-indexBuilds }()
 		n.sa.Store(suffixarray.New([]byte(n.blob)))
+		close(done)
 	}()
 }
 

@@ -171,6 +171,35 @@ func TestNames_EachContainingFindsWhatContainsFinds(t *testing.T) {
 	}
 }
 
+// TestNames_ASearchDuringTheBuildWaitsForTheArray: once a large column's
+// suffix array is being built, a search does not read the whole column
+// beside the build but waits for it and reads the array; the search that
+// started the build read the column. Not parallel: it needs the process's
+// one build slot (indexBuilds).
+func TestNames_ASearchDuringTheBuildWaitsForTheArray(t *testing.T) {
+	var recs []Record
+	for i := range 200000 { // a build of some tens of milliseconds, a read of about one
+		recs = append(recs, &Identity{Base: Base{ID: fmt.Sprint(i)}, Named: Named{Name: fmt.Sprintf("id-%06d", i)}})
+	}
+	n := newNames(recs)
+	search := func() (found []int) {
+		n.EachContaining("id-00012", func(i int) bool { found = append(found, i); return true })
+		return found
+	}
+	want := []int{120, 121, 122, 123, 124, 125, 126, 127, 128, 129}
+	for n.build.Load() == nil { // the second search starts it, unless an earlier test's build holds the slot
+		if got := search(); !slices.Equal(got, want) {
+			t.Fatalf("before the array: %v", got)
+		}
+	}
+	if got := search(); !slices.Equal(got, want) {
+		t.Fatalf("during the build: %v", got)
+	}
+	if n.sa.Load() == nil {
+		t.Fatal("a search during the build returned before the array was there: it read the column beside the build")
+	}
+}
+
 // TestNames_ALargeColumnSearchedTwiceGetsASuffixArray checks when the
 // suffix array is built (from the second search of a large column, in the
 // background) and that searches use it once it is there.
@@ -190,7 +219,7 @@ func TestNames_ALargeColumnSearchedTwiceGetsASuffixArray(t *testing.T) {
 	large := newNames(recs)
 	large.indexFrom = len(large.blob)
 	search(large, "id-0012")
-	if large.building.Load() || large.sa.Load() != nil {
+	if large.build.Load() != nil || large.sa.Load() != nil {
 		t.Fatal("the first search started a build")
 	}
 	want := []int{1200, 1201, 1202, 1203, 1204, 1205, 1206, 1207, 1208, 1209}
@@ -198,7 +227,7 @@ func TestNames_ALargeColumnSearchedTwiceGetsASuffixArray(t *testing.T) {
 		t.Fatalf("during the build: %v", got)
 	}
 	waitFor(t, "no suffix array after the second search", func() bool { return large.sa.Load() != nil })
-	if small.sa.Load() != nil || small.building.Load() {
+	if small.sa.Load() != nil || small.build.Load() != nil {
 		t.Fatal("a column under indexFrom got a suffix array")
 	}
 	if got := search(large, "id-00120"); !slices.Equal(got, want) {
@@ -248,7 +277,7 @@ func TestNames_ARareByteNeedsNoSuffixArray(t *testing.T) {
 			t.Fatalf("found %v", got)
 		}
 	}
-	if n.building.Load() || n.sa.Load() != nil {
+	if n.build.Load() != nil || n.sa.Load() != nil {
 		t.Fatal("searches for a rare byte started a suffix array")
 	}
 	search("id-0012")

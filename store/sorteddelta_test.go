@@ -556,7 +556,7 @@ func TestNames_AFoldOfAnIndexedColumnIsSearchedThroughTheOldArray(t *testing.T) 
 	if m.via.Load() != nil {
 		t.Fatal("the old column is kept after the new array is built")
 	}
-	if plain.via.Load() != nil || plain.building.Load() || plain.sa.Load() != nil {
+	if plain.via.Load() != nil || plain.build.Load() != nil || plain.sa.Load() != nil {
 		t.Fatal("a fold of a column without an array started one")
 	}
 	check(plain, plainAll, "a fold without an array")
