@@ -4,7 +4,7 @@ VERSION ?= v0.1.0
 REVISION := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 LDFLAGS := -X main.version=$(VERSION) -X main.revision=$(REVISION) -X main.buildDate=$(shell date -u +%Y-%m-%dT%H:%M:%SZ)
 
-.PHONY: build run cluster test bench chaos openziti fuzz vet clean
+.PHONY: build run cluster test bench scale chaos openziti fuzz vet clean
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o bin/edgectl ./cmd/edgectl
@@ -41,6 +41,11 @@ bench: build
 	bash bench/events-onoff.sh 5 3s
 	bash bench/sidebyside.sh 64 10 3
 	$(GO) run ./integration/cmd/scalebench -quick
+
+# A million identities beside 100,000, the two sizes in their own processes taking turns request by request,
+# so that the host's slow moments fall on both (issue 16's aims are ratios to 100k): about 8 minutes, 8 GiB of memory.
+scale:
+	$(GO) run ./integration/cmd/scalebench -identities 1000000 -paired 100000 -cluster=false -restart -gc-before -requests 2000
 
 # The fault test at length: three nodes, clients over all of them, leader and followers
 # killed, paused and cut off for 3 minutes, then every write and the register histories checked.

@@ -4,6 +4,8 @@
 //
 //	go run ./integration/cmd/scalebench            # the full model (100,000 identities)
 //	go run ./integration/cmd/scalebench -quick     # a model a tenth of the size, for a quick look
+//	go run ./integration/cmd/scalebench -identities 1000000 -paired 100000 -cluster=false
+//	                                               # two sizes taking turns, side by side (pair.go; make scale)
 //
 // It starts a node in-process (controller.Start, temporary data dir,
 // loopback ports), fills the model through the real write path (identities

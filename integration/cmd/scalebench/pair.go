@@ -222,12 +222,8 @@ func runPaired(ctx context.Context, c *config) error {
 	return nil
 }
 
-// turnTaker is the parent's side of one child: grant hands over the turn,
-// and the child gives it back by answering one byte on done.
-type turnTaker interface {
-	turn() bool // false once the child has ended
-}
-
+// turn hands the turn to the child and waits until it gives it back; false
+// once the child has ended.
 func (ch *pairedChild) turn() bool {
 	if _, err := ch.grant.Write([]byte{1}); err != nil {
 		return false
@@ -240,8 +236,8 @@ func (ch *pairedChild) turn() bool {
 // takeTurns hands the turn to each child in order, round after round,
 // until every child has ended; a child that has ended drops out and the
 // others go on.
-func takeTurns[T turnTaker](children []T) {
-	live := append([]T(nil), children...)
+func takeTurns(children []*pairedChild) {
+	live := append([]*pairedChild(nil), children...)
 	for len(live) > 0 {
 		next := live[:0]
 		for _, ch := range live {
