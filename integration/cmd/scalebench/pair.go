@@ -35,7 +35,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 )
 
@@ -162,7 +161,6 @@ func runPaired(ctx context.Context, c *config) error {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	out := &lockedWriter{w: os.Stdout}
 	var children []*pairedChild
 	defer func() {
 		for _, ch := range children {
@@ -175,7 +173,7 @@ func runPaired(ctx context.Context, c *config) error {
 	for _, n := range []int{c.identities, c.paired} {
 		ch := &pairedChild{identities: n, summary: filepath.Join(dir, strconv.Itoa(n)+".json")}
 		ch.cmd = exec.CommandContext(ctx, exe, childArgs(n, ch.summary)...)
-		ch.out = out.prefixed(fmt.Sprintf("[%d] ", n))
+		ch.out = &linePrefixer{w: os.Stdout, prefix: fmt.Sprintf("[%d] ", n)}
 		ch.cmd.Stdout, ch.cmd.Stderr = ch.out, ch.out
 		if ch.grant, err = ch.cmd.StdinPipe(); err != nil {
 			return err
@@ -193,7 +191,7 @@ func runPaired(ctx context.Context, c *config) error {
 		w.Close() // the child holds the write end; its exit ends our reads
 		children = append(children, ch)
 	}
-	fmt.Fprintf(out, "paired run: %d and %d identities, each in its own process, taking turns request by request\n", c.identities, c.paired)
+	fmt.Printf("paired run: %d and %d identities, each in its own process, taking turns request by request\n", c.identities, c.paired)
 	takeTurns(children)
 	var errs []error
 	for _, ch := range children {
@@ -283,26 +281,11 @@ func printPaired(w io.Writer, big, small summary) {
 	}
 }
 
-// lockedWriter serializes the lines of the children's outputs.
-type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
-}
-
-// prefixed is a writer that writes each whole line to l with prefix in
-// front of it; flush writes what is left of a last line.
-func (l *lockedWriter) prefixed(prefix string) *linePrefixer {
-	return &linePrefixer{l: l, prefix: prefix}
-}
-
+// linePrefixer writes each whole line of a child's output to w with the
+// child's prefix in front of it, in one Write: the two children's lines
+// reach os.Stdout whole (an *os.File serializes its Writes).
 type linePrefixer struct {
-	l      *lockedWriter
+	w      io.Writer
 	prefix string
 	buf    []byte
 }
@@ -314,7 +297,7 @@ func (p *linePrefixer) Write(b []byte) (int, error) {
 		if i < 0 {
 			return len(b), nil
 		}
-		if _, err := fmt.Fprintf(p.l, "%s%s", p.prefix, p.buf[:i+1]); err != nil {
+		if _, err := fmt.Fprintf(p.w, "%s%s", p.prefix, p.buf[:i+1]); err != nil {
 			return len(b), err
 		}
 		p.buf = p.buf[i+1:]
@@ -323,7 +306,7 @@ func (p *linePrefixer) Write(b []byte) (int, error) {
 
 func (p *linePrefixer) flush() {
 	if len(p.buf) > 0 {
-		fmt.Fprintf(p.l, "%s%s\n", p.prefix, p.buf)
+		fmt.Fprintf(p.w, "%s%s\n", p.prefix, p.buf)
 		p.buf = nil
 	}
 }

@@ -88,3 +88,24 @@ func TestPrintPaired_RatioAndVerdict(t *testing.T) {
 		}
 	}
 }
+
+// TestLinePrefixer_WholeLinesEachWithThePrefix: output arriving in pieces
+// reaches the parent's output as whole lines, each prefixed once, and a
+// last line without its newline is written by flush.
+func TestLinePrefixer_WholeLinesEachWithThePrefix(t *testing.T) {
+	t.Parallel()
+	var out strings.Builder
+	p := &linePrefixer{w: &out, prefix: "[7] "}
+	for _, piece := range []string{"fir", "st\nsec", "ond\n\nthi", "rd"} {
+		if n, err := p.Write([]byte(piece)); n != len(piece) || err != nil {
+			t.Fatalf("Write(%q) = %d, %v", piece, n, err)
+		}
+	}
+	if got, want := out.String(), "[7] first\n[7] second\n[7] \n"; got != want {
+		t.Fatalf("before flush: %q, want %q", got, want)
+	}
+	p.flush()
+	if got, want := out.String(), "[7] first\n[7] second\n[7] \n[7] third\n"; got != want {
+		t.Fatalf("after flush: %q, want %q", got, want)
+	}
+}
