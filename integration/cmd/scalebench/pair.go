@@ -35,6 +35,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -173,6 +174,10 @@ func runPaired(ctx context.Context, c *config) error {
 	for _, n := range []int{c.identities, c.paired} {
 		ch := &pairedChild{identities: n, summary: filepath.Join(dir, strconv.Itoa(n)+".json")}
 		ch.cmd = exec.CommandContext(ctx, exe, childArgs(n, ch.summary)...)
+		// Interrupted, a child stops as scalebench does alone (its nodes shut
+		// down, its data removed) rather than being killed with its data left.
+		ch.cmd.Cancel = func() error { return ch.cmd.Process.Signal(syscall.SIGTERM) }
+		ch.cmd.WaitDelay = time.Minute
 		ch.out = &linePrefixer{w: os.Stdout, prefix: fmt.Sprintf("[%d] ", n)}
 		ch.cmd.Stdout, ch.cmd.Stderr = ch.out, ch.out
 		if ch.grant, err = ch.cmd.StdinPipe(); err != nil {
