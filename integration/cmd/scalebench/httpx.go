@@ -378,7 +378,8 @@ func (b *bench) sequentialAfter(ctx context.Context, name string, warm, n int, b
 }
 
 // concurrent runs `clients` workers for b.cfg.warmup (not counted), then
-// for b.cfg.duration, each sending requests one after the other.
+// for b.cfg.duration, each sending requests one after the other. In a
+// paired run the measured time comes in turnSlices slices, each a turn.
 func (b *bench) concurrent(ctx context.Context, name string, clients int, fn request) *stats {
 	b.settle()
 	var seq atomic.Int64
@@ -409,7 +410,18 @@ func (b *bench) concurrent(ctx context.Context, name string, clients int, fn req
 	f0, m0 := pageFaults()
 	g0 := gcCycles()
 	t0, st0 := cpuTicks()
-	s.elapsed = phase(b.cfg.duration, s, lats)
+	if b.turns == nil {
+		s.elapsed = phase(b.cfg.duration, s, lats)
+	} else {
+		// A paired run: the phase in slices, the other size's slices in
+		// between, so that a slow stretch of the host falls on both sizes.
+		for k := range turnSlices {
+			if k > 0 {
+				b.turns.yield()
+			}
+			s.elapsed += phase(b.cfg.duration/turnSlices, s, lats)
+		}
+	}
 	s.gcs = gcCycles() - g0
 	f1, m1 := pageFaults()
 	s.faults, s.major = f1-f0, m1-m0

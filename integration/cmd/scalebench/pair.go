@@ -9,14 +9,16 @@ package main
 // each as its own process (its own node, heap and collector, as in the runs
 // it replaces), and makes them take turns: the two processes run the same
 // phases with the same requests, and the parent lets one request of one
-// process run, then the same request of the other, and so on. Whatever the
+// process run, then the same request of the other, and so on (a phase of
+// many concurrent clients runs in turnSlices slices, taking turns likewise).
+// Whatever the
 // host does lands on both sizes alike, and the ratio compares the model's
 // sizes rather than two moments of the host.
 //
 // The turn is handed over on pipes: a child started with -turns reads one
 // byte from its standard input before it starts, and at every point it
 // yields (after each sequential request, warm-up ones too; after each
-// concurrent phase; after the model is built) it writes one byte to file
+// slice of a concurrent phase; after the model is built) it writes one byte to file
 // descriptor 3 and reads the next byte of its input. Only the process
 // holding the turn sends requests; the other one's node is idle but for its
 // own background work (a collection still running, a raft snapshot), which
@@ -38,6 +40,12 @@ import (
 	"syscall"
 	"time"
 )
+
+// turnSlices is the number of slices, each a turn, that a concurrent
+// phase of a paired run comes in: a tenth of -duration each (half a second
+// by default), short enough that a slow stretch of the host falls on both
+// sizes, long enough that the clients' start and end weigh little.
+const turnSlices = 10
 
 // turns is a child's end of the turn-taking; nil outside -turns, where
 // yield does nothing.
@@ -257,8 +265,8 @@ func takeTurns(children []*pairedChild) {
 func printPaired(w io.Writer, big, small summary) {
 	fmt.Fprintf(w, "\n==== Paired (docs/performance.md) ====\n\n")
 	fmt.Fprintf(w, "Command: `go run ./integration/cmd/scalebench %s`. Two processes, %d and %d identities, took turns request "+
-		"by request (concurrent phases: phase by phase). Live heap after the fill: %.2f GiB and %.2f GiB.\n\n",
-		strings.Join(os.Args[1:], " "), big.Identities, small.Identities, gib(big.HeapLive), gib(small.HeapLive))
+		"by request (concurrent phases: in %d slices each). Live heap after the fill: %.2f GiB and %.2f GiB.\n\n",
+		strings.Join(os.Args[1:], " "), big.Identities, small.Identities, turnSlices, gib(big.HeapLive), gib(small.HeapLive))
 	fmt.Fprintf(w, "| phase | p50 / p99 ms at %d | p50 / p99 ms at %d | p99 ratio | per second ratio | CPU stolen | within 2x |\n|---|---|---|---|---|---|---|\n",
 		big.Identities, small.Identities)
 	for i, b := range big.Phases {

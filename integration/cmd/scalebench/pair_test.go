@@ -1,12 +1,14 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // TestTakeTurns_OneChildAtATimeInStrictAlternation runs two children of a
@@ -107,5 +109,64 @@ func TestLinePrefixer_WholeLinesEachWithThePrefix(t *testing.T) {
 	p.flush()
 	if got, want := out.String(), "[7] first\n[7] second\n[7] \n[7] third\n"; got != want {
 		t.Fatalf("after flush: %q, want %q", got, want)
+	}
+}
+
+// TestConcurrent_APairedPhaseComesInSlicesEachATurn: in a paired run a
+// concurrent phase gives the turn back between slices of its time and at
+// its end, turnSlices times in all, and sends no request while the other
+// size holds the turn; its elapsed time is its own slices'.
+func TestConcurrent_APairedPhaseComesInSlicesEachATurn(t *testing.T) {
+	t.Parallel()
+	grantR, grantW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	doneR, doneW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { grantR.Close(); grantW.Close(); doneR.Close() }()
+	var ours atomic.Bool // the child holds the turn
+	ours.Store(true)
+	yields := make(chan int)
+	go func() { // the parent: every turn given back is handed over again after the other size's
+		n := 0
+		for {
+			var b [1]byte
+			if _, err := doneR.Read(b[:]); err != nil {
+				yields <- n
+				return
+			}
+			ours.Store(false)
+			n++
+			time.Sleep(5 * time.Millisecond) // the other size's turn
+			ours.Store(true)
+			if _, err := grantW.Write([]byte{1}); err != nil {
+				return
+			}
+		}
+	}()
+	b := &bench{cfg: &config{duration: 100 * time.Millisecond}, turns: &turns{grant: grantR, done: doneW}}
+	var outOfTurn atomic.Int64
+	done := make(chan *stats)
+	go func() {
+		done <- b.concurrent(t.Context(), "slices", 2, func(context.Context, int, int) (int, []byte, error) {
+			if !ours.Load() {
+				outOfTurn.Add(1)
+			}
+			return 200, nil, nil
+		})
+	}()
+	s := <-done
+	doneW.Close() // the child's end: the parent counts what it got
+	if n := <-yields; n != turnSlices {
+		t.Fatalf("the phase gave the turn back %d times, want %d", n, turnSlices)
+	}
+	if outOfTurn.Load() > 0 {
+		t.Fatalf("%d requests were sent while the other size held the turn", outOfTurn.Load())
+	}
+	if s.ok == 0 || s.elapsed < 100*time.Millisecond || s.elapsed > time.Second {
+		t.Fatalf("the phase: %d answers in %s of its own slices, want some in about 100 ms", s.ok, s.elapsed)
 	}
 }
