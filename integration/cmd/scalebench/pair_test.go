@@ -11,6 +11,21 @@ import (
 	"time"
 )
 
+// turnPipes connects a child's turns to the parent's end of it over real
+// pipes; closing doneW is the child's exit.
+func turnPipes(t *testing.T) (child *turns, parent *pairedChild, doneW *os.File) {
+	grantR, grantW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	doneR, doneW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { grantR.Close(); grantW.Close(); doneR.Close(); doneW.Close() })
+	return &turns{grant: grantR, done: doneW}, &pairedChild{grant: grantW, done: doneR}, doneW
+}
+
 // TestTakeTurns_OneChildAtATimeInStrictAlternation runs two children of a
 // paired run as goroutines over real pipes, each ending after its own number
 // of steps: the parent hands the turn A, B, A, B, ..., never to both at once,
@@ -24,18 +39,9 @@ func TestTakeTurns_OneChildAtATimeInStrictAlternation(t *testing.T) {
 		wg      sync.WaitGroup
 	)
 	child := func(name string, steps int) *pairedChild {
-		grantR, grantW, err := os.Pipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		doneR, doneW, err := os.Pipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { grantR.Close(); grantW.Close(); doneR.Close() })
+		tr, parent, doneW := turnPipes(t)
 		wg.Go(func() {
 			defer doneW.Close() // the child's exit
-			tr := &turns{grant: grantR, done: doneW}
 			tr.wait()
 			for i := range steps {
 				if holding.Add(1) != 1 {
@@ -50,7 +56,7 @@ func TestTakeTurns_OneChildAtATimeInStrictAlternation(t *testing.T) {
 				}
 			}
 		})
-		return &pairedChild{grant: grantW, done: doneR}
+		return parent
 	}
 	takeTurns([]*pairedChild{child("A", 3), child("B", 5)})
 	wg.Wait()
@@ -118,15 +124,7 @@ func TestLinePrefixer_WholeLinesEachWithThePrefix(t *testing.T) {
 // size holds the turn; its elapsed time is its own slices'.
 func TestConcurrent_APairedPhaseComesInSlicesEachATurn(t *testing.T) {
 	t.Parallel()
-	grantR, grantW, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	doneR, doneW, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { grantR.Close(); grantW.Close(); doneR.Close() }()
+	tr, parent, doneW := turnPipes(t)
 	var ours atomic.Bool // the child holds the turn
 	ours.Store(true)
 	yields := make(chan int)
@@ -134,7 +132,7 @@ func TestConcurrent_APairedPhaseComesInSlicesEachATurn(t *testing.T) {
 		n := 0
 		for {
 			var b [1]byte
-			if _, err := doneR.Read(b[:]); err != nil {
+			if _, err := parent.done.Read(b[:]); err != nil {
 				yields <- n
 				return
 			}
@@ -142,12 +140,12 @@ func TestConcurrent_APairedPhaseComesInSlicesEachATurn(t *testing.T) {
 			n++
 			time.Sleep(5 * time.Millisecond) // the other size's turn
 			ours.Store(true)
-			if _, err := grantW.Write([]byte{1}); err != nil {
+			if _, err := parent.grant.Write([]byte{1}); err != nil {
 				return
 			}
 		}
 	}()
-	b := &bench{cfg: &config{duration: 100 * time.Millisecond}, turns: &turns{grant: grantR, done: doneW}}
+	b := &bench{cfg: &config{duration: 100 * time.Millisecond}, turns: tr}
 	var outOfTurn atomic.Int64
 	done := make(chan *stats)
 	go func() {
