@@ -328,6 +328,27 @@ func (s *stats) record(st int, body []byte, err error, d time.Duration, lat *[]t
 	}
 }
 
+// measure starts the process's and the host's counters of phase s (and
+// its profile and trace when asked for); the returned function, called
+// when the phase's requests are done, fills them in and adds s to the
+// phases of the report's summary.
+func (b *bench) measure(s *stats) (finish func()) {
+	stop := b.profileRequests(s.name)
+	snaps := b.watchSnapshots(s)
+	f0, m0 := pageFaults()
+	g0 := gcCycles()
+	t0, st0 := cpuTicks()
+	return func() {
+		s.gcs = gcCycles() - g0
+		f1, m1 := pageFaults()
+		s.faults, s.major = f1-f0, m1-m0
+		s.stolen = stolenSince(t0, st0)
+		snaps()
+		stop()
+		b.phases = append(b.phases, s)
+	}
+}
+
 // sequential runs warm requests not counted, then n one after the other.
 func (b *bench) sequential(ctx context.Context, name string, warm, n int, fn request) *stats {
 	return b.sequentialAfter(ctx, name, warm, n, nil, fn)
@@ -346,11 +367,7 @@ func (b *bench) sequentialAfter(ctx context.Context, name string, warm, n int, b
 	}
 	s := &stats{name: name}
 	lat := make([]time.Duration, 0, n)
-	stop := b.profileRequests(name)
-	snaps := b.watchSnapshots(s)
-	f0, m0 := pageFaults()
-	g0 := gcCycles()
-	t0, st0 := cpuTicks()
+	finish := b.measure(s)
 	start := time.Now()
 	for i := range n {
 		if ctx.Err() != nil {
@@ -365,12 +382,7 @@ func (b *bench) sequentialAfter(ctx context.Context, name string, warm, n int, b
 		b.turns.yield()
 	}
 	s.elapsed = time.Since(start)
-	s.gcs = gcCycles() - g0
-	f1, m1 := pageFaults()
-	s.faults, s.major = f1-f0, m1-m0
-	s.stolen = stolenSince(t0, st0)
-	snaps()
-	stop()
+	finish()
 	slices.Sort(lat)
 	s.lat = lat
 	b.logStats(s)
@@ -405,11 +417,7 @@ func (b *bench) concurrent(ctx context.Context, name string, clients int, fn req
 	}
 	s := &stats{name: name, concurrent: true}
 	lats := make([][]time.Duration, clients)
-	stop := b.profileRequests(name)
-	snaps := b.watchSnapshots(s)
-	f0, m0 := pageFaults()
-	g0 := gcCycles()
-	t0, st0 := cpuTicks()
+	finish := b.measure(s)
 	if b.turns == nil {
 		s.elapsed = phase(b.cfg.duration, s, lats)
 	} else {
@@ -422,12 +430,7 @@ func (b *bench) concurrent(ctx context.Context, name string, clients int, fn req
 			s.elapsed += phase(b.cfg.duration/turnSlices, s, lats)
 		}
 	}
-	s.gcs = gcCycles() - g0
-	f1, m1 := pageFaults()
-	s.faults, s.major = f1-f0, m1-m0
-	s.stolen = stolenSince(t0, st0)
-	snaps()
-	stop()
+	finish()
 	for _, l := range lats {
 		s.lat = append(s.lat, l...)
 	}
@@ -460,7 +463,6 @@ func (b *bench) settle() {
 }
 
 func (b *bench) logStats(s *stats) {
-	b.phases = append(b.phases, s)
 	fmt.Printf("  %-58s %6d ok in %6.2fs = %7.0f/s  p50 %7s  p99 %7s  max %7s  GCs ended %d  page faults %d (major %d)  CPU stolen %2.0f%%  errors: %s%s\n", s.name, s.ok, s.elapsed.Seconds(),
 		s.rate(), ms(s.pct(50)), ms(s.pct(99)), ms(s.maxLat()), s.gcs, s.faults, s.major, 100*s.stolen, s.errText(), s.snapshotMark())
 }

@@ -98,8 +98,12 @@ func main() {
 		fmt.Fprintln(os.Stderr, "scalebench: need -identities >= 100, -services >= 60, -attributes >= 3, -requests >= 10 and positive counts")
 		os.Exit(2)
 	}
-	if c.paired != 0 && (c.paired < 100 || c.paired == c.identities || c.turns) {
+	if c.paired != 0 && (c.paired < 100 || c.paired == c.identities) {
 		fmt.Fprintln(os.Stderr, "scalebench: -paired needs a second size of at least 100 identities, other than -identities")
+		os.Exit(2)
+	}
+	if c.paired != 0 && (c.turns || c.summary != "") {
+		fmt.Fprintln(os.Stderr, "scalebench: -turns and -summary are for the children of a paired run, not with -paired")
 		os.Exit(2)
 	}
 	if c.restart && c.cluster {
