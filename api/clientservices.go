@@ -1,6 +1,7 @@
 package api
 
 import (
+	"edgectl/dataplane"
 	"net/http"
 	"slices"
 	"strings"
@@ -274,16 +275,16 @@ func (s *Server) listEdgeRouterIDs(c *call, ids idSet) error {
 		}
 	}
 	sortByName(recs)
-	return c.page(lr, recordsSource(recs), len(recs), func(r store.Record) any { return clientEdgeRouterView(r.(*store.EdgeRouter)) })
+	return c.page(lr, recordsSource(recs), len(recs), func(r store.Record) any { return clientEdgeRouterView(r.(*store.EdgeRouter), s.routerLive(r.GetID())) })
 }
 
 // clientEdgeRouterView is an edge router as clients see it.
-func clientEdgeRouterView(er *store.EdgeRouter) map[string]any {
+func clientEdgeRouterView(er *store.EdgeRouter, live dataplane.Status) map[string]any {
 	return map[string]any{
 		"_links": selfLinks("edge-routers", er.ID), "id": er.ID, "createdAt": er.CreatedAt, "updatedAt": er.UpdatedAt,
 		"tags": tagsOrEmpty(er.Tags), "name": er.Name, "appData": objOrEmpty(er.AppData), "cost": er.Cost,
-		"disabled": er.Disabled, "hostname": er.Hostname, "isOnline": false, "noTraversal": er.NoTraversal,
-		"supportedProtocols": strMapOrEmpty(er.SupportedProtocols), "syncStatus": "SYNC_UNKNOWN",
+		"disabled": er.Disabled, "hostname": er.Hostname, "isOnline": live.Online, "noTraversal": er.NoTraversal,
+		"supportedProtocols": strMapOrEmpty(er.SupportedProtocols), "syncStatus": live.SyncStatus,
 		"urls": strMapOrEmpty(er.SupportedProtocols),
 	}
 }

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"edgectl/dataplane"
 	"edgectl/fsm"
 	"edgectl/store"
 )
@@ -77,21 +78,26 @@ func (s *Server) getEdgeRouter(c *call) error {
 	if err != nil {
 		return err
 	}
-	c.ok(edgeRouterView(r))
+	c.ok(edgeRouterView(r, s.routerLive(r.ID)))
 	return nil
 }
 
 func (s *Server) listEdgeRouters(c *call) error {
-	return c.listKind(store.KindEdgeRouter, true, func(r store.Record) any { return edgeRouterView(r.(*store.EdgeRouter)) })
+	return c.listKind(store.KindEdgeRouter, true, func(r store.Record) any { return edgeRouterView(r.(*store.EdgeRouter), s.routerLive(r.GetID())) })
 }
 
-// syncStatusUnknown is the sync status of a router that is not connected:
-// no router connects to this controller yet, so it is every router's status.
-const syncStatusUnknown = "SYNC_UNKNOWN"
+// routerLive is what this node knows of router id's control channel:
+// whether it is connected here, and how far its sync went.
+func (s *Server) routerLive(id string) dataplane.Status {
+	if s.Routers == nil {
+		return dataplane.Status{SyncStatus: dataplane.SyncUnknown}
+	}
+	return s.Routers.Status(id)
+}
 
 // edgeRouterView is the Management view of an edge router. The certificate
 // PEM is not part of it; the fingerprint is.
-func edgeRouterView(r *store.EdgeRouter) map[string]any {
+func edgeRouterView(r *store.EdgeRouter, live dataplane.Status) map[string]any {
 	links := selfLinks("edge-routers", r.ID)
 	for _, rel := range []string{"edge-router-policies", "service-edge-router-policies", "identities", "services"} {
 		links[rel] = map[string]string{"href": "./edge-routers/" + r.ID + "/" + rel}
@@ -111,8 +117,8 @@ func edgeRouterView(r *store.EdgeRouter) map[string]any {
 		"roleAttributes":      nonNilStrings(r.RoleAttributes),
 		"hostname":            r.Hostname,
 		"supportedProtocols":  strMapOrEmpty(r.SupportedProtocols),
-		"isOnline":            false,
-		"syncStatus":          syncStatusUnknown,
+		"isOnline":            live.Online,
+		"syncStatus":          live.SyncStatus,
 		"isVerified":          r.IsVerified,
 		"fingerprint":         r.Fingerprint,
 		"enrollmentToken":     r.EnrollmentToken,

@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"edgectl/auth"
@@ -31,7 +32,7 @@ func (s *Server) newEnrollment(tx *store.Tx, identityID, method string, caID, us
 	token := newUUID()
 	jwt, err := s.signEnrollmentJWT(a, pki.EnrollmentClaims{
 		Subject: identityID, JTI: token, Method: method,
-		ExpiresAt: expires, Controllers: s.controllerURLs(),
+		ExpiresAt: expires, Controllers: s.enrollmentControllers(method),
 	})
 	if err != nil {
 		return nil, err
@@ -88,6 +89,22 @@ func (s *Server) signEnrollmentJWT(a *pki.Authority, claims pki.EnrollmentClaims
 		return a.SignEnrollmentJWT(claims)
 	}
 	return pki.SignEnrollmentJWTWith(s.cfg.JWTKey, s.jwtKid, claims)
+}
+
+// enrollmentControllers is the "ctrls" claim of an enrollment JWT: for a
+// router, the control-channel address of every node ("tls:host:port", the
+// API port, which routers reach by ALPN), which `ziti router enroll` writes
+// to the router's endpoints file; for an identity, every node's API URL.
+func (s *Server) enrollmentControllers(method string) []string {
+	urls := s.controllerURLs()
+	if method != routerEnrollMethod {
+		return urls
+	}
+	out := make([]string, 0, len(urls))
+	for _, u := range urls {
+		out = append(out, "tls:"+strings.TrimPrefix(u, "https://"))
+	}
+	return out
 }
 
 func (s *Server) controllerURLs() []string {
@@ -370,7 +387,7 @@ func (s *Server) LegacyJWTReissues(max int) ([]store.JWTReissue, error) {
 		if claims == nil {
 			return true
 		}
-		claims.Controllers = s.controllerURLs()
+		claims.Controllers = s.enrollmentControllers(claims.Method)
 		jwt, err := s.signEnrollmentJWT(a, *claims)
 		if err != nil {
 			signErr = err

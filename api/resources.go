@@ -36,8 +36,12 @@ func (s *Server) resourceTable() []resource {
 		{store.KindConfig, "configs", func(tx *store.Tx, r store.Record) any { return s.configView(tx, r.(*store.Config)) }, s.configRoutes, configFields},
 		{store.KindService, "services", func(tx *store.Tx, r store.Record) any { return s.serviceView(tx, r.(*store.Service)) }, s.serviceRoutes, serviceFields},
 		{store.KindTerminator, "terminators", func(tx *store.Tx, r store.Record) any { return s.terminatorView(tx, r.(*store.Terminator)) }, s.terminatorRoutes, terminatorFields},
-		{store.KindEdgeRouter, "edge-routers", func(_ *store.Tx, r store.Record) any { return edgeRouterView(r.(*store.EdgeRouter)) }, s.edgeRouterRoutes, edgeRouterFields},
-		{store.KindRouter, "routers", func(_ *store.Tx, r store.Record) any { return routerView(r.(*store.Router), "routers") }, s.routerRoutes, routerFields},
+		{store.KindEdgeRouter, "edge-routers", func(_ *store.Tx, r store.Record) any {
+			return edgeRouterView(r.(*store.EdgeRouter), s.routerLive(r.GetID()))
+		}, s.edgeRouterRoutes, edgeRouterFields},
+		{store.KindRouter, "routers", func(_ *store.Tx, r store.Record) any {
+			return routerView(r.(*store.Router), "routers", s.routerLive(r.GetID()))
+		}, s.routerRoutes, routerFields},
 		{store.KindPostureCheck, "posture-checks", func(_ *store.Tx, r store.Record) any { return postureCheckView(r.(*store.PostureCheck)) }, s.postureCheckRoutes, postureCommonFields},
 		{store.KindEventSubscription, "event-subscriptions", func(tx *store.Tx, r store.Record) any {
 			return eventSubscriptionView(tx, r.(*store.EventSubscription))

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"edgectl/dataplane"
 	"edgectl/fsm"
 	"edgectl/store"
 )
@@ -46,19 +47,19 @@ func (s *Server) getRouter(path string) func(c *call) error {
 		if err != nil {
 			return err
 		}
-		c.ok(routerView(r, path))
+		c.ok(routerView(r, path, s.routerLive(r.ID)))
 		return nil
 	}
 }
 
 func (s *Server) listRouters(path string) func(c *call) error {
 	return func(c *call) error {
-		return c.listKind(store.KindRouter, false, func(r store.Record) any { return routerView(r.(*store.Router), path) })
+		return c.listKind(store.KindRouter, false, func(r store.Record) any { return routerView(r.(*store.Router), path, s.routerLive(r.GetID())) })
 	}
 }
 
 // routerView is the Management view of a transit router.
-func routerView(r *store.Router, path string) map[string]any {
+func routerView(r *store.Router, path string, live dataplane.Status) map[string]any {
 	return map[string]any{
 		"_links":                selfLinks(path, r.ID),
 		"id":                    r.ID,
@@ -69,7 +70,8 @@ func routerView(r *store.Router, path string) map[string]any {
 		"cost":                  r.Cost,
 		"disabled":              r.Disabled,
 		"noTraversal":           r.NoTraversal,
-		"isOnline":              false,
+		"isOnline":              live.Online,
+		"syncStatus":            live.SyncStatus,
 		"isVerified":            r.IsVerified,
 		"fingerprint":           r.Fingerprint,
 		"unverifiedCertPem":     r.UnverifiedCertPem,

@@ -15,6 +15,7 @@ import (
 	"edgectl/auth"
 	"edgectl/cluster"
 	"edgectl/console"
+	"edgectl/dataplane"
 	"edgectl/fsm"
 	"edgectl/pki"
 	"edgectl/store"
@@ -91,6 +92,13 @@ type Deps struct {
 	Activity *auth.Activity
 	// Peers tells what this node knows of the other members.
 	Peers Peers
+	// Routers tells which routers are connected to this node (nil: none can be).
+	Routers RouterStatus
+}
+
+// RouterStatus reports the routers connected to this node.
+type RouterStatus interface {
+	Status(id string) dataplane.Status
 }
 
 // Peers reports the last known state of a cluster member.
@@ -194,6 +202,9 @@ func (s *Server) JWK() json.RawMessage { return s.jwtJWK }
 func (s *Server) now() time.Time { return s.Now().UTC() }
 
 // authority returns the PKI loaded from the model, reloaded when the model's copy changes.
+// Authority is the cluster's CA as the model holds it (cached while the model's PKI setting is unchanged).
+func (s *Server) Authority(tx *store.Tx) (*pki.Authority, error) { return s.authority(tx) }
+
 func (s *Server) authority(tx *store.Tx) (*pki.Authority, error) {
 	raw := tx.Setting(store.SettingPKI)
 	s.pkiMu.Lock()

@@ -177,7 +177,7 @@ func (s *Server) policyAdvice(c *call) error {
 	common := []any{}
 	for _, id := range policy.SessionEdgeRouters(c.tx, ident.ID, svc.ID) {
 		ref := s.entityRef(c.tx, store.KindEdgeRouter, "edge-routers", id)
-		ref["isOnline"] = false
+		ref["isOnline"] = s.routerLive(id).Online
 		common = append(common, ref)
 	}
 	grants := policy.PairGrants(c.tx, ident.ID, svc.ID)

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"edgectl/dataplane"
 	"encoding/json"
 
 	"edgectl/policy"
@@ -16,11 +17,15 @@ import (
 
 // sessionRouterKey keys a router's session entry in frags, apart from any
 // other fragment of the same record.
-type sessionRouterKey struct{ er *store.EdgeRouter }
+type sessionRouterKey struct {
+	er     *store.EdgeRouter
+	online bool
+	sync   string
+}
 
 // sessionRouterFragOf is the entry of an edge router in a session's edgeRouters.
-func sessionRouterFragOf(er *store.EdgeRouter) ([]byte, error) {
-	v, err := frags.get(sessionRouterKey{er}, func() (any, error) {
+func sessionRouterFragOf(er *store.EdgeRouter, live dataplane.Status) ([]byte, error) {
+	v, err := frags.get(sessionRouterKey{er, live.Online, live.SyncStatus}, func() (any, error) {
 		return json.Marshal(struct {
 			AppData            map[string]any    `json:"appData"`
 			Cost               int               `json:"cost"`
@@ -32,8 +37,8 @@ func sessionRouterFragOf(er *store.EdgeRouter) ([]byte, error) {
 			SupportedProtocols map[string]string `json:"supportedProtocols"`
 			SyncStatus         string            `json:"syncStatus"`
 			URLs               map[string]string `json:"urls"`
-		}{objOrEmpty(er.AppData), er.Cost, er.Disabled, er.Hostname, false, er.Name, er.NoTraversal,
-			strMapOrEmpty(er.SupportedProtocols), "SYNC_UNKNOWN", strMapOrEmpty(er.SupportedProtocols)})
+		}{objOrEmpty(er.AppData), er.Cost, er.Disabled, er.Hostname, live.Online, er.Name, er.NoTraversal,
+			strMapOrEmpty(er.SupportedProtocols), live.SyncStatus, strMapOrEmpty(er.SupportedProtocols)})
 	})
 	if err != nil {
 		return nil, err
@@ -76,7 +81,7 @@ func (s *Server) appendSession(dst []byte, tx *store.Tx, sess *store.Session, to
 		if !ok {
 			continue
 		}
-		frag, err := sessionRouterFragOf(r.(*store.EdgeRouter))
+		frag, err := sessionRouterFragOf(r.(*store.EdgeRouter), s.routerLive(id))
 		if err != nil {
 			return nil, err
 		}

@@ -19,6 +19,7 @@ import (
 	"edgectl/api"
 	"edgectl/auth"
 	"edgectl/cluster"
+	"edgectl/dataplane"
 	"edgectl/fsm"
 	"edgectl/pki"
 	"edgectl/store"
@@ -50,6 +51,8 @@ type Node struct {
 	peers      *peers
 	lock       *dirLock
 	deliverer  *webhook.Deliverer
+	// Routers holds the control channels of the routers connected to this node.
+	Routers *dataplane.Manager
 }
 
 // Start brings a node up: on an empty data dir it creates the PKI and
@@ -289,21 +292,39 @@ func (n *Node) startAPI(certs *certMaterial) error {
 	}
 	n.apiLn = ln
 	advertiseURL := "https://" + net.JoinHostPort(n.cfg.advertiseHost(), port)
+	n.Routers = dataplane.New(dataplane.Config{NodeID: n.Raft.ID(), Version: n.cfg.Version, Store: n.Store,
+		Authority: func(tx *store.Tx) (*pki.Authority, error) { return n.API.Authority(tx) },
+		Applied:   n.FSM.AppliedSignal, Log: n.log.Named("routers"), Now: n.cfg.Now})
 	n.API = api.New(api.Deps{
 		Store: n.Store, Writer: n.Writer, Cluster: n.Raft, Hasher: auth.NewHasher(auth.DefaultParams),
-		Log: n.log.Named("api"), Activity: n.activity, Peers: n, Now: n.cfg.Now,
+		Log: n.log.Named("api"), Activity: n.activity, Peers: n, Now: n.cfg.Now, Routers: n.Routers,
 	}, api.Config{AdvertiseURL: advertiseURL, SessionTimeout: n.cfg.SessionTimeout, BackupDir: filepath.Join(n.cfg.DataDir, "backups"),
 		Version: n.cfg.Version, Revision: n.cfg.Revision, BuildDate: n.cfg.BuildDate, JWKSRootCAs: n.cfg.JWKSRootCAs,
 		ReadConsistency: n.cfg.ReadConsistency, JWTKey: signerOf(certs.api), ListenAddrs: n.listenAddrs()})
 	n.deliverer = n.newDeliverer()
 	n.API.RegisterCollector(&eventCollector{n: n})
+	for _, c := range n.Routers.Collectors() {
+		n.API.RegisterCollector(c)
+	}
+	n.Routers.Start()
+	// Routers reach the node on the API port, told apart by ALPN: a
+	// handshake that settles on "ziti-ctrl" is handed to the control
+	// channel, everything else is HTTP/1.1 or HTTP/2 as before.
+	protocols := new(http.Protocols)
+	protocols.SetHTTP1(true)
+	protocols.SetHTTP2(true)
 	n.http = &http.Server{
-		Handler: n.API.Handler(),
+		Handler:   n.API.Handler(),
+		Protocols: protocols,
+		TLSNextProto: map[string]func(*http.Server, *tls.Conn, http.Handler){
+			dataplane.ALPN: func(_ *http.Server, c *tls.Conn, _ http.Handler) { n.Routers.ServeTLS(c) },
+		},
 		TLSConfig: &tls.Config{
 			Certificates: []tls.Certificate{certs.api},
-			// Ask for a client certificate without requiring one: cert authentication reads it.
+			// Ask for a client certificate without requiring one: cert authentication and routers read it.
 			ClientAuth: tls.RequestClientCert,
 			MinVersion: tls.VersionTLS12,
+			NextProtos: []string{"h2", "http/1.1", dataplane.ALPN},
 		},
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
@@ -397,6 +418,10 @@ func (n *Node) Shutdown(ctx context.Context) error {
 	var err error
 	n.stopOnce.Do(func() {
 		close(n.stopping)
+		// Router channels are connections the HTTP server would wait for.
+		if n.Routers != nil {
+			n.Routers.Close()
+		}
 		for _, srv := range []*http.Server{n.http, n.adminSrv, n.metricsSrv} {
 			if srv == nil {
 				continue

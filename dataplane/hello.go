@@ -1,0 +1,78 @@
+package dataplane
+
+import (
+	"math/big"
+	"runtime"
+	"strconv"
+	"strings"
+
+	"edgectl/ctrlchan"
+)
+
+// VersionInfo is what a hello's version header carries:
+// "version|revision|buildDate|os|arch".
+type VersionInfo struct {
+	Version, Revision, BuildDate, OS, Arch string
+}
+
+func decodeVersionInfo(b []byte) VersionInfo {
+	p := strings.SplitN(string(b), "|", 5)
+	for len(p) < 5 {
+		p = append(p, "")
+	}
+	return VersionInfo{p[0], p[1], p[2], p[3], p[4]}
+}
+
+func (v VersionInfo) encode() []byte {
+	return []byte(strings.Join([]string{v.Version, v.Revision, v.BuildDate, v.OS, v.Arch}, "|"))
+}
+
+// ProtocolLevel is the OpenZiti controller release whose router protocol
+// this node speaks, sent as the version in its hello: routers compare it
+// with the releases that introduced a behaviour (link management from
+// 0.30.0, interface reports from 1.6.3). edgectl's own release goes in the
+// revision field. docs/openziti.md.
+const ProtocolLevel = "v1.7.2"
+
+// Control-channel header keys of OpenZiti's control plane (ctrl_pb.ControlHeaders).
+const (
+	headerListeners      = 10
+	headerRouterMetadata = 11
+	headerCapabilities   = 12
+)
+
+// Controller capabilities (bits of the capabilities header). Only those
+// implemented are advertised; see capabilities().
+const (
+	capCreateTerminatorV2     = 1
+	capSingleRouterLinkSource = 2
+	capCreateCircuitV2        = 3
+	capRouterDataModel        = 4
+)
+
+// capabilities is the mask this node advertises: none yet. Terminators,
+// circuits and the router data model are advertised as each is served.
+func capabilities() *big.Int {
+	return new(big.Int)
+}
+
+// helloHeaders are the headers of this node's answer to a router's hello:
+// its id, its version line and its capabilities.
+func (m *Manager) helloHeaders() ctrlchan.Headers {
+	v := VersionInfo{Version: ProtocolLevel, Revision: "edgectl " + m.cfg.Version, BuildDate: "", OS: runtime.GOOS, Arch: runtime.GOARCH}
+	h := ctrlchan.Headers{}
+	h.PutString(ctrlchan.HeaderID, m.cfg.NodeID)
+	h[ctrlchan.HeaderHelloVersion] = v.encode()
+	h[headerCapabilities] = capabilities().Bytes()
+	return h
+}
+
+// contentName labels a content type in metrics.
+func contentName(ct int32) string {
+	if n, ok := contentNames[ct]; ok {
+		return n
+	}
+	return strconv.Itoa(int(ct))
+}
+
+var contentNames = map[int32]string{}

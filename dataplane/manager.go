@@ -1,0 +1,357 @@
+// Package dataplane is the controller's side of the routers: it admits
+// OpenZiti routers on their control channel (ALPN "ziti-ctrl" on the API
+// port), keeps the node-local table of connected routers that the APIs show
+// (isOnline, hostname, supportedProtocols, syncStatus), and closes the
+// channel of a router that is disabled, deleted or enrolled again.
+//
+// What a router may do is decided from the replicated model only; which
+// routers are connected is node-local: a router holds a channel to every
+// node, and each node reports its own.
+package dataplane
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	"edgectl/ctrlchan"
+	"edgectl/pki"
+	"edgectl/store"
+
+	"github.com/hashicorp/go-hclog"
+)
+
+// ALPN is the TLS application protocol routers ask for on the control channel.
+const ALPN = "ziti-ctrl"
+
+// Config is what a Manager needs of its node.
+type Config struct {
+	NodeID string
+	// Version is the node's release, sent to routers in the hello's version header.
+	Version string
+	Store   *store.Store
+	// Authority returns the cluster's CA as the model holds it.
+	Authority func(*store.Tx) (*pki.Authority, error)
+	// Applied returns the FSM's applied index and a channel closed when it
+	// next moves: the Manager re-checks its routers' records on every move.
+	Applied func() (uint64, <-chan struct{})
+	Log     hclog.Logger
+	Now     func() time.Time
+	Channel ctrlchan.Options
+	// HelloTimeout bounds the wait for a router's hello after the TLS handshake; 10 s.
+	HelloTimeout time.Duration
+}
+
+// Manager holds this node's router channels.
+type Manager struct {
+	cfg     Config
+	log     hclog.Logger
+	metrics *metrics
+
+	mu      sync.Mutex
+	routers map[string]*Router // by router id
+	closed  bool
+
+	stop chan struct{}
+	wg   sync.WaitGroup
+}
+
+// Router is a router connected to this node.
+type Router struct {
+	ID          string
+	Kind        *store.Kind // KindEdgeRouter or KindRouter
+	Fingerprint string
+	ConnectedAt time.Time
+	Version     VersionInfo
+	ch          *ctrlchan.Channel
+
+	mu        sync.Mutex
+	hostname  string
+	protocols map[string]string
+	sync      string
+}
+
+// Status is what the APIs show of a router on this node.
+type Status struct {
+	Online             bool
+	Hostname           string
+	SupportedProtocols map[string]string
+	SyncStatus         string
+	ConnectedAt        time.Time
+	Version            string
+	Latency            time.Duration
+}
+
+// Sync statuses, as OpenZiti names them.
+const (
+	SyncUnknown    = "SYNC_UNKNOWN"
+	SyncNew        = "SYNC_NEW"
+	SyncInProgress = "SYNC_IN_PROGRESS"
+	SyncDone       = "SYNC_DONE"
+	SyncDisconnect = "SYNC_DISCONNECTED"
+)
+
+// New returns a Manager; Run starts its watch of the model.
+func New(cfg Config) *Manager {
+	if cfg.Log == nil {
+		cfg.Log = hclog.NewNullLogger()
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.HelloTimeout <= 0 {
+		cfg.HelloTimeout = 10 * time.Second
+	}
+	return &Manager{cfg: cfg, log: cfg.Log, metrics: newMetrics(), routers: map[string]*Router{}, stop: make(chan struct{})}
+}
+
+// Start watches the model and closes the channels of routers that may no
+// longer connect.
+func (m *Manager) Start() {
+	m.wg.Add(1)
+	go func() {
+		defer m.wg.Done()
+		m.watch()
+	}()
+}
+
+// Close closes every router channel and refuses new ones.
+func (m *Manager) Close() {
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return
+	}
+	m.closed = true
+	close(m.stop)
+	rs := make([]*Router, 0, len(m.routers))
+	for _, r := range m.routers {
+		rs = append(rs, r)
+	}
+	m.mu.Unlock()
+	for _, r := range rs {
+		r.ch.CloseWith(errors.New("the controller node is shutting down"))
+	}
+	m.wg.Wait()
+}
+
+// Status reports router id as this node sees it.
+func (m *Manager) Status(id string) Status {
+	m.mu.Lock()
+	r := m.routers[id]
+	m.mu.Unlock()
+	if r == nil {
+		return Status{SyncStatus: SyncUnknown}
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return Status{Online: true, Hostname: r.hostname, SupportedProtocols: r.protocols, SyncStatus: r.sync,
+		ConnectedAt: r.ConnectedAt, Version: r.Version.Version, Latency: r.ch.Latency()}
+}
+
+// Connected lists the ids of the routers connected to this node, sorted.
+func (m *Manager) Connected() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	ids := make([]string, 0, len(m.routers))
+	for id := range m.routers {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	return ids
+}
+
+// ServeTLS serves one control-channel connection whose TLS handshake is
+// done (it negotiated ALPN "ziti-ctrl"); it returns when the channel
+// closes. It is the API server's TLSNextProto handler.
+func (m *Manager) ServeTLS(conn *tls.Conn) {
+	_ = conn.SetDeadline(time.Time{})
+	r, err := m.admit(conn)
+	if err != nil {
+		var ref *refusal
+		if errors.As(err, &ref) {
+			m.metrics.refused.WithLabelValues(ref.reason).Inc()
+			m.log.Warn("router refused", "remote", conn.RemoteAddr().String(), "reason", ref.reason, "detail", ref.detail)
+		} else {
+			m.metrics.refused.WithLabelValues(reasonProtocol).Inc()
+			m.log.Warn("control channel failed before it was open", "remote", conn.RemoteAddr().String(), "error", err)
+			_ = conn.Close()
+		}
+		return
+	}
+	<-r.ch.Done()
+	m.drop(r)
+}
+
+// Refusal reasons, the label of the refused-routers metric.
+const (
+	reasonProtocol      = "protocol"
+	reasonCertificate   = "certificate"
+	reasonUnknown       = "not_enrolled"
+	reasonDisabled      = "disabled"
+	reasonIDMismatch    = "id_mismatch"
+	reasonDuplicate     = "already_connected"
+	reasonShuttingDown  = "shutting_down"
+	reasonModelNotReady = "not_ready"
+)
+
+type refusal struct{ reason, detail string }
+
+func (r *refusal) Error() string { return r.reason + ": " + r.detail }
+
+// admit reads the router's hello and decides: a certificate that chains to
+// the cluster's CA, the current certificate of an enrolled router that is
+// not disabled, the hello's id that router's, and no other channel of it
+// to this node. A refused router gets a failed hello result with the reason.
+func (m *Manager) admit(conn *tls.Conn) (*Router, error) {
+	hello, err := ctrlchan.ReadHello(conn, time.Now().Add(m.cfg.HelloTimeout))
+	if err != nil {
+		return nil, err
+	}
+	refuse := func(reason, detail string) (*Router, error) {
+		ctrlchan.Refuse(conn, hello, reason+": "+detail)
+		return nil, &refusal{reason, detail}
+	}
+	certs := conn.ConnectionState().PeerCertificates
+	if len(certs) == 0 {
+		return refuse(reasonCertificate, "no client certificate")
+	}
+	tx := m.cfg.Store.Read()
+	a, err := m.cfg.Authority(tx)
+	if err != nil {
+		return refuse(reasonModelNotReady, "the cluster's CA is not loaded: "+err.Error())
+	}
+	chain := append(append([]*x509.Certificate{}, certs...), a.Intermediates()...)
+	if err := pki.VerifyClientChain(chain, a.Pool(), m.cfg.Now(), false); err != nil {
+		return refuse(reasonCertificate, "the client certificate does not chain to the cluster's CA: "+err.Error())
+	}
+	fp := pki.Fingerprint(certs[0])
+	rec, kind := enrolledRouter(tx, fp)
+	if rec == nil {
+		return refuse(reasonUnknown, "no enrolled router has the certificate "+fp)
+	}
+	if routerDisabled(rec) {
+		return refuse(reasonDisabled, "router "+rec.GetID()+" is disabled")
+	}
+	if id := string(hello.Body); id != rec.GetID() {
+		return refuse(reasonIDMismatch, fmt.Sprintf("the hello names router %q, the certificate is router %s's", id, rec.GetID()))
+	}
+	r := &Router{ID: rec.GetID(), Kind: kind, Fingerprint: fp, ConnectedAt: m.cfg.Now().UTC(), sync: SyncNew,
+		Version: decodeVersionInfo(hello.Headers[ctrlchan.HeaderHelloVersion])}
+	m.mu.Lock()
+	switch {
+	case m.closed:
+		m.mu.Unlock()
+		return refuse(reasonShuttingDown, "the controller node is shutting down")
+	case m.routers[r.ID] != nil:
+		m.mu.Unlock()
+		return refuse(reasonDuplicate, "router "+r.ID+" already has a control channel to this node")
+	}
+	m.routers[r.ID] = r // held before the answer, so a second hello racing this one is refused
+	m.mu.Unlock()
+	ch, err := ctrlchan.Accept(conn, hello, m.helloHeaders(), m.cfg.Channel, m.handlers(r), m.unhandled)
+	if err != nil {
+		m.mu.Lock()
+		delete(m.routers, r.ID)
+		m.mu.Unlock()
+		return nil, err
+	}
+	r.ch = ch
+	m.metrics.connected.Inc()
+	m.log.Info("router connected", "router", r.ID, "kind", kind.Entity, "remote", conn.RemoteAddr().String(), "version", r.Version.Version)
+	m.onConnect(r)
+	return r, nil
+}
+
+// drop forgets a router whose channel closed.
+func (m *Manager) drop(r *Router) {
+	m.mu.Lock()
+	if m.routers[r.ID] == r {
+		delete(m.routers, r.ID)
+	}
+	m.mu.Unlock()
+	m.metrics.connected.Dec()
+	m.log.Info("router disconnected", "router", r.ID, "reason", fmt.Sprint(r.ch.Err()))
+}
+
+// enrolledRouter is the verified edge router or router whose current
+// certificate has fingerprint fp.
+func enrolledRouter(tx *store.Tx, fp string) (store.Record, *store.Kind) {
+	for _, k := range []*store.Kind{store.KindEdgeRouter, store.KindRouter} {
+		if rec := tx.First(k, "fingerprint", fp); rec != nil && enrollmentOf(rec).IsVerified {
+			return rec, k
+		}
+	}
+	return nil, nil
+}
+
+func enrollmentOf(rec store.Record) *store.RouterEnrollment {
+	switch v := rec.(type) {
+	case *store.EdgeRouter:
+		return &v.RouterEnrollment
+	case *store.Router:
+		return &v.RouterEnrollment
+	}
+	return &store.RouterEnrollment{}
+}
+
+func routerDisabled(rec store.Record) bool {
+	switch v := rec.(type) {
+	case *store.EdgeRouter:
+		return v.Disabled
+	case *store.Router:
+		return v.Disabled
+	}
+	return false
+}
+
+// stillAdmitted says why a connected router may no longer stay connected
+// ("" when it may): deleted, disabled, or its certificate no longer the
+// current one (enrolled again, or the router's record replaced).
+func stillAdmitted(tx *store.Tx, r *Router) string {
+	rec, err := tx.Get(r.Kind, r.ID)
+	if err != nil {
+		return "the router was deleted"
+	}
+	e := enrollmentOf(rec)
+	switch {
+	case !e.IsVerified || e.Fingerprint == nil:
+		return "the router was enrolled again"
+	case *e.Fingerprint != r.Fingerprint:
+		return "the router's certificate was replaced"
+	case routerDisabled(rec):
+		return "the router was disabled"
+	}
+	return ""
+}
+
+// watch re-checks the connected routers' records each time the model moves.
+func (m *Manager) watch() {
+	for {
+		_, moved := m.cfg.Applied()
+		select {
+		case <-m.stop:
+			return
+		case <-moved:
+		}
+		tx := m.cfg.Store.Read()
+		m.mu.Lock()
+		rs := make([]*Router, 0, len(m.routers))
+		for _, r := range m.routers {
+			if r.ch != nil {
+				rs = append(rs, r)
+			}
+		}
+		m.mu.Unlock()
+		for _, r := range rs {
+			if why := stillAdmitted(tx, r); why != "" {
+				m.log.Info("closing a router's control channel", "router", r.ID, "reason", why)
+				r.ch.CloseWith(errors.New(why))
+			}
+		}
+	}
+}

@@ -1,0 +1,29 @@
+package dataplane
+
+import "github.com/prometheus/client_golang/prometheus"
+
+// metrics are the Manager's Prometheus metrics (Collectors registers them).
+type metrics struct {
+	connected prometheus.Gauge
+	refused   *prometheus.CounterVec
+	received  *prometheus.CounterVec
+	sent      *prometheus.CounterVec
+}
+
+func newMetrics() *metrics {
+	return &metrics{
+		connected: prometheus.NewGauge(prometheus.GaugeOpts{Name: "edgectl_routers_connected",
+			Help: "Routers with an open control channel to this node."}),
+		refused: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "edgectl_routers_refused_total",
+			Help: "Control-channel connections this node refused, by reason."}, []string{"reason"}),
+		received: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "edgectl_router_messages_received_total",
+			Help: "Control-channel messages received from routers, by content type."}, []string{"type"}),
+		sent: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "edgectl_router_messages_sent_total",
+			Help: "Control-channel messages sent to routers, by content type."}, []string{"type"}),
+	}
+}
+
+// Collectors are the Manager's metrics, for the node's /metrics.
+func (m *Manager) Collectors() []prometheus.Collector {
+	return []prometheus.Collector{m.metrics.connected, m.metrics.refused, m.metrics.received, m.metrics.sent}
+}
