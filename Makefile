@@ -4,7 +4,7 @@ VERSION ?= v0.1.0
 REVISION := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 LDFLAGS := -X main.version=$(VERSION) -X main.revision=$(REVISION) -X main.buildDate=$(shell date -u +%Y-%m-%dT%H:%M:%SZ)
 
-.PHONY: build run cluster test bench scale chaos openziti fuzz vet clean
+.PHONY: build run cluster test ziti bench scale chaos openziti fuzz vet clean
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o bin/edgectl ./cmd/edgectl
@@ -18,11 +18,17 @@ run: build
 cluster: build
 	sh scripts/cluster.sh start
 
-# Unit tests, then the integration tests that start real nodes.
+# OpenZiti's `ziti` v1.7.2 (router, tunnelers, enroll), built once into ~/.cache/edgectl (scripts/ziti.sh).
+ziti:
+	sh scripts/ziti.sh
+
+# Unit tests, then the integration tests that start real nodes (and real OpenZiti routers: the
+# cached ziti binary is built first if missing, about 8 minutes once).
 test:
-	$(GO) vet ./...
-	cd third_party/go-immutable-radix && $(GO) test -count=1 ./...
-	cd third_party/go-memdb && $(GO) test -count=1 ./...
+	EDGECTL_ZITI=$$(sh scripts/ziti.sh) && export EDGECTL_ZITI && \
+	$(GO) vet ./... && \
+	(cd third_party/go-immutable-radix && $(GO) test -count=1 ./...) && \
+	(cd third_party/go-memdb && $(GO) test -count=1 ./...) && \
 	$(GO) test -count=1 -timeout 12m ./...
 
 # Benchmarks: micro benchmarks and the HTTPS load figures of docs/performance.md.
@@ -57,6 +63,7 @@ openziti:
 	sh scripts/openziti-cli.sh
 
 fuzz:
+	$(GO) test -run '^$$' -fuzz FuzzReadMessage -fuzztime 60s ./ctrlchan/
 	$(GO) test -run '^$$' -fuzz FuzzCompile -fuzztime 60s ./store/filter/
 	$(GO) test -run '^$$' -fuzz FuzzFastDecode -fuzztime 60s ./fsm/
 

@@ -5,27 +5,12 @@
 # types, services, policies, an edge router, a posture check, list every kind,
 # update, delete. Any failing step stops it with a non-zero exit.
 #
-# The CLI is built from github.com/openziti/ziti v1.7.2, the version the module
-# proxy serves (its go.mod replace of pfxlog repeated, checksum database off
-# for the few of its dependencies the proxy has no checksum for). It is not
-# part of `make test`: that may only use modules a fresh machine downloads.
+# The CLI is github.com/openziti/ziti v1.7.2, the version the module proxy
+# serves, built once and cached by scripts/ziti.sh.
 set -eu
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 WORK=${WORK:-$(mktemp -d /tmp/edgectl-openziti.XXXXXX)}
-ZITI=$WORK/ziti
-if [ ! -x "$ZITI" ]; then
-	mkdir -p "$WORK/build"
-	cat > "$WORK/build/go.mod" <<'MOD'
-module zitibuild
-
-go 1.26
-
-require github.com/openziti/ziti v1.7.2
-
-replace github.com/michaelquigley/pfxlog => github.com/michaelquigley/pfxlog v0.6.10
-MOD
-	(cd "$WORK/build" && GOSUMDB=off GOFLAGS=-mod=mod go build -o "$ZITI" github.com/openziti/ziti/ziti)
-fi
+ZITI=$(sh "$ROOT/scripts/ziti.sh")
 (cd "$ROOT" && go build -o "$WORK/edgectl" ./cmd/edgectl)
 
 PORT=${PORT:-18443}

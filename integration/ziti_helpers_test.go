@@ -1,0 +1,190 @@
+package integration
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// zitiBinary is OpenZiti's `ziti` (v1.7.2: router, tunnelers, enroll),
+// built once and cached by scripts/ziti.sh. `make test` builds it first;
+// without it the data-plane tests skip, except in CI (CI=true), where
+// they fail: the data plane must be checked there.
+func zitiBinary(t *testing.T) string {
+	t.Helper()
+	p := os.Getenv("EDGECTL_ZITI")
+	if p == "" {
+		base := os.Getenv("EDGECTL_CACHE")
+		if base == "" {
+			if d, err := os.UserCacheDir(); err == nil {
+				base = filepath.Join(d, "edgectl")
+			}
+		}
+		p = filepath.Join(base, "ziti-v1.7.2", "ziti")
+	}
+	if st, err := os.Stat(p); err != nil || st.Mode()&0o111 == 0 {
+		msg := fmt.Sprintf("OpenZiti's ziti binary is not at %s: `sh scripts/ziti.sh` builds it (make test does)", p)
+		if os.Getenv("CI") != "" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	return p
+}
+
+// zitiRouter is a `ziti router` process with its own directory.
+type zitiRouter struct {
+	t       *testing.T
+	bin     string
+	dir     string
+	name    string
+	id      string
+	edgeAddr string // the edge listener's host:port
+	cmd     *exec.Cmd
+	out     *syncBuffer
+	done    chan struct{}
+}
+
+// newZitiRouter creates edge router name on n (tunneler enabled, role
+// attribute "public"), enrolls a router directory for it with
+// `ziti router enroll` and returns it, not yet running.
+func newZitiRouter(t *testing.T, n *node, token, name string) *zitiRouter {
+	t.Helper()
+	bin := zitiBinary(t)
+	st, m := do(t, "POST", n.mgmt("/edge-routers"), token, map[string]any{"name": name, "isTunnelerEnabled": true, "roleAttributes": []string{"public"}})
+	mustStatus(t, "create edge router", st, m, 201)
+	r := &zitiRouter{t: t, bin: bin, dir: t.TempDir(), name: name, id: jget(m, "data", "id").(string), edgeAddr: fmt.Sprintf("127.0.0.1:%d", freePort(t))}
+	r.enroll(n, token)
+	return r
+}
+
+// enroll writes the router's config and enrolls it with the edge router's current JWT.
+func (r *zitiRouter) enroll(n *node, token string) {
+	t := r.t
+	t.Helper()
+	st, m := do(t, "GET", n.mgmt("/edge-routers/"+r.id), token, nil)
+	mustStatus(t, "read edge router", st, m, 200)
+	jwt, _ := jget(m, "data", "enrollmentJwt").(string)
+	if jwt == "" {
+		t.Fatalf("edge router %s has no enrollment JWT: %s", r.name, js(m))
+	}
+	if err := os.WriteFile(filepath.Join(r.dir, "router.jwt"), []byte(jwt), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	config := fmt.Sprintf(`v: 3
+identity:
+  cert: %[1]s/client.cert
+  server_cert: %[1]s/server.cert
+  key: %[1]s/key.pem
+  ca: %[1]s/ca.pem
+ctrl:
+  endpoint: tls:%[2]s
+link:
+  dialers:
+    - binding: transport
+listeners:
+  - binding: edge
+    address: tls:%[3]s
+    options:
+      advertise: %[3]s
+edge:
+  csr:
+    country: US
+    province: NC
+    locality: Charlotte
+    organization: edgectl
+    organizationalUnit: test
+    sans:
+      dns: [localhost]
+      ip: ["127.0.0.1"]
+`, r.dir, n.host(), r.edgeAddr)
+	if err := os.WriteFile(filepath.Join(r.dir, "config.yml"), []byte(config), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(r.bin, "router", "enroll", filepath.Join(r.dir, "config.yml"), "--jwt", filepath.Join(r.dir, "router.jwt"))
+	cmd.Dir = r.dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("ziti router enroll: %v\n%s", err, out)
+	}
+}
+
+// start runs the router; it is stopped at the end of the test.
+func (r *zitiRouter) start() {
+	t := r.t
+	t.Helper()
+	r.out, r.done = &syncBuffer{}, make(chan struct{})
+	r.cmd = exec.Command(r.bin, "router", "run", filepath.Join(r.dir, "config.yml"))
+	r.cmd.Dir = r.dir
+	r.cmd.Stdout, r.cmd.Stderr = r.out, r.out
+	if err := r.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := r.done
+	cmd := r.cmd
+	go func() { _ = cmd.Wait(); close(done) }()
+	t.Cleanup(func() {
+		r.stop()
+		if t.Failed() {
+			t.Logf("---- router %s ----\n%s", r.name, tail(r.out.String(), 60))
+		}
+	})
+}
+
+// stop ends the router process.
+func (r *zitiRouter) stop() {
+	if r.cmd == nil {
+		return
+	}
+	select {
+	case <-r.done:
+	default:
+		_ = r.cmd.Process.Kill()
+		<-r.done
+	}
+}
+
+// logged reports whether the router's output has a line containing s.
+func (r *zitiRouter) logged(s string) bool { return strings.Contains(r.out.String(), s) }
+
+// edgeRouterState reads router id on n: isOnline and syncStatus.
+func edgeRouterState(n *node, token, id string) (online bool, sync string, err error) {
+	st, m, err := doErr("GET", n.mgmt("/edge-routers/"+id), token, nil)
+	if err != nil {
+		return false, "", err
+	}
+	if st != 200 {
+		return false, "", fmt.Errorf("GET edge router: %d %s", st, js(m))
+	}
+	online, _ = jget(m, "data", "isOnline").(bool)
+	sync, _ = jget(m, "data", "syncStatus").(string)
+	return online, sync, nil
+}
+
+// waitOnline waits until n reports router id online (want true) or offline.
+func waitOnline(t *testing.T, n *node, token, id string, want bool, timeout time.Duration) {
+	t.Helper()
+	waitUntil(t, fmt.Sprintf("router %s isOnline=%v on %s", id, want, n.name), timeout, func() error {
+		online, _, err := edgeRouterState(n, token, id)
+		if err != nil {
+			return err
+		}
+		if online != want {
+			return errors.New("isOnline is " + fmt.Sprint(online))
+		}
+		return nil
+	})
+}
+
+// tail is the last n lines of s.
+func tail(s string, n int) string {
+	lines := strings.Split(s, "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
