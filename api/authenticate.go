@@ -218,9 +218,15 @@ func (s *Server) authPolicyOf(tx *store.Tx, i *store.Identity) *store.AuthPolicy
 // session of an identity whose policy requires TOTP, or that enrolled TOTP
 // itself, starts partially authenticated with the MFA auth query.
 func (s *Server) issueSession(c *call, ident *store.Identity, authenticatorID string, b *authenticateBody, now time.Time) error {
+	id := auth.NewID()
+	// With the cluster's data-plane keys the token is derived from the id,
+	// so that every node can give it to routers (docs/architecture.md).
 	token := auth.NewToken()
+	if k := c.tx.DataPlaneKeys(); k != nil {
+		token = auth.DeriveAPISessionToken(k.TokenKey, id)
+	}
 	sess := &store.APISession{
-		Base:                 store.Base{ID: auth.NewID(), CreatedAt: now, UpdatedAt: now},
+		Base:                 store.Base{ID: id, CreatedAt: now, UpdatedAt: now},
 		TokenHash:            auth.HashToken(token),
 		IdentityID:           ident.ID,
 		AuthenticatorID:      authenticatorID,

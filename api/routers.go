@@ -71,7 +71,6 @@ func routerView(r *store.Router, path string, live dataplane.Status) map[string]
 		"disabled":              r.Disabled,
 		"noTraversal":           r.NoTraversal,
 		"isOnline":              live.Online,
-		"syncStatus":            live.SyncStatus,
 		"isVerified":            r.IsVerified,
 		"fingerprint":           r.Fingerprint,
 		"unverifiedCertPem":     r.UnverifiedCertPem,

@@ -1,6 +1,7 @@
 package auth
 
 import (
+	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
@@ -70,4 +71,15 @@ func newIDAt(now time.Time) string {
 	}
 	b[idLen-1] = idAlphabet[r[8]&63]
 	return string(b[:])
+}
+
+// DeriveAPISessionToken is the token of API session id in a cluster whose
+// data-plane token key is key: the HMAC-SHA256 of the id, URL-safe base64.
+// Every node can derive it again to tell routers the sessions they must
+// admit, while the model keeps only its hash (HashToken), like any token.
+func DeriveAPISessionToken(key []byte, id string) string {
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte("edgectl api session token\x00"))
+	m.Write([]byte(id))
+	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
 }

@@ -103,11 +103,12 @@ func (n *Node) runUpgradeSteps() {
 			tx := n.Store.Read()
 			missing, eventsOff := tx.MissingBuiltins(b), !tx.Events().Enabled && !n.cfg.NoEventLog
 			clusterOff := !tx.Events().Cluster && !n.cfg.NoEventLog
+			noKeys := tx.DataPlaneKeys() == nil
 			jwts, err := n.API.LegacyJWTReissues(100)
 			if err != nil {
 				n.log.Warn("upgrade step: enrollment JWTs", "error", err)
 			}
-			if !missing && !eventsOff && !clusterOff && len(jwts) == 0 && err == nil {
+			if !missing && !eventsOff && !clusterOff && !noKeys && len(jwts) == 0 && err == nil {
 				return
 			}
 			if !n.Raft.IsLeader() {
@@ -128,6 +129,13 @@ func (n *Node) runUpgradeSteps() {
 			if clusterOff && !eventsOff {
 				if _, err := n.Writer.Do(ctx, fsm.CmdEventsCluster, struct{}{}); err != nil {
 					n.log.Info("upgrade step: cluster events not on yet", "reason", err)
+				}
+			}
+			if noKeys {
+				if keys, err := newDataPlaneKeys(time.Now().UTC()); err != nil {
+					n.log.Warn("upgrade step: data-plane keys", "error", err)
+				} else if _, err := n.Writer.Do(ctx, fsm.CmdDataPlaneKeysEnsure, keys); err != nil {
+					n.log.Info("upgrade step: data-plane keys not made yet", "reason", err)
 				}
 			}
 			if len(jwts) > 0 {

@@ -248,6 +248,13 @@ func (n *Node) applyBootstrap(ctx context.Context, out io.Writer) error {
 		if _, err := n.Writer.Do(wctx, fsm.CmdBuiltinsEnsure, BuiltinRecords(b.At)); err != nil {
 			return fmt.Errorf("apply the built-in records: %w", err)
 		}
+		keys, err := newDataPlaneKeys(b.At)
+		if err != nil {
+			return err
+		}
+		if _, err := n.Writer.Do(wctx, fsm.CmdDataPlaneKeysEnsure, keys); err != nil {
+			return fmt.Errorf("apply the data-plane keys: %w", err)
+		}
 		if !n.cfg.NoEventLog {
 			if _, err := n.Writer.Do(wctx, fsm.CmdEventsEnable, n.wantedRetention(DefaultEventRetention())); err != nil {
 				return fmt.Errorf("turn the event log on: %w", err)
@@ -294,7 +301,8 @@ func (n *Node) startAPI(certs *certMaterial) error {
 	advertiseURL := "https://" + net.JoinHostPort(n.cfg.advertiseHost(), port)
 	n.Routers = dataplane.New(dataplane.Config{NodeID: n.Raft.ID(), Version: n.cfg.Version, Store: n.Store,
 		Authority: func(tx *store.Tx) (*pki.Authority, error) { return n.API.Authority(tx) },
-		Applied:   n.FSM.AppliedSignal, Log: n.log.Named("routers"), Now: n.cfg.Now})
+		Applied: n.FSM.AppliedSignal, Writer: n.Writer, Activity: n.activity, Log: n.log.Named("routers"), Now: n.cfg.Now})
+	n.FSM.Watch(n.Routers)
 	n.API = api.New(api.Deps{
 		Store: n.Store, Writer: n.Writer, Cluster: n.Raft, Hasher: auth.NewHasher(auth.DefaultParams),
 		Log: n.log.Named("api"), Activity: n.activity, Peers: n, Now: n.cfg.Now, Routers: n.Routers,

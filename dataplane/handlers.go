@@ -1,21 +1,83 @@
 package dataplane
 
 import (
+	"context"
+
+	"edgectl/auth"
 	"edgectl/ctrlchan"
 )
 
 // handlers are the message handlers of router r's channel.
 func (m *Manager) handlers(r *Router) map[int32]ctrlchan.Handler {
-	h := map[int32]ctrlchan.Handler{}
-	return h
+	count := func(h ctrlchan.Handler) ctrlchan.Handler {
+		return func(ch *ctrlchan.Channel, msg *ctrlchan.Message) {
+			m.metrics.received.WithLabelValues(contentName(msg.ContentType)).Inc()
+			h(ch, msg)
+		}
+	}
+	return map[int32]ctrlchan.Handler{
+		ctAPISessionHeartbeat: count(func(_ *ctrlchan.Channel, msg *ctrlchan.Message) { m.heartbeat(r, msg) }),
+		ctRequestClientReSync: count(func(_ *ctrlchan.Channel, msg *ctrlchan.Message) {
+			m.log.Info("edge sync: the router asks for the full state again", "router", r.ID, "reason", decodeReason(msg.Body))
+			r.edge.resync()
+		}),
+		// The router reports its network interfaces and waits for a result;
+		// this node does not keep them (docs/openziti.md).
+		ctUpdateRouterInterfaces: count(func(ch *ctrlchan.Channel, msg *ctrlchan.Message) {
+			_ = ch.Reply(msg, ctrlchan.NewResult(true, ""))
+		}),
+	}
 }
 
 // unhandled counts and logs a message no handler takes: the router's
-// reports this node does not use (metrics, link state, interfaces).
+// reports this node does not use (metrics, links, connect events).
 func (m *Manager) unhandled(ch *ctrlchan.Channel, msg *ctrlchan.Message) {
 	m.metrics.received.WithLabelValues(contentName(msg.ContentType)).Inc()
-	m.log.Debug("router message not handled", "type", msg.ContentType, "bytes", len(msg.Body))
+	m.log.Trace("router message not handled", "type", msg.ContentType, "bytes", len(msg.Body))
 }
 
-// onConnect starts what follows a router's admission.
-func (m *Manager) onConnect(r *Router) {}
+// onConnect starts the edge sync of an edge router.
+func (m *Manager) onConnect(r *Router) {
+	if r.Kind.Table != "edgeRouters" {
+		return
+	}
+	go m.runSync(r)
+}
+
+// heartbeat takes the API sessions a router reports in use: each known one
+// counts as active now; the router is told to drop the unknown ones.
+func (m *Manager) heartbeat(r *Router, msg *ctrlchan.Message) {
+	tokens, err := decodeTokens(msg.Body, 20000)
+	if err != nil {
+		m.log.Warn("an API session heartbeat could not be read", "router", r.ID, "error", err)
+		return
+	}
+	tx := m.cfg.Store.Read()
+	now := m.cfg.Now().UTC()
+	var gone []string
+	for _, t := range tokens {
+		s := tx.APISessionByTokenHash(auth.HashToken(t))
+		if s == nil {
+			gone = append(gone, t)
+			continue
+		}
+		if m.cfg.Activity != nil {
+			m.cfg.Activity.Touch(s.ID, now)
+		}
+	}
+	if len(gone) > 0 {
+		r.edge.enqueue(ctrlchan.NewMessage(ctAPISessionRemoved, apiSessionRemoved(gone, nil)))
+	}
+}
+
+// send sends msg to router r, counting it.
+func (m *Manager) send(r *Router, msg *ctrlchan.Message) error {
+	m.metrics.sent.WithLabelValues(contentName(msg.ContentType)).Inc()
+	return r.ch.Send(msg)
+}
+
+// request sends msg to router r and waits for its reply.
+func (m *Manager) request(ctx context.Context, r *Router, msg *ctrlchan.Message) (*ctrlchan.Message, error) {
+	m.metrics.sent.WithLabelValues(contentName(msg.ContentType)).Inc()
+	return r.ch.Request(ctx, msg)
+}

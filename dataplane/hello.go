@@ -75,4 +75,15 @@ func contentName(ct int32) string {
 	return strconv.Itoa(int(ct))
 }
 
-var contentNames = map[int32]string{}
+var contentNames = map[int32]string{
+	ctServerHello: "server_hello", ctClientHello: "client_hello", ctAPISessionAdded: "api_session_added",
+	ctAPISessionUpdated: "api_session_updated", ctAPISessionRemoved: "api_session_removed",
+	ctAPISessionHeartbeat: "api_session_heartbeat", ctRequestClientReSync: "request_client_resync",
+	ctConnectEvents: "connect_events", ctDataState: "data_state", ctDataStateChangeSet: "data_state_change_set",
+	ctSubscribeToModel: "subscribe_to_data_model", ctCurrentIndex: "current_index",
+	ctExtendRouterRequest: "extend_router_request", ctExtendRouterVerify: "extend_router_verify",
+	ctEnrollmentCerts: "enrollment_certs", ctMetrics: "metrics", ctCircuitConfirmation: "circuit_confirmation",
+	ctRouterLinks: "router_links", ctUpdateCtrlAddresses: "update_ctrl_addresses",
+	ctUpdateRouterInterfaces: "update_router_interfaces", ctLinkState: "link_state", ctAlerts: "alerts",
+	ctrlchan.ContentHeartbeat: "heartbeat", ctrlchan.ContentPing: "ping", ctrlchan.ContentResult: "result",
+}

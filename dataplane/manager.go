@@ -18,7 +18,9 @@ import (
 	"sync"
 	"time"
 
+	"edgectl/auth"
 	"edgectl/ctrlchan"
+	"edgectl/fsm"
 	"edgectl/pki"
 	"edgectl/store"
 
@@ -39,9 +41,13 @@ type Config struct {
 	// Applied returns the FSM's applied index and a channel closed when it
 	// next moves: the Manager re-checks its routers' records on every move.
 	Applied func() (uint64, <-chan struct{})
-	Log     hclog.Logger
-	Now     func() time.Time
-	Channel ctrlchan.Options
+	// Writer proposes what routers report of themselves (hostname, listeners).
+	Writer *fsm.Writer
+	// Activity takes the API sessions routers report in use.
+	Activity *auth.Activity
+	Log      hclog.Logger
+	Now      func() time.Time
+	Channel  ctrlchan.Options
 	// HelloTimeout bounds the wait for a router's hello after the TLS handshake; 10 s.
 	HelloTimeout time.Duration
 }
@@ -55,6 +61,13 @@ type Manager struct {
 	mu      sync.Mutex
 	routers map[string]*Router // by router id
 	closed  bool
+
+	// pending are the model's changes not yet turned into messages
+	// (changes.go); restored notes a snapshot restore.
+	pendingMu sync.Mutex
+	pending   []fsm.Changes
+	restored  bool
+	changed   chan struct{}
 
 	stop chan struct{}
 	wg   sync.WaitGroup
@@ -73,6 +86,14 @@ type Router struct {
 	hostname  string
 	protocols map[string]string
 	sync      string
+
+	edge routerSync
+}
+
+func (r *Router) setSync(s string) {
+	r.mu.Lock()
+	r.sync = s
+	r.mu.Unlock()
 }
 
 // Status is what the APIs show of a router on this node.
@@ -90,6 +111,7 @@ type Status struct {
 const (
 	SyncUnknown    = "SYNC_UNKNOWN"
 	SyncNew        = "SYNC_NEW"
+	SyncHello      = "SYNC_HELLO"
 	SyncInProgress = "SYNC_IN_PROGRESS"
 	SyncDone       = "SYNC_DONE"
 	SyncDisconnect = "SYNC_DISCONNECTED"
@@ -106,16 +128,21 @@ func New(cfg Config) *Manager {
 	if cfg.HelloTimeout <= 0 {
 		cfg.HelloTimeout = 10 * time.Second
 	}
-	return &Manager{cfg: cfg, log: cfg.Log, metrics: newMetrics(), routers: map[string]*Router{}, stop: make(chan struct{})}
+	return &Manager{cfg: cfg, log: cfg.Log, metrics: newMetrics(), routers: map[string]*Router{},
+		changed: make(chan struct{}, 1), stop: make(chan struct{})}
 }
 
 // Start watches the model and closes the channels of routers that may no
 // longer connect.
 func (m *Manager) Start() {
-	m.wg.Add(1)
+	m.wg.Add(2)
 	go func() {
 		defer m.wg.Done()
 		m.watch()
+	}()
+	go func() {
+		defer m.wg.Done()
+		m.dispatch()
 	}()
 }
 
@@ -242,6 +269,7 @@ func (m *Manager) admit(conn *tls.Conn) (*Router, error) {
 	}
 	r := &Router{ID: rec.GetID(), Kind: kind, Fingerprint: fp, ConnectedAt: m.cfg.Now().UTC(), sync: SyncNew,
 		Version: decodeVersionInfo(hello.Headers[ctrlchan.HeaderHelloVersion])}
+	r.edge.wake = make(chan struct{}, 1)
 	m.mu.Lock()
 	switch {
 	case m.closed:

@@ -81,6 +81,36 @@ type FSM struct {
 	// onApplied, if set (OnApplied), gets the entries this FSM applies and
 	// their results before its applied index moves past them.
 	onApplied func(logs []*raft.Log, results []any)
+
+	// watcher, if set (Watch), gets the record changes of every command
+	// applied; pending holds those of the batch being applied, committed
+	// the length of pending that is in a committed transaction.
+	watcher   Watcher
+	pending   []Changes
+	committed int
+}
+
+// Changes are the record changes one log entry made.
+type Changes struct {
+	Index   uint64
+	Changes []store.Change
+}
+
+// Watcher follows the model's changes: Applied gets the changes of each
+// batch once it is committed to the model, before the applied index moves
+// past it, in log order; Restored is called after a snapshot replaced the
+// model (whose changes are not passed: the watcher must start over from the
+// model as it is). Both run under the FSM's apply lock: they must not block.
+type Watcher interface {
+	Applied(sets []Changes)
+	Restored(index uint64)
+}
+
+// Watch sets the model's watcher; it sees the changes applied from then on.
+func (f *FSM) Watch(w Watcher) {
+	f.applyMu.Lock()
+	f.watcher = w
+	f.applyMu.Unlock()
 }
 
 // OnApplied sets a function that gets every batch of entries this FSM
@@ -212,6 +242,7 @@ func (f *FSM) applyBatch(logs []*raft.Log, out []any) {
 	tx := f.store.Write()
 	var recorded []*store.Event
 	start := 0 // the first entry applied to tx
+	f.pending, f.committed = f.pending[:0], 0
 	for i, l := range logs {
 		w := tx.Writes()
 		res, events, failed := f.applyEntry(tx, l)
@@ -224,6 +255,7 @@ func (f *FSM) applyBatch(logs []*raft.Log, out []any) {
 			continue
 		}
 		tx.Abort()
+		f.pending = f.pending[:f.committed]
 		if i > start {
 			tx = f.store.Write()
 			for _, again := range logs[start:i] {
@@ -231,11 +263,16 @@ func (f *FSM) applyBatch(logs []*raft.Log, out []any) {
 			}
 			tx.Commit()
 		}
+		f.committed = len(f.pending)
 		tx = f.store.Write()
 		start = i + 1
 	}
 	tx.Commit()
 	f.countEvents(recorded)
+	if f.watcher != nil && len(f.pending) > 0 {
+		f.watcher.Applied(f.pending)
+		f.pending = nil // the watcher keeps them
+	}
 	if f.onApplied != nil {
 		f.onApplied(logs, out)
 	}
@@ -323,10 +360,15 @@ func (f *FSM) applyCommand(tx *store.Tx, l *raft.Log) (res any, events []*store.
 	}
 	tx.SetTime(c.At)
 	on := tx.EventsOn()
-	tx.TrackChanges(on)
+	tx.TrackChanges(on || f.watcher != nil)
 	data, err := run(tx)
 	if err == nil {
 		err = tx.Finish()
+	}
+	if err == nil && f.watcher != nil {
+		if ch := tx.Changes(); len(ch) > 0 {
+			f.pending = append(f.pending, Changes{Index: l.Index, Changes: ch})
+		}
 	}
 	if err == nil && on {
 		events, err = appendCommandEvents(tx, c.Type, data, l.Index, c.At, c.Actor)

@@ -15,7 +15,26 @@ const (
 	CmdRouterCreate       CommandType = "router.create"
 	CmdRouterUpdate       CommandType = "router.update"
 	CmdRouterDelete       CommandType = "router.delete"
+	// CmdDataPlaneKeysEnsure stores the cluster's data-plane keys once (command version 6).
+	CmdDataPlaneKeysEnsure CommandType = "dataPlane.keysEnsure"
+	// CmdRouterReport records what a connected router reported of itself: its
+	// hostname and its edge listeners (command version 6).
+	CmdRouterReport CommandType = "router.report"
 )
+
+// DataPlaneKeys is the payload of CmdDataPlaneKeysEnsure.
+type DataPlaneKeys struct {
+	Keys store.DataPlaneKeys `json:"keys"`
+	At   time.Time           `json:"at"`
+}
+
+// RouterReport is the payload of CmdRouterReport.
+type RouterReport struct {
+	ID                 string            `json:"id"`
+	Fingerprint        string            `json:"fingerprint"`
+	Hostname           string            `json:"hostname"`
+	SupportedProtocols map[string]string `json:"supportedProtocols"`
+}
 
 // ReEnroll is the payload of CmdEdgeRouterReEnroll: the fresh enrollment,
 // made (token, JWT, times) by the API before proposing.
@@ -47,5 +66,11 @@ func registerRouters(f *FSM) {
 	})
 	on(f, CmdRouterDelete, func(tx *store.Tx, p *Delete) (any, error) {
 		return nil, tx.DeleteRouter(p.ID)
+	})
+	on(f, CmdDataPlaneKeysEnsure, func(tx *store.Tx, p *DataPlaneKeys) (any, error) {
+		return nil, tx.EnsureDataPlaneKeys(&p.Keys, p.At)
+	})
+	on(f, CmdRouterReport, func(tx *store.Tx, p *RouterReport) (any, error) {
+		return nil, tx.ReportEdgeRouter(p.ID, p.Fingerprint, p.Hostname, p.SupportedProtocols)
 	})
 }

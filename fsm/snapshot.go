@@ -109,6 +109,9 @@ func (f *FSM) Restore(rc io.ReadCloser) error {
 		return err
 	}
 	f.outcomes.reset()
+	if f.watcher != nil {
+		f.watcher.Restored(h.Index)
+	}
 	f.mu.Lock()
 	f.applied.Store(h.Index)
 	close(f.notify)

@@ -14,7 +14,7 @@ import "fmt"
 // command type, never an edit of the old one.
 
 // CommandVersion is the newest command version this binary applies.
-const CommandVersion = 5
+const CommandVersion = 6
 
 // commandSince holds the command types newer than version 1 (the command
 // set of the binaries that did not publish a command version yet).
@@ -30,6 +30,9 @@ var commandSince = map[CommandType]int{
 	CmdEventSubscriptionDelivered: 5,
 	CmdEventsCluster:              5,
 	CmdClusterEvent:               5,
+
+	CmdDataPlaneKeysEnsure: 6,
+	CmdRouterReport:        6,
 }
 
 // VersionOf is the command version of t.

@@ -3,6 +3,8 @@ package integration
 import (
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -118,7 +120,10 @@ func (r *zitiRouter) start() {
 	t := r.t
 	t.Helper()
 	r.out, r.done = &syncBuffer{}, make(chan struct{})
-	r.cmd = exec.Command(r.bin, "router", "run", filepath.Join(r.dir, "config.yml"))
+	_ = os.Remove(r.agentSocket()) // a killed router leaves its socket behind
+	// The CLI agent on a socket of its own, with the debug operations, lets
+	// the test read the router's API sessions (dumpAPISessions).
+	r.cmd = exec.Command(r.bin, "router", "run", filepath.Join(r.dir, "config.yml"), "--debug-ops", "--cli-agent-addr", "unix:"+r.agentSocket())
 	r.cmd.Dir = r.dir
 	r.cmd.Stdout, r.cmd.Stderr = r.out, r.out
 	if err := r.cmd.Start(); err != nil {
@@ -146,6 +151,42 @@ func (r *zitiRouter) stop() {
 		_ = r.cmd.Process.Kill()
 		<-r.done
 	}
+}
+
+func (r *zitiRouter) agentSocket() string { return filepath.Join(r.dir, "agent.sock") }
+
+// dumpAPISessions is the router's own list of the API sessions it knows,
+// one "N: id: ID, token: TOKEN" line each: the debug operation behind
+// `ziti agent router dump-api-sessions`, asked on the router's agent socket.
+// (The v1.7.2 CLI sends it as an asynchronous operation, which the router
+// answers by waiting for a channel hello, so the CLI prints nothing.) The
+// agent protocol: its magic bytes, the custom-operation signal 0x12, the
+// router's application id 2, the operation 128; the answer is text.
+func (r *zitiRouter) dumpAPISessions() (string, error) {
+	conn, err := net.DialTimeout("unix", r.agentSocket(), 3*time.Second)
+	if err != nil {
+		return "", err
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(5 * time.Second))
+	req := []byte{0x1, 0xB, 0xA, 0xD, 0xE, 0xC, 0xA, 0xF, 0xE, 0xF, 0x0, 0x0, 0xD, 0x12, 2, 128}
+	if _, err := conn.Write(req); err != nil {
+		return "", err
+	}
+	out, err := io.ReadAll(conn)
+	if err != nil && len(out) == 0 {
+		return "", err
+	}
+	return string(out), nil
+}
+
+// knowsAPISession reports whether the router's list holds API session id.
+func (r *zitiRouter) knowsAPISession(id string) (bool, error) {
+	out, err := r.dumpAPISessions()
+	if err != nil {
+		return false, err
+	}
+	return strings.Contains(out, "id: "+id+","), nil
 }
 
 // logged reports whether the router's output has a line containing s.

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"maps"
 	"time"
 
 	"edgectl/store/filter"
@@ -106,5 +107,25 @@ func (tx *Tx) ReEnrollEdgeRouter(id string, e RouterEnrollment, at time.Time) er
 	n := *old
 	n.RouterEnrollment = freshEnrollment(e)
 	n.UpdatedAt = at
+	return tx.Replace(KindEdgeRouter, &n)
+}
+
+// ReportEdgeRouter records the hostname and edge listeners that edge router
+// id reported on its control channel, while fp is still its certificate
+// (a report that raced a re-enrollment changes nothing). An unchanged
+// report writes nothing.
+func (tx *Tx) ReportEdgeRouter(id, fp, hostname string, protocols map[string]string) error {
+	old, err := GetAs[*EdgeRouter](tx, KindEdgeRouter, id)
+	if err != nil {
+		return err
+	}
+	if old.Fingerprint == nil || *old.Fingerprint != fp {
+		return nil
+	}
+	if old.Hostname == hostname && maps.Equal(old.SupportedProtocols, protocols) {
+		return nil
+	}
+	n := *old
+	n.Hostname, n.SupportedProtocols = hostname, protocols
 	return tx.Replace(KindEdgeRouter, &n)
 }

@@ -1,0 +1,30 @@
+package controller
+
+import (
+	"crypto/rand"
+	"time"
+
+	"edgectl/fsm"
+	"edgectl/pki"
+	"edgectl/store"
+)
+
+// newDataPlaneKeys makes a cluster's data-plane keys: the API session
+// token key and the service session signing key.
+func newDataPlaneKeys(at time.Time) (fsm.DataPlaneKeys, error) {
+	k := store.DataPlaneKeys{TokenKey: make([]byte, 32)}
+	_, _ = rand.Read(k.TokenKey)
+	key, err := pki.NewNodeKey()
+	if err != nil {
+		return fsm.DataPlaneKeys{}, err
+	}
+	pemKey, err := pki.EncodeKeyPEM(key)
+	if err != nil {
+		return fsm.DataPlaneKeys{}, err
+	}
+	if k.KeyID, err = pki.KeyID(key.Public()); err != nil {
+		return fsm.DataPlaneKeys{}, err
+	}
+	k.SigningKeyPEM = string(pemKey)
+	return fsm.DataPlaneKeys{Keys: k, At: at}, nil
+}

@@ -1,0 +1,184 @@
+package dataplane
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"edgectl/auth"
+	"edgectl/ctrlchan"
+	"edgectl/fsm"
+	"edgectl/store"
+)
+
+// The Manager watches the model (fsm.Watcher): the FSM hands it the record
+// changes of each applied batch, and a goroutine of its own turns those
+// that routers care about into edge sync messages.
+
+// Applied queues a batch's changes (the FSM's apply lock is held: no work here).
+func (m *Manager) Applied(sets []fsm.Changes) {
+	m.pendingMu.Lock()
+	m.pending = append(m.pending, sets...)
+	m.pendingMu.Unlock()
+	select {
+	case m.changed <- struct{}{}:
+	default:
+	}
+}
+
+// Restored notes that a snapshot replaced the model: every router gets the
+// full state again, since the changes that led there were never seen.
+func (m *Manager) Restored(uint64) {
+	m.pendingMu.Lock()
+	m.pending, m.restored = nil, true
+	m.pendingMu.Unlock()
+	select {
+	case m.changed <- struct{}{}:
+	default:
+	}
+}
+
+// dispatch turns queued changes into messages for the connected routers.
+func (m *Manager) dispatch() {
+	for {
+		select {
+		case <-m.stop:
+			return
+		case <-m.changed:
+		}
+		m.pendingMu.Lock()
+		sets, restored := m.pending, m.restored
+		m.pending, m.restored = nil, false
+		m.pendingMu.Unlock()
+		routers := m.edgeRouters()
+		if restored {
+			for _, r := range routers {
+				r.edge.resync()
+			}
+		}
+		if len(sets) == 0 || len(routers) == 0 {
+			continue
+		}
+		msgs := m.changeMessages(sets)
+		for _, r := range routers {
+			for _, msg := range msgs {
+				r.edge.enqueue(cloneMessage(msg))
+			}
+		}
+	}
+}
+
+// edgeRouters are the connected edge routers.
+func (m *Manager) edgeRouters() []*Router {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make([]*Router, 0, len(m.routers))
+	for _, r := range m.routers {
+		if r.ch != nil && r.Kind == store.KindEdgeRouter {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// changeMessages are the edge sync messages of a run of changes, in order.
+func (m *Manager) changeMessages(sets []fsm.Changes) []*ctrlchan.Message {
+	tx := m.cfg.Store.Read()
+	keys := tx.DataPlaneKeys()
+	if keys == nil {
+		return nil
+	}
+	var out []*ctrlchan.Message
+	updated := func(sessionID string) {
+		if s, err := store.GetAs[*store.APISession](tx, store.KindAPISession, sessionID); err == nil {
+			if p := apiSessionFor(tx, keys, s); p != nil {
+				out = append(out, ctrlchan.NewMessage(ctAPISessionUpdated, apiSessionUpdated([]*APISession{p})))
+			}
+		}
+	}
+	for _, set := range sets {
+		for _, c := range set.Changes {
+			switch c.Kind {
+			case store.KindAPISession:
+				out = m.apiSessionChange(tx, keys, c, out)
+			case store.KindAPISessionCertificate:
+				if c.New != nil && c.Old == nil {
+					updated(c.New.(*store.APISessionCertificate).APISessionID)
+				}
+			case store.KindAuthenticator:
+				// A certificate authenticator made, replaced (extension) or
+				// removed changes the fingerprints of its identity's sessions.
+				var o, n *store.Authenticator
+				if c.Old != nil {
+					o = c.Old.(*store.Authenticator)
+				}
+				if c.New != nil {
+					n = c.New.(*store.Authenticator)
+				}
+				if fpOf(o) == fpOf(n) {
+					continue
+				}
+				identity := identityOf(o, n)
+				tx.Each(store.KindAPISession, "identity", func(rec store.Record) bool {
+					updated(rec.GetID())
+					return true
+				}, identity)
+			}
+		}
+	}
+	return out
+}
+
+func fpOf(a *store.Authenticator) string {
+	if a == nil || a.Method != "cert" {
+		return ""
+	}
+	return a.Fingerprint
+}
+
+func identityOf(a, b *store.Authenticator) string {
+	if a != nil {
+		return a.IdentityID
+	}
+	return b.IdentityID
+}
+
+// apiSessionChange appends the message of one API session change: added
+// once it is fully authenticated, removed when it ends.
+func (m *Manager) apiSessionChange(tx *store.Tx, keys *store.DataPlaneKeys, c store.Change, out []*ctrlchan.Message) []*ctrlchan.Message {
+	switch {
+	case c.New == nil:
+		old := c.Old.(*store.APISession)
+		token := auth.DeriveAPISessionToken(keys.TokenKey, old.ID)
+		if auth.HashToken(token) == old.TokenHash {
+			out = append(out, ctrlchan.NewMessage(ctAPISessionRemoved, apiSessionRemoved([]string{token}, []string{old.ID})))
+		}
+	default:
+		n := c.New.(*store.APISession)
+		wasPending := c.Old != nil && c.Old.(*store.APISession).IsMfaRequired && !c.Old.(*store.APISession).IsMfaComplete
+		if c.Old != nil && !wasPending {
+			return out // activity and other updates: nothing a router uses
+		}
+		if p := apiSessionFor(tx, keys, n); p != nil {
+			msg := ctrlchan.NewMessage(ctAPISessionAdded, apiSessionAdded(false, []*APISession{p}))
+			msg.Headers.PutString(headerSyncStrategyType, "instant")
+			state, _ := json.Marshal(instantState{ID: syncIDAt(m.cfg.Now()), IsLast: true})
+			msg.Headers[headerSyncStrategyState] = state
+			out = append(out, msg)
+		}
+	}
+	return out
+}
+
+// syncIDAt is a sync id made at t.
+func syncIDAt(t time.Time) string { return fmt.Sprintf("%016x", t.UnixNano()) }
+
+// cloneMessage is a copy of m that can be sent on its own (sending sets its
+// sequence and heartbeat headers).
+func cloneMessage(m *ctrlchan.Message) *ctrlchan.Message {
+	c := &ctrlchan.Message{ContentType: m.ContentType, Headers: make(ctrlchan.Headers, len(m.Headers)), Body: m.Body}
+	for k, v := range m.Headers {
+		c.Headers[k] = v
+	}
+	return c
+}

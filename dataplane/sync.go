@@ -1,0 +1,261 @@
+package dataplane
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"sync"
+	"time"
+
+	"edgectl/auth"
+	"edgectl/ctrlchan"
+	"edgectl/fsm"
+	"edgectl/store"
+)
+
+// Edge sync: what a connected edge router needs to admit SDK clients.
+//
+// On connect this node sends the server hello; the router answers with its
+// client hello (its edge listeners), and gets the full set of API sessions
+// in chunks of 100 ("instant" sync: a sync id that grows with time, a
+// sequence, the last chunk marked). From then on every change of an API
+// session that the model applies (on any node: the changes come from this
+// node's FSM) reaches the router as an addition, update or removal. A
+// router that asks to resync gets the full set again.
+//
+// Tokens: the model keeps only their hashes. A session made with the
+// cluster's data-plane keys has a token derived from its id
+// (auth.DeriveAPISessionToken), which every node can derive again; a
+// session made before the keys existed has a random token no node knows,
+// and is not sent (its client logs in again to use a router).
+
+// syncChunk is the number of API sessions in one full-state message.
+const syncChunk = 100
+
+// maxQueued bounds the changes waiting for one router; past it the router
+// gets the full state again instead.
+const maxQueued = 10000
+
+// routerSync is the sending side of one router's edge sync.
+type routerSync struct {
+	mu     sync.Mutex
+	live   bool // the hello is done: changes are queued for it
+	full   bool // a full sync is wanted
+	queue  []*ctrlchan.Message
+	wake   chan struct{}
+	lastID string // the last sync id sent
+}
+
+func (s *routerSync) signal() {
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+// enqueue queues a change message for a router whose hello is done.
+func (s *routerSync) enqueue(m *ctrlchan.Message) {
+	s.mu.Lock()
+	if s.live && !s.full {
+		if len(s.queue) >= maxQueued {
+			s.queue, s.full = nil, true
+		} else {
+			s.queue = append(s.queue, m)
+		}
+	}
+	s.mu.Unlock()
+	s.signal()
+}
+
+// resync asks for the full state to be sent again.
+func (s *routerSync) resync() {
+	s.mu.Lock()
+	s.full = true
+	s.mu.Unlock()
+	s.signal()
+}
+
+// runSync drives router r's edge sync until its channel closes.
+func (m *Manager) runSync(r *Router) {
+	hello, err := m.helloExchange(r)
+	if err != nil {
+		if !errors.Is(err, ctrlchan.ErrClosed) {
+			m.log.Warn("edge sync: no client hello from the router", "router", r.ID, "error", err)
+			r.setSync(SyncUnknown)
+		}
+		return
+	}
+	r.mu.Lock()
+	r.hostname, r.protocols = hello.Hostname, hello.supportedProtocols()
+	r.mu.Unlock()
+	m.report(r)
+	s := &r.edge
+	s.mu.Lock()
+	s.live, s.full = true, true
+	s.mu.Unlock()
+	s.signal()
+	for {
+		select {
+		case <-r.ch.Done():
+			return
+		case <-s.wake:
+		}
+		s.mu.Lock()
+		full := s.full
+		s.full = false
+		queue := s.queue
+		s.queue = nil
+		s.mu.Unlock()
+		if full {
+			// The queued changes are older than the model read below.
+			r.setSync(SyncInProgress)
+			if err := m.sendFullState(r); err != nil {
+				m.log.Warn("edge sync: full state not sent", "router", r.ID, "error", err)
+				return
+			}
+			r.setSync(SyncDone)
+			continue
+		}
+		for _, msg := range queue {
+			if err := m.send(r, msg); err != nil {
+				return
+			}
+		}
+	}
+}
+
+// helloExchange sends the server hello and waits for the router's client hello.
+func (m *Manager) helloExchange(r *Router) (*ClientHello, error) {
+	r.setSync(SyncHello)
+	for attempt := 1; ; attempt++ {
+		msg := ctrlchan.NewMessage(ctServerHello, serverHello(ProtocolLevel, map[string]string{"instant": "true"}))
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		reply, err := m.request(ctx, r, msg)
+		cancel()
+		if err == nil {
+			if reply.ContentType != ctClientHello {
+				return nil, fmt.Errorf("the answer to the server hello is content type %d, not a client hello", reply.ContentType)
+			}
+			return decodeClientHello(reply.Body)
+		}
+		if errors.Is(err, ctrlchan.ErrClosed) || attempt == 3 {
+			return nil, err
+		}
+	}
+}
+
+// report records the router's hostname and edge listeners in the model
+// when they differ from what it holds (edge routers only).
+func (m *Manager) report(r *Router) {
+	if r.Kind != store.KindEdgeRouter || m.cfg.Writer == nil {
+		return
+	}
+	r.mu.Lock()
+	host, protocols := r.hostname, maps.Clone(r.protocols)
+	r.mu.Unlock()
+	rec, err := store.GetAs[*store.EdgeRouter](m.cfg.Store.Read(), store.KindEdgeRouter, r.ID)
+	if err != nil || (rec.Hostname == host && maps.Equal(rec.SupportedProtocols, protocols)) {
+		return
+	}
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if _, err := m.cfg.Writer.Do(ctx, fsm.CmdRouterReport, fsm.RouterReport{ID: r.ID, Fingerprint: r.Fingerprint,
+			Hostname: host, SupportedProtocols: protocols}); err != nil {
+			m.log.Warn("the router's listeners were not recorded", "router", r.ID, "error", err)
+		}
+	}()
+}
+
+// instantState is the sync state header of a full-state chunk.
+type instantState struct {
+	ID       string `json:"id"`
+	IsLast   bool   `json:"isLast"`
+	Sequence int    `json:"sequence"`
+}
+
+// nextSyncID is a sync id greater, as a string, than the router's last one.
+func (s *routerSync) nextSyncID(now time.Time) string {
+	id := syncIDAt(now)
+	if id <= s.lastID {
+		id = s.lastID + "0"
+	}
+	s.lastID = id
+	return id
+}
+
+// sendFullState sends every API session the router may admit, in chunks;
+// at least one chunk, so that a router clears sessions it should no longer
+// know of.
+func (m *Manager) sendFullState(r *Router) error {
+	tx := m.cfg.Store.Read()
+	keys := tx.DataPlaneKeys()
+	var all []*APISession
+	if keys != nil {
+		tx.Each(store.KindAPISession, "id", func(rec store.Record) bool {
+			if s := apiSessionFor(tx, keys, rec.(*store.APISession)); s != nil {
+				all = append(all, s)
+			}
+			return true
+		})
+	}
+	st := instantState{ID: r.edge.nextSyncID(m.cfg.Now())}
+	for {
+		n := min(syncChunk, len(all))
+		st.IsLast = n == len(all)
+		msg := ctrlchan.NewMessage(ctAPISessionAdded, apiSessionAdded(true, all[:n]))
+		msg.Headers.PutString(headerSyncStrategyType, "instant")
+		state, _ := json.Marshal(st)
+		msg.Headers[headerSyncStrategyState] = state
+		if err := m.send(r, msg); err != nil {
+			return err
+		}
+		all = all[n:]
+		if st.IsLast {
+			m.log.Debug("edge sync: full state sent", "router", r.ID, "chunks", st.Sequence+1)
+			return nil
+		}
+		st.Sequence++
+	}
+}
+
+// apiSessionFor is what a router is told of API session s, or nil when it
+// may not be told: a session that still owes its MFA, or whose token no
+// node can derive (made before the cluster had its data-plane keys).
+func apiSessionFor(tx *store.Tx, keys *store.DataPlaneKeys, s *store.APISession) *APISession {
+	if s.IsMfaRequired && !s.IsMfaComplete {
+		return nil
+	}
+	token := auth.DeriveAPISessionToken(keys.TokenKey, s.ID)
+	if auth.HashToken(token) != s.TokenHash {
+		return nil
+	}
+	return &APISession{Token: token, ID: s.ID, IdentityID: s.IdentityID, CertFingerprints: fingerprintsOf(tx, s)}
+}
+
+// fingerprintsOf are the certificates a client of session s may present to
+// a router: its identity's certificate authenticators and the session's
+// own certificates.
+func fingerprintsOf(tx *store.Tx, s *store.APISession) []string {
+	seen := map[string]bool{}
+	var out []string
+	add := func(fp string) {
+		if fp != "" && !seen[fp] {
+			seen[fp] = true
+			out = append(out, fp)
+		}
+	}
+	tx.Each(store.KindAuthenticator, "identity", func(rec store.Record) bool {
+		if a := rec.(*store.Authenticator); a.Method == "cert" {
+			add(a.Fingerprint)
+		}
+		return true
+	}, s.IdentityID)
+	tx.Each(store.KindAPISessionCertificate, "apiSession", func(rec store.Record) bool {
+		add(rec.(*store.APISessionCertificate).Fingerprint)
+		return true
+	}, s.ID)
+	return out
+}
