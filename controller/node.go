@@ -301,7 +301,7 @@ func (n *Node) startAPI(certs *certMaterial) error {
 	advertiseURL := "https://" + net.JoinHostPort(n.cfg.advertiseHost(), port)
 	n.Routers = dataplane.New(dataplane.Config{NodeID: n.Raft.ID(), Version: n.cfg.Version, Store: n.Store,
 		Authority: func(tx *store.Tx) (*pki.Authority, error) { return n.API.Authority(tx) },
-		Applied: n.FSM.AppliedSignal, Writer: n.Writer, Activity: n.activity, Log: n.log.Named("routers"), Now: n.cfg.Now})
+		Applied:   n.FSM.AppliedSignal, Writer: n.Writer, Activity: n.activity, Log: n.log.Named("routers"), Now: n.cfg.Now})
 	n.FSM.Watch(n.Routers)
 	n.API = api.New(api.Deps{
 		Store: n.Store, Writer: n.Writer, Cluster: n.Raft, Hasher: auth.NewHasher(auth.DefaultParams),

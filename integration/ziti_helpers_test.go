@@ -41,15 +41,15 @@ func zitiBinary(t *testing.T) string {
 
 // zitiRouter is a `ziti router` process with its own directory.
 type zitiRouter struct {
-	t       *testing.T
-	bin     string
-	dir     string
-	name    string
-	id      string
+	t        *testing.T
+	bin      string
+	dir      string
+	name     string
+	id       string
 	edgeAddr string // the edge listener's host:port
-	cmd     *exec.Cmd
-	out     *syncBuffer
-	done    chan struct{}
+	cmd      *exec.Cmd
+	out      *syncBuffer
+	done     chan struct{}
 }
 
 // newZitiRouter creates edge router name on n (tunneler enabled, role
