@@ -98,6 +98,23 @@ func routerCertsView(a *pki.Authority, client, server *issuedCert) map[string]an
 	return map[string]any{"ca": string(a.BundlePEM()), "cert": client.chainPEM, "serverCert": server.chainPEM}
 }
 
+// RouterCertsFromCSRs issues router routerID's client and server
+// certificates from PEM requests, vetted as enrollment vets them (the
+// control channel's extension). It returns the client certificate's chain,
+// leaf and fingerprint, and the server certificate's chain.
+func (s *Server) RouterCertsFromCSRs(tx *store.Tx, routerID, clientCSR, serverCSR string) (clientChain, clientLeaf, fingerprint, serverChain string, err error) {
+	a, err := s.authority(tx)
+	if err != nil {
+		return "", "", "", "", err
+	}
+	p := &parsed{values: map[string]any{"certCsr": clientCSR, "serverCertCsr": serverCSR}}
+	client, server, err := routerCerts(a, s.now(), p, routerID)
+	if err != nil {
+		return "", "", "", "", err
+	}
+	return client.chainPEM, client.leafPEM, client.fingerprint, server.chainPEM, nil
+}
+
 // enrollRouter enrolls an edge router or transit router with its one-time
 // token: it gets a client and a server certificate and becomes verified with
 // the client certificate's fingerprint; the token and JWT are cleared.

@@ -301,7 +301,10 @@ func (n *Node) startAPI(certs *certMaterial) error {
 	advertiseURL := "https://" + net.JoinHostPort(n.cfg.advertiseHost(), port)
 	n.Routers = dataplane.New(dataplane.Config{NodeID: n.Raft.ID(), Version: n.cfg.Version, Store: n.Store,
 		Authority: func(tx *store.Tx) (*pki.Authority, error) { return n.API.Authority(tx) },
-		Applied:   n.FSM.AppliedSignal, Writer: n.Writer, Activity: n.activity, Log: n.log.Named("routers"), Now: n.cfg.Now})
+		SignRouterCerts: func(tx *store.Tx, id, clientCSR, serverCSR string) (string, string, string, string, error) {
+			return n.API.RouterCertsFromCSRs(tx, id, clientCSR, serverCSR)
+		},
+		Applied: n.FSM.AppliedSignal, Writer: n.Writer, Activity: n.activity, Log: n.log.Named("routers"), Now: n.cfg.Now})
 	n.FSM.Watch(n.Routers)
 	n.API = api.New(api.Deps{
 		Store: n.Store, Writer: n.Writer, Cluster: n.Raft, Hasher: auth.NewHasher(auth.DefaultParams),

@@ -43,6 +43,9 @@ type Config struct {
 	Applied func() (uint64, <-chan struct{})
 	// Writer proposes what routers report of themselves (hostname, listeners).
 	Writer *fsm.Writer
+	// SignRouterCerts issues a router's client and server certificates from
+	// PEM requests (certificate extension over the control channel).
+	SignRouterCerts func(tx *store.Tx, routerID, clientCSR, serverCSR string) (clientChain, clientLeaf, fingerprint, serverChain string, err error)
 	// Activity takes the API sessions routers report in use.
 	Activity *auth.Activity
 	Log      hclog.Logger
@@ -77,17 +80,25 @@ type Manager struct {
 type Router struct {
 	ID          string
 	Kind        *store.Kind // KindEdgeRouter or KindRouter
-	Fingerprint string
 	ConnectedAt time.Time
 	Version     VersionInfo
 	ch          *ctrlchan.Channel
 
-	mu        sync.Mutex
-	hostname  string
-	protocols map[string]string
-	sync      string
+	mu sync.Mutex
+	// fingerprint is the router's current certificate in the model: the
+	// one it connected with, or the one it extended to since.
+	fingerprint string
+	hostname    string
+	protocols   map[string]string
+	sync        string
 
 	edge routerSync
+}
+
+func (r *Router) currentFingerprint() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.fingerprint
 }
 
 func (r *Router) setSync(s string) {
@@ -267,7 +278,7 @@ func (m *Manager) admit(conn *tls.Conn) (*Router, error) {
 	if id := string(hello.Body); id != rec.GetID() {
 		return refuse(reasonIDMismatch, fmt.Sprintf("the hello names router %q, the certificate is router %s's", id, rec.GetID()))
 	}
-	r := &Router{ID: rec.GetID(), Kind: kind, Fingerprint: fp, ConnectedAt: m.cfg.Now().UTC(), sync: SyncNew,
+	r := &Router{ID: rec.GetID(), Kind: kind, fingerprint: fp, ConnectedAt: m.cfg.Now().UTC(), sync: SyncNew,
 		Version: decodeVersionInfo(hello.Headers[ctrlchan.HeaderHelloVersion])}
 	r.edge.wake = make(chan struct{}, 1)
 	m.mu.Lock()
@@ -338,8 +349,9 @@ func routerDisabled(rec store.Record) bool {
 }
 
 // stillAdmitted says why a connected router may no longer stay connected
-// ("" when it may): deleted, disabled, or its certificate no longer the
-// current one (enrolled again, or the router's record replaced).
+// ("" when it may): deleted, disabled or enrolled again. A certificate
+// extension keeps the channel: the router moves to the new certificate on
+// its next connection.
 func stillAdmitted(tx *store.Tx, r *Router) string {
 	rec, err := tx.Get(r.Kind, r.ID)
 	if err != nil {
@@ -349,11 +361,12 @@ func stillAdmitted(tx *store.Tx, r *Router) string {
 	switch {
 	case !e.IsVerified || e.Fingerprint == nil:
 		return "the router was enrolled again"
-	case *e.Fingerprint != r.Fingerprint:
-		return "the router's certificate was replaced"
 	case routerDisabled(rec):
 		return "the router was disabled"
 	}
+	r.mu.Lock()
+	r.fingerprint = *e.Fingerprint
+	r.mu.Unlock()
 	return ""
 }
 

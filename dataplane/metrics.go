@@ -8,6 +8,7 @@ type metrics struct {
 	refused   *prometheus.CounterVec
 	received  *prometheus.CounterVec
 	sent      *prometheus.CounterVec
+	extended  prometheus.Counter
 }
 
 func newMetrics() *metrics {
@@ -20,10 +21,12 @@ func newMetrics() *metrics {
 			Help: "Control-channel messages received from routers, by content type."}, []string{"type"}),
 		sent: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "edgectl_router_messages_sent_total",
 			Help: "Control-channel messages sent to routers, by content type."}, []string{"type"}),
+		extended: prometheus.NewCounter(prometheus.CounterOpts{Name: "edgectl_router_certificates_extended_total",
+			Help: "Router certificates this node extended over the control channel."}),
 	}
 }
 
 // Collectors are the Manager's metrics, for the node's /metrics.
 func (m *Manager) Collectors() []prometheus.Collector {
-	return []prometheus.Collector{m.metrics.connected, m.metrics.refused, m.metrics.received, m.metrics.sent}
+	return []prometheus.Collector{m.metrics.connected, m.metrics.refused, m.metrics.received, m.metrics.sent, m.metrics.extended}
 }

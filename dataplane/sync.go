@@ -162,7 +162,7 @@ func (m *Manager) report(r *Router) {
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		if _, err := m.cfg.Writer.Do(ctx, fsm.CmdRouterReport, fsm.RouterReport{ID: r.ID, Fingerprint: r.Fingerprint,
+		if _, err := m.cfg.Writer.Do(ctx, fsm.CmdRouterReport, fsm.RouterReport{ID: r.ID, Fingerprint: r.currentFingerprint(),
 			Hostname: host, SupportedProtocols: protocols}); err != nil {
 			m.log.Warn("the router's listeners were not recorded", "router", r.ID, "error", err)
 		}

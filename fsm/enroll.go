@@ -9,10 +9,15 @@ import (
 // Commands of the Client API enrollment and certificate flows. Each flow is
 // one command, so it happens whole or not at all. Added, never renamed or reused.
 const (
-	CmdEnrollmentConsume         CommandType = "enrollment.consume"
-	CmdEnrollCA                  CommandType = "enrollment.ca"
-	CmdRouterEnroll              CommandType = "router.enroll"
-	CmdRouterExtend              CommandType = "router.extend"
+	CmdEnrollmentConsume CommandType = "enrollment.consume"
+	CmdEnrollCA          CommandType = "enrollment.ca"
+	CmdRouterEnroll      CommandType = "router.enroll"
+	CmdRouterExtend      CommandType = "router.extend"
+	// CmdRouterExtendPending and CmdRouterExtendVerify are the control
+	// channel's certificate extension: the new certificate is kept aside
+	// until the router shows it has it (command version 6).
+	CmdRouterExtendPending       CommandType = "router.extendPending"
+	CmdRouterExtendVerify        CommandType = "router.extendVerify"
 	CmdAPISessionCertCreate      CommandType = "apiSessionCertificate.create"
 	CmdAPISessionCertDelete      CommandType = "apiSessionCertificate.delete"
 	CmdAuthenticatorExtend       CommandType = "authenticator.extend"
@@ -77,6 +82,12 @@ func registerEnroll(f *FSM) {
 	})
 	on(f, CmdRouterExtend, func(tx *store.Tx, p *RouterCert) (any, error) {
 		return nil, tx.ExtendRouter(p.Kind, p.ID, p.OldFingerprint, p.CertPem, p.Fingerprint, p.At)
+	})
+	on(f, CmdRouterExtendPending, func(tx *store.Tx, p *RouterCert) (any, error) {
+		return nil, tx.ExtendRouterPending(p.Kind, p.ID, p.OldFingerprint, p.CertPem, p.Fingerprint, p.At)
+	})
+	on(f, CmdRouterExtendVerify, func(tx *store.Tx, p *RouterCert) (any, error) {
+		return nil, tx.VerifyRouterExtension(p.Kind, p.ID, p.Fingerprint, p.At)
 	})
 	on(f, CmdAPISessionCertCreate, func(tx *store.Tx, c *store.APISessionCertificate) (any, error) {
 		return nil, tx.CreateAPISessionCertificate(c)

@@ -33,6 +33,8 @@ var commandSince = map[CommandType]int{
 
 	CmdDataPlaneKeysEnsure: 6,
 	CmdRouterReport:        6,
+	CmdRouterExtendPending: 6,
+	CmdRouterExtendVerify:  6,
 }
 
 // VersionOf is the command version of t.

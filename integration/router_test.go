@@ -94,3 +94,37 @@ func waitKnows(t *testing.T, r *zitiRouter, id string, want bool, timeout time.D
 		return nil
 	})
 }
+
+// TestRouter_ExtendsItsCertificatesOverTheControlChannel: `ziti router run
+// --extend` asks for new certificates on its control channel; the node
+// signs them, the router proves it has the client certificate, and the
+// router's fingerprint moves to it; the channel stays up, and the router
+// connects with the new certificate after a restart.
+func TestRouter_ExtendsItsCertificatesOverTheControlChannel(t *testing.T) {
+	t.Parallel()
+	n := startNode(t, nodeOpts{})
+	token := login(t, n, adminUser, adminPassword)
+	r := newZitiRouter(t, n, token, "er-extend")
+	_, m := do(t, "GET", n.mgmt("/edge-routers/"+r.id), token, nil)
+	before := jget(m, "data", "fingerprint")
+	r.start("--extend")
+	waitUntil(t, "the router to extend its certificates", 30*time.Second, func() error {
+		if !r.logged("enrollment extension done") {
+			return errString("not yet")
+		}
+		return nil
+	})
+	_, m = do(t, "GET", n.mgmt("/edge-routers/"+r.id), token, nil)
+	after := jget(m, "data", "fingerprint")
+	if after == before || after == nil {
+		t.Fatalf("the fingerprint did not move: %v -> %v", before, after)
+	}
+	if !strings.Contains(r.out.String(), fmt.Sprint(after)) {
+		t.Fatalf("the router's new certificate is not %v", after)
+	}
+	waitOnline(t, n, token, r.id, true, 5*time.Second)
+	r.stop()
+	waitOnline(t, n, token, r.id, false, 10*time.Second)
+	r.start()
+	waitOnline(t, n, token, r.id, true, 15*time.Second)
+}

@@ -115,15 +115,17 @@ edge:
 	}
 }
 
-// start runs the router; it is stopped at the end of the test.
-func (r *zitiRouter) start() {
+// start runs the router (with extra `ziti router run` flags); it is
+// stopped at the end of the test.
+func (r *zitiRouter) start(flags ...string) {
 	t := r.t
 	t.Helper()
 	r.out, r.done = &syncBuffer{}, make(chan struct{})
 	_ = os.Remove(r.agentSocket()) // a killed router leaves its socket behind
 	// The CLI agent on a socket of its own, with the debug operations, lets
 	// the test read the router's API sessions (dumpAPISessions).
-	r.cmd = exec.Command(r.bin, "router", "run", filepath.Join(r.dir, "config.yml"), "--debug-ops", "--cli-agent-addr", "unix:"+r.agentSocket())
+	args := append([]string{"router", "run", filepath.Join(r.dir, "config.yml"), "--debug-ops", "--cli-agent-addr", "unix:" + r.agentSocket()}, flags...)
+	r.cmd = exec.Command(r.bin, args...)
 	r.cmd.Dir = r.dir
 	r.cmd.Stdout, r.cmd.Stderr = r.out, r.out
 	if err := r.cmd.Start(); err != nil {

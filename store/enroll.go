@@ -168,6 +168,56 @@ func (tx *Tx) ExtendRouter(table, id, oldFP, certPem, fp string, at time.Time) e
 	}))
 }
 
+// ExtendRouterPending keeps a router's new client certificate as
+// unverified, while oldFP is still its current one: the control channel's
+// extension, where the router proves it holds the certificate before the
+// controller switches to it (VerifyRouterExtension).
+func (tx *Tx) ExtendRouterPending(table, id, oldFP, certPem, fp string, at time.Time) error {
+	k, err := routerKind(table)
+	if err != nil {
+		return err
+	}
+	r, err := tx.Get(k, id)
+	if err != nil {
+		return err
+	}
+	e := routerEnrollmentOf(r)
+	if !e.IsVerified || e.Fingerprint == nil || *e.Fingerprint != oldFP {
+		return Conflict("fingerprint", oldFP, "the %s's certificate changed since the request was made", k.Entity)
+	}
+	if err := tx.checkRouterFingerprint(fp, id); err != nil {
+		return err
+	}
+	return tx.Replace(k, withRouterEnrollment(r, at, func(e *RouterEnrollment) {
+		e.UnverifiedFingerprint, e.UnverifiedCertPem = &fp, &certPem
+	}))
+}
+
+// VerifyRouterExtension makes the router's unverified certificate, whose
+// fingerprint must be fp, its current one.
+func (tx *Tx) VerifyRouterExtension(table, id, fp string, at time.Time) error {
+	k, err := routerKind(table)
+	if err != nil {
+		return err
+	}
+	r, err := tx.Get(k, id)
+	if err != nil {
+		return err
+	}
+	e := routerEnrollmentOf(r)
+	if !e.IsVerified || e.UnverifiedFingerprint == nil || *e.UnverifiedFingerprint != fp || e.UnverifiedCertPem == nil {
+		return Conflict("fingerprint", fp, "the %s has no pending certificate with this fingerprint", k.Entity)
+	}
+	if err := tx.checkRouterFingerprint(fp, id); err != nil {
+		return err
+	}
+	pem := *e.UnverifiedCertPem
+	return tx.Replace(k, withRouterEnrollment(r, at, func(e *RouterEnrollment) {
+		e.Fingerprint, e.CertPem = &fp, &pem
+		e.UnverifiedFingerprint, e.UnverifiedCertPem = nil, nil
+	}))
+}
+
 // freshEnrollment keeps only the enrollment part of e: a router that is to
 // enroll has no certificate, verified or not.
 func freshEnrollment(e RouterEnrollment) RouterEnrollment {
