@@ -1,9 +1,13 @@
 package api
 
 import (
+	"context"
 	"edgectl/dataplane"
 	"edgectl/fsm"
 	"edgectl/store"
+	"errors"
+	"net/http"
+	"time"
 )
 
 // routerEnrollMethod is the enrollment method of edge and transit routers:
@@ -73,6 +77,31 @@ func (s *Server) reEnrollEdgeRouter(c *call) error {
 	return err
 }
 
+// validateEdgeRouterDataModel has a router connected to this node compare
+// its data model with the node's (docs/api-routers.md): 200 with both
+// entity counts and the differences (none: in sync), 409 when the router
+// is not connected to this node.
+func (s *Server) validateEdgeRouterDataModel(c *call) error {
+	id := c.param("id")
+	if !c.tx.Exists(store.KindEdgeRouter, id) {
+		return notFound("edge router", id)
+	}
+	if s.Routers == nil {
+		return &apiError{status: http.StatusConflict, code: "ROUTER_NOT_CONNECTED", message: dataplane.ErrNotConnected.Error()}
+	}
+	ctx, cancel := context.WithTimeout(c.r.Context(), 30*time.Second)
+	defer cancel()
+	rep, err := s.Routers.ValidateDataModel(ctx, id)
+	switch {
+	case errors.Is(err, dataplane.ErrNotConnected):
+		return &apiError{status: http.StatusConflict, code: "ROUTER_NOT_CONNECTED", message: err.Error()}
+	case err != nil:
+		return &apiError{status: http.StatusGatewayTimeout, code: "ROUTER_DID_NOT_ANSWER", message: "the router did not answer: " + err.Error()}
+	}
+	c.ok(rep)
+	return nil
+}
+
 func (s *Server) getEdgeRouter(c *call) error {
 	r, err := store.GetAs[*store.EdgeRouter](c.tx, store.KindEdgeRouter, c.param("id"))
 	if err != nil {
@@ -132,5 +161,6 @@ func edgeRouterView(r *store.EdgeRouter, live dataplane.Status) map[string]any {
 func (s *Server) edgeRouterRoutes() []route {
 	return append(crudRoutes("/edge-routers", "EdgeRouter", "EdgeRouters", "Edge Router", crudOps{list: s.listEdgeRouters, create: s.createEdgeRouter, detail: s.getEdgeRouter, update: s.updateEdgeRouter, del: s.deleteEdgeRouter}),
 		route{managementAPI, post, "/edge-routers/:id/re-enroll", "reEnrollEdgeRouter", "Edge Router", admin, s.reEnrollEdgeRouter},
+		route{managementAPI, post, "/edge-routers/:id/validate-data-model", "validateEdgeRouterDataModel", "Edge Router", admin, s.validateEdgeRouterDataModel},
 	)
 }

@@ -99,6 +99,7 @@ type Deps struct {
 // RouterStatus reports the routers connected to this node.
 type RouterStatus interface {
 	Status(id string) dataplane.Status
+	ValidateDataModel(ctx context.Context, id string) (*dataplane.DataModelReport, error)
 }
 
 // Peers reports the last known state of a cluster member.

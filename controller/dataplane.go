@@ -2,6 +2,7 @@ package controller
 
 import (
 	"crypto/rand"
+	"encoding/hex"
 	"time"
 
 	"edgectl/fsm"
@@ -26,5 +27,13 @@ func newDataPlaneKeys(at time.Time) (fsm.DataPlaneKeys, error) {
 		return fsm.DataPlaneKeys{}, err
 	}
 	k.SigningKeyPEM = string(pemKey)
+	k.TimelineID = newTimelineID()
 	return fsm.DataPlaneKeys{Keys: k, At: at}, nil
+}
+
+// newTimelineID is a random id for a router data model timeline.
+func newTimelineID() string {
+	b := make([]byte, 12)
+	_, _ = rand.Read(b)
+	return "tl-" + hex.EncodeToString(b)
 }

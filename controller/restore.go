@@ -87,6 +87,9 @@ func Restore(cfg Config, snapshotPath string) (_ *RestoreResult, err error) {
 	if res.DroppedControllers, err = dropOtherControllers(model, nodeID, addr); err != nil {
 		return nil, err
 	}
+	if err := newRouterTimeline(model); err != nil {
+		return nil, err
+	}
 	now := time.Now().UTC()
 	if err := issueNodeCerts(cfg.DataDir, nodeID, (&Node{cfg: cfg}).certHosts(), authority, now); err != nil {
 		return nil, fmt.Errorf("issue the node's certificates: %w", err)
@@ -200,4 +203,27 @@ func dropOtherControllers(model *store.Store, keep, addr string) ([]string, erro
 	}
 	tx.Commit()
 	return ids, nil
+}
+
+// newRouterTimeline gives a restored model a new router data model
+// timeline: its Raft indexes start a history of their own, and routers that
+// followed the old cluster must get the full state.
+func newRouterTimeline(model *store.Store) error {
+	tx := model.Write()
+	defer tx.Abort()
+	k := tx.DataPlaneKeys()
+	if k == nil {
+		return nil
+	}
+	k.TimelineID = newTimelineID()
+	raw, err := json.Marshal(k)
+	if err != nil {
+		return err
+	}
+	now := time.Now().UTC()
+	if err := tx.Upsert(store.KindSetting, &store.Setting{Base: store.Base{ID: store.SettingDataPlane, CreatedAt: now, UpdatedAt: now}, Value: raw}); err != nil {
+		return err
+	}
+	tx.Commit()
+	return nil
 }

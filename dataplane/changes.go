@@ -52,11 +52,17 @@ func (m *Manager) dispatch() {
 		m.pendingMu.Unlock()
 		routers := m.edgeRouters()
 		if restored {
+			applied, _ := m.cfg.Applied()
+			m.rdm.reset(applied + 1)
 			for _, r := range routers {
-				r.edge.resync()
+				r.edge.restart()
 			}
 		}
-		if len(sets) == 0 || len(routers) == 0 {
+		if len(sets) == 0 {
+			continue
+		}
+		m.rdmChanges(sets, routers)
+		if len(routers) == 0 {
 			continue
 		}
 		msgs := m.changeMessages(sets)

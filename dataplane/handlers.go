@@ -21,6 +21,7 @@ func (m *Manager) handlers(r *Router) map[int32]ctrlchan.Handler {
 			m.log.Info("edge sync: the router asks for the full state again", "router", r.ID, "reason", decodeReason(msg.Body))
 			r.edge.resync()
 		}),
+		ctSubscribeToModel:    count(func(_ *ctrlchan.Channel, msg *ctrlchan.Message) { m.subscribe(r, msg) }),
 		ctExtendRouterRequest: count(func(_ *ctrlchan.Channel, msg *ctrlchan.Message) { go m.extend(r, msg) }),
 		ctExtendRouterVerify:  count(func(_ *ctrlchan.Channel, msg *ctrlchan.Message) { go m.extendVerify(r, msg) }),
 		// The router reports its network interfaces and waits for a result;

@@ -50,10 +50,12 @@ const (
 	capRouterDataModel        = 4
 )
 
-// capabilities is the mask this node advertises: none yet. Terminators,
-// circuits and the router data model are advertised as each is served.
+// capabilities is the mask this node advertises: the router data model.
+// Terminators (V2) and circuits (V2) are advertised once they are served.
+// A router restarts itself when the data model bit changes between two
+// connections, so it is never taken back.
 func capabilities() *big.Int {
-	return new(big.Int)
+	return new(big.Int).SetBit(new(big.Int), capRouterDataModel, 1)
 }
 
 // helloHeaders are the headers of this node's answer to a router's hello:

@@ -71,6 +71,8 @@ type Manager struct {
 	pending   []fsm.Changes
 	restored  bool
 	changed   chan struct{}
+	// rdm holds the router data model's recent change sets (rdmsync.go).
+	rdm rdmLog
 
 	stop chan struct{}
 	wg   sync.WaitGroup
@@ -146,6 +148,8 @@ func New(cfg Config) *Manager {
 // Start watches the model and closes the channels of routers that may no
 // longer connect.
 func (m *Manager) Start() {
+	applied, _ := m.cfg.Applied()
+	m.rdm.reset(applied + 1)
 	m.wg.Add(2)
 	go func() {
 		defer m.wg.Done()

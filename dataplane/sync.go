@@ -42,10 +42,18 @@ const maxQueued = 10000
 type routerSync struct {
 	mu     sync.Mutex
 	live   bool // the hello is done: changes are queued for it
-	full   bool // a full sync is wanted
-	queue  []*ctrlchan.Message
+	full   bool // a full sync of the API sessions is wanted
+	queue  []syncItem
 	wake   chan struct{}
-	lastID string // the last sync id sent
+	lastID string       // the last sync id sent
+	sub    subscription // the router data model subscription
+}
+
+// syncItem is a queued message, or a data model change set (sent if the
+// subscription still wants it when its turn comes).
+type syncItem struct {
+	msg *ctrlchan.Message
+	set *rdmSet
 }
 
 func (s *routerSync) signal() {
@@ -57,12 +65,25 @@ func (s *routerSync) signal() {
 
 // enqueue queues a change message for a router whose hello is done.
 func (s *routerSync) enqueue(m *ctrlchan.Message) {
+	s.push(syncItem{msg: m})
+}
+
+// enqueueSet queues a data model change set for a subscribed router.
+func (s *routerSync) enqueueSet(set rdmSet) {
+	s.push(syncItem{set: &set})
+}
+
+func (s *routerSync) push(it syncItem) {
 	s.mu.Lock()
-	if s.live && !s.full {
+	if s.live {
 		if len(s.queue) >= maxQueued {
+			// Too far behind: the full states again instead.
 			s.queue, s.full = nil, true
+			if !s.sub.until.IsZero() {
+				s.sub.pending, s.sub.index = true, 0
+			}
 		} else {
-			s.queue = append(s.queue, m)
+			s.queue = append(s.queue, it)
 		}
 	}
 	s.mu.Unlock()
@@ -103,23 +124,34 @@ func (m *Manager) runSync(r *Router) {
 		case <-s.wake:
 		}
 		s.mu.Lock()
-		full := s.full
-		s.full = false
+		full, catchUp := s.full, s.sub.pending
+		s.full, s.sub.pending = false, false
 		queue := s.queue
 		s.queue = nil
 		s.mu.Unlock()
 		if full {
-			// The queued changes are older than the model read below.
+			// The queued session changes are older than the model read
+			// below; re-sent, they change nothing.
 			r.setSync(SyncInProgress)
 			if err := m.sendFullState(r); err != nil {
 				m.log.Warn("edge sync: full state not sent", "router", r.ID, "error", err)
 				return
 			}
 			r.setSync(SyncDone)
-			continue
 		}
-		for _, msg := range queue {
-			if err := m.send(r, msg); err != nil {
+		if catchUp {
+			if err := m.catchUp(r); err != nil {
+				return
+			}
+		}
+		for _, it := range queue {
+			var err error
+			if it.set != nil {
+				err = m.sendChangeSet(r, *it.set)
+			} else if !full {
+				err = m.send(r, it.msg)
+			}
+			if err != nil {
 				return
 			}
 		}
@@ -130,7 +162,8 @@ func (m *Manager) runSync(r *Router) {
 func (m *Manager) helloExchange(r *Router) (*ClientHello, error) {
 	r.setSync(SyncHello)
 	for attempt := 1; ; attempt++ {
-		msg := ctrlchan.NewMessage(ctServerHello, serverHello(ProtocolLevel, map[string]string{"instant": "true"}))
+		msg := ctrlchan.NewMessage(ctServerHello, serverHello(ProtocolLevel, map[string]string{"instant": "true", "routerModel": "true"}))
+		msg.Headers.PutBool(headerRouterDataModel, true)
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		reply, err := m.request(ctx, r, msg)
 		cancel()
@@ -258,4 +291,16 @@ func fingerprintsOf(tx *store.Tx, s *store.APISession) []string {
 		return true
 	}, s.ID)
 	return out
+}
+
+// restart asks for both full states again (the model was replaced by a
+// snapshot: the changes that led there were never seen).
+func (s *routerSync) restart() {
+	s.mu.Lock()
+	s.full, s.queue = true, nil
+	if !s.sub.until.IsZero() {
+		s.sub.pending, s.sub.index = true, 0
+	}
+	s.mu.Unlock()
+	s.signal()
 }

@@ -128,3 +128,73 @@ func TestRouter_ExtendsItsCertificatesOverTheControlChannel(t *testing.T) {
 	r.start()
 	waitOnline(t, n, token, r.id, true, 15*time.Second)
 }
+
+// TestRouter_DataModelFollowsTheModel: the router subscribes to the data
+// model, gets the full state, then change sets as identities, services,
+// posture checks, configs and service policies are made, changed and
+// deleted; the router's own comparison with the node's state (the
+// validate-data-model operation) finds no difference, and the entity
+// counts are the model's.
+func TestRouter_DataModelFollowsTheModel(t *testing.T) {
+	t.Parallel()
+	n := startNode(t, nodeOpts{})
+	token := login(t, n, adminUser, adminPassword)
+	r := newZitiRouter(t, n, token, "er-rdm")
+	mk := func(path string, body map[string]any) string {
+		t.Helper()
+		st, m := do(t, "POST", n.mgmt(path), token, body)
+		mustStatus(t, "create "+path, st, m, 201)
+		return jget(m, "data", "id").(string)
+	}
+	mk("/services", map[string]any{"name": "before", "roleAttributes": []string{"web"}})
+	policy := mk("/service-policies", map[string]any{"name": "dial-web", "type": "Dial", "semantic": "AnyOf",
+		"identityRoles": []string{"#staff"}, "serviceRoles": []string{"#web"}, "postureCheckRoles": []string{"#checks"}})
+	r.start()
+	waitOnline(t, n, token, r.id, true, 10*time.Second)
+	waitInSync(t, n, token, r.id, nil)
+
+	ident := mk("/identities", map[string]any{"name": "laptop", "type": "Device", "isAdmin": false, "roleAttributes": []string{"staff"}})
+	cfg := mk("/configs", map[string]any{"name": "web-host", "configTypeId": "NH5p4FpGR", "data": map[string]any{"protocol": "tcp", "address": "localhost", "port": 8080}})
+	svc := mk("/services", map[string]any{"name": "after", "roleAttributes": []string{"web"}, "configs": []string{cfg}})
+	check := mk("/posture-checks", map[string]any{"name": "mac", "typeId": "MAC", "macAddresses": []string{"aabbccddeeff"}, "roleAttributes": []string{"checks"}})
+	waitInSync(t, n, token, r.id, map[string]uint32{"identities": 2, "services": 2, "posture-checks": 1, "configs": 1, "service-policies": 1})
+
+	for _, c := range []struct{ method, path string }{
+		{"PATCH", "/identities/" + ident}, {"PATCH", "/services/" + svc},
+	} {
+		st, m := do(t, c.method, n.mgmt(c.path), token, map[string]any{"roleAttributes": []string{"other"}})
+		mustStatus(t, c.method+" "+c.path, st, m, 200)
+	}
+	st, m := do(t, "PATCH", n.mgmt("/service-policies/"+policy), token, map[string]any{"type": "Bind"})
+	mustStatus(t, "patch policy", st, m, 200)
+	st, m = do(t, "DELETE", n.mgmt("/posture-checks/"+check), token, nil)
+	mustStatus(t, "delete posture check", st, m, 200)
+	waitInSync(t, n, token, r.id, map[string]uint32{"identities": 2, "services": 2, "posture-checks": 0, "service-policies": 1})
+	st, m = do(t, "DELETE", n.mgmt("/identities/"+ident), token, nil)
+	mustStatus(t, "delete identity", st, m, 200)
+	waitInSync(t, n, token, r.id, map[string]uint32{"identities": 1})
+}
+
+// waitInSync waits until router id, asked by n, reports no difference
+// between its data model and n's, with the given entity counts.
+func waitInSync(t *testing.T, n *node, token, id string, counts map[string]uint32) {
+	t.Helper()
+	waitUntil(t, "router "+id+"'s data model to match "+n.name+"'s", 10*time.Second, func() error {
+		st, m, err := doErr("POST", n.mgmt("/edge-routers/"+id+"/validate-data-model"), token, nil)
+		if err != nil {
+			return err
+		}
+		if st != 200 {
+			return fmt.Errorf("validate: %d %s", st, js(m))
+		}
+		if diffs, _ := jget(m, "data", "diffs").([]any); len(diffs) > 0 {
+			return fmt.Errorf("%d differences: %s", len(diffs), js(diffs))
+		}
+		for k, want := range counts {
+			if got := jint(t, m, "data", "actual", k); got != int(want) {
+				return fmt.Errorf("%s: the router has %d, want %d", k, got, want)
+			}
+		}
+		return nil
+	})
+}

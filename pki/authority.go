@@ -139,5 +139,8 @@ func (a *Authority) Intermediates() []*x509.Certificate {
 	return []*x509.Certificate{a.inter}
 }
 
+// Root returns the root CA certificate.
+func (a *Authority) Root() *x509.Certificate { return a.root }
+
 // KeyID returns the kid of the enrollment JWT signing key.
 func (a *Authority) KeyID() string { return a.kid }

@@ -21,6 +21,11 @@ type DataPlaneKeys struct {
 	// KeyID, in the router data model.
 	SigningKeyPEM string `json:"signingKeyPem"`
 	KeyID         string `json:"kid"`
+	// TimelineID names the history of the router data model's indexes (the
+	// Raft indexes): routers keep it with their index, and a router on
+	// another timeline gets the full state. A cluster restored from a
+	// backup gets a new one (its indexes are another history).
+	TimelineID string `json:"timelineId"`
 }
 
 // DataPlaneKeys returns the cluster's data-plane keys, or nil before they
@@ -44,8 +49,8 @@ func (tx *Tx) EnsureDataPlaneKeys(k *DataPlaneKeys, at time.Time) error {
 	if tx.Exists(KindSetting, SettingDataPlane) {
 		return nil
 	}
-	if len(k.TokenKey) < 32 || k.SigningKeyPEM == "" || k.KeyID == "" {
-		return Invalid("keys", "data-plane keys need a token key of at least 32 bytes, a signing key and its key id", nil)
+	if len(k.TokenKey) < 32 || k.SigningKeyPEM == "" || k.KeyID == "" || k.TimelineID == "" {
+		return Invalid("keys", "data-plane keys need a token key of at least 32 bytes, a signing key, its key id and a timeline id", nil)
 	}
 	raw, err := json.Marshal(k)
 	if err != nil {

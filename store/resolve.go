@@ -219,3 +219,27 @@ func (tx *Tx) rarestRole(k *Kind, attrs []string) (string, int) {
 	}
 	return best, bestN
 }
+
+// SelectionChange lists the policies of rel that, as they are now, select
+// entity id with newAttrs but not with oldAttrs (added) and the reverse
+// (removed); a nil attrs slice with existed or exists false stands for an
+// entity that did not exist before or does not exist now. It answers which
+// policies an entity's create, delete or attribute change moved it in or
+// out of, for those who follow changes (the routers' data model).
+func (tx *Tx) SelectionChange(relName, id string, oldAttrs, newAttrs []string, existed, exists bool) (added, removed []string) {
+	rel := relationsByName[relName]
+	if rel == nil {
+		return nil, nil
+	}
+	for _, c := range tx.candidates(rel, id, oldAttrs, newAttrs) {
+		had := existed && c.Sel.Matches(id, oldAttrs)
+		has := exists && c.Sel.Matches(id, newAttrs)
+		switch {
+		case has && !had:
+			added = append(added, c.Policy)
+		case had && !has:
+			removed = append(removed, c.Policy)
+		}
+	}
+	return added, removed
+}
