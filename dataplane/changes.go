@@ -66,6 +66,11 @@ func (m *Manager) dispatch() {
 			continue
 		}
 		msgs := m.changeMessages(sets)
+		if membershipChanged(sets) {
+			if msg := m.ctrlAddressesMessage(); msg != nil {
+				msgs = append(msgs, msg)
+			}
+		}
 		for _, r := range routers {
 			for _, msg := range msgs {
 				r.edge.enqueue(cloneMessage(msg))
@@ -187,4 +192,25 @@ func cloneMessage(m *ctrlchan.Message) *ctrlchan.Message {
 		c.Headers[k] = v
 	}
 	return c
+}
+
+// membershipChanged reports whether a controller record came, went or moved.
+func membershipChanged(sets []fsm.Changes) bool {
+	for _, set := range sets {
+		for _, c := range set.Changes {
+			if c.Kind == store.KindController {
+				var o, n string
+				if c.Old != nil {
+					o = c.Old.(*store.Controller).APIURL
+				}
+				if c.New != nil {
+					n = c.New.(*store.Controller).APIURL
+				}
+				if o != n {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }

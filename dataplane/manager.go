@@ -46,6 +46,9 @@ type Config struct {
 	// SignRouterCerts issues a router's client and server certificates from
 	// PEM requests (certificate extension over the control channel).
 	SignRouterCerts func(tx *store.Tx, routerID, clientCSR, serverCSR string) (clientChain, clientLeaf, fingerprint, serverChain string, err error)
+	// IsLeader tells whether this node leads the cluster (routers send
+	// terminator changes to the leader).
+	IsLeader func() bool
 	// Activity takes the API sessions routers report in use.
 	Activity *auth.Activity
 	Log      hclog.Logger

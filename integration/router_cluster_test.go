@@ -1,0 +1,96 @@
+package integration
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestRouter_ThreeNodes: a router enrolled through one node of three holds
+// a control channel to every node (its JWT lists them all) and is online
+// on each within 10 s; a second router that knows only node 1 gets a login
+// and a logout made on node 3 within 2 s (node 1 learns them from the
+// cluster's log); killing the node the first router's data model
+// subscription is on leaves it in sync through the others.
+func TestRouter_ThreeNodes(t *testing.T) {
+	t.Parallel()
+	zitiBinary(t)
+	c := startCluster(t, clusterOpts{size: 3})
+	n0 := c.nodes[0]
+	token := c.token
+	waitUntil(t, "every node's controller record", 10*time.Second, func() error {
+		items, err := listAll(t, n0, token, "/controllers")
+		if err != nil {
+			return err
+		}
+		if len(items) != 3 {
+			return fmt.Errorf("%d members", len(items))
+		}
+		for _, it := range items {
+			if a, _ := jget(it, "apiAddresses").(map[string]any); len(a) == 0 {
+				return fmt.Errorf("member %v has no controller record yet", jget(it, "id"))
+			}
+		}
+		return nil
+	})
+	r := newZitiRouter(t, n0, token, "er-ha")
+	endpoints, err := os.ReadFile(filepath.Join(r.dir, "endpoints.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range c.nodes {
+		if !strings.Contains(string(endpoints), "tls:"+n.host()) {
+			t.Fatalf("the router's endpoints lack %s:\n%s", n.host(), endpoints)
+		}
+	}
+	r.start()
+	for _, n := range c.nodes {
+		waitOnline(t, n, token, r.id, true, 10*time.Second)
+	}
+
+	lone := newZitiRouter(t, n0, token, "er-one-node")
+	if err := os.WriteFile(filepath.Join(lone.dir, "endpoints.yml"), []byte("endpoints:\n- tls:"+n0.host()+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	lone.start()
+	waitOnline(t, n0, token, lone.id, true, 10*time.Second)
+	for _, n := range c.nodes[1:] {
+		if online, _, err := edgeRouterState(n, token, lone.id); err != nil || online {
+			t.Fatalf("%s reports the one-node router online (%v, %v)", n.name, online, err)
+		}
+	}
+	n2 := c.nodes[2]
+	second := login(t, n2, adminUser, adminPassword)
+	secondID := sessionID(t, n2, second)
+	waitKnows(t, lone, secondID, true, 2*time.Second)
+	st, m := do(t, "DELETE", n2.mgmt("/current-api-session"), second, nil)
+	mustStatus(t, "logout on node 3", st, m, 200)
+	waitKnows(t, lone, secondID, false, 2*time.Second)
+
+	// The node that answered r's subscription logged the full state it sent.
+	sub := -1
+	waitUntil(t, "a node to serve the router's data model subscription", 10*time.Second, func() error {
+		for i, n := range c.nodes {
+			if strings.Contains(n.stderr.String()+n.stdout.String(), "full state sent: router="+r.id) {
+				sub = i
+				return nil
+			}
+		}
+		return errString("no node logged it")
+	})
+	c.nodes[sub].kill()
+	other := c.nodes[(sub+1)%3]
+	waitOnline(t, other, token, r.id, true, 5*time.Second)
+	svc := func(name string) {
+		st, m := do(t, "POST", other.mgmt("/services"), token, map[string]any{"name": name})
+		mustStatus(t, "create service "+name, st, m, 201)
+	}
+	svc("made-after-the-kill")
+	waitInSync(t, other, token, r.id, map[string]uint32{"services": 1})
+	third := login(t, other, adminUser, adminPassword)
+	waitKnows(t, r, sessionID(t, other, third), true, 5*time.Second)
+	t.Logf("the subscription moved off node %d", sub+1)
+}
