@@ -137,4 +137,5 @@ func (m *Manager) noteExtended(r *Router, fp string) {
 	r.mu.Unlock()
 	m.metrics.extended.Inc()
 	m.log.Info("router certificate extended", "router", r.ID, "fingerprint", fp)
+	m.event(fsm.RouterEvent{Action: fsm.RouterCertExtended, RouterID: r.ID, Kind: r.Kind.Table, Detail: map[string]any{"fingerprint": fp}})
 }

@@ -74,6 +74,7 @@ type Manager struct {
 	pending   []fsm.Changes
 	restored  bool
 	changed   chan struct{}
+	events    eventReporter
 	// rdm holds the router data model's recent change sets (rdmsync.go).
 	rdm rdmLog
 
@@ -145,7 +146,8 @@ func New(cfg Config) *Manager {
 		cfg.HelloTimeout = 10 * time.Second
 	}
 	return &Manager{cfg: cfg, log: cfg.Log, metrics: newMetrics(), routers: map[string]*Router{},
-		changed: make(chan struct{}, 1), stop: make(chan struct{})}
+		changed: make(chan struct{}, 1), stop: make(chan struct{}),
+		events: eventReporter{queue: make(chan fsm.RouterEvent, eventQueue), refused: map[string]time.Time{}}}
 }
 
 // Start watches the model and closes the channels of routers that may no
@@ -153,7 +155,15 @@ func New(cfg Config) *Manager {
 func (m *Manager) Start() {
 	applied, _ := m.cfg.Applied()
 	m.rdm.reset(applied + 1)
-	m.wg.Add(2)
+	m.wg.Add(3)
+	go func() {
+		defer m.wg.Done()
+		if m.cfg.Writer != nil {
+			m.reportEvents()
+		} else {
+			<-m.stop
+		}
+	}()
 	go func() {
 		defer m.wg.Done()
 		m.watch()
@@ -221,6 +231,7 @@ func (m *Manager) ServeTLS(conn *tls.Conn) {
 		if errors.As(err, &ref) {
 			m.metrics.refused.WithLabelValues(ref.reason).Inc()
 			m.log.Warn("router refused", "remote", conn.RemoteAddr().String(), "reason", ref.reason, "detail", ref.detail)
+			m.refusedEvent(ref, conn.RemoteAddr().String())
 		} else {
 			m.metrics.refused.WithLabelValues(reasonProtocol).Inc()
 			m.log.Warn("control channel failed before it was open", "remote", conn.RemoteAddr().String(), "error", err)
@@ -230,6 +241,8 @@ func (m *Manager) ServeTLS(conn *tls.Conn) {
 	}
 	<-r.ch.Done()
 	m.drop(r)
+	m.event(fsm.RouterEvent{Action: fsm.RouterDisconnected, RouterID: r.ID, Kind: r.Kind.Table,
+		Detail: map[string]any{"reason": fmt.Sprint(r.ch.Err()), "connectedAt": r.ConnectedAt}})
 }
 
 // Refusal reasons, the label of the refused-routers metric.
@@ -244,7 +257,11 @@ const (
 	reasonModelNotReady = "not_ready"
 )
 
-type refusal struct{ reason, detail string }
+type refusal struct {
+	reason, detail string
+	// what is known of the router: its certificate, and its record
+	fingerprint, routerID, kind string
+}
 
 func (r *refusal) Error() string { return r.reason + ": " + r.detail }
 
@@ -257,9 +274,11 @@ func (m *Manager) admit(conn *tls.Conn) (*Router, error) {
 	if err != nil {
 		return nil, err
 	}
+	ref := &refusal{}
 	refuse := func(reason, detail string) (*Router, error) {
 		ctrlchan.Refuse(conn, hello, reason+": "+detail)
-		return nil, &refusal{reason, detail}
+		ref.reason, ref.detail = reason, detail
+		return nil, ref
 	}
 	certs := conn.ConnectionState().PeerCertificates
 	if len(certs) == 0 {
@@ -275,10 +294,12 @@ func (m *Manager) admit(conn *tls.Conn) (*Router, error) {
 		return refuse(reasonCertificate, "the client certificate does not chain to the cluster's CA: "+err.Error())
 	}
 	fp := pki.Fingerprint(certs[0])
+	ref.fingerprint = fp
 	rec, kind := enrolledRouter(tx, fp)
 	if rec == nil {
 		return refuse(reasonUnknown, "no enrolled router has the certificate "+fp)
 	}
+	ref.routerID, ref.kind = rec.GetID(), kind.Table
 	if routerDisabled(rec) {
 		return refuse(reasonDisabled, "router "+rec.GetID()+" is disabled")
 	}
@@ -309,6 +330,8 @@ func (m *Manager) admit(conn *tls.Conn) (*Router, error) {
 	r.ch = ch
 	m.metrics.connected.Inc()
 	m.log.Info("router connected", "router", r.ID, "kind", kind.Entity, "remote", conn.RemoteAddr().String(), "version", r.Version.Version)
+	m.event(fsm.RouterEvent{Action: fsm.RouterConnected, RouterID: r.ID, Kind: kind.Table,
+		Detail: map[string]any{"remoteAddress": conn.RemoteAddr().String(), "version": r.Version.Version, "fingerprint": fp}})
 	m.onConnect(r)
 	return r, nil
 }

@@ -9,6 +9,8 @@ type metrics struct {
 	received  *prometheus.CounterVec
 	sent      *prometheus.CounterVec
 	extended  prometheus.Counter
+	// eventsDropped counts router events not recorded (a full queue).
+	eventsDropped prometheus.Counter
 }
 
 func newMetrics() *metrics {
@@ -23,10 +25,12 @@ func newMetrics() *metrics {
 			Help: "Control-channel messages sent to routers, by content type."}, []string{"type"}),
 		extended: prometheus.NewCounter(prometheus.CounterOpts{Name: "edgectl_router_certificates_extended_total",
 			Help: "Router certificates this node extended over the control channel."}),
+		eventsDropped: prometheus.NewCounter(prometheus.CounterOpts{Name: "edgectl_router_events_dropped_total",
+			Help: "Router events (connected, disconnected, refused, certificate extended) not recorded: the queue to the event log was full."}),
 	}
 }
 
 // Collectors are the Manager's metrics, for the node's /metrics.
 func (m *Manager) Collectors() []prometheus.Collector {
-	return []prometheus.Collector{m.metrics.connected, m.metrics.refused, m.metrics.received, m.metrics.sent, m.metrics.extended}
+	return []prometheus.Collector{m.metrics.connected, m.metrics.refused, m.metrics.received, m.metrics.sent, m.metrics.extended, m.metrics.eventsDropped}
 }

@@ -280,6 +280,10 @@ func accessEvents(tx *store.Tx, t CommandType, result any, index uint64, actor *
 		r.event.Index = index
 		out = append(out, r.event)
 	}
+	if r, ok := result.(*routerEventResult); ok && t == CmdRouterEvent && r.event != nil {
+		r.event.Index = index
+		out = append(out, r.event)
+	}
 	add := func(ns, action, typ, id, name string, after any) {
 		e := &store.Event{Index: index, Namespace: ns, Action: action, EntityType: typ, EntityID: id, EntityName: name}
 		if actor != nil {

@@ -143,6 +143,7 @@ func New(s *store.Store) *FSM {
 	registerClientSessions(f)
 	registerPosture(f)
 	registerRouters(f)
+	registerRouterEvents(f)
 	registerEnroll(f)
 	return f
 }

@@ -35,6 +35,7 @@ var commandSince = map[CommandType]int{
 	CmdRouterReport:        6,
 	CmdRouterExtendPending: 6,
 	CmdRouterExtendVerify:  6,
+	CmdRouterEvent:         6,
 }
 
 // VersionOf is the command version of t.

@@ -2,6 +2,7 @@ package integration
 
 import (
 	"fmt"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -39,6 +40,40 @@ func TestRouter_EnrollsConnectsAndIsRefusedOnceDisabled(t *testing.T) {
 	waitUntil(t, "the node to refuse the old certificate", 20*time.Second, func() error {
 		if !strings.Contains(n.stderr.String()+n.stdout.String(), "reason=not_enrolled") {
 			return errString("no refusal logged yet")
+		}
+		return nil
+	})
+	// The audit trail has each of them, the refusals once per reason.
+	waitRouterEvents(t, n, token, map[string]int{"connected": 2, "disconnected": 2, "refused": 2})
+}
+
+// waitRouterEvents waits until the event log holds at least the given
+// number of router events of each action, and no refusal twice for one
+// reason.
+func waitRouterEvents(t *testing.T, n *node, token string, want map[string]int) {
+	t.Helper()
+	waitUntil(t, "the router events", 10*time.Second, func() error {
+		items, err := listAll(t, n, token, `/events?filter=`+url.QueryEscape(`namespace = "router"`))
+		if err != nil {
+			return err
+		}
+		got := map[string]int{}
+		reasons := map[string]int{}
+		for _, it := range items {
+			got[jget(it, "action").(string)]++
+			if jget(it, "action") == "refused" {
+				reasons[fmt.Sprint(jget(it, "after", "reason"))]++
+			}
+		}
+		for a, w := range want {
+			if got[a] < w {
+				return fmt.Errorf("%d %s events, want %d (all: %v)", got[a], a, w, got)
+			}
+		}
+		for r, c := range reasons {
+			if c > 1 {
+				return fmt.Errorf("refusal %s recorded %d times within a minute", r, c)
+			}
 		}
 		return nil
 	})
@@ -123,6 +158,7 @@ func TestRouter_ExtendsItsCertificatesOverTheControlChannel(t *testing.T) {
 		t.Fatalf("the router's new certificate is not %v", after)
 	}
 	waitOnline(t, n, token, r.id, true, 5*time.Second)
+	waitRouterEvents(t, n, token, map[string]int{"certificateExtended": 1})
 	r.stop()
 	waitOnline(t, n, token, r.id, false, 10*time.Second)
 	r.start()
