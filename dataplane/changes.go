@@ -7,6 +7,7 @@ import (
 
 	"edgectl/auth"
 	"edgectl/ctrlchan"
+	"edgectl/dataplane/wire"
 	"edgectl/fsm"
 	"edgectl/store"
 )
@@ -103,7 +104,7 @@ func (m *Manager) changeMessages(sets []fsm.Changes) []*ctrlchan.Message {
 	updated := func(sessionID string) {
 		if s, err := store.GetAs[*store.APISession](tx, store.KindAPISession, sessionID); err == nil {
 			if p := apiSessionFor(tx, keys, s); p != nil {
-				out = append(out, ctrlchan.NewMessage(ctAPISessionUpdated, apiSessionUpdated([]*APISession{p})))
+				out = append(out, ctrlchan.NewMessage(wire.APISessionUpdatedType, wire.APISessionUpdated([]*wire.APISession{p})))
 			}
 		}
 	}
@@ -162,7 +163,7 @@ func (m *Manager) apiSessionChange(tx *store.Tx, keys *store.DataPlaneKeys, c st
 		old := c.Old.(*store.APISession)
 		token := auth.DeriveAPISessionToken(keys.TokenKey, old.ID)
 		if auth.HashToken(token) == old.TokenHash {
-			out = append(out, ctrlchan.NewMessage(ctAPISessionRemoved, apiSessionRemoved([]string{token}, []string{old.ID})))
+			out = append(out, ctrlchan.NewMessage(wire.APISessionRemovedType, wire.APISessionRemoved([]string{token}, []string{old.ID})))
 		}
 	default:
 		n := c.New.(*store.APISession)
@@ -171,10 +172,10 @@ func (m *Manager) apiSessionChange(tx *store.Tx, keys *store.DataPlaneKeys, c st
 			return out // activity and other updates: nothing a router uses
 		}
 		if p := apiSessionFor(tx, keys, n); p != nil {
-			msg := ctrlchan.NewMessage(ctAPISessionAdded, apiSessionAdded(false, []*APISession{p}))
-			msg.Headers.PutString(headerSyncStrategyType, "instant")
+			msg := ctrlchan.NewMessage(wire.APISessionAddedType, wire.APISessionAdded(false, []*wire.APISession{p}))
+			msg.Headers.PutString(wire.SyncStrategyTypeHeader, "instant")
 			state, _ := json.Marshal(instantState{ID: syncIDAt(m.cfg.Now()), IsLast: true})
-			msg.Headers[headerSyncStrategyState] = state
+			msg.Headers[wire.SyncStrategyStateHeader] = state
 			out = append(out, msg)
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"edgectl/ctrlchan"
+	"edgectl/dataplane/wire"
 	"edgectl/store"
 )
 
@@ -31,11 +32,6 @@ func ctrlAddresses(tx *store.Tx) []string {
 	return out
 }
 
-// updateCtrlAddresses is ctrl_pb.UpdateCtrlAddresses: addresses 1, index 2, isLeader 3.
-func updateCtrlAddresses(addrs []string, index uint64, leader bool) []byte {
-	return protoBuf(nil).strs(1, addrs).uint(2, index).boolean(3, leader)
-}
-
 // ctrlAddressesMessage is the message to send routers now, or nil (one node).
 func (m *Manager) ctrlAddressesMessage() *ctrlchan.Message {
 	applied, _ := m.cfg.Applied()
@@ -44,5 +40,5 @@ func (m *Manager) ctrlAddressesMessage() *ctrlchan.Message {
 		return nil
 	}
 	leader := m.cfg.IsLeader != nil && m.cfg.IsLeader()
-	return ctrlchan.NewMessage(ctUpdateCtrlAddresses, updateCtrlAddresses(addrs, applied, leader))
+	return ctrlchan.NewMessage(wire.UpdateCtrlAddressesType, wire.UpdateCtrlAddresses(addrs, applied, leader))
 }

@@ -7,10 +7,9 @@ import (
 	"time"
 
 	"edgectl/ctrlchan"
+	"edgectl/dataplane/wire"
 	"edgectl/fsm"
 	"edgectl/pki"
-
-	"google.golang.org/protobuf/encoding/protowire"
 )
 
 // Certificate extension over the control channel, as routers do it before
@@ -23,50 +22,18 @@ import (
 //     and answers with an empty error. The channel stays open; the router
 //     uses the new certificate from its next connection on.
 
-// extendRequest is EnrollmentExtendRouterRequest: clientCertCsr 1, serverCertCsr 2, requireVerification 3.
-type extendRequest struct {
-	ClientCSR, ServerCSR string
-	RequireVerification  bool
-}
-
-func decodeExtendRequest(b []byte) (extendRequest, error) {
-	var x extendRequest
-	err := eachField(b, func(num protowire.Number, v uint64, raw []byte) error {
-		switch num {
-		case 1:
-			x.ClientCSR = string(raw)
-		case 2:
-			x.ServerCSR = string(raw)
-		case 3:
-			x.RequireVerification = v != 0
-		}
-		return nil
-	})
-	return x, err
-}
-
-// enrollmentCerts is EnrollmentCertsResponse: clientCertPem 1, serverCertPem 2, caCertsPem 3.
-func enrollmentCerts(client, server, ca string) []byte {
-	return protoBuf(nil).str(1, client).str(2, server).str(3, ca)
-}
-
-// edgeError is edge_ctrl_pb.Error: code 1, message 2, cause 3. An empty one is success.
-func edgeError(code, message string) []byte {
-	return protoBuf(nil).str(1, code).str(2, message)
-}
-
 // extend handles a router's certificate requests.
 func (m *Manager) extend(r *Router, msg *ctrlchan.Message) {
 	log := m.log.With("router", r.ID)
-	x, err := decodeExtendRequest(msg.Body)
-	if err != nil || x.ClientCSR == "" || x.ServerCSR == "" {
+	x, err := wire.DecodeExtendRequest(msg.Body)
+	if err != nil || x.ClientCertCSR == "" || x.ServerCertCSR == "" {
 		log.Warn("certificate extension refused: the request lacks its certificate requests", "error", err)
 		return
 	}
 	if m.cfg.SignRouterCerts == nil || m.cfg.Writer == nil {
 		return
 	}
-	clientChain, leaf, fp, serverChain, err := m.cfg.SignRouterCerts(m.cfg.Store.Read(), r.ID, x.ClientCSR, x.ServerCSR)
+	clientChain, leaf, fp, serverChain, err := m.cfg.SignRouterCerts(m.cfg.Store.Read(), r.ID, x.ClientCertCSR, x.ServerCertCSR)
 	if err != nil {
 		log.Warn("certificate extension refused", "error", err)
 		return
@@ -82,7 +49,7 @@ func (m *Manager) extend(r *Router, msg *ctrlchan.Message) {
 		log.Warn("certificate extension not recorded", "error", err)
 		return
 	}
-	if err := m.send(r, ctrlchan.NewMessage(ctEnrollmentCerts, enrollmentCerts(clientChain, serverChain, ""))); err != nil {
+	if err := m.send(r, ctrlchan.NewMessage(wire.EnrollmentCertsResponseType, wire.EnrollmentCerts(clientChain, serverChain, ""))); err != nil {
 		return
 	}
 	if !x.RequireVerification {
@@ -94,15 +61,9 @@ func (m *Manager) extend(r *Router, msg *ctrlchan.Message) {
 // extendVerify handles the router's proof that it has its new certificate.
 func (m *Manager) extendVerify(r *Router, msg *ctrlchan.Message) {
 	reply := func(code, text string) {
-		_ = r.ch.Reply(msg, ctrlchan.NewMessage(ctError, edgeError(code, text)))
+		_ = r.ch.Reply(msg, ctrlchan.NewMessage(wire.ErrorType, wire.Error(code, text, "")))
 	}
-	var certPEM string
-	_ = eachField(msg.Body, func(num protowire.Number, _ uint64, raw []byte) error {
-		if num == 1 {
-			certPEM = string(raw)
-		}
-		return nil
-	})
+	certPEM, _ := wire.DecodeExtendVerify(msg.Body)
 	block, _ := pem.Decode([]byte(certPEM))
 	if block == nil {
 		reply("MISSING_CLIENT_PEM", "no client certificate PEM")

@@ -5,6 +5,7 @@ import (
 
 	"edgectl/auth"
 	"edgectl/ctrlchan"
+	"edgectl/dataplane/wire"
 )
 
 // handlers are the message handlers of router r's channel.
@@ -16,17 +17,17 @@ func (m *Manager) handlers(r *Router) map[int32]ctrlchan.Handler {
 		}
 	}
 	return map[int32]ctrlchan.Handler{
-		ctAPISessionHeartbeat: count(func(_ *ctrlchan.Channel, msg *ctrlchan.Message) { m.heartbeat(r, msg) }),
-		ctRequestClientReSync: count(func(_ *ctrlchan.Channel, msg *ctrlchan.Message) {
-			m.log.Info("edge sync: the router asks for the full state again", "router", r.ID, "reason", decodeReason(msg.Body))
+		wire.APISessionHeartbeatType: count(func(_ *ctrlchan.Channel, msg *ctrlchan.Message) { m.heartbeat(r, msg) }),
+		wire.RequestClientReSyncType: count(func(_ *ctrlchan.Channel, msg *ctrlchan.Message) {
+			m.log.Info("edge sync: the router asks for the full state again", "router", r.ID, "reason", resyncReason(msg.Body))
 			r.edge.resync()
 		}),
-		ctSubscribeToModel:    count(func(_ *ctrlchan.Channel, msg *ctrlchan.Message) { m.subscribe(r, msg) }),
-		ctExtendRouterRequest: count(func(_ *ctrlchan.Channel, msg *ctrlchan.Message) { go m.extend(r, msg) }),
-		ctExtendRouterVerify:  count(func(_ *ctrlchan.Channel, msg *ctrlchan.Message) { go m.extendVerify(r, msg) }),
+		wire.SubscribeToDataModelRequestType: count(func(_ *ctrlchan.Channel, msg *ctrlchan.Message) { m.subscribe(r, msg) }),
+		wire.EnrollmentExtendRouterType:      count(func(_ *ctrlchan.Channel, msg *ctrlchan.Message) { go m.extend(r, msg) }),
+		wire.EnrollmentExtendRouterVerify:    count(func(_ *ctrlchan.Channel, msg *ctrlchan.Message) { go m.extendVerify(r, msg) }),
 		// The router reports its network interfaces and waits for a result;
 		// this node does not keep them (docs/openziti.md).
-		ctUpdateRouterInterfaces: count(func(ch *ctrlchan.Channel, msg *ctrlchan.Message) {
+		wire.UpdateRouterInterfacesType: count(func(ch *ctrlchan.Channel, msg *ctrlchan.Message) {
 			_ = ch.Reply(msg, ctrlchan.NewResult(true, ""))
 		}),
 	}
@@ -50,7 +51,7 @@ func (m *Manager) onConnect(r *Router) {
 // heartbeat takes the API sessions a router reports in use: each known one
 // counts as active now; the router is told to drop the unknown ones.
 func (m *Manager) heartbeat(r *Router, msg *ctrlchan.Message) {
-	tokens, err := decodeTokens(msg.Body, 20000)
+	tokens, err := wire.DecodeAPISessionHeartbeat(msg.Body)
 	if err != nil {
 		m.log.Warn("an API session heartbeat could not be read", "router", r.ID, "error", err)
 		return
@@ -69,7 +70,7 @@ func (m *Manager) heartbeat(r *Router, msg *ctrlchan.Message) {
 		}
 	}
 	if len(gone) > 0 {
-		r.edge.enqueue(ctrlchan.NewMessage(ctAPISessionRemoved, apiSessionRemoved(gone, nil)))
+		r.edge.enqueue(ctrlchan.NewMessage(wire.APISessionRemovedType, wire.APISessionRemoved(gone, nil)))
 	}
 }
 
@@ -83,4 +84,9 @@ func (m *Manager) send(r *Router, msg *ctrlchan.Message) error {
 func (m *Manager) request(ctx context.Context, r *Router, msg *ctrlchan.Message) (*ctrlchan.Message, error) {
 	m.metrics.sent.WithLabelValues(contentName(msg.ContentType)).Inc()
 	return r.ch.Request(ctx, msg)
+}
+
+func resyncReason(b []byte) string {
+	r, _ := wire.DecodeRequestClientReSync(b)
+	return r
 }

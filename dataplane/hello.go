@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"edgectl/ctrlchan"
+	"edgectl/dataplane/wire"
 )
 
 // VersionInfo is what a hello's version header carries:
@@ -34,28 +35,12 @@ func (v VersionInfo) encode() []byte {
 // revision field. docs/openziti.md.
 const ProtocolLevel = "v1.7.2"
 
-// Control-channel header keys of OpenZiti's control plane (ctrl_pb.ControlHeaders).
-const (
-	headerListeners      = 10
-	headerRouterMetadata = 11
-	headerCapabilities   = 12
-)
-
-// Controller capabilities (bits of the capabilities header). Only those
-// implemented are advertised; see capabilities().
-const (
-	capCreateTerminatorV2     = 1
-	capSingleRouterLinkSource = 2
-	capCreateCircuitV2        = 3
-	capRouterDataModel        = 4
-)
-
 // capabilities is the mask this node advertises: the router data model.
 // Terminators (V2) and circuits (V2) are advertised once they are served.
 // A router restarts itself when the data model bit changes between two
 // connections, so it is never taken back.
 func capabilities() *big.Int {
-	return new(big.Int).SetBit(new(big.Int), capRouterDataModel, 1)
+	return new(big.Int).SetBit(new(big.Int), wire.CapRouterDataModel, 1)
 }
 
 // helloHeaders are the headers of this node's answer to a router's hello:
@@ -65,7 +50,7 @@ func (m *Manager) helloHeaders() ctrlchan.Headers {
 	h := ctrlchan.Headers{}
 	h.PutString(ctrlchan.HeaderID, m.cfg.NodeID)
 	h[ctrlchan.HeaderHelloVersion] = v.encode()
-	h[headerCapabilities] = capabilities().Bytes()
+	h[wire.CapabilitiesHeader] = capabilities().Bytes()
 	return h
 }
 
@@ -78,14 +63,14 @@ func contentName(ct int32) string {
 }
 
 var contentNames = map[int32]string{
-	ctServerHello: "server_hello", ctClientHello: "client_hello", ctAPISessionAdded: "api_session_added",
-	ctAPISessionUpdated: "api_session_updated", ctAPISessionRemoved: "api_session_removed",
-	ctAPISessionHeartbeat: "api_session_heartbeat", ctRequestClientReSync: "request_client_resync",
-	ctConnectEvents: "connect_events", ctDataState: "data_state", ctDataStateChangeSet: "data_state_change_set",
-	ctSubscribeToModel: "subscribe_to_data_model", ctCurrentIndex: "current_index",
-	ctExtendRouterRequest: "extend_router_request", ctExtendRouterVerify: "extend_router_verify",
-	ctEnrollmentCerts: "enrollment_certs", ctMetrics: "metrics", ctCircuitConfirmation: "circuit_confirmation",
-	ctRouterLinks: "router_links", ctUpdateCtrlAddresses: "update_ctrl_addresses",
-	ctUpdateRouterInterfaces: "update_router_interfaces", ctLinkState: "link_state", ctAlerts: "alerts",
+	wire.ServerHelloType: "server_hello", wire.ClientHelloType: "client_hello", wire.APISessionAddedType: "api_session_added",
+	wire.APISessionUpdatedType: "api_session_updated", wire.APISessionRemovedType: "api_session_removed",
+	wire.APISessionHeartbeatType: "api_session_heartbeat", wire.RequestClientReSyncType: "request_client_resync",
+	wire.ConnectEventsType: "connect_events", wire.DataStateType: "data_state", wire.DataStateChangeSetType: "data_state_change_set",
+	wire.SubscribeToDataModelRequestType: "subscribe_to_data_model", wire.CurrentIndexMessageType: "current_index",
+	wire.EnrollmentExtendRouterType: "extend_router_request", wire.EnrollmentExtendRouterVerify: "extend_router_verify",
+	wire.EnrollmentCertsResponseType: "enrollment_certs", wire.MetricsType: "metrics", wire.CircuitConfirmationType: "circuit_confirmation",
+	wire.RouterLinksType: "router_links", wire.UpdateCtrlAddressesType: "update_ctrl_addresses",
+	wire.UpdateRouterInterfacesType: "update_router_interfaces", wire.LinkStateType: "link_state", wire.AlertsType: "alerts",
 	ctrlchan.ContentHeartbeat: "heartbeat", ctrlchan.ContentPing: "ping", ctrlchan.ContentResult: "result",
 }

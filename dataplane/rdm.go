@@ -5,10 +5,9 @@ import (
 	"encoding/json"
 	"sort"
 
+	"edgectl/dataplane/wire"
 	"edgectl/pki"
 	"edgectl/store"
-
-	"google.golang.org/protobuf/encoding/protowire"
 )
 
 // The router data model (RDM): what routers from v1.7 hold of the model to
@@ -20,188 +19,96 @@ import (
 // a timeline that is the cluster's (store.DataPlaneKeys.TimelineID), so it
 // can move to another node and carry on from its index.
 
-// Event actions (DataState.Action).
-const (
-	actionCreate = 0
-	actionUpdate = 1
-	actionDelete = 2
-)
+// event is an event of a model; the actions and models are the wire package's.
+func event(action wire.Action, m wire.Model) []byte { return wire.Event(action, false, m) }
 
-// Related entity types of a ServicePolicyChange.
-const (
-	relatedService      = 1
-	relatedIdentity     = 2
-	relatedPostureCheck = 3
-)
+func configTypeModel(c *store.ConfigType) wire.Model { return wire.ConfigType{ID: c.ID, Name: c.Name} }
 
-// Public key usages and formats.
-const (
-	usageJWTValidation        = 0
-	usageClientCertValidation = 1
-	formatX509CertDer         = 0
-	formatPKIXPublicKey       = 1
-)
-
-// event is one DataState.Event: action 1, isSynthetic 3, the model in the
-// oneof field (identity 10, service 11, servicePolicy 12, postureCheck 13,
-// publicKey 14, servicePolicyChange 16, configType 17, config 18).
-func event(action int, synthetic bool, field protowire.Number, model []byte) []byte {
-	return protoBuf(nil).uint(1, uint64(action)).boolean(3, synthetic).msg(field, model)
+func configModel(c *store.Config) wire.Model {
+	return wire.Config{ID: c.ID, TypeID: c.ConfigTypeID, Name: c.Name, DataJSON: string(c.Data)}
 }
 
-const (
-	fieldIdentity            = 10
-	fieldService             = 11
-	fieldServicePolicy       = 12
-	fieldPostureCheck        = 13
-	fieldPublicKey           = 14
-	fieldServicePolicyChange = 16
-	fieldConfigType          = 17
-	fieldConfig              = 18
-)
-
-// dataState is DataState: events 1, endIndex 2, timelineId 3.
-func dataState(events [][]byte, endIndex uint64, timeline string) []byte {
-	var b protoBuf
-	for _, e := range events {
-		b = b.msg(1, e)
-	}
-	return b.uint(2, endIndex).str(3, timeline)
+func serviceModel(s *store.Service) wire.Model {
+	return wire.Service{ID: s.ID, Name: s.Name, EncryptionRequired: s.EncryptionRequired, Configs: s.Configs}
 }
 
-// changeSet is DataState.ChangeSet: index 1, isSynthetic 2, changes 3.
-func changeSet(index uint64, synthetic bool, events [][]byte) []byte {
-	b := protoBuf(nil).uint(1, index).boolean(2, synthetic)
-	for _, e := range events {
-		b = b.msg(3, e)
-	}
-	return b
-}
-
-func configTypeModel(c *store.ConfigType) []byte {
-	return protoBuf(nil).str(1, c.ID).str(2, c.Name)
-}
-
-func configModel(c *store.Config) []byte {
-	return protoBuf(nil).str(1, c.ID).str(2, c.ConfigTypeID).str(3, c.Name).str(4, string(c.Data))
-}
-
-func serviceModel(s *store.Service) []byte {
-	return protoBuf(nil).str(1, s.ID).str(2, s.Name).boolean(3, s.EncryptionRequired).strs(4, s.Configs)
-}
-
-// precedence is a TerminatorPrecedence: default 0, required 1, failed 2.
-func precedence(p string) uint64 {
+// precedence is a terminator precedence as routers know it.
+func precedence(p string) wire.Precedence {
 	switch p {
 	case "required":
-		return 1
+		return wire.PrecedenceRequired
 	case "failed":
-		return 2
+		return wire.PrecedenceFailed
 	}
-	return 0
+	return wire.PrecedenceDefault
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
+// identityModel is an identity with its service config overrides.
+func identityModel(tx *store.Tx, i *store.Identity) wire.Model {
+	m := wire.Identity{ID: i.ID, Name: i.Name, DefaultHostingPrecedence: precedence(i.DefaultHostingPrecedence),
+		DefaultHostingCost: uint32(max(i.DefaultHostingCost, 0)), Disabled: i.Disabled}
+	if len(i.ServiceHostingPrecedences) > 0 {
+		m.ServiceHostingPrecedences = map[string]wire.Precedence{}
+		for k, v := range i.ServiceHostingPrecedences {
+			m.ServiceHostingPrecedences[k] = precedence(v)
+		}
 	}
-	sort.Strings(keys)
-	return keys
-}
-
-// identityModel is DataState.Identity, with the identity's service config
-// overrides (serviceConfigs: service id → config type id → config id).
-func identityModel(tx *store.Tx, i *store.Identity) []byte {
-	b := protoBuf(nil).str(1, i.ID).str(2, i.Name).uint(3, precedence(i.DefaultHostingPrecedence)).uint(4, uint64(max(i.DefaultHostingCost, 0)))
-	for _, k := range sortedKeys(i.ServiceHostingPrecedences) {
-		b = b.msg(5, protoBuf(nil).str(1, k).uint(2, precedence(i.ServiceHostingPrecedences[k])))
-	}
-	for _, k := range sortedKeys(i.ServiceHostingCosts) {
-		b = b.msg(6, protoBuf(nil).str(1, k).uint(2, uint64(max(i.ServiceHostingCosts[k], 0))))
+	if len(i.ServiceHostingCosts) > 0 {
+		m.ServiceHostingCosts = map[string]uint32{}
+		for k, v := range i.ServiceHostingCosts {
+			m.ServiceHostingCosts[k] = uint32(max(v, 0))
+		}
 	}
 	if len(i.AppData) > 0 {
-		if raw, err := json.Marshal(i.AppData); err == nil {
-			b = b.bytes(7, raw)
-		}
+		m.AppDataJSON, _ = json.Marshal(i.AppData)
 	}
-	overrides := map[string]map[string]string{}
 	tx.Each(store.KindIdentityServiceConfig, "identity", func(r store.Record) bool {
 		o := r.(*store.IdentityServiceConfig)
-		if overrides[o.ServiceID] == nil {
-			overrides[o.ServiceID] = map[string]string{}
+		if m.ServiceConfigs == nil {
+			m.ServiceConfigs = map[string]map[string]string{}
 		}
-		overrides[o.ServiceID][o.ConfigTypeID] = o.ConfigID
+		if m.ServiceConfigs[o.ServiceID] == nil {
+			m.ServiceConfigs[o.ServiceID] = map[string]string{}
+		}
+		m.ServiceConfigs[o.ServiceID][o.ConfigTypeID] = o.ConfigID
 		return true
 	}, i.ID)
-	for _, svc := range sortedKeys(overrides) {
-		b = b.msg(8, protoBuf(nil).str(1, svc).msg(2, protoBuf(nil).strMap(1, overrides[svc])))
-	}
-	return b.boolean(9, i.Disabled)
+	return m
 }
 
-// postureCheckModel is DataState.PostureCheck: id 1, name 2, typeId 4 and
-// its type's part (mac 7, mfa 8, osList 9, process 10, processMulti 11, domains 12).
-func postureCheckModel(p *store.PostureCheck) []byte {
-	b := protoBuf(nil).str(1, p.ID).str(2, p.Name).str(4, p.TypeID)
-	process := func(pr store.Process) []byte {
-		return protoBuf(nil).str(1, pr.OSType).str(2, pr.Path).strs(3, pr.Hashes).strs(4, pr.SignerFingerprints)
+func postureCheckModel(p *store.PostureCheck) wire.Model {
+	m := wire.PostureCheck{ID: p.ID, Name: p.Name, TypeID: p.TypeID, MacAddresses: p.MacAddresses,
+		Semantic: p.Semantic, Domains: p.Domains}
+	process := func(pr store.Process) wire.Process {
+		return wire.Process{OSType: pr.OSType, Path: pr.Path, Hashes: pr.Hashes, Fingerprints: pr.SignerFingerprints}
 	}
-	switch p.TypeID {
-	case "MAC":
-		b = b.msg(7, protoBuf(nil).strs(1, p.MacAddresses))
-	case "MFA":
-		b = b.msg(8, protoBuf(nil).uint(1, uint64(p.TimeoutSeconds)).boolean(2, p.PromptOnWake).boolean(3, p.PromptOnUnlock))
-	case "OS":
-		var l protoBuf
-		for _, os := range p.OperatingSystems {
-			l = l.msg(1, protoBuf(nil).str(1, os.Type).strs(2, os.Versions))
-		}
-		b = b.msg(9, l)
-	case "PROCESS":
-		if p.Process != nil {
-			b = b.msg(10, process(*p.Process))
-		}
-	case "PROCESS_MULTI":
-		m := protoBuf(nil).str(1, p.Semantic)
-		for _, pr := range p.Processes {
-			m = m.msg(2, process(pr))
-		}
-		b = b.msg(11, m)
-	case "DOMAIN":
-		b = b.msg(12, protoBuf(nil).strs(1, p.Domains))
+	if p.TypeID == "MFA" {
+		m.MFA = &wire.MFA{TimeoutSeconds: p.TimeoutSeconds, PromptOnWake: p.PromptOnWake, PromptOnUnlock: p.PromptOnUnlock}
 	}
-	return b
+	for _, os := range p.OperatingSystems {
+		m.OSList = append(m.OSList, wire.OS{Type: os.Type, Versions: os.Versions})
+	}
+	if p.Process != nil {
+		pr := process(*p.Process)
+		m.Process = &pr
+	}
+	for _, pr := range p.Processes {
+		m.Processes = append(m.Processes, process(pr))
+	}
+	return m
 }
 
-// policyType is a PolicyType: Dial 1, Bind 2.
-func policyType(t string) uint64 {
-	if t == "Bind" {
-		return 2
+func servicePolicyModel(p *store.ServicePolicy) wire.Model {
+	t := wire.DialPolicy
+	if p.Type == "Bind" {
+		t = wire.BindPolicy
 	}
-	return 1
+	return wire.ServicePolicy{ID: p.ID, Name: p.Name, PolicyType: t}
 }
 
-func servicePolicyModel(p *store.ServicePolicy) []byte {
-	return protoBuf(nil).str(1, p.ID).str(2, p.Name).uint(3, policyType(p.Type))
-}
-
-// policyChange is a ServicePolicyChange event: ids of one related type added or removed.
-func policyChange(policyID string, related int, ids []string, add bool) []byte {
-	return event(actionUpdate, false, fieldServicePolicyChange,
-		protoBuf(nil).str(1, policyID).strs(2, ids).uint(3, uint64(related)).boolean(4, add))
-}
-
-// publicKeyModel is DataState.PublicKey: data 1, kid 2, usages 3 (packed), format 4.
-func publicKeyModel(data []byte, kid string, format uint64, usages ...uint64) []byte {
-	var packed []byte
-	for _, u := range usages {
-		packed = protowire.AppendVarint(packed, u)
-	}
-	b := protoBuf(nil).bytes(1, data).str(2, kid)
-	b = protowire.AppendTag(b, 3, protowire.BytesType)
-	b = protowire.AppendBytes(b, packed)
-	return b.uint(4, format)
+// policyChange is the event of ids of one related type added to or removed from a policy.
+func policyChange(policyID string, related wire.Related, ids []string, add bool) []byte {
+	return event(wire.Update, wire.ServicePolicyChange{PolicyID: policyID, RelatedEntityIDs: ids, RelatedEntityType: related, Add: add})
 }
 
 // publicKeys are the keys routers trust: the key that signs service
@@ -212,15 +119,16 @@ func publicKeys(tx *store.Tx, keys *store.DataPlaneKeys, authority func(*store.T
 	if keys != nil {
 		if signer, err := pki.ParseKeyPEM([]byte(keys.SigningKeyPEM)); err == nil {
 			if der, err := x509.MarshalPKIXPublicKey(signer.Public()); err == nil {
-				out = append(out, event(actionCreate, true, fieldPublicKey, publicKeyModel(der, keys.KeyID, formatPKIXPublicKey, usageJWTValidation)))
+				out = append(out, wire.Event(wire.Create, true, wire.PublicKey{Data: der, Kid: keys.KeyID,
+					Format: wire.FormatPKIXPublicKey, Usages: []uint64{wire.UsageJWTValidation}}))
 			}
 		}
 	}
 	if authority != nil {
 		if a, err := authority(tx); err == nil {
 			for _, c := range append([]*x509.Certificate{a.Root()}, a.Intermediates()...) {
-				out = append(out, event(actionCreate, true, fieldPublicKey,
-					publicKeyModel(c.Raw, pki.Fingerprint(c), formatX509CertDer, usageClientCertValidation)))
+				out = append(out, wire.Event(wire.Create, true, wire.PublicKey{Data: c.Raw, Kid: pki.Fingerprint(c),
+					Format: wire.FormatX509CertDer, Usages: []uint64{wire.UsageClientX509CertValidation}}))
 			}
 		}
 	}
@@ -240,19 +148,19 @@ func (m *Manager) fullState(tx *store.Tx) [][]byte {
 		})
 	}
 	each(store.KindConfigType, func(r store.Record) []byte {
-		return event(actionCreate, false, fieldConfigType, configTypeModel(r.(*store.ConfigType)))
+		return event(wire.Create, configTypeModel(r.(*store.ConfigType)))
 	})
 	each(store.KindConfig, func(r store.Record) []byte {
-		return event(actionCreate, false, fieldConfig, configModel(r.(*store.Config)))
+		return event(wire.Create, configModel(r.(*store.Config)))
 	})
 	each(store.KindIdentity, func(r store.Record) []byte {
-		return event(actionCreate, false, fieldIdentity, identityModel(tx, r.(*store.Identity)))
+		return event(wire.Create, identityModel(tx, r.(*store.Identity)))
 	})
 	each(store.KindService, func(r store.Record) []byte {
-		return event(actionCreate, false, fieldService, serviceModel(r.(*store.Service)))
+		return event(wire.Create, serviceModel(r.(*store.Service)))
 	})
 	each(store.KindPostureCheck, func(r store.Record) []byte {
-		return event(actionCreate, false, fieldPostureCheck, postureCheckModel(r.(*store.PostureCheck)))
+		return event(wire.Create, postureCheckModel(r.(*store.PostureCheck)))
 	})
 	tx.Each(store.KindServicePolicy, "id", func(r store.Record) bool {
 		out = append(out, policyEvents(tx, r.(*store.ServicePolicy))...)
@@ -263,11 +171,11 @@ func (m *Manager) fullState(tx *store.Tx) [][]byte {
 
 // policyEvents create service policy p with the entities it selects.
 func policyEvents(tx *store.Tx, p *store.ServicePolicy) [][]byte {
-	out := [][]byte{event(actionCreate, false, fieldServicePolicy, servicePolicyModel(p))}
+	out := [][]byte{event(wire.Create, servicePolicyModel(p))}
 	for _, rel := range []struct {
 		name    string
-		related int
-	}{{store.RelServicePolicyService, relatedService}, {store.RelServicePolicyPostureCheck, relatedPostureCheck}, {store.RelServicePolicyIdentity, relatedIdentity}} {
+		related wire.Related
+	}{{store.RelServicePolicyService, wire.RelatedService}, {store.RelServicePolicyPostureCheck, wire.RelatedPostureCheck}, {store.RelServicePolicyIdentity, wire.RelatedIdentity}} {
 		var ids []string
 		tx.PolicyEntities(rel.name, p.ID, func(id string) bool { ids = append(ids, id); return true })
 		if len(ids) > 0 {
@@ -283,34 +191,31 @@ func policyEvents(tx *store.Tx, p *store.ServicePolicy) [][]byte {
 func changeEvents(tx *store.Tx, changes []store.Change) [][]byte {
 	var out [][]byte
 	for _, c := range changes {
-		gone := c.New == nil
-		action := actionUpdate
-		if c.Old == nil {
-			action = actionCreate
-		}
 		switch c.Kind {
 		case store.KindConfigType:
-			out = append(out, entityEvent(tx, c, fieldConfigType, func(r store.Record) []byte { return configTypeModel(r.(*store.ConfigType)) }))
+			out = append(out, entityEvent(tx, c, func(r store.Record) wire.Model { return configTypeModel(r.(*store.ConfigType)) },
+				func(id string) wire.Model { return wire.ConfigType{ID: id} }))
 		case store.KindConfig:
-			out = append(out, entityEvent(tx, c, fieldConfig, func(r store.Record) []byte { return configModel(r.(*store.Config)) }))
+			out = append(out, entityEvent(tx, c, func(r store.Record) wire.Model { return configModel(r.(*store.Config)) },
+				func(id string) wire.Model { return wire.Config{ID: id} }))
 		case store.KindIdentity, store.KindService, store.KindPostureCheck:
-			out = append(out, entitySelectionEvents(tx, c, action, gone)...)
+			out = append(out, entitySelectionEvents(tx, c)...)
 		case store.KindIdentityServiceConfig:
 			var id string
-			if gone {
+			if c.New == nil {
 				id = c.Old.(*store.IdentityServiceConfig).IdentityID
 			} else {
 				id = c.New.(*store.IdentityServiceConfig).IdentityID
 			}
 			if i, err := store.GetAs[*store.Identity](tx, store.KindIdentity, id); err == nil {
-				out = append(out, event(actionUpdate, false, fieldIdentity, identityModel(tx, i)))
+				out = append(out, event(wire.Update, identityModel(tx, i)))
 			}
 		case store.KindServicePolicy:
 			// A policy changed as a whole: removed and made again with
 			// what it selects now.
 			id := recordID(c)
-			out = append(out, event(actionDelete, false, fieldServicePolicy, protoBuf(nil).str(1, id)))
-			if p, err := store.GetAs[*store.ServicePolicy](tx, store.KindServicePolicy, id); err == nil && !gone {
+			out = append(out, event(wire.Delete, wire.ServicePolicy{ID: id}))
+			if p, err := store.GetAs[*store.ServicePolicy](tx, store.KindServicePolicy, id); err == nil && c.New != nil {
 				out = append(out, policyEvents(tx, p)...)
 			}
 		}
@@ -326,17 +231,16 @@ func recordID(c store.Change) string {
 }
 
 // entityEvent is the upsert or delete of a record without relations.
-func entityEvent(tx *store.Tx, c store.Change, field protowire.Number, model func(store.Record) []byte) []byte {
+func entityEvent(tx *store.Tx, c store.Change, model func(store.Record) wire.Model, deleted func(id string) wire.Model) []byte {
 	id := recordID(c)
 	r, err := tx.Get(c.Kind, id)
 	if c.New == nil || err != nil {
-		return event(actionDelete, false, field, protoBuf(nil).str(1, id))
+		return event(wire.Delete, deleted(id))
 	}
-	action := actionUpdate
 	if c.Old == nil {
-		action = actionCreate
+		return event(wire.Create, model(r))
 	}
-	return event(action, false, field, model(r))
+	return event(wire.Update, model(r))
 }
 
 // entitySelectionEvents are the events of an identity, service or posture
@@ -344,21 +248,24 @@ func entityEvent(tx *store.Tx, c store.Change, field protowire.Number, model fun
 // A new entity comes before the policies take it; a removed one leaves the
 // policies first (a policy must never name a posture check the router
 // lacks).
-func entitySelectionEvents(tx *store.Tx, c store.Change, action int, gone bool) [][]byte {
+func entitySelectionEvents(tx *store.Tx, c store.Change) [][]byte {
 	var rel string
-	var related int
-	var field protowire.Number
-	var model func(store.Record) []byte
+	var related wire.Related
+	var model func(store.Record) wire.Model
+	var deleted func(id string) wire.Model
 	switch c.Kind {
 	case store.KindIdentity:
-		rel, related, field = store.RelServicePolicyIdentity, relatedIdentity, fieldIdentity
-		model = func(r store.Record) []byte { return identityModel(tx, r.(*store.Identity)) }
+		rel, related = store.RelServicePolicyIdentity, wire.RelatedIdentity
+		model = func(r store.Record) wire.Model { return identityModel(tx, r.(*store.Identity)) }
+		deleted = func(id string) wire.Model { return wire.Identity{ID: id} }
 	case store.KindService:
-		rel, related, field = store.RelServicePolicyService, relatedService, fieldService
-		model = func(r store.Record) []byte { return serviceModel(r.(*store.Service)) }
+		rel, related = store.RelServicePolicyService, wire.RelatedService
+		model = func(r store.Record) wire.Model { return serviceModel(r.(*store.Service)) }
+		deleted = func(id string) wire.Model { return wire.Service{ID: id} }
 	default:
-		rel, related, field = store.RelServicePolicyPostureCheck, relatedPostureCheck, fieldPostureCheck
-		model = func(r store.Record) []byte { return postureCheckModel(r.(*store.PostureCheck)) }
+		rel, related = store.RelServicePolicyPostureCheck, wire.RelatedPostureCheck
+		model = func(r store.Record) wire.Model { return postureCheckModel(r.(*store.PostureCheck)) }
+		deleted = func(id string) wire.Model { return wire.PostureCheck{ID: id} }
 	}
 	id := recordID(c)
 	var oldAttrs, newAttrs []string
@@ -366,7 +273,7 @@ func entitySelectionEvents(tx *store.Tx, c store.Change, action int, gone bool) 
 		oldAttrs = c.Old.(interface{ Roles() []string }).Roles()
 	}
 	now, err := tx.Get(c.Kind, id)
-	exists := err == nil && !gone
+	exists := err == nil && c.New != nil
 	if exists {
 		newAttrs = now.(interface{ Roles() []string }).Roles()
 	}
@@ -376,9 +283,13 @@ func entitySelectionEvents(tx *store.Tx, c store.Change, action int, gone bool) 
 		out = append(out, policyChange(p, related, []string{id}, false))
 	}
 	if !exists {
-		return append(out, event(actionDelete, false, field, protoBuf(nil).str(1, id)))
+		return append(out, event(wire.Delete, deleted(id)))
 	}
-	out = append(out, event(action, false, field, model(now)))
+	action := wire.Update
+	if c.Old == nil {
+		action = wire.Create
+	}
+	out = append(out, event(action, model(now)))
 	for _, p := range added {
 		out = append(out, policyChange(p, related, []string{id}, true))
 	}

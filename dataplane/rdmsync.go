@@ -5,9 +5,8 @@ import (
 	"time"
 
 	"edgectl/ctrlchan"
+	"edgectl/dataplane/wire"
 	"edgectl/fsm"
-
-	"google.golang.org/protobuf/encoding/protowire"
 )
 
 // The node keeps the router data model's recent change sets in memory,
@@ -75,37 +74,10 @@ type subscription struct {
 	pending  bool // a request to answer with a catch-up
 }
 
-// subscribeRequest is SubscribeToDataModelRequest: currentIndex 1,
-// subscriptionDurationSeconds 2, renew 3, timelineId 4.
-type subscribeRequest struct {
-	CurrentIndex uint64
-	Duration     time.Duration
-	Renew        bool
-	TimelineID   string
-}
-
-func decodeSubscribe(b []byte) (subscribeRequest, error) {
-	var r subscribeRequest
-	err := eachField(b, func(num protowire.Number, v uint64, raw []byte) error {
-		switch num {
-		case 1:
-			r.CurrentIndex = v
-		case 2:
-			r.Duration = time.Duration(min(v, 3600)) * time.Second
-		case 3:
-			r.Renew = v != 0
-		case 4:
-			r.TimelineID = string(raw)
-		}
-		return nil
-	})
-	return r, err
-}
-
 // subscribe takes a router's subscription request; the router's sync
 // goroutine answers it.
 func (m *Manager) subscribe(r *Router, msg *ctrlchan.Message) {
-	req, err := decodeSubscribe(msg.Body)
+	req, err := wire.DecodeSubscribe(msg.Body)
 	if err != nil {
 		m.log.Warn("router data model: a subscription request could not be read", "router", r.ID, "error", err)
 		return
@@ -147,7 +119,7 @@ func (m *Manager) catchUp(r *Router) error {
 	}
 	applied, _ := m.cfg.Applied()
 	tx := m.cfg.Store.Read() // at or past applied: the state is never older than its index
-	msg := ctrlchan.NewMessage(ctDataState, dataState(m.fullState(tx), applied, ours))
+	msg := ctrlchan.NewMessage(wire.DataStateType, wire.DataState(m.fullState(tx), applied, ours))
 	if err := m.send(r, msg); err != nil {
 		return err
 	}
@@ -171,7 +143,7 @@ func (m *Manager) sendChangeSet(r *Router, set rdmSet) error {
 	if !want {
 		return nil
 	}
-	return m.send(r, ctrlchan.NewMessage(ctDataStateChangeSet, changeSet(set.index, false, set.events)))
+	return m.send(r, ctrlchan.NewMessage(wire.DataStateChangeSetType, wire.ChangeSet(set.index, false, set.events)))
 }
 
 // rdmChanges turns a run of entries' changes into change sets, logs them,

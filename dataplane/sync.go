@@ -11,6 +11,7 @@ import (
 
 	"edgectl/auth"
 	"edgectl/ctrlchan"
+	"edgectl/dataplane/wire"
 	"edgectl/fsm"
 	"edgectl/store"
 )
@@ -109,7 +110,7 @@ func (m *Manager) runSync(r *Router) {
 		return
 	}
 	r.mu.Lock()
-	r.hostname, r.protocols = hello.Hostname, hello.supportedProtocols()
+	r.hostname, r.protocols = hello.Hostname, hello.SupportedProtocols()
 	r.mu.Unlock()
 	m.report(r)
 	s := &r.edge
@@ -159,19 +160,19 @@ func (m *Manager) runSync(r *Router) {
 }
 
 // helloExchange sends the server hello and waits for the router's client hello.
-func (m *Manager) helloExchange(r *Router) (*ClientHello, error) {
+func (m *Manager) helloExchange(r *Router) (*wire.ClientHello, error) {
 	r.setSync(SyncHello)
 	for attempt := 1; ; attempt++ {
-		msg := ctrlchan.NewMessage(ctServerHello, serverHello(ProtocolLevel, map[string]string{"instant": "true", "routerModel": "true"}))
-		msg.Headers.PutBool(headerRouterDataModel, true)
+		msg := ctrlchan.NewMessage(wire.ServerHelloType, wire.ServerHello(ProtocolLevel, map[string]string{"instant": "true", "routerModel": "true"}))
+		msg.Headers.PutBool(wire.RouterDataModelHeader, true)
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		reply, err := m.request(ctx, r, msg)
 		cancel()
 		if err == nil {
-			if reply.ContentType != ctClientHello {
+			if reply.ContentType != wire.ClientHelloType {
 				return nil, fmt.Errorf("the answer to the server hello is content type %d, not a client hello", reply.ContentType)
 			}
-			return decodeClientHello(reply.Body)
+			return wire.DecodeClientHello(reply.Body)
 		}
 		if errors.Is(err, ctrlchan.ErrClosed) || attempt == 3 {
 			return nil, err
@@ -225,7 +226,7 @@ func (s *routerSync) nextSyncID(now time.Time) string {
 func (m *Manager) sendFullState(r *Router) error {
 	tx := m.cfg.Store.Read()
 	keys := tx.DataPlaneKeys()
-	var all []*APISession
+	var all []*wire.APISession
 	if keys != nil {
 		tx.Each(store.KindAPISession, "id", func(rec store.Record) bool {
 			if s := apiSessionFor(tx, keys, rec.(*store.APISession)); s != nil {
@@ -238,10 +239,10 @@ func (m *Manager) sendFullState(r *Router) error {
 	for {
 		n := min(syncChunk, len(all))
 		st.IsLast = n == len(all)
-		msg := ctrlchan.NewMessage(ctAPISessionAdded, apiSessionAdded(true, all[:n]))
-		msg.Headers.PutString(headerSyncStrategyType, "instant")
+		msg := ctrlchan.NewMessage(wire.APISessionAddedType, wire.APISessionAdded(true, all[:n]))
+		msg.Headers.PutString(wire.SyncStrategyTypeHeader, "instant")
 		state, _ := json.Marshal(st)
-		msg.Headers[headerSyncStrategyState] = state
+		msg.Headers[wire.SyncStrategyStateHeader] = state
 		if err := m.send(r, msg); err != nil {
 			return err
 		}
@@ -257,7 +258,7 @@ func (m *Manager) sendFullState(r *Router) error {
 // apiSessionFor is what a router is told of API session s, or nil when it
 // may not be told: a session that still owes its MFA, or whose token no
 // node can derive (made before the cluster had its data-plane keys).
-func apiSessionFor(tx *store.Tx, keys *store.DataPlaneKeys, s *store.APISession) *APISession {
+func apiSessionFor(tx *store.Tx, keys *store.DataPlaneKeys, s *store.APISession) *wire.APISession {
 	if s.IsMfaRequired && !s.IsMfaComplete {
 		return nil
 	}
@@ -265,7 +266,7 @@ func apiSessionFor(tx *store.Tx, keys *store.DataPlaneKeys, s *store.APISession)
 	if auth.HashToken(token) != s.TokenHash {
 		return nil
 	}
-	return &APISession{Token: token, ID: s.ID, IdentityID: s.IdentityID, CertFingerprints: fingerprintsOf(tx, s)}
+	return &wire.APISession{Token: token, ID: s.ID, IdentityID: s.IdentityID, CertFingerprints: fingerprintsOf(tx, s)}
 }
 
 // fingerprintsOf are the certificates a client of session s may present to
