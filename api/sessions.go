@@ -178,6 +178,10 @@ func (s *Server) policyAdvice(c *call) error {
 	for _, id := range policy.SessionEdgeRouters(c.tx, ident.ID, svc.ID) {
 		ref := s.entityRef(c.tx, store.KindEdgeRouter, "edge-routers", id)
 		ref["isOnline"] = s.routerLive(id).Online
+		// An extension for `edgectl why` and `verify`: whether it was ever enrolled.
+		if er, err := store.GetAs[*store.EdgeRouter](c.tx, store.KindEdgeRouter, id); err == nil {
+			ref["isVerified"] = er.IsVerified
+		}
 		common = append(common, ref)
 	}
 	grants := policy.PairGrants(c.tx, ident.ID, svc.ID)

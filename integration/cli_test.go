@@ -139,7 +139,12 @@ secondary: {requireTotp: false}
 	if roles, _ := ids[0]["roleAttributes"].([]any); len(roles) != 2 || ids[0]["typeId"] != "Device" {
 		t.Fatalf("alice as the API gives her: %v", ids[0])
 	}
-	c.ok("verify") // only warnings now: exit 0
+	// A usable edge router now, but never enrolled: still an error, which names it.
+	out, _, code = c.run("", "verify")
+	if code != 1 || !strings.Contains(out, "none of the edge routers usable by both is online: er1 (never enrolled)") ||
+		!strings.Contains(out, "has never been enrolled") {
+		t.Fatalf("verify with an unenrolled router: exit %d:\n%s", code, out)
+	}
 	if out := c.ok("get", "identity", "alice", "services"); !strings.Contains(out, "web") {
 		t.Fatalf("get identity alice services:\n%s", out)
 	}
@@ -159,7 +164,9 @@ secondary: {requireTotp: false}
 	if err := json.Unmarshal([]byte(c.ok("why", "alice", "web", "-o", "json")), &why); err != nil {
 		t.Fatal(err)
 	}
-	if !why.Dial.Allowed || len(why.Dial.Policies) != 1 || why.Dial.Policies[0]["name"] != "web-dial" || len(why.Dial.EdgeRouters) != 1 ||
+	// Granted, through er1, which has never been enrolled: not usable, and why.
+	if why.Dial.Allowed || len(why.Dial.Policies) != 1 || why.Dial.Policies[0]["name"] != "web-dial" || len(why.Dial.EdgeRouters) != 1 ||
+		why.Dial.EdgeRouters[0]["isVerified"] != false || len(why.Dial.Reasons) != 1 || !strings.Contains(why.Dial.Reasons[0], "er1 (never enrolled)") ||
 		why.Bind.Allowed || len(why.Bind.Reasons) == 0 || why.Identity["name"] != "alice" {
 		t.Fatalf("why alice web: %+v", why)
 	}

@@ -42,7 +42,8 @@ func TestREADMEQuickstartRunsAsWritten(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the README quickstart failed: %v\n%s", err, out)
 	}
-	for _, want := range []string{"dial: yes", "intercept.v1", "0 findings"} {
+	// er1 is created but not enrolled in the quickstart: why and verify say so.
+	for _, want := range []string{"dial: no", "er1 (never enrolled)", "has never been enrolled", "intercept.v1"} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("the quickstart's output lacks %q:\n%s", want, out)
 		}

@@ -20,6 +20,19 @@ func TestRouter_EnrollsConnectsAndIsRefusedOnceDisabled(t *testing.T) {
 	r := newZitiRouter(t, n, token, "er1")
 	r.start()
 	waitOnline(t, n, token, r.id, true, 10*time.Second)
+	// The CLI's table shows it online, with the hostname it reported.
+	c := newCLI(t)
+	if _, errOut, code := c.run(adminPassword+"\n", "login", "https://"+n.host(), "-u", adminUser, "--password-stdin", "--yes"); code != 0 {
+		t.Fatalf("login: %s", errOut)
+	}
+	table := c.ok("list", "edge-routers")
+	if lines := strings.Split(strings.TrimSpace(table), "\n"); len(lines) != 2 || !strings.Contains(lines[0], "ONLINE") ||
+		!strings.Contains(lines[1], "er1") || !strings.Contains(lines[1], "true") {
+		t.Fatalf("edgectl list edge-routers:\n%s", table)
+	}
+	if out := c.ok("get", "edge-router", "er1", "-o", "json"); !strings.Contains(out, `"hostname": "127.0.0.1"`) || !strings.Contains(out, `"tls": "tls://`+r.edgeAddr+`"`) {
+		t.Fatalf("the router's hostname and listeners:\n%s", out)
+	}
 
 	st, m := do(t, "PATCH", n.mgmt("/edge-routers/"+r.id), token, map[string]any{"disabled": true})
 	mustStatus(t, "disable", st, m, 200)

@@ -64,8 +64,20 @@ func whyCmd() *cobra.Command {
 					ps = append(ps, ref(p))
 				}
 				routers := []any{}
+				online := 0
+				var down []string
 				for _, r := range adv.CommonRouters {
-					routers = append(routers, ref(r))
+					rr := ref(r)
+					rr["isOnline"], rr["isVerified"] = r["isOnline"] == true, r["isVerified"] == true
+					routers = append(routers, rr)
+					switch {
+					case r["isOnline"] == true:
+						online++
+					case r["isVerified"] != true:
+						down = append(down, fmt.Sprintf("%v (never enrolled)", r["name"]))
+					default:
+						down = append(down, fmt.Sprintf("%v (offline)", r["name"]))
+					}
 				}
 				checks := []any{}
 				postureOK := len(policies) == 0
@@ -99,7 +111,10 @@ func whyCmd() *cobra.Command {
 					reasons = append(reasons, fmt.Sprintf("no edge router is usable by both: the identity's edge router policies give %d, the service's service edge router policies give %d, none in common",
 						adv.IdentityRouterCount, adv.ServiceRouterCount))
 				}
-				return map[string]any{"allowed": allowed && len(adv.CommonRouters) > 0, "policies": ps, "edgeRouters": routers,
+				if len(policies) > 0 && len(adv.CommonRouters) > 0 && online == 0 {
+					reasons = append(reasons, "none of the edge routers usable by both is online on this node: "+strings.Join(down, ", "))
+				}
+				return map[string]any{"allowed": allowed && online > 0, "policies": ps, "edgeRouters": routers,
 					"postureChecks": checks, "reasons": reasons}
 			}
 			out := map[string]any{"identity": ref(adv.Identity), "service": ref(adv.Service),
@@ -116,7 +131,7 @@ func whyCmd() *cobra.Command {
 				}
 				fmt.Printf("  %s: %s\n", t, verdict)
 				fmt.Printf("    policies:       %s\n", cell(s["policies"]))
-				fmt.Printf("    edge routers:   %s\n", cell(s["edgeRouters"]))
+				fmt.Printf("    edge routers:   %s\n", routerCell(s["edgeRouters"].([]any)))
 				for _, pc := range s["postureChecks"].([]any) {
 					m := pc.(map[string]any)
 					fmt.Printf("    posture check:  %s (policy %s): passed %v\n", m["name"], m["policy"], m["passed"])
@@ -253,4 +268,24 @@ func adminCmd() *cobra.Command {
 	reset.Flags().BoolVar(&passStdin, "password-stdin", false, "read the new password from the first line of standard input")
 	cmd.AddCommand(reset)
 	return cmd
+}
+
+// routerCell names edge routers with their state: "er1 (online), er2 (offline)".
+func routerCell(routers []any) string {
+	if len(routers) == 0 {
+		return "-"
+	}
+	parts := make([]string, 0, len(routers))
+	for _, r := range routers {
+		m := r.(map[string]any)
+		state := "offline"
+		switch {
+		case m["isOnline"] == true:
+			state = "online"
+		case m["isVerified"] != true:
+			state = "never enrolled"
+		}
+		parts = append(parts, fmt.Sprintf("%v (%s)", m["name"], state))
+	}
+	return strings.Join(parts, ", ")
 }

@@ -49,7 +49,11 @@ func printRecords(items []map[string]any, output string) error {
 	}
 	cols := tableColumns(items, output == "wide")
 	tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, strings.ToUpper(strings.Join(cols, "\t")))
+	labels := make([]string, len(cols))
+	for i, c := range cols {
+		labels[i] = columnLabel(c)
+	}
+	fmt.Fprintln(tw, strings.Join(labels, "\t"))
 	for _, it := range items {
 		var cells []string
 		for _, c := range cols {
@@ -151,3 +155,12 @@ func printDetail(rec map[string]any) error {
 }
 
 func readAllStdin() ([]byte, error) { return io.ReadAll(os.Stdin) }
+
+// columnLabel is a table column's heading: the field in capitals, a
+// boolean's "is" left out (isOnline: ONLINE).
+func columnLabel(field string) string {
+	if len(field) > 2 && strings.HasPrefix(field, "is") && field[2] >= 'A' && field[2] <= 'Z' {
+		field = field[2:]
+	}
+	return strings.ToUpper(field)
+}

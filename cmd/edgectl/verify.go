@@ -27,9 +27,12 @@ func verifyCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "verify",
 		Short: "Find what keeps the network from working: grants without a usable edge router, dangling @ids, unused records",
-		Long: "Errors: an identity granted Dial or Bind on a service with no edge router that both may use; a policy naming\n" +
-			"an @id that no longer exists. Warnings: identities with no edge router, services no one can dial or bind,\n" +
-			"policies that select nothing, posture checks no policy uses. Exit 1 when there is an error, else 0.",
+		Long: "Errors: an identity granted Dial or Bind on a service with no edge router that both may use, or whose\n" +
+			"usable edge routers are all unenrolled or offline; a policy naming an @id that no longer exists.\n" +
+			"Warnings: edge routers never enrolled or not connected to the node asked, identities with no edge router,\n" +
+			"services no one can dial or bind, policies that select nothing, posture checks no policy uses.\n" +
+			"Router health is as the node asked sees it (a router holds a channel to every node). Exit 1 when there is\n" +
+			"an error, else 0.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if output != "table" && output != "json" {
@@ -125,10 +128,26 @@ func (c *client) verify() ([]finding, error) {
 				CommonRouters                []any
 			}
 			_ = json.Unmarshal(data, &adv)
-			if (adv.IsDialAllowed || adv.IsBindAllowed) && len(adv.CommonRouters) == 0 {
+			granted := adv.IsDialAllowed || adv.IsBindAllowed
+			switch {
+			case granted && len(adv.CommonRouters) == 0:
 				add("error", "identity", ident, "is granted %s on service %q but no edge router is usable by both",
 					grantWord(adv.IsDialAllowed, adv.IsBindAllowed), cell(svc["name"]))
+			case granted && !anyOnline(adv.CommonRouters):
+				add("error", "identity", ident, "is granted %s on service %q but none of the edge routers usable by both is online: %s",
+					grantWord(adv.IsDialAllowed, adv.IsBindAllowed), cell(svc["name"]), routerCell(adv.CommonRouters))
 			}
+		}
+	}
+	// Edge routers that cannot serve anyone.
+	for _, er := range lists["edge-routers"] {
+		switch {
+		case er["isVerified"] != true:
+			add("warning", "edge-router", er, "has never been enrolled: `ziti router enroll` with its enrollment JWT")
+		case er["disabled"] == true:
+			add("warning", "edge-router", er, "is disabled")
+		case er["isOnline"] != true:
+			add("warning", "edge-router", er, "is enrolled but not connected to this node")
 		}
 	}
 	// Services no one can use.
@@ -199,4 +218,14 @@ func grantWord(dial, bind bool) string {
 		return "Dial"
 	}
 	return "Bind"
+}
+
+// anyOnline reports whether one of policy advice's common routers is online.
+func anyOnline(routers []any) bool {
+	for _, r := range routers {
+		if m, _ := r.(map[string]any); m["isOnline"] == true {
+			return true
+		}
+	}
+	return false
 }
