@@ -219,6 +219,9 @@ func TestConsoleInABrowser(t *testing.T) {
 		}
 		return nil
 	})
+	// The overview's router health names it: never enrolled.
+	run(t, ctx, "overview again", chromedp.Navigate(base+"/console/#/"), chromedp.WaitVisible("#router-counts", chromedp.ByID))
+	waitText(t, ctx, "overview: the router not online", "#routers-down", "er-1 never enrolled")
 
 	// A bad value: the API's validation error is shown at the field, and nothing is stored.
 	run(t, ctx, "service form", chromedp.Navigate(base+"/console/#/r/services/new"), chromedp.WaitVisible("#f-name", chromedp.ByID),

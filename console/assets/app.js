@@ -182,9 +182,10 @@ function enter() {
 
 async function overview() {
   show(h('h2', {}, 'Overview'), h('p', {}, 'Loading…'));
-  const [members, summary, events] = await Promise.all([
+  const [members, summary, events, routers] = await Promise.all([
     api('GET', '/cluster/members'), api('GET', '/summary'),
-    api('GET', '/events?filter=' + encodeURIComponent('sort by id desc') + '&limit=10').catch(() => ({ data: [] }))]);
+    api('GET', '/events?filter=' + encodeURIComponent('sort by id desc') + '&limit=10').catch(() => ({ data: [] })),
+    api('GET', '/edge-routers?limit=500').catch(() => ({ data: [] }))]);
   const mt = table(['id', 'address', 'isLeader', 'isOnline', 'isVoter', 'lastAppliedIndex', 'lag', 'version'], members.data,
     (m) => (m.isLeader ? 'leader' : ''));
   mt.id = 'members';
@@ -195,8 +196,33 @@ async function overview() {
     }));
   show(h('h2', {}, 'Overview'),
     h('section', {}, h('h3', {}, 'Cluster'), mt),
+    routerHealth(routers.data || []),
     h('section', {}, h('h3', {}, 'Resources'), counts),
     h('section', {}, h('h3', {}, 'Recent events'), eventsTable(events.data || [])));
+}
+
+// routerState is an edge router's health as this node sees it.
+function routerState(r) {
+  if (r.isOnline) return 'online';
+  if (!r.isVerified) return 'never enrolled';
+  if (r.disabled) return 'disabled';
+  return 'offline';
+}
+
+// routerHealth counts the edge routers by state and lists those not online
+// (each holds a control channel to every node; this is this node's view).
+function routerHealth(routers) {
+  const by = {};
+  for (const r of routers) (by[routerState(r)] = by[routerState(r)] || []).push(r);
+  const counts = h('div', { class: 'counts', id: 'router-counts' },
+    ...['online', 'offline', 'never enrolled', 'disabled'].map((k) =>
+      h('div', { class: 'count ' + (k === 'online' ? 'pass' : (by[k] || []).length ? 'fail' : '') }, h('b', {}, String((by[k] || []).length)), h('span', {}, k))));
+  const down = routers.filter((r) => !r.isOnline);
+  const list = down.length
+    ? h('ul', { id: 'routers-down' }, ...down.map((r) => h('li', { class: 'fail' },
+      h('a', { href: `#/r/edge-routers/${encodeURIComponent(r.id)}` }, r.name), ` ${routerState(r)}`)))
+    : h('p', { class: 'muted', id: 'routers-down' }, routers.length ? 'every edge router is online' : 'no edge routers yet');
+  return h('section', {}, h('h3', {}, 'Edge routers'), counts, list);
 }
 
 function table(cols, rows, rowClass, link) {
@@ -548,6 +574,17 @@ async function resolve(path, v) {
   return r.data[0];
 }
 
+// routerRefs lists policy advice's common routers with their state; a
+// grant no online router can carry is said so.
+function routerRefs(list) {
+  if (!list.length) return h('p', { class: 'muted' }, 'none');
+  const online = list.some((x) => x.isOnline);
+  return h('div', { id: 'why-routers' },
+    h('ul', {}, ...list.map((x) => h('li', { class: x.isOnline ? 'pass' : 'fail' },
+      h('a', { href: `#/r/edge-routers/${encodeURIComponent(x.id)}` }, x.name || x.id), ` ${routerState(x)}`))),
+    online ? null : h('p', { class: 'fail', id: 'why-no-router' }, 'None of these edge routers is online: the grant cannot be used until one is enrolled and running.'));
+}
+
 function adviceView(r) {
   const verdict = (ok, what) => h('div', { class: ok ? 'verdict yes' : 'verdict no', id: `why-${what.toLowerCase()}` }, `${what}: ${ok ? 'allowed' : 'not allowed'}`);
   const refs = (list, path) => (list && list.length ? h('ul', {}, ...list.map((x) => h('li', {}, h('a', { href: `#/r/${path}/${encodeURIComponent(x.id)}` }, x.name || x.id)))) : h('p', { class: 'muted' }, 'none'));
@@ -565,7 +602,7 @@ function adviceView(r) {
     h('h3', {}, 'Dial policies'), refs(r.dialPolicies, 'service-policies'),
     h('h3', {}, 'Bind policies'), refs(r.bindPolicies, 'service-policies'),
     h('h3', {}, `Edge routers both may use (${(r.commonRouters || []).length}; the identity may use ${r.identityRouterCount}, the service ${r.serviceRouterCount})`),
-    refs(r.commonRouters, 'edge-routers'),
+    routerRefs(r.commonRouters || []),
     h('h3', {}, 'Posture checks'), checks.length ? h('ul', { id: 'why-checks' }, ...checks) : h('p', { class: 'muted' }, 'none'));
 }
 
