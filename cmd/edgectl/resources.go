@@ -385,12 +385,14 @@ func createCmd() *cobra.Command {
 		Use:   "create RESOURCE [NAME]",
 		Short: "Create a record from --set and/or -f, and print its id",
 		Long: "Create a record. NAME sets the name. For identities, --type (default User), --role-attributes and\n" +
-			"--jwt-file (an ott enrollment is made, its JWT written there) are shortcuts.",
+			"--jwt-file (an ott enrollment is made, its JWT written there) are shortcuts. For edge routers and\n" +
+			"routers, --jwt-file writes the router's enrollment JWT (for `ziti router enroll`).",
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			r, c, err := resourceClient(cmd, args[0], func(r api.ResourceInfo) error {
-				if r.Path != "identities" && (typ != "" || roleAttrs != "" || jwtFile != "") {
-					return usagef("--type, --role-attributes and --jwt-file are for identities; use --set")
+				router := r.Path == "edge-routers" || r.Path == "routers"
+				if r.Path != "identities" && (typ != "" || roleAttrs != "" || (jwtFile != "" && !router)) {
+					return usagef("--type and --role-attributes are for identities, --jwt-file for identities and routers; use --set")
 				}
 				return nil
 			})
@@ -431,19 +433,21 @@ func createCmd() *cobra.Command {
 			}
 			_ = json.Unmarshal(data, &created)
 			if jwtFile != "" {
-				rec, _, err := c.do(http.MethodGet, "/identities/"+created.ID, nil)
+				rec, _, err := c.do(http.MethodGet, "/"+r.Path+"/"+created.ID, nil)
 				if err != nil {
 					return err
 				}
-				var ident struct {
+				var got struct {
 					Enrollment struct {
 						Ott struct {
 							JWT string `json:"jwt"`
 						} `json:"ott"`
 					} `json:"enrollment"`
+					EnrollmentJWT string `json:"enrollmentJwt"` // routers
 				}
-				_ = json.Unmarshal(rec, &ident)
-				if err := os.WriteFile(jwtFile, []byte(ident.Enrollment.Ott.JWT), 0o600); err != nil {
+				_ = json.Unmarshal(rec, &got)
+				jwt := firstNonEmpty(got.Enrollment.Ott.JWT, got.EnrollmentJWT)
+				if err := os.WriteFile(jwtFile, []byte(jwt), 0o600); err != nil {
 					return fmt.Errorf("--jwt-file: %w", err)
 				}
 			}
@@ -454,7 +458,7 @@ func createCmd() *cobra.Command {
 	bf.add(cmd)
 	cmd.Flags().StringVar(&typ, "type", "", "identities: User, Device, Service, Router or Default")
 	cmd.Flags().StringVar(&roleAttrs, "role-attributes", "", "identities: a,b")
-	cmd.Flags().StringVar(&jwtFile, "jwt-file", "", "identities: write the ott enrollment JWT to this file")
+	cmd.Flags().StringVar(&jwtFile, "jwt-file", "", "identities, edge routers, routers: write the enrollment JWT to this file")
 	return cmd
 }
 

@@ -1,0 +1,80 @@
+package integration
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestOpenZitiDoc_RouterWalkthrough runs docs/openziti.md's router block as
+// written (the node's address and a free edge port in place of make run's,
+// this build's edgectl and the cached ziti v1.7.2 on PATH) after a login,
+// and waits for the router to be online with the listener it reported.
+func TestOpenZitiDoc_RouterWalkthrough(t *testing.T) {
+	t.Parallel()
+	ziti := zitiBinary(t)
+	raw, err := os.ReadFile(filepath.Join("..", "docs", "openziti.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile("(?s)<!-- routers[^>]*-->\\s*```sh\\n(.*?)```\\s*<!-- /routers -->").FindSubmatch(raw)
+	if m == nil {
+		t.Fatal("docs/openziti.md has no routers block")
+	}
+	n := startNode(t, nodeOpts{})
+	edge := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	script := strings.ReplaceAll(string(m[1]), "127.0.0.1:1280", n.host())
+	script = strings.ReplaceAll(script, "127.0.0.1:3022", edge)
+	script = "edgectl login https://" + n.host() + " -u admin -p '" + n.password + "' --ca " +
+		filepath.Join(n.dataDir, "pki", "ca-bundle.pem") + " >/dev/null\n" + script
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "bin")
+	if err := os.Mkdir(bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, target := range map[string]string{"edgectl": binPath, "ziti": ziti} {
+		if err := os.Symlink(target, filepath.Join(bin, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cmd := exec.Command("bash", "-euo", "pipefail", "-c", script)
+	cmd.Dir = dir
+	cmd.Env = append(envWithout("EDGECTL_ADMIN_PASSWORD"), "PATH="+bin+":"+os.Getenv("PATH"),
+		"XDG_CONFIG_HOME="+filepath.Join(dir, "cfg"), "EDGECTL_PROFILE=")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // the router it starts stays in its group
+	t.Cleanup(func() {
+		if cmd.Process != nil {
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		}
+		if t.Failed() {
+			log, _ := os.ReadFile(filepath.Join(dir, "er1", "router.log"))
+			t.Logf("---- router log ----\n%s", tail(string(log), 40))
+		}
+	})
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("the walkthrough failed: %v\n%s", err, out)
+	}
+	token := login(t, n, adminUser, n.password)
+	waitUntil(t, "er1 online with its listener", 15*time.Second, func() error {
+		items, err := listAll(t, n, token, "/edge-routers")
+		if err != nil {
+			return err
+		}
+		if len(items) != 1 {
+			return fmt.Errorf("%d routers listed", len(items))
+		}
+		if jget(items[0], "isOnline") != true {
+			return errString("er1 is not online yet")
+		}
+		if got := jget(items[0], "supportedProtocols", "tls"); got != "tls://"+edge {
+			return fmt.Errorf("its listener: %v", got)
+		}
+		return nil
+	})
+}
