@@ -52,7 +52,6 @@ var edgeRouterFilterFields = map[string]filter.Field{
 	"noTraversal":         filter.BoolField(func(r any) bool { return r.(*EdgeRouter).NoTraversal }),
 	"isTunnelerEnabled":   filter.BoolField(func(r any) bool { return r.(*EdgeRouter).IsTunnelerEnabled }),
 	"isVerified":          filter.BoolField(func(r any) bool { return r.(*EdgeRouter).IsVerified }),
-	"isOnline":            filter.BoolField(func(any) bool { return false }),
 	"hostname":            filter.StringField(func(r any) string { return r.(*EdgeRouter).Hostname }),
 	"fingerprint":         {Type: filter.String, Get: func(r any) any { return optString(r.(*EdgeRouter).Fingerprint) }},
 	"enrollmentExpiresAt": {Type: filter.Time, Get: func(r any) any { return optTime(r.(*EdgeRouter).EnrollmentExpiresAt) }},

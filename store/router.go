@@ -26,7 +26,6 @@ var routerFilterFields = map[string]filter.Field{
 	"disabled":            filter.BoolField(func(r any) bool { return r.(*Router).Disabled }),
 	"noTraversal":         filter.BoolField(func(r any) bool { return r.(*Router).NoTraversal }),
 	"isVerified":          filter.BoolField(func(r any) bool { return r.(*Router).IsVerified }),
-	"isOnline":            filter.BoolField(func(any) bool { return false }),
 	"fingerprint":         {Type: filter.String, Get: func(r any) any { return optString(r.(*Router).Fingerprint) }},
 	"enrollmentExpiresAt": {Type: filter.Time, Get: func(r any) any { return optTime(r.(*Router).EnrollmentExpiresAt) }},
 }
