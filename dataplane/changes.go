@@ -19,6 +19,9 @@ import (
 // Applied queues a batch's changes (the FSM's apply lock is held: no work here).
 func (m *Manager) Applied(sets []fsm.Changes) {
 	m.pendingMu.Lock()
+	if len(m.pending) == 0 && len(sets) > 0 {
+		m.pendingFrom.Store(sets[0].Index)
+	}
 	m.pending = append(m.pending, sets...)
 	m.pendingMu.Unlock()
 	select {
@@ -50,6 +53,7 @@ func (m *Manager) dispatch() {
 		m.pendingMu.Lock()
 		sets, restored := m.pending, m.restored
 		m.pending, m.restored = nil, false
+		m.pendingFrom.Store(0)
 		m.pendingMu.Unlock()
 		routers := m.edgeRouters()
 		if restored {
@@ -74,7 +78,7 @@ func (m *Manager) dispatch() {
 		}
 		for _, r := range routers {
 			for _, msg := range msgs {
-				r.edge.enqueue(cloneMessage(msg))
+				r.edge.enqueue(cloneMessage(msg), sets[0].Index)
 			}
 		}
 	}
@@ -214,4 +218,20 @@ func membershipChanged(sets []fsm.Changes) bool {
 		}
 	}
 	return false
+}
+
+// syncLag is how many Raft entries this node has applied past the oldest
+// change not yet sent to every connected edge router (0: all sent).
+func (m *Manager) syncLag() float64 {
+	oldest := m.pendingFrom.Load()
+	for _, r := range m.edgeRouters() {
+		if o := r.edge.oldest(); o > 0 && (oldest == 0 || o < oldest) {
+			oldest = o
+		}
+	}
+	applied, _ := m.cfg.Applied()
+	if oldest == 0 || applied < oldest {
+		return 0
+	}
+	return float64(applied - oldest + 1)
 }

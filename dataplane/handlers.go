@@ -70,7 +70,7 @@ func (m *Manager) heartbeat(r *Router, msg *ctrlchan.Message) {
 		}
 	}
 	if len(gone) > 0 {
-		r.edge.enqueue(ctrlchan.NewMessage(wire.APISessionRemovedType, wire.APISessionRemoved(gone, nil)))
+		r.edge.enqueue(ctrlchan.NewMessage(wire.APISessionRemovedType, wire.APISessionRemoved(gone, nil)), 0)
 	}
 }
 

@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"edgectl/auth"
@@ -72,9 +73,11 @@ type Manager struct {
 	// (changes.go); restored notes a snapshot restore.
 	pendingMu sync.Mutex
 	pending   []fsm.Changes
-	restored  bool
-	changed   chan struct{}
-	events    eventReporter
+	// pendingFrom is the index of the oldest pending change (0: none).
+	pendingFrom atomic.Uint64
+	restored    bool
+	changed     chan struct{}
+	events      eventReporter
 	// rdm holds the router data model's recent change sets (rdmsync.go).
 	rdm rdmLog
 

@@ -32,5 +32,7 @@ func newMetrics() *metrics {
 
 // Collectors are the Manager's metrics, for the node's /metrics.
 func (m *Manager) Collectors() []prometheus.Collector {
-	return []prometheus.Collector{m.metrics.connected, m.metrics.refused, m.metrics.received, m.metrics.sent, m.metrics.extended, m.metrics.eventsDropped}
+	lag := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "edgectl_router_sync_lag_entries",
+		Help: "Raft entries this node applied past the oldest change not yet sent to every connected edge router (0: all sent)."}, m.syncLag)
+	return []prometheus.Collector{lag, m.metrics.connected, m.metrics.refused, m.metrics.received, m.metrics.sent, m.metrics.extended, m.metrics.eventsDropped}
 }

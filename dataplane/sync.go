@@ -55,6 +55,8 @@ type routerSync struct {
 type syncItem struct {
 	msg *ctrlchan.Message
 	set *rdmSet
+	// index is the Raft index of the change it carries (0: none), for the lag metric.
+	index uint64
 }
 
 func (s *routerSync) signal() {
@@ -64,14 +66,27 @@ func (s *routerSync) signal() {
 	}
 }
 
-// enqueue queues a change message for a router whose hello is done.
-func (s *routerSync) enqueue(m *ctrlchan.Message) {
-	s.push(syncItem{msg: m})
+// enqueue queues a change message (of the entry at index, 0 for none)
+// for a router whose hello is done.
+func (s *routerSync) enqueue(m *ctrlchan.Message, index uint64) {
+	s.push(syncItem{msg: m, index: index})
 }
 
 // enqueueSet queues a data model change set for a subscribed router.
 func (s *routerSync) enqueueSet(set rdmSet) {
-	s.push(syncItem{set: &set})
+	s.push(syncItem{set: &set, index: set.index})
+}
+
+// oldest is the index of the oldest change queued (0: none).
+func (s *routerSync) oldest() uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, it := range s.queue {
+		if it.index > 0 {
+			return it.index
+		}
+	}
+	return 0
 }
 
 func (s *routerSync) push(it syncItem) {

@@ -1,0 +1,238 @@
+package ctrlchan
+
+import (
+	"context"
+	"errors"
+	"net"
+	"strings"
+	"testing"
+	"time"
+)
+
+// peer is the dialing side of a test channel, speaking the frames by hand.
+type peer struct {
+	t    *testing.T
+	conn net.Conn
+	in   chan *Message
+}
+
+func (p *peer) send(m *Message) {
+	p.t.Helper()
+	if _, err := p.conn.Write(m.AppendFrame(nil)); err != nil {
+		p.t.Fatalf("peer write: %v", err)
+	}
+}
+
+// next returns the next message that is not a bare heartbeat, failing after a second.
+func (p *peer) next() *Message {
+	p.t.Helper()
+	for {
+		select {
+		case m, ok := <-p.in:
+			if !ok {
+				p.t.Fatal("the channel closed")
+			}
+			if m.ContentType != ContentHeartbeat {
+				return m
+			}
+		case <-time.After(time.Second):
+			p.t.Fatal("no message within a second")
+		}
+	}
+}
+
+// open accepts a channel over a loopback pipe after a hello from the peer,
+// with the given options and handlers; answer, when set, answers every
+// heartbeat the peer reads.
+func open(t *testing.T, opts Options, handlers map[int32]Handler, answer bool) (*Channel, *peer) {
+	t.Helper()
+	a, b := net.Pipe()
+	p := &peer{t: t, conn: b, in: make(chan *Message, 64)}
+	go func() {
+		defer close(p.in)
+		for {
+			m, err := ReadMessage(b, MaxHeadersSize, MaxBodySize)
+			if err != nil {
+				return
+			}
+			if v, ok := m.Headers.Uint64(HeaderHeartbeat); ok && answer {
+				hb := NewMessage(ContentHeartbeat, nil)
+				hb.Headers.PutUint64(HeaderHeartbeatResponse, v)
+				go func() { _, _ = b.Write(hb.AppendFrame(nil)) }()
+			}
+			p.in <- m
+		}
+	}()
+	hello := NewMessage(ContentHello, []byte("router-1"))
+	hello.Sequence = HelloSequence
+	go func() { _, _ = b.Write(hello.AppendFrame(nil)) }()
+	got, err := ReadHello(a, time.Now().Add(time.Second))
+	if err != nil || string(got.Body) != "router-1" {
+		t.Fatalf("hello: %v %q", err, got.Body)
+	}
+	h := Headers{}
+	h.PutString(HeaderID, "ctrl-1")
+	ch, err := Accept(a, got, h, opts, handlers, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ch.Close(); _ = b.Close() })
+	r := p.next()
+	if ok, _ := r.Result(); !ok || r.ContentType != ContentResult {
+		t.Fatalf("hello result: %+v", r)
+	}
+	if rf, ok := r.ReplyFor(); !ok || rf != HelloSequence {
+		t.Fatalf("the result replies to %d %v", rf, ok)
+	}
+	if id, _ := r.Headers.String(HeaderID); id != "ctrl-1" {
+		t.Fatalf("the result's id header %q", id)
+	}
+	return ch, p
+}
+
+func TestChannel_HandlersRequestsRepliesAndPings(t *testing.T) {
+	echo := map[int32]Handler{1000: func(ch *Channel, m *Message) {
+		_ = ch.Reply(m, NewMessage(1001, append([]byte("echo:"), m.Body...)))
+	}}
+	ch, p := open(t, Options{}, echo, true)
+
+	req := NewMessage(1000, []byte("hi"))
+	req.Sequence = 7
+	req.Headers[130] = []byte("trace") // reflected into the reply
+	p.send(req)
+	r := p.next()
+	if rf, _ := r.ReplyFor(); r.ContentType != 1001 || string(r.Body) != "echo:hi" || rf != 7 || string(r.Headers[130]) != "trace" {
+		t.Fatalf("reply %+v", r)
+	}
+
+	ping := NewMessage(ContentPing, nil)
+	ping.Sequence = 8
+	p.send(ping)
+	if r := p.next(); r.ContentType != ContentResult {
+		t.Fatalf("ping answered with %+v", r)
+	}
+
+	done := make(chan *Message, 1)
+	go func() {
+		m, err := ch.Request(context.Background(), NewMessage(2000, []byte("q")))
+		if err != nil {
+			t.Error(err)
+		}
+		done <- m
+	}()
+	q := p.next()
+	a := NewMessage(2001, []byte("a"))
+	a.Headers.PutUint32(HeaderReplyFor, uint32(q.Sequence))
+	p.send(a)
+	select {
+	case m := <-done:
+		if m == nil || m.ContentType != 2001 {
+			t.Fatalf("request answered with %+v", m)
+		}
+	case <-time.After(time.Second):
+		t.Fatal("the request got no answer")
+	}
+}
+
+func TestChannel_HeartbeatsKeepAnAnsweringPeerAndCloseASilentOne(t *testing.T) {
+	opts := Options{HeartbeatInterval: 20 * time.Millisecond, CheckInterval: 5 * time.Millisecond, UnresponsiveTimeout: 150 * time.Millisecond}
+	ch, _ := open(t, opts, nil, true)
+	deadline := time.Now().Add(2 * time.Second)
+	for ch.Latency() == 0 && time.Now().Before(deadline) {
+		select {
+		case <-ch.Done():
+			t.Fatalf("an answering peer was closed: %v", ch.Err())
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+	if ch.Latency() == 0 {
+		t.Fatal("no heartbeat was answered")
+	}
+	select {
+	case <-ch.Done():
+		t.Fatalf("an answering peer was closed: %v", ch.Err())
+	case <-time.After(300 * time.Millisecond): // twice the unresponsive timeout: it must still be open
+	}
+
+	silent, _ := open(t, opts, nil, false)
+	select {
+	case <-silent.Done():
+		if !strings.Contains(silent.Err().Error(), "no heartbeat answered") {
+			t.Fatalf("closed for %v", silent.Err())
+		}
+	case <-time.After(2 * time.Second):
+		t.Fatal("a peer that never answers was not closed")
+	}
+}
+
+func TestChannel_AnsweringThePeersHeartbeats(t *testing.T) {
+	_, p := open(t, Options{}, nil, true)
+	hb := NewMessage(ContentHeartbeat, nil)
+	hb.Sequence = 3
+	hb.Headers.PutUint64(HeaderHeartbeat, 123456789)
+	p.send(hb)
+	deadline := time.After(time.Second)
+	for {
+		select {
+		case m := <-p.in:
+			if v, ok := m.Headers.Uint64(HeaderHeartbeatResponse); ok {
+				if v != 123456789 {
+					t.Fatalf("heartbeat answered with %d", v)
+				}
+				return
+			}
+		case <-deadline:
+			t.Fatal("the peer's heartbeat was not answered")
+		}
+	}
+}
+
+func TestChannel_APeerThatStopsReadingIsClosed(t *testing.T) {
+	a, b := net.Pipe()
+	defer b.Close()
+	hello := NewMessage(ContentHello, []byte("r"))
+	hello.Sequence = HelloSequence
+	go func() {
+		_, _ = b.Write(hello.AppendFrame(nil))
+		_, _ = ReadMessage(b, MaxHeadersSize, MaxBodySize) // the result, then nothing more is read
+	}()
+	got, err := ReadHello(a, time.Now().Add(time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch, err := Accept(a, got, nil, Options{WriteTimeout: 50 * time.Millisecond, QueueSize: 1}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sendErr error
+	for i := 0; i < 100 && sendErr == nil; i++ {
+		sendErr = ch.Send(NewMessage(1, make([]byte, 1024)))
+	}
+	if sendErr == nil {
+		t.Fatal("sends to a peer that reads nothing never failed")
+	}
+	select {
+	case <-ch.Done():
+	case <-time.After(time.Second):
+		t.Fatal("the channel was not closed")
+	}
+}
+
+func TestReadHello_RefusesWhatIsNotAHello(t *testing.T) {
+	a, b := net.Pipe()
+	defer a.Close()
+	defer b.Close()
+	m := NewMessage(ContentPing, nil)
+	go func() { _, _ = b.Write(m.AppendFrame(nil)) }()
+	if _, err := ReadHello(a, time.Now().Add(time.Second)); err == nil || !strings.Contains(err.Error(), "not a hello") {
+		t.Fatalf("a ping as the first message: %v", err)
+	}
+	c, d := net.Pipe()
+	defer c.Close()
+	defer d.Close()
+	_, err := ReadHello(c, time.Now().Add(20*time.Millisecond))
+	var ne net.Error
+	if !errors.As(err, &ne) || !ne.Timeout() {
+		t.Fatalf("no hello before the deadline: %v", err)
+	}
+}
