@@ -94,7 +94,9 @@ func equal(t *testing.T, what string, got []string, want ...string) {
 
 func TestChangeEvents_EntitiesComeBeforeThePoliciesTakeThemAndLeaveThemFirst(t *testing.T) {
 	s := store.New()
-	base := func(id string) store.Base { return store.Base{ID: id, CreatedAt: time.Unix(1, 0), UpdatedAt: time.Unix(1, 0)} }
+	base := func(id string) store.Base {
+		return store.Base{ID: id, CreatedAt: time.Unix(1, 0), UpdatedAt: time.Unix(1, 0)}
+	}
 	equal(t, "a policy", write(t, s, func(tx *store.Tx) error {
 		if err := tx.Insert(store.KindPostureCheckType, &store.PostureCheckType{Base: base("MAC"), Named: store.Named{Name: "MAC"}}); err != nil {
 			return err
