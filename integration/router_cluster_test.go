@@ -92,5 +92,21 @@ func TestRouter_ThreeNodes(t *testing.T) {
 	waitInSync(t, other, token, r.id, map[string]uint32{"services": 1})
 	third := login(t, other, adminUser, adminPassword)
 	waitKnows(t, r, sessionID(t, other, third), true, 5*time.Second)
+
+	// The dead node leaves the cluster: the routers are sent the new list
+	// and drop it from their endpoints.
+	gone := c.nodes[sub].host()
+	st, m = do(t, "DELETE", other.mgmt("/cluster/members/"+c.ids[sub]), token, nil)
+	mustStatus(t, "remove the dead member", st, m, 200)
+	waitUntil(t, "the router's endpoints without the removed node", 10*time.Second, func() error {
+		raw, err := os.ReadFile(filepath.Join(r.dir, "endpoints.yml"))
+		if err != nil {
+			return err
+		}
+		if strings.Contains(string(raw), gone) || strings.Count(string(raw), "tls:") != 2 {
+			return fmt.Errorf("endpoints.yml:\n%s", raw)
+		}
+		return nil
+	})
 	t.Logf("the subscription moved off node %d", sub+1)
 }

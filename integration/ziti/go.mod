@@ -4,10 +4,12 @@ go 1.26.0
 
 require (
 	edgectl v0.0.0
+	github.com/google/go-cmp v0.7.0
 	github.com/openziti/channel/v4 v4.2.41
 	github.com/openziti/identity v1.0.118
 	github.com/openziti/transport/v2 v2.0.198
 	github.com/openziti/ziti v1.7.2
+	github.com/sirupsen/logrus v1.9.3
 	google.golang.org/protobuf v1.36.12
 )
 
@@ -77,7 +79,6 @@ require (
 	github.com/rcrowley/go-metrics v0.0.0-20250401214520-65e299d6c5c9 // indirect
 	github.com/shirou/gopsutil/v3 v3.24.5 // indirect
 	github.com/shoenig/go-m1cpu v0.1.7 // indirect
-	github.com/sirupsen/logrus v1.9.3 // indirect
 	github.com/speps/go-hashids v2.0.0+incompatible // indirect
 	github.com/stretchr/testify v1.11.1 // indirect
 	github.com/tklauser/go-sysconf v0.3.15 // indirect
