@@ -271,7 +271,8 @@ func (r *refusal) Error() string { return r.reason + ": " + r.detail }
 // admit reads the router's hello and decides: a certificate that chains to
 // the cluster's CA, the current certificate of an enrolled router that is
 // not disabled, the hello's id that router's, and no other channel of it
-// to this node. A refused router gets a failed hello result with the reason.
+// to this node. A refused router gets a failed hello result that says only
+// that it was refused.
 func (m *Manager) admit(conn *tls.Conn) (*Router, error) {
 	hello, err := ctrlchan.ReadHello(conn, time.Now().Add(m.cfg.HelloTimeout))
 	if err != nil {
@@ -279,7 +280,9 @@ func (m *Manager) admit(conn *tls.Conn) (*Router, error) {
 	}
 	ref := &refusal{}
 	refuse := func(reason, detail string) (*Router, error) {
-		ctrlchan.Refuse(conn, hello, reason+": "+detail)
+		// The reason stays in the node's log, metric and events: a peer
+		// that is refused learns nothing of why.
+		ctrlchan.Refuse(conn, hello, "refused by the controller")
 		ref.reason, ref.detail = reason, detail
 		return nil, ref
 	}
