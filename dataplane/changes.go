@@ -66,10 +66,15 @@ func (m *Manager) dispatch() {
 		if len(sets) == 0 {
 			continue
 		}
-		m.rdmChanges(sets, routers)
 		if len(routers) == 0 {
+			// Nobody to tell: the log moves past these entries instead of
+			// keeping them (a router that comes later, behind them, gets
+			// the full state). Bulk writes with no router connected cost
+			// no data model work.
+			m.rdm.reset(sets[len(sets)-1].Index + 1)
 			continue
 		}
+		m.rdmChanges(sets, routers)
 		msgs := m.changeMessages(sets)
 		if membershipChanged(sets) {
 			if msg := m.ctrlAddressesMessage(); msg != nil {
