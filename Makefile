@@ -4,7 +4,7 @@ VERSION ?= v0.1.0
 REVISION := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 LDFLAGS := -X main.version=$(VERSION) -X main.revision=$(REVISION) -X main.buildDate=$(shell date -u +%Y-%m-%dT%H:%M:%SZ)
 
-.PHONY: build run cluster test ziti bench scale chaos openziti fuzz vet clean
+.PHONY: build run cluster test ziti oracle bench scale chaos openziti fuzz vet clean
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o bin/edgectl ./cmd/edgectl
@@ -29,7 +29,13 @@ test:
 	$(GO) vet ./... && \
 	(cd third_party/go-immutable-radix && $(GO) test -count=1 ./...) && \
 	(cd third_party/go-memdb && $(GO) test -count=1 ./...) && \
+	(cd integration/ziti && GOSUMDB=off $(GO) test -count=1 ./...) && \
 	$(GO) test -count=1 -timeout 12m ./...
+
+# The oracle: edgectl's control-channel framing and messages against OpenZiti's own packages (channel/v4 v4.2.41,
+# ziti v1.7.2), in a module of its own that the main module never requires.
+oracle:
+	cd integration/ziti && GOSUMDB=off $(GO) vet ./... && GOSUMDB=off $(GO) test -count=1 ./...
 
 # Benchmarks: micro benchmarks and the HTTPS load figures of docs/performance.md.
 bench: build
@@ -40,6 +46,8 @@ bench: build
 	$(GO) test -run '^$$' -bench 'OnLargeModel' -benchtime 100x ./store/
 	$(GO) test -run '^$$' -bench 'SnapshotOfLargeModel' -benchtime 3x ./store/
 	$(GO) test -run '^$$' -bench 'ApplyBatch_IdentityCreate|DecodeEntry' -benchtime 2s -benchmem ./fsm/
+	$(GO) test -run '^$$' -bench 'ChangeEvents_IdentityCreate' -benchtime 20000x -benchmem ./dataplane/
+	$(GO) test -run '^$$' -bench 'FullState_10kIdentities' -benchtime 20x -benchmem ./dataplane/
 	$(GO) test -run '^$$' -bench 'Names_MillionNames' -benchtime 2s -benchmem ./store/
 	$(GO) test -run '^$$' -bench 'ListAfterRename' -benchtime 8000x ./store/
 	$(GO) test -run '^$$' -bench 'BenchmarkAuthn' -benchtime 3s ./api/
