@@ -176,6 +176,22 @@ func TestRouter_ExtendsItsCertificatesOverTheControlChannel(t *testing.T) {
 	waitOnline(t, n, token, r.id, false, 10*time.Second)
 	r.start()
 	waitOnline(t, n, token, r.id, true, 15*time.Second)
+
+	// Deleted: its channel closes at once.
+	st, m := do(t, "DELETE", n.mgmt("/edge-routers/"+r.id), token, nil)
+	mustStatus(t, "delete the router", st, m, 200)
+	waitUntil(t, "the deleted router's disconnection", 10*time.Second, func() error {
+		items, err := listAll(t, n, token, `/events?filter=`+url.QueryEscape(`namespace = "router" and action = "disconnected"`))
+		if err != nil {
+			return err
+		}
+		for _, it := range items {
+			if strings.Contains(fmt.Sprint(jget(it, "after", "reason")), "deleted") {
+				return nil
+			}
+		}
+		return fmt.Errorf("no disconnection for the deletion among %d", len(items))
+	})
 }
 
 // TestRouter_DataModelFollowsTheModel: the router subscribes to the data
