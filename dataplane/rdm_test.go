@@ -176,7 +176,9 @@ func TestSyncIDs_GrowAsStrings(t *testing.T) {
 // same create is about 51 µs, docs/performance.md).
 func BenchmarkChangeEvents_IdentityCreate(b *testing.B) {
 	s := store.New()
-	base := func(id string) store.Base { return store.Base{ID: id, CreatedAt: time.Unix(1, 0), UpdatedAt: time.Unix(1, 0)} }
+	base := func(id string) store.Base {
+		return store.Base{ID: id, CreatedAt: time.Unix(1, 0), UpdatedAt: time.Unix(1, 0)}
+	}
 	tx := s.Write()
 	tx.SetTime(time.Unix(1700000000, 0))
 	must := func(err error) {
@@ -214,7 +216,9 @@ func BenchmarkChangeEvents_IdentityCreate(b *testing.B) {
 // services and 20 policies.
 func BenchmarkFullState_10kIdentities(b *testing.B) {
 	s := store.New()
-	base := func(id string) store.Base { return store.Base{ID: id, CreatedAt: time.Unix(1, 0), UpdatedAt: time.Unix(1, 0)} }
+	base := func(id string) store.Base {
+		return store.Base{ID: id, CreatedAt: time.Unix(1, 0), UpdatedAt: time.Unix(1, 0)}
+	}
 	tx := s.Write()
 	tx.SetTime(time.Unix(1700000000, 0))
 	must := func(err error) {
