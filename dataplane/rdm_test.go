@@ -175,25 +175,8 @@ func TestSyncIDs_GrowAsStrings(t *testing.T) {
 // per identity created while routers are connected (the FSM's apply of the
 // same create is about 51 µs, docs/performance.md).
 func BenchmarkChangeEvents_IdentityCreate(b *testing.B) {
-	s := store.New()
-	base := func(id string) store.Base {
-		return store.Base{ID: id, CreatedAt: time.Unix(1, 0), UpdatedAt: time.Unix(1, 0)}
-	}
-	tx := s.Write()
-	tx.SetTime(time.Unix(1700000000, 0))
-	must := func(err error) {
-		if err != nil {
-			b.Fatal(err)
-		}
-	}
-	must(tx.Insert(store.KindIdentityType, &store.IdentityType{Base: base("Device"), Named: store.Named{Name: "Device"}}))
-	must(tx.Insert(store.KindAuthPolicy, &store.AuthPolicy{Base: base("ap"), Named: store.Named{Name: "ap"}}))
-	for i := range 20 {
-		must(tx.CreatePolicy(store.KindServicePolicy, &store.ServicePolicy{Base: base(fmt.Sprintf("sp%d", i)), Named: store.Named{Name: fmt.Sprintf("sp%d", i)},
-			Type: "Dial", Semantic: "AnyOf", IdentityRoles: []string{fmt.Sprintf("#r%d", i%5)}, ServiceRoles: []string{"#all"}}))
-	}
-	must(tx.Finish())
-	tx.Commit()
+	s := benchModel(b, 0, 0)
+	base, must := benchHelpers(b)
 	b.ResetTimer()
 	b.StopTimer()
 	for i := range b.N {
@@ -215,32 +198,7 @@ func BenchmarkChangeEvents_IdentityCreate(b *testing.B) {
 // that subscribes without a usable index, for 10,000 identities, 100
 // services and 20 policies.
 func BenchmarkFullState_10kIdentities(b *testing.B) {
-	s := store.New()
-	base := func(id string) store.Base {
-		return store.Base{ID: id, CreatedAt: time.Unix(1, 0), UpdatedAt: time.Unix(1, 0)}
-	}
-	tx := s.Write()
-	tx.SetTime(time.Unix(1700000000, 0))
-	must := func(err error) {
-		if err != nil {
-			b.Fatal(err)
-		}
-	}
-	must(tx.Insert(store.KindIdentityType, &store.IdentityType{Base: base("Device"), Named: store.Named{Name: "Device"}}))
-	must(tx.Insert(store.KindAuthPolicy, &store.AuthPolicy{Base: base("ap"), Named: store.Named{Name: "ap"}}))
-	for i := range 100 {
-		must(tx.CreateService(&store.Service{Base: base(fmt.Sprintf("svc%03d", i)), Named: store.Named{Name: fmt.Sprintf("svc%03d", i)}, RoleAttributes: []string{"web"}}))
-	}
-	for i := range 20 {
-		must(tx.CreatePolicy(store.KindServicePolicy, &store.ServicePolicy{Base: base(fmt.Sprintf("sp%d", i)), Named: store.Named{Name: fmt.Sprintf("sp%d", i)},
-			Type: "Dial", Semantic: "AnyOf", IdentityRoles: []string{fmt.Sprintf("#r%d", i%5)}, ServiceRoles: []string{"#web"}}))
-	}
-	for i := range 10000 {
-		must(tx.CreateIdentity(&store.Identity{Base: base(fmt.Sprintf("id%09d", i)), Named: store.Named{Name: fmt.Sprintf("id%09d", i)},
-			TypeID: "Device", AuthPolicyID: "ap", RoleAttributes: []string{fmt.Sprintf("r%d", i%5)}}, nil, nil))
-	}
-	must(tx.Finish())
-	tx.Commit()
+	s := benchModel(b, 10000, 100)
 	m := New(Config{Store: s})
 	b.ResetTimer()
 	var size int
@@ -252,4 +210,42 @@ func BenchmarkFullState_10kIdentities(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(size), "bytes")
+}
+
+func benchHelpers(b *testing.B) (func(string) store.Base, func(error)) {
+	base := func(id string) store.Base {
+		return store.Base{ID: id, CreatedAt: time.Unix(1, 0), UpdatedAt: time.Unix(1, 0)}
+	}
+	must := func(err error) {
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	return base, must
+}
+
+// benchModel is a model of 20 Dial policies (each selecting one of five
+// identity attributes, and the services with "web"), services "web" and
+// identities spread over the five attributes.
+func benchModel(b *testing.B, identities, services int) *store.Store {
+	base, must := benchHelpers(b)
+	s := store.New()
+	tx := s.Write()
+	tx.SetTime(time.Unix(1700000000, 0))
+	must(tx.Insert(store.KindIdentityType, &store.IdentityType{Base: base("Device"), Named: store.Named{Name: "Device"}}))
+	must(tx.Insert(store.KindAuthPolicy, &store.AuthPolicy{Base: base("ap"), Named: store.Named{Name: "ap"}}))
+	for i := range services {
+		must(tx.CreateService(&store.Service{Base: base(fmt.Sprintf("svc%03d", i)), Named: store.Named{Name: fmt.Sprintf("svc%03d", i)}, RoleAttributes: []string{"web"}}))
+	}
+	for i := range 20 {
+		must(tx.CreatePolicy(store.KindServicePolicy, &store.ServicePolicy{Base: base(fmt.Sprintf("sp%d", i)), Named: store.Named{Name: fmt.Sprintf("sp%d", i)},
+			Type: "Dial", Semantic: "AnyOf", IdentityRoles: []string{fmt.Sprintf("#r%d", i%5)}, ServiceRoles: []string{"#web"}}))
+	}
+	for i := range identities {
+		must(tx.CreateIdentity(&store.Identity{Base: base(fmt.Sprintf("id%09d", i)), Named: store.Named{Name: fmt.Sprintf("id%09d", i)},
+			TypeID: "Device", AuthPolicyID: "ap", RoleAttributes: []string{fmt.Sprintf("r%d", i%5)}}, nil, nil))
+	}
+	must(tx.Finish())
+	tx.Commit()
+	return s
 }

@@ -148,24 +148,9 @@ func (tx *Tx) EnrollRouter(table, id, token, certPem, fp string, at time.Time) e
 // current fingerprint is oldFP (the certificate the request was made with).
 // The old certificate stops identifying the router in this transaction.
 func (tx *Tx) ExtendRouter(table, id, oldFP, certPem, fp string, at time.Time) error {
-	k, err := routerKind(table)
-	if err != nil {
-		return err
-	}
-	r, err := tx.Get(k, id)
-	if err != nil {
-		return err
-	}
-	e := routerEnrollmentOf(r)
-	if !e.IsVerified || e.Fingerprint == nil || *e.Fingerprint != oldFP {
-		return Conflict("fingerprint", oldFP, "the %s's certificate changed since the request was made", k.Entity)
-	}
-	if err := tx.checkRouterFingerprint(fp, id); err != nil {
-		return err
-	}
-	return tx.Replace(k, withRouterEnrollment(r, at, func(e *RouterEnrollment) {
+	return tx.extendRouter(table, id, oldFP, fp, at, func(e *RouterEnrollment) {
 		e.Fingerprint, e.CertPem = &fp, &certPem
-	}))
+	})
 }
 
 // ExtendRouterPending keeps a router's new client certificate as
@@ -173,6 +158,14 @@ func (tx *Tx) ExtendRouter(table, id, oldFP, certPem, fp string, at time.Time) e
 // extension, where the router proves it holds the certificate before the
 // controller switches to it (VerifyRouterExtension).
 func (tx *Tx) ExtendRouterPending(table, id, oldFP, certPem, fp string, at time.Time) error {
+	return tx.extendRouter(table, id, oldFP, fp, at, func(e *RouterEnrollment) {
+		e.UnverifiedFingerprint, e.UnverifiedCertPem = &fp, &certPem
+	})
+}
+
+// extendRouter applies set to a verified router whose current certificate
+// is oldFP and to which no other router's certificate fp belongs.
+func (tx *Tx) extendRouter(table, id, oldFP, fp string, at time.Time, set func(*RouterEnrollment)) error {
 	k, err := routerKind(table)
 	if err != nil {
 		return err
@@ -188,9 +181,7 @@ func (tx *Tx) ExtendRouterPending(table, id, oldFP, certPem, fp string, at time.
 	if err := tx.checkRouterFingerprint(fp, id); err != nil {
 		return err
 	}
-	return tx.Replace(k, withRouterEnrollment(r, at, func(e *RouterEnrollment) {
-		e.UnverifiedFingerprint, e.UnverifiedCertPem = &fp, &certPem
-	}))
+	return tx.Replace(k, withRouterEnrollment(r, at, set))
 }
 
 // VerifyRouterExtension makes the router's unverified certificate, whose
