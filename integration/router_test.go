@@ -118,6 +118,23 @@ func TestRouter_APISessionsReachTheRouter(t *testing.T) {
 	if ok, err := r.knowsAPISession(before); err != nil || !ok {
 		t.Fatalf("the first session left the router too: %v %v", ok, err)
 	}
+
+	// What a client sees of its edge routers: online, synced, its listener.
+	st, m = do(t, "POST", n.mgmt("/edge-router-policies"), token, map[string]any{"name": "all", "semantic": "AnyOf",
+		"identityRoles": []string{"#all"}, "edgeRouterRoles": []string{"#all"}})
+	mustStatus(t, "edge router policy", st, m, 201)
+	waitUntil(t, "the router in the client's edge routers", 5*time.Second, func() error {
+		st, m, err := doErr("GET", n.client("/current-identity/edge-routers"), token, nil)
+		if err != nil || st != 200 {
+			return fmt.Errorf("%d %v", st, err)
+		}
+		list, _ := m["data"].([]any)
+		if len(list) != 1 || jget(list[0], "isOnline") != true || jget(list[0], "syncStatus") != "SYNC_DONE" ||
+			jget(list[0], "supportedProtocols", "tls") != "tls://"+r.edgeAddr {
+			return fmt.Errorf("%s", js(list))
+		}
+		return nil
+	})
 }
 
 // sessionID is the id of the API session of token.
