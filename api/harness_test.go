@@ -157,6 +157,13 @@ func newTestServerWith(t *testing.T, edit func(*controller.Config)) *testServer 
 	if _, err := w.Do(context.Background(), fsm.CmdEventsEnable, controller.DefaultEventRetention()); err != nil {
 		t.Fatal(err)
 	}
+	keys, err := controller.NewDataPlaneKeys(now().UTC())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Do(context.Background(), fsm.CmdDataPlaneKeysEnsure, keys); err != nil {
+		t.Fatal(err)
+	}
 	ts := &testServer{t: t, base: base, api: a, store: st, writer: w, client: &http.Client{Timeout: 30 * time.Second},
 		local: local, now: now}
 	installSpecCheck(t, ts)

@@ -123,8 +123,12 @@ type Server struct {
 	// because the client read too slowly.
 	streams, streamsDropped atomic.Int64
 
-	pkiMu     sync.Mutex
-	pkiCache  *pki.Authority
+	pkiMu    sync.Mutex
+	pkiCache *pki.Authority
+	// signer is the service session signing key of the data-plane keys
+	// whose PEM is signerPEM (sessionSigner).
+	signer    crypto.Signer
+	signerPEM string
 	pkiSource []byte
 
 	jwtKid string          // the key id of cfg.JWTKey

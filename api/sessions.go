@@ -1,11 +1,13 @@
 package api
 
 import (
+	"crypto"
 	"net/http"
 	"time"
 
 	"edgectl/auth"
 	"edgectl/fsm"
+	"edgectl/pki"
 	"edgectl/policy"
 	"edgectl/store"
 )
@@ -51,8 +53,12 @@ func (s *Server) createSession(c *call) error {
 		s.recordServiceFailure(c, svc, typ, reason, failures, now)
 		return forbidden(msg)
 	}
-	token := auth.NewToken()
-	sess := &store.Session{Base: store.Base{ID: auth.NewID(), CreatedAt: now, UpdatedAt: now},
+	id := auth.NewID()
+	token, err := s.serviceSessionToken(c.tx, id, c.session.ID, c.identity.ID, svc.ID, typ, now)
+	if err != nil {
+		return err
+	}
+	sess := &store.Session{Base: store.Base{ID: id, CreatedAt: now, UpdatedAt: now},
 		TokenHash: auth.HashToken(token), APISessionID: c.session.ID, IdentityID: c.identity.ID, ServiceID: svc.ID, Type: typ}
 	if tags, ok := p.values["tags"].(map[string]any); ok {
 		sess.Tags = tags
@@ -258,4 +264,38 @@ func (s *Server) sessionRoutes() []route {
 		{managementAPI, get, "/identities/:id/failed-service-requests", "getIdentityFailedServiceRequests", "Identity", admin, s.failedServiceRequests},
 		{managementAPI, get, "/identities/:id/policy-advice/:serviceId", "getIdentityPolicyAdvice", "Identity", admin, s.policyAdvice},
 	}
+}
+
+// serviceSessionToken is a new session's token: with the cluster's
+// data-plane keys, the JWT OpenZiti routers verify (pki.SignServiceAccess,
+// its key published in the router data model); before a cluster has its
+// keys, a random token that routers cannot use.
+func (s *Server) serviceSessionToken(tx *store.Tx, id, apiSessionID, identityID, serviceID, typ string, now time.Time) (string, error) {
+	k := tx.DataPlaneKeys()
+	if k == nil {
+		return auth.NewToken(), nil
+	}
+	key, err := s.sessionSigner(k.SigningKeyPEM)
+	if err != nil {
+		return "", err
+	}
+	return pki.SignServiceAccess(key, k.KeyID, pki.ServiceAccess{Issuer: s.cfg.AdvertiseURL, ServiceID: serviceID, SessionID: id,
+		APISessionID: apiSessionID, IdentityID: identityID, Type: typ, IssuedAt: now,
+		// A year, as OpenZiti's: the session ends with its API session, and routers are told.
+		ExpiresAt: now.AddDate(1, 0, 0)})
+}
+
+// sessionSigner is the parsed session signing key, kept while the model's PEM is the same.
+func (s *Server) sessionSigner(pemKey string) (crypto.Signer, error) {
+	s.pkiMu.Lock()
+	defer s.pkiMu.Unlock()
+	if s.signerPEM == pemKey && s.signer != nil {
+		return s.signer, nil
+	}
+	key, err := pki.ParseKeyPEM([]byte(pemKey))
+	if err != nil {
+		return nil, err
+	}
+	s.signer, s.signerPEM = key, pemKey
+	return key, nil
 }

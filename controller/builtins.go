@@ -132,7 +132,7 @@ func (n *Node) runUpgradeSteps() {
 				}
 			}
 			if noKeys {
-				if keys, err := newDataPlaneKeys(time.Now().UTC()); err != nil {
+				if keys, err := NewDataPlaneKeys(time.Now().UTC()); err != nil {
 					n.log.Warn("upgrade step: data-plane keys", "error", err)
 				} else if _, err := n.Writer.Do(ctx, fsm.CmdDataPlaneKeysEnsure, keys); err != nil {
 					n.log.Info("upgrade step: data-plane keys not made yet", "reason", err)

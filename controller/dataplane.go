@@ -10,9 +10,9 @@ import (
 	"edgectl/store"
 )
 
-// newDataPlaneKeys makes a cluster's data-plane keys: the API session
+// NewDataPlaneKeys makes a cluster's data-plane keys: the API session
 // token key and the service session signing key.
-func newDataPlaneKeys(at time.Time) (fsm.DataPlaneKeys, error) {
+func NewDataPlaneKeys(at time.Time) (fsm.DataPlaneKeys, error) {
 	k := store.DataPlaneKeys{TokenKey: make([]byte, 32)}
 	_, _ = rand.Read(k.TokenKey)
 	key, err := pki.NewNodeKey()

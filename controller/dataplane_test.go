@@ -12,7 +12,7 @@ import (
 // keys: routers that followed the old cluster get the full state, and the
 // tokens of the restored API sessions stay derivable.
 func TestNewRouterTimeline_OnRestoreOnlyTheTimelineChanges(t *testing.T) {
-	keys, err := newDataPlaneKeys(time.Unix(1700000000, 0))
+	keys, err := NewDataPlaneKeys(time.Unix(1700000000, 0))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -248,7 +248,7 @@ func (n *Node) applyBootstrap(ctx context.Context, out io.Writer) error {
 		if _, err := n.Writer.Do(wctx, fsm.CmdBuiltinsEnsure, BuiltinRecords(b.At)); err != nil {
 			return fmt.Errorf("apply the built-in records: %w", err)
 		}
-		keys, err := newDataPlaneKeys(b.At)
+		keys, err := NewDataPlaneKeys(b.At)
 		if err != nil {
 			return err
 		}
