@@ -60,7 +60,10 @@ func (s *Server) updateEdgeRouter(m mode) func(c *call) error {
 	return s.updateHandler(store.KindEdgeRouter, edgeRouterFields, fsm.CmdEdgeRouterUpdate, m, nil)
 }
 
-func (s *Server) deleteEdgeRouter(c *call) error { return s.deleteHandler(fsm.CmdEdgeRouterDelete)(c) }
+// deleteEdgeRouter deletes an edge router with its terminators.
+func (s *Server) deleteEdgeRouter(c *call) error {
+	return s.deleteHandler(fsm.CmdEdgeRouterDeleteAll)(c)
+}
 
 // reEnrollEdgeRouter drops the router's certificate and issues a fresh
 // enrollment token and JWT, replacing an outstanding one.

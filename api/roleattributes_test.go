@@ -68,30 +68,25 @@ func TestRoleAttributes_ListTheAttributesInUsePerKind(t *testing.T) {
 	}
 }
 
-func TestRouters_DeleteIsRefusedWhileTerminatorsUseTheRouter(t *testing.T) {
+func TestRouters_DeleteRemovesTheirTerminators(t *testing.T) {
 	t.Parallel()
 	ts := newTestServer(t)
 	svc := ts.create("/services", map[string]any{"name": "svc"})
 	er := ts.create("/edge-routers", map[string]any{"name": "er"})
 	tr := ts.create("/transit-routers", map[string]any{"name": "tr"})
-	var terms []string
+	other := ts.create("/edge-routers", map[string]any{"name": "other"})
+	keep := ts.create("/terminators", map[string]any{"service": svc, "router": other, "binding": "transport", "address": "tcp:10.0.0.2:80"})
 	for _, r := range []string{er, tr} {
-		terms = append(terms, ts.create("/terminators", map[string]any{"service": svc, "router": r, "binding": "transport", "address": "tcp:10.0.0.1:80"}))
+		ts.create("/terminators", map[string]any{"service": svc, "router": r, "binding": "transport", "address": "tcp:10.0.0.1:80"})
 	}
-	st, out := ts.do(http.MethodDelete, mgmt("/edge-routers/"+er), nil)
-	wantError(t, st, out, 409, "REFERENCED", "")
-	st, out = ts.do(http.MethodDelete, mgmt("/transit-routers/"+tr), nil)
-	wantError(t, st, out, 409, "REFERENCED", "")
-	ts.get("/edge-routers/" + er)
-	ts.get("/routers/" + tr)
-	for _, id := range terms {
-		if st, out := ts.do(http.MethodDelete, mgmt("/terminators/"+id), nil); st != 200 {
-			t.Fatalf("delete terminator: %d %v", st, out)
-		}
+	if st, out := ts.do(http.MethodDelete, mgmt("/edge-routers/"+er), nil); st != 200 {
+		t.Fatalf("delete edge router: %d %v", st, out)
 	}
-	for _, p := range []string{"/edge-routers/" + er, "/routers/" + tr} {
-		if st, out := ts.do(http.MethodDelete, mgmt(p), nil); st != 200 {
-			t.Fatalf("delete %s without terminators: %d %v", p, st, out)
-		}
+	if st, out := ts.do(http.MethodDelete, mgmt("/transit-routers/"+tr), nil); st != 200 {
+		t.Fatalf("delete transit router: %d %v", st, out)
+	}
+	data, total := ts.list("/terminators")
+	if total != 1 || data[0].(map[string]any)["id"] != keep {
+		t.Fatalf("terminators left: %v", data)
 	}
 }

@@ -39,7 +39,8 @@ func (s *Server) updateRouter(m mode) func(c *call) error {
 	return s.updateHandler(store.KindRouter, routerFields, fsm.CmdRouterUpdate, m, nil)
 }
 
-func (s *Server) deleteRouter(c *call) error { return s.deleteHandler(fsm.CmdRouterDelete)(c) }
+// deleteRouter deletes a transit router with its terminators.
+func (s *Server) deleteRouter(c *call) error { return s.deleteHandler(fsm.CmdRouterDeleteAll)(c) }
 
 func (s *Server) getRouter(path string) func(c *call) error {
 	return func(c *call) error {

@@ -20,7 +20,40 @@ const (
 	// CmdRouterReport records what a connected router reported of itself: its
 	// hostname and its edge listeners (command version 6).
 	CmdRouterReport CommandType = "router.report"
+	// CmdTerminatorCreateByRouter, CmdTerminatorUpdateByRouter and
+	// CmdTerminatorsDeleteByRouter are the terminators routers make, change
+	// and remove for the identities they host (command version 6).
+	CmdTerminatorCreateByRouter  CommandType = "terminator.createByRouter"
+	CmdTerminatorUpdateByRouter  CommandType = "terminator.updateByRouter"
+	CmdTerminatorsDeleteByRouter CommandType = "terminators.deleteByRouter"
+	// CmdEdgeRouterDeleteAll and CmdRouterDeleteAll delete a router with its
+	// terminators (command version 6; the deletes of earlier releases
+	// refuse while terminators use the router).
+	CmdEdgeRouterDeleteAll CommandType = "edgeRouter.deleteWithTerminators"
+	CmdRouterDeleteAll     CommandType = "router.deleteWithTerminators"
 )
+
+// RouterTerminator is the payload of CmdTerminatorCreateByRouter.
+type RouterTerminator struct {
+	Terminator *store.Terminator `json:"terminator"`
+	At         time.Time         `json:"at"`
+}
+
+// RouterTerminatorUpdate is the payload of CmdTerminatorUpdateByRouter: nil
+// fields are not changed.
+type RouterTerminatorUpdate struct {
+	RouterID   string    `json:"routerId"`
+	ID         string    `json:"id"`
+	Cost       *int      `json:"cost,omitempty"`
+	Precedence *string   `json:"precedence,omitempty"`
+	At         time.Time `json:"at"`
+}
+
+// RouterTerminatorsDelete is the payload of CmdTerminatorsDeleteByRouter.
+type RouterTerminatorsDelete struct {
+	RouterID string   `json:"routerId"`
+	IDs      []string `json:"ids"`
+}
 
 // DataPlaneKeys is the payload of CmdDataPlaneKeysEnsure.
 type DataPlaneKeys struct {
@@ -66,6 +99,25 @@ func registerRouters(f *FSM) {
 	})
 	on(f, CmdRouterDelete, func(tx *store.Tx, p *Delete) (any, error) {
 		return nil, tx.DeleteRouter(p.ID)
+	})
+	on(f, CmdEdgeRouterDeleteAll, func(tx *store.Tx, p *Delete) (any, error) {
+		return nil, tx.DeleteRouterWithTerminators(store.KindEdgeRouter, p.ID)
+	})
+	on(f, CmdRouterDeleteAll, func(tx *store.Tx, p *Delete) (any, error) {
+		return nil, tx.DeleteRouterWithTerminators(store.KindRouter, p.ID)
+	})
+	on(f, CmdTerminatorCreateByRouter, func(tx *store.Tx, p *RouterTerminator) (any, error) {
+		if p.Terminator == nil {
+			return nil, store.Invalid("terminator", "is required", nil)
+		}
+		return nil, tx.CreateRouterTerminator(p.Terminator, p.At)
+	})
+	on(f, CmdTerminatorUpdateByRouter, func(tx *store.Tx, p *RouterTerminatorUpdate) (any, error) {
+		return nil, tx.UpdateRouterTerminator(p.RouterID, p.ID, p.Cost, p.Precedence, p.At)
+	})
+	on(f, CmdTerminatorsDeleteByRouter, func(tx *store.Tx, p *RouterTerminatorsDelete) (any, error) {
+		n, err := tx.DeleteRouterTerminators(p.RouterID, p.IDs)
+		return n, err
 	})
 	on(f, CmdDataPlaneKeysEnsure, func(tx *store.Tx, p *DataPlaneKeys) (any, error) {
 		return nil, tx.EnsureDataPlaneKeys(&p.Keys, p.At)

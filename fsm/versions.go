@@ -36,6 +36,12 @@ var commandSince = map[CommandType]int{
 	CmdRouterExtendPending: 6,
 	CmdRouterExtendVerify:  6,
 	CmdRouterEvent:         6,
+
+	CmdTerminatorCreateByRouter:  6,
+	CmdTerminatorUpdateByRouter:  6,
+	CmdTerminatorsDeleteByRouter: 6,
+	CmdEdgeRouterDeleteAll:       6,
+	CmdRouterDeleteAll:           6,
 }
 
 // VersionOf is the command version of t.

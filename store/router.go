@@ -84,3 +84,25 @@ func (tx *Tx) routerInUse(k *Kind, id string) error {
 	}
 	return nil
 }
+
+// DeleteRouterWithTerminators removes a router (edge or transit) and the
+// terminators that run on it, as OpenZiti does: routers make most of them,
+// for the identities they host, and each removal is an entity event of its
+// own. (DeleteEdgeRouter and DeleteRouter, the commands of earlier
+// releases, refuse the delete while terminators use the router.)
+func (tx *Tx) DeleteRouterWithTerminators(k *Kind, id string) error {
+	if _, err := tx.Get(k, id); err != nil {
+		return err
+	}
+	var ids []string
+	tx.Each(KindTerminator, "router", func(r Record) bool { ids = append(ids, r.GetID()); return true }, id)
+	for _, t := range ids {
+		if err := tx.Remove(KindTerminator, t); err != nil {
+			return err
+		}
+	}
+	if k == KindEdgeRouter {
+		return tx.DeleteEdgeRouter(id)
+	}
+	return tx.DeleteRouter(id)
+}

@@ -22,6 +22,10 @@ type Terminator struct {
 	Cost           int    `json:"cost"`
 	Precedence     string `json:"precedence"`
 	HostID         string `json:"hostId"`
+	// PeerData is what the hosting SDK told its router, handed to dialers
+	// (key → bytes); IsSystem marks a terminator a router made for a host.
+	PeerData map[uint32][]byte `json:"peerData,omitempty"`
+	IsSystem bool              `json:"isSystem,omitempty"`
 }
 
 // KindTerminator is the table of terminators.
@@ -87,3 +91,67 @@ func (tx *Tx) UpdateTerminator(id string, p Patch, at time.Time) error {
 
 // DeleteTerminator removes a terminator.
 func (tx *Tx) DeleteTerminator(id string) error { return tx.Remove(KindTerminator, id) }
+
+// CreateRouterTerminator makes a router's terminator, or takes it again: a
+// terminator of that id for the same service, router, binding and host
+// (the router asking again after a reconnect) keeps its id and gets the
+// new cost and precedence; one that differs in any of those is a conflict.
+func (tx *Tx) CreateRouterTerminator(t *Terminator, at time.Time) error {
+	old, err := GetAs[*Terminator](tx, KindTerminator, t.ID)
+	if err != nil {
+		if err := tx.checkTerminatorRefs(t); err != nil {
+			return err
+		}
+		if tx.TerminatorRouterKind(t.RouterID) != KindEdgeRouter {
+			return Invalid("router", "terminators of hosts are made by edge routers", t.RouterID)
+		}
+		return tx.Insert(KindTerminator, t)
+	}
+	if old.ServiceID != t.ServiceID || old.RouterID != t.RouterID || old.Binding != t.Binding || old.HostID != t.HostID {
+		return Conflict("id", t.ID, "terminator %s exists for another service, router, binding or host", t.ID)
+	}
+	if old.Cost == t.Cost && old.Precedence == t.Precedence {
+		return nil
+	}
+	n := *old
+	n.Cost, n.Precedence, n.UpdatedAt = t.Cost, t.Precedence, at
+	return tx.Replace(KindTerminator, &n)
+}
+
+// DeleteRouterTerminators removes the terminators, among ids, that router
+// routerID made; a router removes only its own. It reports how many went.
+func (tx *Tx) DeleteRouterTerminators(routerID string, ids []string) (int, error) {
+	n := 0
+	for _, id := range ids {
+		t, err := GetAs[*Terminator](tx, KindTerminator, id)
+		if err != nil || t.RouterID != routerID {
+			continue
+		}
+		if err := tx.Remove(KindTerminator, id); err != nil {
+			return n, err
+		}
+		n++
+	}
+	return n, nil
+}
+
+// UpdateRouterTerminator changes the cost and/or precedence of a terminator
+// of router routerID.
+func (tx *Tx) UpdateRouterTerminator(routerID, id string, cost *int, precedence *string, at time.Time) error {
+	t, err := GetAs[*Terminator](tx, KindTerminator, id)
+	if err != nil {
+		return err
+	}
+	if t.RouterID != routerID {
+		return Forbidden("terminator %s is another router's", id)
+	}
+	n := *t
+	if cost != nil {
+		n.Cost = *cost
+	}
+	if precedence != nil {
+		n.Precedence = *precedence
+	}
+	n.UpdatedAt = at
+	return tx.Replace(KindTerminator, &n)
+}
