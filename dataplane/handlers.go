@@ -22,6 +22,11 @@ func (m *Manager) handlers(r *Router) map[int32]ctrlchan.Handler {
 			m.log.Info("edge sync: the router asks for the full state again", "router", r.ID, "reason", resyncReason(msg.Body))
 			r.edge.resync()
 		}),
+		wire.CreateTerminatorV2RequestType:   count(func(_ *ctrlchan.Channel, msg *ctrlchan.Message) { go m.createTerminator(r, msg) }),
+		wire.UpdateTerminatorRequestType:     count(func(_ *ctrlchan.Channel, msg *ctrlchan.Message) { go m.terminatorRequest(r, msg) }),
+		wire.RemoveTerminatorRequestType:     count(func(_ *ctrlchan.Channel, msg *ctrlchan.Message) { go m.terminatorRequest(r, msg) }),
+		wire.HealthEventType:                 count(func(_ *ctrlchan.Channel, msg *ctrlchan.Message) { go m.terminatorRequest(r, msg) }),
+		wire.RemoveTerminatorsRequestType:    count(func(_ *ctrlchan.Channel, msg *ctrlchan.Message) { go m.removeTerminators(r, msg) }),
 		wire.SubscribeToDataModelRequestType: count(func(_ *ctrlchan.Channel, msg *ctrlchan.Message) { m.subscribe(r, msg) }),
 		wire.EnrollmentExtendRouterType:      count(func(_ *ctrlchan.Channel, msg *ctrlchan.Message) { go m.extend(r, msg) }),
 		wire.EnrollmentExtendRouterVerify:    count(func(_ *ctrlchan.Channel, msg *ctrlchan.Message) { go m.extendVerify(r, msg) }),

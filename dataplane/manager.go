@@ -80,6 +80,8 @@ type Manager struct {
 	events      eventReporter
 	// rdm holds the router data model's recent change sets (rdmsync.go).
 	rdm rdmLog
+	// verifier checks service session tokens (terminators.go).
+	verifier sessionVerifier
 
 	stop chan struct{}
 	wg   sync.WaitGroup

@@ -11,6 +11,7 @@ type metrics struct {
 	extended  prometheus.Counter
 	// eventsDropped counts router events not recorded (a full queue).
 	eventsDropped prometheus.Counter
+	healthEvents  *prometheus.CounterVec
 }
 
 func newMetrics() *metrics {
@@ -25,6 +26,8 @@ func newMetrics() *metrics {
 			Help: "Control-channel messages sent to routers, by content type."}, []string{"type"}),
 		extended: prometheus.NewCounter(prometheus.CounterOpts{Name: "edgectl_router_certificates_extended_total",
 			Help: "Router certificates this node extended over the control channel."}),
+		healthEvents: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "edgectl_terminator_health_checks_total",
+			Help: "Health check results routers reported for the terminators of their hosts, by result."}, []string{"passed"}),
 		eventsDropped: prometheus.NewCounter(prometheus.CounterOpts{Name: "edgectl_router_events_dropped_total",
 			Help: "Router events (connected, disconnected, refused, certificate extended) not recorded: the queue to the event log was full."}),
 	}
@@ -34,5 +37,5 @@ func newMetrics() *metrics {
 func (m *Manager) Collectors() []prometheus.Collector {
 	lag := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "edgectl_router_sync_lag_entries",
 		Help: "Raft entries this node applied past the oldest change not yet sent to every connected edge router (0: all sent)."}, m.syncLag)
-	return []prometheus.Collector{lag, m.metrics.connected, m.metrics.refused, m.metrics.received, m.metrics.sent, m.metrics.extended, m.metrics.eventsDropped}
+	return []prometheus.Collector{lag, m.metrics.connected, m.metrics.refused, m.metrics.received, m.metrics.sent, m.metrics.extended, m.metrics.eventsDropped, m.metrics.healthEvents}
 }
