@@ -66,6 +66,7 @@ func (m *Manager) dispatch() {
 		if len(sets) == 0 {
 			continue
 		}
+		m.endCircuitsOf(accessLost(sets))
 		if len(routers) == 0 {
 			// Nobody to tell: the log moves past these entries instead of
 			// keeping them (a router that comes later, behind them, gets
@@ -122,6 +123,10 @@ func (m *Manager) changeMessages(sets []fsm.Changes) []*ctrlchan.Message {
 			switch c.Kind {
 			case store.KindAPISession:
 				out = m.apiSessionChange(tx, keys, c, out)
+			case store.KindSession:
+				if c.New == nil {
+					out = append(out, ctrlchan.NewMessage(wire.SessionRemovedType, wire.APISessionRemoved(nil, []string{c.Old.GetID()})))
+				}
 			case store.KindAPISessionCertificate:
 				if c.New != nil && c.Old == nil {
 					updated(c.New.(*store.APISessionCertificate).APISessionID)
@@ -239,4 +244,25 @@ func (m *Manager) syncLag() float64 {
 		return 0
 	}
 	return float64(applied - oldest + 1)
+}
+
+// accessLost collects from a run of changes the sessions and API sessions
+// that ended and the identities that were disabled: their circuits end.
+func accessLost(sets []fsm.Changes) (sessions, apiSessions, identities map[string]bool) {
+	sessions, apiSessions, identities = map[string]bool{}, map[string]bool{}, map[string]bool{}
+	for _, set := range sets {
+		for _, c := range set.Changes {
+			switch {
+			case c.Kind == store.KindSession && c.New == nil:
+				sessions[c.Old.GetID()] = true
+			case c.Kind == store.KindAPISession && c.New == nil:
+				apiSessions[c.Old.GetID()] = true
+			case c.Kind == store.KindIdentity && c.New == nil:
+				identities[c.Old.GetID()] = true
+			case c.Kind == store.KindIdentity && c.Old != nil && c.New.(*store.Identity).Disabled && !c.Old.(*store.Identity).Disabled:
+				identities[c.New.GetID()] = true
+			}
+		}
+	}
+	return sessions, apiSessions, identities
 }

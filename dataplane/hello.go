@@ -35,12 +35,13 @@ func (v VersionInfo) encode() []byte {
 // revision field. docs/openziti.md.
 const ProtocolLevel = "v1.7.2"
 
-// capabilities is the mask this node advertises: the router data model
-// and terminators (V2). Circuits (V2) are advertised once they are served.
+// capabilities is the mask this node advertises: the router data model,
+// terminators (V2) and circuits (V2).
 // A router restarts itself when the data model bit changes between two
 // connections, so it is never taken back.
 func capabilities() *big.Int {
 	c := new(big.Int).SetBit(new(big.Int), wire.CapRouterDataModel, 1)
+	c.SetBit(c, wire.CapCreateCircuitV2, 1)
 	return c.SetBit(c, wire.CapCreateTerminatorV2, 1)
 }
 

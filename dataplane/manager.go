@@ -82,6 +82,8 @@ type Manager struct {
 	rdm rdmLog
 	// verifier checks service session tokens (terminators.go).
 	verifier sessionVerifier
+	// circuits are the circuits this node routed (circuits.go).
+	circuits circuits
 
 	stop chan struct{}
 	wg   sync.WaitGroup
@@ -352,6 +354,7 @@ func (m *Manager) drop(r *Router) {
 	}
 	m.mu.Unlock()
 	m.metrics.connected.Dec()
+	m.dropRouterCircuits(r.ID)
 	m.log.Info("router disconnected", "router", r.ID, "reason", fmt.Sprint(r.ch.Err()))
 }
 

@@ -12,6 +12,8 @@ type metrics struct {
 	// eventsDropped counts router events not recorded (a full queue).
 	eventsDropped prometheus.Counter
 	healthEvents  *prometheus.CounterVec
+	dials         *prometheus.CounterVec
+	dialSeconds   prometheus.Histogram
 }
 
 func newMetrics() *metrics {
@@ -26,6 +28,11 @@ func newMetrics() *metrics {
 			Help: "Control-channel messages sent to routers, by content type."}, []string{"type"}),
 		extended: prometheus.NewCounter(prometheus.CounterOpts{Name: "edgectl_router_certificates_extended_total",
 			Help: "Router certificates this node extended over the control channel."}),
+		dials: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "edgectl_circuit_dials_total",
+			Help: "Circuits routers asked this node for, by result (routed, refused)."}, []string{"result"}),
+		dialSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "edgectl_circuit_dial_seconds",
+			Help:    "Time from a router's dial request to this node's answer, for routed circuits.",
+			Buckets: []float64{0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 1}}),
 		healthEvents: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "edgectl_terminator_health_checks_total",
 			Help: "Health check results routers reported for the terminators of their hosts, by result."}, []string{"passed"}),
 		eventsDropped: prometheus.NewCounter(prometheus.CounterOpts{Name: "edgectl_router_events_dropped_total",
@@ -37,5 +44,7 @@ func newMetrics() *metrics {
 func (m *Manager) Collectors() []prometheus.Collector {
 	lag := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "edgectl_router_sync_lag_entries",
 		Help: "Raft entries this node applied past the oldest change not yet sent to every connected edge router (0: all sent)."}, m.syncLag)
-	return []prometheus.Collector{lag, m.metrics.connected, m.metrics.refused, m.metrics.received, m.metrics.sent, m.metrics.extended, m.metrics.eventsDropped, m.metrics.healthEvents}
+	return []prometheus.Collector{lag, m.metrics.connected, m.metrics.refused, m.metrics.received, m.metrics.sent, m.metrics.extended, m.metrics.eventsDropped, m.metrics.healthEvents, m.metrics.dials, m.metrics.dialSeconds,
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "edgectl_circuits", Help: "Circuits this node routed that are open."},
+			func() float64 { return float64(len(m.Circuits())) })}
 }

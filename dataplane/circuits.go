@@ -1,0 +1,387 @@
+package dataplane
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"edgectl/auth"
+	"edgectl/ctrlchan"
+	"edgectl/dataplane/wire"
+	"edgectl/policy"
+	"edgectl/store"
+)
+
+// Circuits. An SDK client (or a tunneler) dials a service through an edge
+// router; the router asks this node for a circuit with the client's Dial
+// session. The node checks the session as for terminators, picks a
+// terminator of the service (the one the client named by instance id, else
+// by precedence, then cost), routes the circuit on the router (one Route:
+// ingress to egress and back, the egress dialing the terminator), waits
+// for the router's route result and answers with the circuit's id, its
+// ingress address and the host's peer data. Circuits live in memory on the
+// node that made them; they end when either end closes (a fault), when the
+// router no longer has them (its confirmations), when the router goes, and
+// when access is lost (the session ends: logout, expiry, a policy or
+// posture change, a disabled identity), each with an Unroute.
+
+// routeTimeout bounds a route's answer.
+const routeTimeout = 10 * time.Second
+
+// Circuit is a circuit this node routed.
+type Circuit struct {
+	ID           string    `json:"id"`
+	RouterID     string    `json:"routerId"`
+	IngressID    string    `json:"ingressId"`
+	EgressID     string    `json:"egressId"`
+	TerminatorID string    `json:"terminatorId"`
+	ServiceID    string    `json:"serviceId"`
+	IdentityID   string    `json:"identityId"`
+	SessionID    string    `json:"sessionId"`
+	APISessionID string    `json:"apiSessionId"`
+	CreatedAt    time.Time `json:"createdAt"`
+}
+
+// circuits is the node's circuit table, with the routes waiting for their results.
+type circuits struct {
+	mu      sync.Mutex
+	byID    map[string]*Circuit
+	waiting map[string]chan *ctrlchan.Message
+}
+
+func (c *circuits) add(ci *Circuit) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.byID == nil {
+		c.byID = map[string]*Circuit{}
+	}
+	c.byID[ci.ID] = ci
+}
+
+func (c *circuits) remove(id string) *Circuit {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ci := c.byID[id]
+	delete(c.byID, id)
+	return ci
+}
+
+func (c *circuits) get(id string) *Circuit {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.byID[id]
+}
+
+// matching removes and returns the circuits keep says to end.
+func (c *circuits) removeWhere(end func(*Circuit) bool) []*Circuit {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []*Circuit
+	for id, ci := range c.byID {
+		if end(ci) {
+			out = append(out, ci)
+			delete(c.byID, id)
+		}
+	}
+	return out
+}
+
+func (c *circuits) wait(id string) chan *ctrlchan.Message {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.waiting == nil {
+		c.waiting = map[string]chan *ctrlchan.Message{}
+	}
+	ch := make(chan *ctrlchan.Message, 1)
+	c.waiting[id] = ch
+	return ch
+}
+
+func (c *circuits) done(id string) {
+	c.mu.Lock()
+	delete(c.waiting, id)
+	c.mu.Unlock()
+}
+
+func (c *circuits) deliver(id string, m *ctrlchan.Message) bool {
+	c.mu.Lock()
+	ch := c.waiting[id]
+	c.mu.Unlock()
+	if ch == nil {
+		return false
+	}
+	select {
+	case ch <- m:
+	default:
+	}
+	return true
+}
+
+// Circuits lists this node's circuits, by id.
+func (m *Manager) Circuits() []*Circuit {
+	m.circuits.mu.Lock()
+	defer m.circuits.mu.Unlock()
+	out := make([]*Circuit, 0, len(m.circuits.byID))
+	for _, c := range m.circuits.byID {
+		cp := *c
+		out = append(out, &cp)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
+
+// ErrNoCircuit: this node routed no circuit of that id.
+var ErrNoCircuit = errors.New("no circuit of this id on this node")
+
+// EndCircuit ends circuit id: the router is told to unroute it now.
+func (m *Manager) EndCircuit(id string) error {
+	ci := m.circuits.remove(id)
+	if ci == nil {
+		return ErrNoCircuit
+	}
+	m.unroute(ci.RouterID, id, true)
+	m.log.Info("circuit ended", "circuit", id, "reason", "deleted by an admin")
+	return nil
+}
+
+// unroute tells router routerID to drop circuit id.
+func (m *Manager) unroute(routerID, id string, now bool) {
+	m.mu.Lock()
+	r := m.routers[routerID]
+	m.mu.Unlock()
+	if r == nil || r.ch == nil {
+		return
+	}
+	_ = m.send(r, ctrlchan.NewMessage(wire.UnrouteType, wire.Unroute(id, now)))
+}
+
+// dialRequest is the header-encoded CreateCircuitV2Request.
+type dialRequest struct {
+	sessionToken, apiSessionToken, instanceID string
+	fingerprints                              []string
+	peerData                                  map[uint32][]byte
+}
+
+func decodeDialRequest(msg *ctrlchan.Message) (*dialRequest, error) {
+	d := &dialRequest{}
+	d.sessionToken, _ = msg.Headers.String(wire.CircuitSessionTokenHeader)
+	if d.sessionToken == "" {
+		return nil, errors.New("no session token in the dial")
+	}
+	d.apiSessionToken, _ = msg.Headers.String(wire.CircuitAPISessionTokenHeader)
+	d.instanceID, _ = msg.Headers.String(wire.CircuitTerminatorInstanceID)
+	var err error
+	if d.fingerprints, err = wire.DecodeStringSlice(msg.Headers[wire.CircuitFingerprintsHeader]); err != nil {
+		return nil, err
+	}
+	if d.peerData, err = wire.DecodeU32Map(msg.Headers[wire.PeerDataHeader]); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// precedenceRank orders terminator precedences: required first, failed last.
+func precedenceRank(p string) int {
+	switch p {
+	case "required":
+		return 0
+	case "failed":
+		return 2
+	}
+	return 1
+}
+
+// pickTerminator chooses the terminator of a service that a dial through
+// router routerID goes to: with an instance id, that instance's; else by
+// precedence, then cost, then id. Only terminators on the dialing router
+// can be reached (paths across routers need links).
+func pickTerminator(tx *store.Tx, serviceID, routerID, instanceID string) (*store.Terminator, error) {
+	var best *store.Terminator
+	any := false
+	tx.Each(store.KindTerminator, "service", func(r store.Record) bool {
+		t := r.(*store.Terminator)
+		any = true
+		if t.RouterID != routerID || (instanceID != "" && t.Identity != instanceID) {
+			return true
+		}
+		if best == nil || precedenceRank(t.Precedence) < precedenceRank(best.Precedence) ||
+			(precedenceRank(t.Precedence) == precedenceRank(best.Precedence) && (t.Cost < best.Cost || (t.Cost == best.Cost && t.ID < best.ID))) {
+			best = t
+		}
+		return true
+	}, serviceID)
+	switch {
+	case best != nil:
+		return best, nil
+	case !any:
+		return nil, fmt.Errorf("service %s has no terminators: no host is binding it", serviceID)
+	case instanceID != "":
+		return nil, fmt.Errorf("service %s has no terminator of instance %q on this edge router", serviceID, instanceID)
+	}
+	return nil, fmt.Errorf("service %s has no terminator on this edge router", serviceID)
+}
+
+// dial handles CreateCircuitV2Request.
+func (m *Manager) dial(r *Router, msg *ctrlchan.Message) {
+	start := time.Now()
+	fail := func(err error, circuitID string) {
+		code := uint32(wire.ErrInternal)
+		var se *sessionError
+		if errors.As(err, &se) {
+			code = se.code
+		}
+		reply := ctrlchan.NewMessage(wire.ErrorType, []byte(err.Error()))
+		reply.Headers.PutUint32(wire.ErrorCodeHeader, code)
+		if circuitID != "" {
+			reply.Headers.PutString(wire.CircuitIDHeader, circuitID)
+		}
+		_ = r.ch.Reply(msg, reply)
+		m.metrics.dials.WithLabelValues("refused").Inc()
+		m.log.Info("dial refused", "router", r.ID, "reason", err.Error())
+	}
+	req, err := decodeDialRequest(msg)
+	if err != nil {
+		fail(err, "")
+		return
+	}
+	tx := m.cfg.Store.Read()
+	s, as, err := m.sessionOf(tx, req.sessionToken, req.apiSessionToken)
+	if err == nil && s.Type != policy.Dial {
+		err = refusedSession(wire.ErrWrongSessionType, "the session is a %s session, not Dial", s.Type)
+	}
+	if err == nil {
+		err = mayUseRouter(tx, s, r.ID)
+	}
+	var t *store.Terminator
+	if err == nil {
+		t, err = pickTerminator(tx, s.ServiceID, r.ID, req.instanceID)
+	}
+	if err != nil {
+		fail(err, "")
+		return
+	}
+	ci := &Circuit{ID: auth.NewID(), RouterID: r.ID, IngressID: auth.NewToken()[:22], EgressID: auth.NewToken()[:22],
+		TerminatorID: t.ID, ServiceID: s.ServiceID, IdentityID: s.IdentityID, SessionID: s.ID, APISessionID: as.ID,
+		CreatedAt: m.cfg.Now().UTC()}
+	results := m.circuits.wait(ci.ID)
+	defer m.circuits.done(ci.ID)
+	route := wire.Route(ci.ID, 0, &wire.Egress{Binding: t.Binding, Address: ci.EgressID, Destination: t.Address, PeerData: req.peerData},
+		[]wire.Forward{{Src: ci.IngressID, Dst: ci.EgressID, DstType: wire.DestEnd}, {Src: ci.EgressID, Dst: ci.IngressID, DstType: wire.DestStart}},
+		uint64(routeTimeout), nil)
+	m.circuits.add(ci) // before the route: a fault or confirmation may come before the result
+	if err := m.send(r, ctrlchan.NewMessage(wire.RouteType, route)); err != nil {
+		m.circuits.remove(ci.ID)
+		fail(fmt.Errorf("the route could not be sent: %w", err), ci.ID)
+		return
+	}
+	var result *ctrlchan.Message
+	select {
+	case result = <-results:
+	case <-time.After(routeTimeout):
+	case <-r.ch.Done():
+	}
+	if result == nil {
+		m.circuits.remove(ci.ID)
+		m.unroute(r.ID, ci.ID, true)
+		fail(fmt.Errorf("the router did not route circuit %s within %s", ci.ID, routeTimeout), ci.ID)
+		return
+	}
+	if _, ok := result.Headers[wire.RouteResultSuccessHeader]; !ok {
+		m.circuits.remove(ci.ID)
+		m.unroute(r.ID, ci.ID, true)
+		text, _ := result.Headers.String(wire.RouteResultErrorHeader)
+		fail(fmt.Errorf("the host could not be reached: %s", text), ci.ID)
+		return
+	}
+	peer := map[uint32][]byte{}
+	for k, v := range result.Headers {
+		if k >= 1000 && (k < wire.RouteResultAttemptHeader || k > wire.RouteResultErrorCodeHeader) &&
+			(k < wire.TerminatorLocalAddressHeader || k > wire.InitiatorRemoteAddressHeader) {
+			peer[uint32(k)] = v
+		}
+	}
+	resp := ctrlchan.NewMessage(wire.CreateCircuitV2ResponseType, nil)
+	resp.Headers.PutString(wire.CircuitResponseIDHeader, ci.ID)
+	resp.Headers.PutString(wire.CircuitResponseAddressHeader, ci.IngressID)
+	if len(peer) > 0 {
+		resp.Headers[wire.PeerDataHeader] = wire.EncodeU32Map(peer)
+	}
+	if err := r.ch.Reply(msg, resp); err != nil {
+		m.circuits.remove(ci.ID)
+		return
+	}
+	m.metrics.dials.WithLabelValues("routed").Inc()
+	m.metrics.dialSeconds.Observe(time.Since(start).Seconds())
+	m.log.Debug("circuit routed", "circuit", ci.ID, "router", r.ID, "service", ci.ServiceID, "terminator", t.ID, "took", time.Since(start))
+}
+
+// routeResult hands a router's route result to the dial waiting for it.
+func (m *Manager) routeResult(r *Router, msg *ctrlchan.Message) {
+	id := string(msg.Body)
+	if !m.circuits.deliver(id, msg) {
+		// A result nobody waits for: a late one, after the dial gave up.
+		if m.circuits.get(id) == nil {
+			m.unroute(r.ID, id, true)
+		}
+	}
+}
+
+// fault handles a router's fault: an end of a circuit closed (or its
+// forwarding failed); the circuit ends and the router unroutes it.
+func (m *Manager) fault(r *Router, msg *ctrlchan.Message) {
+	f, err := wire.DecodeFault(msg.Body)
+	if err != nil {
+		return
+	}
+	switch f.Subject {
+	case wire.IngressFault, wire.EgressFault:
+		if ci := m.circuits.remove(f.ID); ci != nil {
+			m.unroute(ci.RouterID, ci.ID, false)
+		}
+	case wire.ForwardFault, wire.UnknownOwnerForwardFault:
+		for _, id := range strings.Fields(f.ID) {
+			if ci := m.circuits.remove(id); ci != nil {
+				m.unroute(ci.RouterID, id, true)
+			} else {
+				m.unroute(r.ID, id, true)
+			}
+		}
+	}
+}
+
+// confirmCircuits takes a router's list of its circuits and unroutes those
+// this node does not know (the router keeps circuits whose controller
+// forgot them: this node restarted, or the circuit ended while it was away).
+func (m *Manager) confirmCircuits(r *Router, msg *ctrlchan.Message) {
+	ids, err := wire.DecodeCircuitConfirmation(msg.Body)
+	if err != nil {
+		return
+	}
+	for _, id := range ids {
+		if ci := m.circuits.get(id); ci == nil || ci.RouterID != r.ID {
+			m.unroute(r.ID, id, true)
+		}
+	}
+}
+
+// endCircuitsOf ends the circuits that lost their access: those of ended
+// sessions or API sessions, and those of disabled identities.
+func (m *Manager) endCircuitsOf(sessions, apiSessions, identities map[string]bool) {
+	if len(sessions)+len(apiSessions)+len(identities) == 0 || len(m.Circuits()) == 0 {
+		return
+	}
+	for _, ci := range m.circuits.removeWhere(func(c *Circuit) bool {
+		return sessions[c.SessionID] || apiSessions[c.APISessionID] || identities[c.IdentityID]
+	}) {
+		m.unroute(ci.RouterID, ci.ID, true)
+		m.log.Info("circuit ended: access lost", "circuit", ci.ID, "identity", ci.IdentityID, "service", ci.ServiceID)
+	}
+}
+
+// dropRouterCircuits forgets the circuits of a router that left.
+func (m *Manager) dropRouterCircuits(routerID string) {
+	m.circuits.removeWhere(func(c *Circuit) bool { return c.RouterID == routerID })
+}
