@@ -195,8 +195,8 @@ func precedenceRank(p string) int {
 }
 
 // pickTerminator chooses the terminator of a service that a dial through
-// router routerID goes to: with an instance id, that instance's; else by
-// precedence, then cost, then id. Only terminators on the dialing router
+// router routerID goes to: those of the instance id the dial names (or of
+// none), by precedence, then cost, then id. Only terminators on the dialing router
 // can be reached (paths across routers need links).
 func pickTerminator(tx *store.Tx, serviceID, routerID, instanceID string) (*store.Terminator, error) {
 	var best *store.Terminator
@@ -204,7 +204,9 @@ func pickTerminator(tx *store.Tx, serviceID, routerID, instanceID string) (*stor
 	tx.Each(store.KindTerminator, "service", func(r store.Record) bool {
 		t := r.(*store.Terminator)
 		any = true
-		if t.RouterID != routerID || (instanceID != "" && t.Identity != instanceID) {
+		// Without an instance id only terminators without one are
+		// candidates, as in OpenZiti: addressable instances are dialed by name.
+		if t.RouterID != routerID || t.Identity != instanceID {
 			return true
 		}
 		if best == nil || precedenceRank(t.Precedence) < precedenceRank(best.Precedence) ||

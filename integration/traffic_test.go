@@ -1,0 +1,101 @@
+package integration
+
+import (
+	"crypto/rand"
+	"fmt"
+	"testing"
+	"time"
+)
+
+// TestTraffic_TunnelersThroughOneRouter: a TCP echo server hosted by
+// `ziti tunnel host`, reached through `ziti tunnel proxy`, through one real
+// router controlled by edgectl: 1 MiB echoed byte for byte, 20 sequential
+// and 8 concurrent connections; the circuits are listed while open; the host
+// gone removes its terminator.
+func TestTraffic_TunnelersThroughOneRouter(t *testing.T) {
+	t.Parallel()
+	tn := newTrafficNet(t)
+	mib := make([]byte, 1<<20)
+	_, _ = rand.Read(mib)
+	if err := echoOnce(tn.proxyAddr, mib); err != nil {
+		t.Fatalf("1 MiB: %v", err)
+	}
+	for i := range 20 {
+		if err := echoOnce(tn.proxyAddr, []byte(fmt.Sprintf("sequential %d", i))); err != nil {
+			t.Fatalf("sequential connection %d: %v", i, err)
+		}
+	}
+	if err := concurrently(8, func(i int) error {
+		data := make([]byte, 64<<10)
+		_, _ = rand.Read(data)
+		return echoOnce(tn.proxyAddr, data)
+	}); err != nil {
+		t.Fatalf("8 concurrent connections: %v", err)
+	}
+
+	tn.host.stop()
+	waitUntil(t, "the host's terminator gone", 15*time.Second, func() error {
+		items, err := listAll(t, tn.n, tn.token, "/terminators")
+		if err != nil {
+			return err
+		}
+		if len(items) != 0 {
+			return fmt.Errorf("%d terminators", len(items))
+		}
+		return nil
+	})
+	if err := echoOnce(tn.proxyAddr, []byte("nobody home")); err == nil {
+		t.Fatal("a dial with no host echoed")
+	}
+}
+
+// TestTraffic_AccessLostEndsAccess: deleting the Dial policy, disabling the
+// identity, or ending its API session (a logout) closes the identity's open
+// streams within 5 s and refuses new ones.
+func TestTraffic_AccessLostEndsAccess(t *testing.T) {
+	t.Parallel()
+	tn := newTrafficNet(t)
+	refused := func(what string) {
+		t.Helper()
+		waitUntil(t, what+": a new dial refused", 5*time.Second, func() error {
+			if err := echoOnce(tn.proxyAddr, []byte("still?")); err == nil {
+				return errString("a new dial still echoes")
+			}
+			return nil
+		})
+	}
+
+	// A logout: the proxy's API session ended by an admin.
+	c := tn.openStream(t)
+	items, err := listAll(t, tn.n, tn.token, "/api-sessions")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, it := range items {
+		if jget(it, "identityId") == tn.clientID {
+			st, m := do(t, "DELETE", tn.n.mgmt("/api-sessions/"+jget(it, "id").(string)), tn.token, nil)
+			mustStatus(t, "end the client's API session", st, m, 200)
+		}
+	}
+	waitClosed(t, "API session ended", c, 5*time.Second)
+	tn.proxy.stop()
+	tn.startProxy(t) // logs in again
+
+	// The identity disabled.
+	c = tn.openStream(t)
+	st, m := do(t, "POST", tn.n.mgmt("/identities/"+tn.clientID+"/disable"), tn.token, map[string]any{"durationMinutes": 0})
+	mustStatus(t, "disable the client", st, m, 200)
+	waitClosed(t, "identity disabled", c, 5*time.Second)
+	refused("identity disabled")
+	st, m = do(t, "POST", tn.n.mgmt("/identities/"+tn.clientID+"/enable"), tn.token, nil)
+	mustStatus(t, "enable the client", st, m, 200)
+	tn.proxy.stop()
+	tn.startProxy(t)
+
+	// The Dial policy deleted.
+	c = tn.openStream(t)
+	st, m = do(t, "DELETE", tn.n.mgmt("/service-policies/"+tn.dialPolicyID), tn.token, nil)
+	mustStatus(t, "delete the Dial policy", st, m, 200)
+	waitClosed(t, "Dial policy deleted", c, 5*time.Second)
+	refused("Dial policy deleted")
+}
