@@ -50,6 +50,8 @@ type Config struct {
 	// IsLeader tells whether this node leads the cluster (routers send
 	// terminator changes to the leader).
 	IsLeader func() bool
+	// OfflinePeers lists the members that stopped answering (failover.go).
+	OfflinePeers func() []string
 	// Activity takes the API sessions routers report in use.
 	Activity *auth.Activity
 	Log      hclog.Logger
@@ -162,7 +164,11 @@ func New(cfg Config) *Manager {
 func (m *Manager) Start() {
 	applied, _ := m.cfg.Applied()
 	m.rdm.reset(applied + 1)
-	m.wg.Add(3)
+	m.wg.Add(4)
+	go func() {
+		defer m.wg.Done()
+		m.watchPeers(250 * time.Millisecond)
+	}()
 	go func() {
 		defer m.wg.Done()
 		if m.cfg.Writer != nil {

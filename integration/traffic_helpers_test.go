@@ -135,7 +135,13 @@ type trafficNet struct {
 func newTrafficNet(t *testing.T) *trafficNet {
 	t.Helper()
 	n := startNode(t, nodeOpts{})
-	token := login(t, n, adminUser, adminPassword)
+	return newTrafficNetOn(t, n, login(t, n, adminUser, adminPassword))
+}
+
+// newTrafficNetOn builds the network through node n (its router enrolled
+// there, its tunnelers' identities enrolled there).
+func newTrafficNetOn(t *testing.T, n *node, token string) *trafficNet {
+	t.Helper()
 	tn := &trafficNet{n: n, token: token, dir: t.TempDir()}
 	tn.router = newZitiRouter(t, n, token, "er1")
 	tn.router.start()
