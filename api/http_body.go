@@ -312,7 +312,10 @@ func parseFields(raw map[string]json.RawMessage, fields []field, m mode) (*parse
 		isNull := present && string(bytes.TrimSpace(rv)) == "null"
 		var v any
 		switch {
-		case isNull && m == modePatch && f.patchNullKeeps:
+		case isNull && m == modePatch && (f.patchNullKeeps || f.kind == fStringList):
+			// Generated clients send every array they were not given as
+			// null: in a PATCH, a null list is a list not given, for every
+			// resource (docs/openziti.md).
 			continue
 		case present && m == modePatch && f.patchEmptyKeeps && isEmptyObject(rv):
 			continue

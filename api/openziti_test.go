@@ -221,6 +221,21 @@ func TestOpenZiti_WhatGeneratedClientsSend(t *testing.T) {
 	if got["name"] != "gen-sp2" || dig(got, "identityRoles").([]any)[0] != "#a" || dig(got, "postureCheckRoles").([]any)[0] != "#c" {
 		t.Fatalf("after a PATCH with null roles: %v", got)
 	}
+	// So do the CAs' (ziti edge update ca NAME --name X sends "identityRoles": null) and every other resource's lists.
+	caID := ts.create("/cas", caBody("gen-ca", newAuthnCA(t, "Gen Root").pem))
+	if st, out := ts.do(http.MethodPatch, mgmt("/cas/"+caID), map[string]any{"name": "gen-ca-renamed", "identityRoles": nil}); st != 200 {
+		t.Fatalf("patch a CA with null identityRoles: %d %v", st, out)
+	}
+	if got := ts.get("/cas/" + caID); got["name"] != "gen-ca-renamed" || dig(got, "identityRoles").([]any)[0] != "from-ca" {
+		t.Fatalf("after a PATCH with null identityRoles: %v", got)
+	}
+	id := ts.create("/identities", map[string]any{"name": "gen-id", "type": "User", "isAdmin": false, "roleAttributes": []string{"x"}})
+	if st, out := ts.do(http.MethodPatch, mgmt("/identities/"+id), map[string]any{"name": "gen-id2", "roleAttributes": nil}); st != 200 {
+		t.Fatalf("patch an identity with null roleAttributes: %d %v", st, out)
+	}
+	if got := ts.get("/identities/" + id); dig(got, "roleAttributes").([]any)[0] != "x" {
+		t.Fatalf("after a PATCH with null roleAttributes: %v", got)
+	}
 	// MAC addresses bare, with colons or dashes, any case; shown normalised.
 	mac := ts.create("/posture-checks", map[string]any{"name": "gen-mac", "typeId": "MAC",
 		"macAddresses": []string{"aabbccddeeff", "00:11:22:33:44:5a", "0A-0B-0C-0D-0E-0F"}})
