@@ -24,6 +24,7 @@ type apiKind int
 const (
 	clientAPI apiKind = 1 << iota
 	managementAPI
+	fabricAPI
 	bothAPIs = clientAPI | managementAPI
 )
 
@@ -71,13 +72,16 @@ func newRequestID() string {
 }
 
 func (s *Server) add(rt route) {
-	for _, a := range []apiKind{clientAPI, managementAPI} {
+	for _, a := range []apiKind{clientAPI, managementAPI, fabricAPI} {
 		if rt.api&a == 0 {
 			continue
 		}
 		prefix := ClientPrefix
-		if a == managementAPI {
+		switch a {
+		case managementAPI:
 			prefix = ManagementPrefix
+		case fabricAPI:
+			prefix = FabricPrefix
 		}
 		rt, a := rt, a
 		s.routes = append(s.routes, route{api: a, method: rt.method, path: rt.path, op: rt.op, tag: rt.tag, access: rt.access, h: rt.h})

@@ -26,6 +26,7 @@ func (s *Server) routeTable() []route {
 		s.clusterRoutes,
 		s.joinRoutes,
 		s.eventRoutes,
+		s.fabricRoutes,
 	} {
 		all = append(all, ops()...)
 	}

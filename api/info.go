@@ -19,6 +19,7 @@ func (s *Server) versionInfo() map[string]any {
 	apis := map[string]any{
 		"edge-client":     map[string]any{"v1": map[string]any{"apiBaseUrls": []string{base + ClientPrefix}, "path": ClientPrefix, "version": "v1"}},
 		"edge-management": map[string]any{"v1": map[string]any{"apiBaseUrls": []string{base + ManagementPrefix}, "path": ManagementPrefix, "version": "v1"}},
+		"fabric":          map[string]any{"v1": map[string]any{"apiBaseUrls": []string{base + FabricPrefix}, "path": FabricPrefix, "version": "v1"}},
 	}
 	return map[string]any{
 		"apiVersions":    apis,

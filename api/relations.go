@@ -2,6 +2,8 @@ package api
 
 import (
 	"edgectl/store"
+	"errors"
+	"strings"
 )
 
 // The relation lists: which entities a policy selects, which policies select
@@ -84,14 +86,39 @@ func reach(tx *store.Tx, fromRel, id, toRel string) idSet {
 	return ids
 }
 
-// reachList lists what an entity reaches through policies.
+// reachList lists what an entity reaches through policies. Through service
+// policies, ?policyType=dial or bind keeps the policies of that type (as
+// OpenZiti's `ziti edge validate service-hosting` asks).
 func (s *Server) reachList(ek *store.Kind, fromRel, toRel string, tk *store.Kind) func(c *call) error {
 	return func(c *call) error {
 		id := c.param("id")
 		if !c.tx.Exists(ek, id) {
 			return notFound(ek.Entity, id)
 		}
-		return s.listIDs(c, tk, reach(c.tx, fromRel, id, toRel))
+		pt := c.r.URL.Query().Get("policyType")
+		if pt == "" {
+			return s.listIDs(c, tk, reach(c.tx, fromRel, id, toRel))
+		}
+		if fromRel != store.RelServicePolicyService && fromRel != store.RelServicePolicyIdentity {
+			return badQuery("policyType", errors.New("only lists through service policies take a policy type"))
+		}
+		var want string
+		switch strings.ToLower(pt) {
+		case "dial":
+			want = "Dial"
+		case "bind":
+			want = "Bind"
+		default:
+			return badQuery("policyType", errors.New("must be dial or bind"))
+		}
+		ids := idSet{}
+		c.tx.EntityPolicies(fromRel, id, func(p string) bool {
+			if sp, err := store.GetAs[*store.ServicePolicy](c.tx, store.KindServicePolicy, p); err == nil && sp.Type == want {
+				c.tx.PolicyEntities(toRel, p, ids.add)
+			}
+			return true
+		})
+		return s.listIDs(c, tk, ids)
 	}
 }
 

@@ -29,6 +29,9 @@ import (
 const (
 	ClientPrefix     = "/edge/client/v1"
 	ManagementPrefix = "/edge/management/v1"
+	// FabricPrefix is the subset of OpenZiti's Fabric Management API that
+	// its tools use (api/fabric.go).
+	FabricPrefix = "/fabric/v1"
 )
 
 // Cluster is what the API needs of the Raft node.
@@ -100,6 +103,8 @@ type Deps struct {
 type RouterStatus interface {
 	Status(id string) dataplane.Status
 	ValidateDataModel(ctx context.Context, id string) (*dataplane.DataModelReport, error)
+	Circuits() []*dataplane.Circuit
+	EndCircuit(id string) error
 }
 
 // Peers reports the last known state of a cluster member.

@@ -1,6 +1,7 @@
 package dataplane
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"sort"
@@ -11,6 +12,7 @@ import (
 	"edgectl/auth"
 	"edgectl/ctrlchan"
 	"edgectl/dataplane/wire"
+	"edgectl/fsm"
 	"edgectl/policy"
 	"edgectl/store"
 )
@@ -198,12 +200,15 @@ func precedenceRank(p string) int {
 // router routerID goes to: those of the instance id the dial names (or of
 // none), by precedence, then cost, then id. Only terminators on the dialing router
 // can be reached (paths across routers need links).
-func pickTerminator(tx *store.Tx, serviceID, routerID, instanceID string) (*store.Terminator, error) {
+func pickTerminator(tx *store.Tx, serviceID, routerID, instanceID string, skip map[string]bool) (*store.Terminator, error) {
 	var best *store.Terminator
 	any := false
 	tx.Each(store.KindTerminator, "service", func(r store.Record) bool {
 		t := r.(*store.Terminator)
 		any = true
+		if skip[t.ID] {
+			return true
+		}
 		// Without an instance id only terminators without one are
 		// candidates, as in OpenZiti: addressable instances are dialed by name.
 		if t.RouterID != routerID || t.Identity != instanceID {
@@ -257,46 +262,72 @@ func (m *Manager) dial(r *Router, msg *ctrlchan.Message) {
 	if err == nil {
 		err = mayUseRouter(tx, s, r.ID)
 	}
-	var t *store.Terminator
-	if err == nil {
-		t, err = pickTerminator(tx, s.ServiceID, r.ID, req.instanceID)
-	}
 	if err != nil {
 		fail(err, "")
 		return
 	}
-	ci := &Circuit{ID: auth.NewID(), RouterID: r.ID, IngressID: auth.NewToken()[:22], EgressID: auth.NewToken()[:22],
-		TerminatorID: t.ID, ServiceID: s.ServiceID, IdentityID: s.IdentityID, SessionID: s.ID, APISessionID: as.ID,
-		CreatedAt: m.cfg.Now().UTC()}
+	ci := &Circuit{ID: auth.NewID(), RouterID: r.ID, ServiceID: s.ServiceID, IdentityID: s.IdentityID, SessionID: s.ID,
+		APISessionID: as.ID, CreatedAt: m.cfg.Now().UTC()}
 	results := m.circuits.wait(ci.ID)
 	defer m.circuits.done(ci.ID)
-	route := wire.Route(ci.ID, 0, &wire.Egress{Binding: t.Binding, Address: ci.EgressID, Destination: t.Address, PeerData: req.peerData},
-		[]wire.Forward{{Src: ci.IngressID, Dst: ci.EgressID, DstType: wire.DestEnd}, {Src: ci.EgressID, Dst: ci.IngressID, DstType: wire.DestStart}},
-		uint64(routeTimeout), nil)
-	m.circuits.add(ci) // before the route: a fault or confirmation may come before the result
-	if err := m.send(r, ctrlchan.NewMessage(wire.RouteType, route)); err != nil {
-		m.circuits.remove(ci.ID)
-		fail(fmt.Errorf("the route could not be sent: %w", err), ci.ID)
-		return
-	}
+	// Two attempts, as OpenZiti's: a terminator that fails is left out of
+	// the second, and one its router no longer has is removed.
 	var result *ctrlchan.Message
-	select {
-	case result = <-results:
-	case <-time.After(routeTimeout):
-	case <-r.ch.Done():
-	}
-	if result == nil {
+	failed := map[string]bool{}
+	for attempt := uint32(0); ; attempt++ {
+		t, err := pickTerminator(m.cfg.Store.Read(), s.ServiceID, r.ID, req.instanceID, failed)
+		if err != nil {
+			if attempt > 0 {
+				err = fmt.Errorf("%w (after %d failed attempts)", err, attempt)
+			}
+			fail(err, ci.ID)
+			return
+		}
+		ci.TerminatorID, ci.IngressID, ci.EgressID = t.ID, auth.NewToken()[:22], auth.NewToken()[:22]
+		route := wire.Route(ci.ID, attempt, &wire.Egress{Binding: t.Binding, Address: ci.EgressID, Destination: t.Address, PeerData: req.peerData},
+			[]wire.Forward{{Src: ci.IngressID, Dst: ci.EgressID, DstType: wire.DestEnd}, {Src: ci.EgressID, Dst: ci.IngressID, DstType: wire.DestStart}},
+			uint64(routeTimeout), nil)
+		m.circuits.add(ci) // before the route: a fault or confirmation may come before the result
+		if err := m.send(r, ctrlchan.NewMessage(wire.RouteType, route)); err != nil {
+			m.circuits.remove(ci.ID)
+			fail(fmt.Errorf("the route could not be sent: %w", err), ci.ID)
+			return
+		}
+		result = nil
+		timeout := time.NewTimer(routeTimeout)
+	wait:
+		for {
+			select {
+			case result = <-results:
+				if n, ok := result.Headers.Uint32(wire.RouteResultAttemptHeader); !ok || n == attempt {
+					break wait
+				}
+			case <-timeout.C:
+				break wait
+			case <-r.ch.Done():
+				break wait
+			}
+		}
+		timeout.Stop()
+		if result != nil {
+			if _, ok := result.Headers[wire.RouteResultSuccessHeader]; ok {
+				break
+			}
+		}
 		m.circuits.remove(ci.ID)
 		m.unroute(r.ID, ci.ID, true)
-		fail(fmt.Errorf("the router did not route circuit %s within %s", ci.ID, routeTimeout), ci.ID)
-		return
-	}
-	if _, ok := result.Headers[wire.RouteResultSuccessHeader]; !ok {
-		m.circuits.remove(ci.ID)
-		m.unroute(r.ID, ci.ID, true)
-		text, _ := result.Headers.String(wire.RouteResultErrorHeader)
-		fail(fmt.Errorf("the host could not be reached: %s", text), ci.ID)
-		return
+		reason := "the router did not answer within " + routeTimeout.String()
+		if result != nil {
+			reason, _ = result.Headers.String(wire.RouteResultErrorHeader)
+			if code, ok := result.Headers[wire.RouteResultErrorCodeHeader]; ok && len(code) == 1 && code[0] == wire.RouteErrInvalidTerminator && t.IsSystem {
+				m.removeTerminator(t, "its router no longer has it")
+			}
+		}
+		failed[t.ID] = true
+		if attempt+1 >= 2 || r.ch.Err() != nil {
+			fail(fmt.Errorf("the host could not be reached: %s", reason), ci.ID)
+			return
+		}
 	}
 	peer := map[uint32][]byte{}
 	for k, v := range result.Headers {
@@ -317,7 +348,7 @@ func (m *Manager) dial(r *Router, msg *ctrlchan.Message) {
 	}
 	m.metrics.dials.WithLabelValues("routed").Inc()
 	m.metrics.dialSeconds.Observe(time.Since(start).Seconds())
-	m.log.Debug("circuit routed", "circuit", ci.ID, "router", r.ID, "service", ci.ServiceID, "terminator", t.ID, "took", time.Since(start))
+	m.log.Debug("circuit routed", "circuit", ci.ID, "router", r.ID, "service", ci.ServiceID, "terminator", ci.TerminatorID, "took", time.Since(start))
 }
 
 // routeResult hands a router's route result to the dial waiting for it.
@@ -386,4 +417,53 @@ func (m *Manager) endCircuitsOf(sessions, apiSessions, identities map[string]boo
 // dropRouterCircuits forgets the circuits of a router that left.
 func (m *Manager) dropRouterCircuits(routerID string) {
 	m.circuits.removeWhere(func(c *Circuit) bool { return c.RouterID == routerID })
+}
+
+// removeTerminator removes a router-made terminator that proved stale.
+func (m *Manager) removeTerminator(t *store.Terminator, why string) {
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if _, err := m.cfg.Writer.Do(ctx, fsm.CmdTerminatorsDeleteByRouter, fsm.RouterTerminatorsDelete{RouterID: t.RouterID, IDs: []string{t.ID}}); err != nil {
+			m.log.Warn("a stale terminator was not removed", "terminator", t.ID, "error", err)
+			return
+		}
+		m.log.Info("terminator removed", "terminator", t.ID, "router", t.RouterID, "reason", why)
+	}()
+}
+
+// validateTerminators asks a router that connected which of its
+// terminators it still has, and removes the others (hosts that went while
+// the router could not tell any node).
+func (m *Manager) validateTerminators(r *Router) {
+	tx := m.cfg.Store.Read()
+	var refs []wire.TerminatorRef
+	byID := map[string]*store.Terminator{}
+	tx.Each(store.KindTerminator, "router", func(rec store.Record) bool {
+		t := rec.(*store.Terminator)
+		if t.IsSystem {
+			refs = append(refs, wire.TerminatorRef{ID: t.ID, Binding: t.Binding, Address: t.Address})
+			byID[t.ID] = t
+		}
+		return true
+	}, r.ID)
+	if len(refs) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	reply, err := m.request(ctx, r, ctrlchan.NewMessage(wire.ValidateTerminatorsV2RequestType, wire.ValidateTerminatorsV2(refs, false)))
+	if err != nil || reply.ContentType != wire.ValidateTerminatorsV2ResponseType {
+		m.log.Warn("the router did not validate its terminators", "router", r.ID, "error", err)
+		return
+	}
+	invalid, err := wire.DecodeValidateTerminatorsV2Response(reply.Body)
+	if err != nil {
+		return
+	}
+	for id, detail := range invalid {
+		if t := byID[id]; t != nil {
+			m.removeTerminator(t, "its router no longer has it: "+detail)
+		}
+	}
 }

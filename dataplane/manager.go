@@ -130,6 +130,8 @@ type Status struct {
 	SyncStatus         string
 	ConnectedAt        time.Time
 	Version            string
+	Revision           string
+	OS, Arch           string
 	Latency            time.Duration
 }
 
@@ -218,7 +220,8 @@ func (m *Manager) Status(id string) Status {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return Status{Online: true, Hostname: r.hostname, SupportedProtocols: r.protocols, SyncStatus: r.sync,
-		ConnectedAt: r.ConnectedAt, Version: r.Version.Version, Latency: r.ch.Latency()}
+		ConnectedAt: r.ConnectedAt, Version: r.Version.Version, Revision: r.Version.Revision, OS: r.Version.OS, Arch: r.Version.Arch,
+		Latency: r.ch.Latency()}
 }
 
 // Connected lists the ids of the routers connected to this node, sorted.

@@ -128,6 +128,7 @@ func (m *Manager) runSync(r *Router) {
 	r.hostname, r.protocols = hello.Hostname, hello.SupportedProtocols()
 	r.mu.Unlock()
 	m.report(r)
+	go m.validateTerminators(r)
 	s := &r.edge
 	s.mu.Lock()
 	s.live, s.full = true, true

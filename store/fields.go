@@ -63,3 +63,7 @@ func optString(s *string) any {
 	}
 	return *s
 }
+
+// BaseFields is the filter schema of records that have only the common
+// fields and those in extra (lists the API builds of node-local things).
+func BaseFields(extra map[string]filter.Field) *filter.Schema { return baseFields(extra) }

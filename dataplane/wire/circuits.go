@@ -37,6 +37,9 @@ const (
 	TerminatorRemoteAddressHeader = 1111
 	InitiatorLocalAddressHeader   = 1112
 	InitiatorRemoteAddressHeader  = 1113
+	// RouteErrInvalidTerminator is the route result's error code (a byte)
+	// for a terminator the router does not have.
+	RouteErrInvalidTerminator = 1
 	// CircuitIDHeader names the circuit on an error answer to a dial (edge_client_pb.HeaderId_CircuitId).
 	CircuitIDHeader = 1026
 )

@@ -186,3 +186,57 @@ func (b buf) peerData(num protowire.Number, m map[uint32][]byte) buf {
 	}
 	return b
 }
+
+// ValidateTerminatorsV2 content types (ctrl_pb).
+const (
+	ValidateTerminatorsV2RequestType  = 1041
+	ValidateTerminatorsV2ResponseType = 1042
+)
+
+// TerminatorRef is ctrl_pb.Terminator: id 1, binding 2, address 3, marker 4.
+type TerminatorRef struct {
+	ID, Binding, Address string
+}
+
+// ValidateTerminatorsV2 encodes ValidateTerminatorsV2Request: terminators 1, fixInvalid 2.
+func ValidateTerminatorsV2(ts []TerminatorRef, fix bool) []byte {
+	var b buf
+	for _, t := range ts {
+		b = b.msg(1, buf(nil).str(1, t.ID).str(2, t.Binding).str(3, t.Address))
+	}
+	return b.boolean(2, fix)
+}
+
+// DecodeValidateTerminatorsV2Response reads the router's verdicts:
+// states 1 (map terminator id → RouterTerminatorState{valid 1, reason 2,
+// detail 3, marker 4}); it returns the invalid ids with their details.
+func DecodeValidateTerminatorsV2Response(b []byte) (map[string]string, error) {
+	invalid := map[string]string{}
+	err := fields(b, func(num protowire.Number, _ uint64, raw []byte) error {
+		if num != 1 {
+			return nil
+		}
+		if len(invalid) >= MaxRepeated {
+			return ErrTooMany
+		}
+		id, _, state, err := mapEntry(raw)
+		if err != nil {
+			return err
+		}
+		valid, detail := false, ""
+		err = fields(state, func(n protowire.Number, v uint64, r []byte) error {
+			switch n {
+			case 1:
+				valid = v != 0
+			case 3:
+				detail = string(r)
+			}
+			return nil
+		})
+		if !valid {
+			invalid[id] = detail
+		}
+		return err
+	})
+	return invalid, err
+}

@@ -1,0 +1,188 @@
+package api
+
+import (
+	"errors"
+	"net/http"
+
+	"edgectl/dataplane"
+	"edgectl/store"
+	"edgectl/store/filter"
+)
+
+// The Fabric Management API subset that OpenZiti's tools use (`ziti fabric
+// list routers|terminators|services|circuits|links`, `ziti fabric delete
+// circuit`, `ziti edge validate service-hosting`): routers (edge and
+// transit) with whether they are connected to this node, terminators,
+// services, this node's circuits, and links (none: routers are not linked
+// yet). Admins only, as the Management API. Circuits are also listed and
+// deleted on the Management API (`edgectl list circuits`, `edgectl delete
+// circuit`): an edgectl extension.
+
+// fabricRoutes are the Fabric API's operations.
+func (s *Server) fabricRoutes() []route {
+	return []route{
+		{fabricAPI, get, "/routers", "listRouters", "Router", admin, s.listFabricRouters},
+		{fabricAPI, get, "/routers/:id", "detailRouter", "Router", admin, s.getFabricRouter},
+		{fabricAPI, get, "/terminators", "listTerminators", "Terminator", admin, s.listTerminators},
+		{fabricAPI, get, "/terminators/:id", "detailTerminator", "Terminator", admin, s.getTerminator},
+		{fabricAPI, get, "/services", "listServices", "Service", admin, s.listFabricServices},
+		{fabricAPI, get, "/services/:id", "detailService", "Service", admin, s.getFabricService},
+		{fabricAPI | managementAPI, get, "/circuits", "listCircuits", "Circuit", admin, s.listCircuits},
+		{fabricAPI | managementAPI, get, "/circuits/:id", "detailCircuit", "Circuit", admin, s.getCircuit},
+		{fabricAPI | managementAPI, del, "/circuits/:id", "deleteCircuit", "Circuit", admin, s.deleteCircuit},
+		{fabricAPI, get, "/links", "listLinks", "Link", admin, s.listLinks},
+	}
+}
+
+// fabricRouterView is an edge router or transit router as the Fabric API shows it.
+func (s *Server) fabricRouterView(r store.Record) map[string]any {
+	live := s.routerLive(r.GetID())
+	b := store.BaseOf(r)
+	v := map[string]any{
+		"_links": selfLinks("routers", b.ID), "id": b.ID, "name": r.RecordName(), "createdAt": b.CreatedAt,
+		"updatedAt": b.UpdatedAt, "tags": tagsOrEmpty(b.Tags), "connected": live.Online, "listenerAddresses": []any{},
+		"versionInfo": nil,
+	}
+	if live.Online {
+		v["versionInfo"] = map[string]any{"version": live.Version, "revision": live.Revision, "os": live.OS, "arch": live.Arch, "buildDate": ""}
+	}
+	switch x := r.(type) {
+	case *store.EdgeRouter:
+		v["cost"], v["noTraversal"], v["disabled"], v["fingerprint"] = x.Cost, x.NoTraversal, x.Disabled, x.Fingerprint
+	case *store.Router:
+		v["cost"], v["noTraversal"], v["disabled"], v["fingerprint"] = x.Cost, x.NoTraversal, x.Disabled, x.Fingerprint
+	}
+	return v
+}
+
+// routerRecords are the edge routers and transit routers, by id.
+func routerRecords(tx *store.Tx) []store.Record {
+	var recs []store.Record
+	for _, k := range []*store.Kind{store.KindEdgeRouter, store.KindRouter} {
+		tx.Each(k, "id", func(r store.Record) bool { recs = append(recs, r); return true })
+	}
+	return recs
+}
+
+func (s *Server) listFabricRouters(c *call) error {
+	lr, err := c.parseList(store.KindEdgeRouter.Fields, false)
+	if err != nil {
+		return err
+	}
+	recs := routerRecords(c.tx)
+	sortByName(recs)
+	return c.page(lr, recordsSource(recs), len(recs), func(r store.Record) any { return s.fabricRouterView(r) })
+}
+
+func (s *Server) getFabricRouter(c *call) error {
+	id := c.param("id")
+	for _, k := range []*store.Kind{store.KindEdgeRouter, store.KindRouter} {
+		if r, err := c.tx.Get(k, id); err == nil {
+			c.ok(s.fabricRouterView(r))
+			return nil
+		}
+	}
+	return notFound("router", id)
+}
+
+func fabricServiceView(svc *store.Service) map[string]any {
+	return map[string]any{
+		"_links": selfLinks("services", svc.ID), "id": svc.ID, "name": svc.Name, "createdAt": svc.CreatedAt,
+		"updatedAt": svc.UpdatedAt, "tags": tagsOrEmpty(svc.Tags), "terminatorStrategy": svc.TerminatorStrategy,
+		"maxIdleTime": svc.MaxIdleTimeMillis,
+	}
+}
+
+func (s *Server) listFabricServices(c *call) error {
+	return c.listKind(store.KindService, false, func(r store.Record) any { return fabricServiceView(r.(*store.Service)) })
+}
+
+func (s *Server) getFabricService(c *call) error {
+	svc, err := store.GetAs[*store.Service](c.tx, store.KindService, c.param("id"))
+	if err != nil {
+		return err
+	}
+	c.ok(fabricServiceView(svc))
+	return nil
+}
+
+// circuitRecord lets the list machinery page and filter this node's circuits.
+type circuitRecord struct {
+	store.Base
+	c *dataplane.Circuit
+}
+
+var circuitFields = store.BaseFields(map[string]filter.Field{
+	"clientId":   filter.StringField(func(r any) string { return r.(*circuitRecord).c.SessionID }),
+	"serviceId":  filter.StringField(func(r any) string { return r.(*circuitRecord).c.ServiceID }),
+	"identityId": filter.StringField(func(r any) string { return r.(*circuitRecord).c.IdentityID }),
+	"routerId":   filter.StringField(func(r any) string { return r.(*circuitRecord).c.RouterID }),
+})
+
+// circuitView is a circuit as OpenZiti shows it: its client (the session),
+// service, terminator and path (one router, no links).
+func (s *Server) circuitView(tx *store.Tx, c *dataplane.Circuit) map[string]any {
+	router := s.entityRef(tx, store.KindEdgeRouter, "edge-routers", c.RouterID)
+	return map[string]any{
+		"_links": selfLinks("circuits", c.ID), "id": c.ID, "createdAt": c.CreatedAt, "updatedAt": c.CreatedAt, "tags": map[string]any{},
+		"clientId": c.SessionID, "identityId": c.IdentityID, "apiSessionId": c.APISessionID,
+		"service":    s.entityRef(tx, store.KindService, "services", c.ServiceID),
+		"terminator": s.entityRef(tx, store.KindTerminator, "terminators", c.TerminatorID),
+		"path":       map[string]any{"nodes": []any{router}, "links": []any{}, "ingressId": c.IngressID, "egressId": c.EgressID},
+	}
+}
+
+func (s *Server) circuitList() []*dataplane.Circuit {
+	if s.Routers == nil {
+		return nil
+	}
+	return s.Routers.Circuits()
+}
+
+func (s *Server) listCircuits(c *call) error {
+	lr, err := c.parseList(circuitFields, false)
+	if err != nil {
+		return err
+	}
+	var recs []store.Record
+	for _, ci := range s.circuitList() {
+		recs = append(recs, &circuitRecord{Base: store.Base{ID: ci.ID, CreatedAt: ci.CreatedAt, UpdatedAt: ci.CreatedAt}, c: ci})
+	}
+	return c.page(lr, recordsSource(recs), len(recs), func(r store.Record) any { return s.circuitView(c.tx, r.(*circuitRecord).c) })
+}
+
+func (s *Server) getCircuit(c *call) error {
+	id := c.param("id")
+	for _, ci := range s.circuitList() {
+		if ci.ID == id {
+			c.ok(s.circuitView(c.tx, ci))
+			return nil
+		}
+	}
+	return notFound("circuit", id)
+}
+
+// deleteCircuit ends a circuit this node routed: the router unroutes it now.
+func (s *Server) deleteCircuit(c *call) error {
+	id := c.param("id")
+	if s.Routers == nil {
+		return notFound("circuit", id)
+	}
+	if err := s.Routers.EndCircuit(id); err != nil {
+		if errors.Is(err, dataplane.ErrNoCircuit) {
+			return notFound("circuit", id)
+		}
+		return err
+	}
+	c.write(http.StatusOK, map[string]any{"data": map[string]any{}, "meta": meta(nil)})
+	return nil
+}
+
+// listLinks lists router links: none, routers are not linked to each other yet.
+func (s *Server) listLinks(c *call) error {
+	lr, err := c.parseList(store.BaseFields(nil), false)
+	if err != nil {
+		return err
+	}
+	return c.page(lr, recordsSource(nil), 0, func(store.Record) any { return nil })
+}
