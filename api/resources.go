@@ -93,5 +93,6 @@ func ManagementResources() []ResourceInfo {
 		}
 		out = append(out, info)
 	}
-	return out
+	// Circuits are node-local, not a model resource: listed and deleted only.
+	return append(out, ResourceInfo{Path: "circuits"})
 }

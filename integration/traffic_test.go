@@ -3,6 +3,9 @@ package integration
 import (
 	"crypto/rand"
 	"fmt"
+	"os"
+	"os/exec"
+	"strings"
 	"testing"
 	"time"
 )
@@ -32,6 +35,46 @@ func TestTraffic_TunnelersThroughOneRouter(t *testing.T) {
 	}); err != nil {
 		t.Fatalf("8 concurrent connections: %v", err)
 	}
+
+	// An open stream is a circuit: OpenZiti's CLI lists it (and the rest of
+	// the Fabric API subset), and deleting it closes the stream.
+	stream := tn.openStream(t)
+	home := t.TempDir()
+	ziti := func(args ...string) string {
+		t.Helper()
+		cmd := exec.Command(zitiBinary(t), args...)
+		cmd.Env = append(os.Environ(), "HOME="+home)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("ziti %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return string(out)
+	}
+	ziti("edge", "login", tn.n.host(), "-u", adminUser, "-p", adminPassword, "-y")
+	for _, c := range []struct{ args, want string }{
+		{"fabric list routers", "er1"}, {"fabric list terminators", "echo"}, {"fabric list services", "echo"},
+		{"fabric list circuits", "echo"}, {"fabric list links", "results: none"},
+		{"edge validate service-hosting", "hosted by echo-host"},
+	} {
+		if out := ziti(strings.Fields(c.args)...); !strings.Contains(out, c.want) {
+			t.Fatalf("ziti %s lacks %q:\n%s", c.args, c.want, out)
+		}
+	}
+	// The circuits of the closed connections end as their routers report
+	// the faults; the open stream's stays.
+	var circuits []any
+	waitUntil(t, "one circuit, the open stream's", 15*time.Second, func() error {
+		var err error
+		if circuits, err = listAll(t, tn.n, tn.token, "/circuits"); err != nil {
+			return err
+		}
+		if len(circuits) != 1 || jget(circuits[0], "service", "name") != "echo" {
+			return fmt.Errorf("%d circuits", len(circuits))
+		}
+		return nil
+	})
+	ziti("fabric", "delete", "circuit", jget(circuits[0], "id").(string))
+	waitClosed(t, "circuit deleted", stream, 5*time.Second)
 
 	tn.host.stop()
 	waitUntil(t, "the host's terminator gone", 15*time.Second, func() error {
