@@ -55,6 +55,7 @@ bench: build
 	bash bench/events-onoff.sh 5 3s
 	bash bench/sidebyside.sh 64 10 3
 	$(GO) run ./integration/cmd/scalebench -quick
+	$(GO) run ./integration/cmd/dialbench -edgectl bin/edgectl -ziti $$(sh scripts/ziti.sh)
 
 # A million identities beside 100,000, the two sizes in their own processes taking turns request by request,
 # so that the host's slow moments fall on both (issue 16's aims are ratios to 100k): about 8 minutes, 8 GiB of memory.
