@@ -15,7 +15,9 @@ import (
 // TestOpenZitiDoc_RouterWalkthrough runs docs/openziti.md's router block as
 // written (the node's address and a free edge port in place of make run's,
 // this build's edgectl and the cached ziti v1.7.2 on PATH) after a login,
-// and waits for the router to be online with the listener it reported.
+// and waits for the router to be online with the listener it reported;
+// then the traffic block, with an echo server as the application, and
+// waits for bytes to come back through the proxy.
 func TestOpenZitiDoc_RouterWalkthrough(t *testing.T) {
 	t.Parallel()
 	ziti := zitiBinary(t)
@@ -76,5 +78,30 @@ func TestOpenZitiDoc_RouterWalkthrough(t *testing.T) {
 			return fmt.Errorf("its listener: %v", got)
 		}
 		return nil
+	})
+
+	tm := regexp.MustCompile("(?s)<!-- traffic[^>]*-->\\s*```sh\\n(.*?)```\\s*<!-- /traffic -->").FindSubmatch(raw)
+	if tm == nil {
+		t.Fatal("docs/openziti.md has no traffic block")
+	}
+	app := echoServer(t)
+	proxy := freePort(t)
+	traffic := strings.ReplaceAll(string(tm[1]), "127.0.0.1:1280", n.host())
+	traffic = strings.ReplaceAll(traffic, `"port":7000`, fmt.Sprintf(`"port":%d`, app))
+	traffic = strings.ReplaceAll(traffic, "echo:7001", fmt.Sprintf("echo:%d", proxy))
+	tcmd := exec.Command("bash", "-euo", "pipefail", "-c", traffic)
+	tcmd.Dir, tcmd.Env = dir, cmd.Env
+	tcmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	t.Cleanup(func() {
+		if tcmd.Process != nil {
+			_ = syscall.Kill(-tcmd.Process.Pid, syscall.SIGKILL)
+		}
+	})
+	if out, err := tcmd.CombinedOutput(); err != nil {
+		t.Fatalf("the traffic walkthrough failed: %v\n%s", err, out)
+	}
+	addr := fmt.Sprintf("127.0.0.1:%d", proxy)
+	waitUntil(t, "bytes through the router as the walkthrough says", 30*time.Second, func() error {
+		return echoOnce(addr, []byte("hello through edgectl"))
 	})
 }
