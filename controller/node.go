@@ -45,12 +45,15 @@ type Node struct {
 	cancel     context.CancelFunc
 	wg         sync.WaitGroup
 	activity   *auth.Activity
-	maint      *auth.Maintainer
-	stopOnce   sync.Once
-	stopping   chan struct{}
-	peers      *peers
-	lock       *dirLock
-	deliverer  *webhook.Deliverer
+	// postureKick asks the leader for a posture sweep now: what some
+	// service policy requires of posture changed (runPostureSweep).
+	postureKick chan struct{}
+	maint       *auth.Maintainer
+	stopOnce    sync.Once
+	stopping    chan struct{}
+	peers       *peers
+	lock        *dirLock
+	deliverer   *webhook.Deliverer
 	// Routers holds the control channels of the routers connected to this node.
 	Routers *dataplane.Manager
 }
@@ -85,7 +88,7 @@ func Start(ctx context.Context, cfg Config, log hclog.Logger, out io.Writer) (_ 
 	if err != nil {
 		return nil, err
 	}
-	n := &Node{cfg: cfg, log: log, Store: store.New(), activity: auth.NewActivity(), stopping: make(chan struct{}), lock: lock}
+	n := &Node{cfg: cfg, log: log, Store: store.New(), activity: auth.NewActivity(), postureKick: make(chan struct{}, 1), stopping: make(chan struct{}), lock: lock}
 	n.FSM = fsm.New(n.Store)
 
 	fresh := !cluster.HasLogStore(cfg.DataDir)
@@ -304,7 +307,8 @@ func (n *Node) startAPI(certs *certMaterial) error {
 		SignRouterCerts: func(tx *store.Tx, id, clientCSR, serverCSR string) (string, string, string, string, error) {
 			return n.API.RouterCertsFromCSRs(tx, id, clientCSR, serverCSR)
 		},
-		Applied: n.FSM.AppliedSignal, Writer: n.Writer, Activity: n.activity, IsLeader: n.Raft.IsLeader, OfflinePeers: n.OfflinePeers, Log: n.log.Named("routers"), Now: n.cfg.Now})
+		Applied: n.FSM.AppliedSignal, Writer: n.Writer, Activity: n.activity, IsLeader: n.Raft.IsLeader, OfflinePeers: n.OfflinePeers, Log: n.log.Named("routers"), Now: n.cfg.Now,
+		PostureRequirementsChanged: n.kickPostureSweep})
 	n.FSM.Watch(n.Routers)
 	n.API = api.New(api.Deps{
 		Store: n.Store, Writer: n.Writer, Cluster: n.Raft, Hasher: auth.NewHasher(auth.DefaultParams),
@@ -387,23 +391,28 @@ func (n *Node) startMaintenance() {
 	}
 }
 
-// runPostureSweep has the leader re-evaluate posture periodically: time
-// alone (an MFA timeout, the end of a wake grace) can make a check fail, and
-// the sweep goes through Raft so every node removes the same sessions.
+// runPostureSweep has the leader re-evaluate posture periodically, and
+// at once when what a service policy requires of posture changed (a check's
+// data, a policy's checks): time alone (an MFA timeout, the end of a wake
+// grace) or an administrator can make a check fail, and the sweep goes
+// through Raft so every node removes the same sessions.
 func (n *Node) runPostureSweep(ctx context.Context) {
 	t := time.NewTicker(n.cfg.PostureSweepInterval)
 	defer t.Stop()
 	for {
+		kicked := false
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+		case <-n.postureKick:
+			kicked = true
 		}
 		if !n.Raft.IsLeader() {
 			continue
 		}
 		tx := n.Store.Read()
-		if !tx.HasTimedPostureChecks() || tx.Count(store.KindSession)+tx.Count(store.KindPostureData) == 0 {
+		if (!kicked && !tx.HasTimedPostureChecks()) || tx.Count(store.KindSession)+tx.Count(store.KindPostureData) == 0 {
 			continue
 		}
 		sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
@@ -411,6 +420,15 @@ func (n *Node) runPostureSweep(ctx context.Context) {
 			n.log.Warn("posture sweep failed", "error", err)
 		}
 		cancel()
+	}
+}
+
+// kickPostureSweep asks runPostureSweep for a sweep now; kicks that come
+// while one waits are one sweep.
+func (n *Node) kickPostureSweep() {
+	select {
+	case n.postureKick <- struct{}{}:
+	default:
 	}
 }
 

@@ -3,6 +3,7 @@ package dataplane
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
 	"edgectl/auth"
@@ -67,6 +68,9 @@ func (m *Manager) dispatch() {
 			continue
 		}
 		m.endCircuitsOf(accessLost(sets))
+		if m.cfg.PostureRequirementsChanged != nil && postureRequirementsChanged(sets) {
+			m.cfg.PostureRequirementsChanged()
+		}
 		if len(routers) == 0 {
 			// Nobody to tell: the log moves past these entries instead of
 			// keeping them (a router that comes later, behind them, gets
@@ -244,6 +248,27 @@ func (m *Manager) syncLag() float64 {
 		return 0
 	}
 	return float64(applied - oldest + 1)
+}
+
+// postureRequirementsChanged tells whether the changes may make a posture
+// check fail for sessions that passed it: a posture check changed (its data,
+// its attributes) or a service policy's posture check roles changed.
+func postureRequirementsChanged(sets []fsm.Changes) bool {
+	for _, set := range sets {
+		for _, c := range set.Changes {
+			switch c.Kind {
+			case store.KindPostureCheck:
+				if c.New != nil { // made or changed: a policy may select it now
+					return true
+				}
+			case store.KindServicePolicy:
+				if c.Old != nil && c.New != nil && !slices.Equal(c.Old.(*store.ServicePolicy).PostureCheckRoles, c.New.(*store.ServicePolicy).PostureCheckRoles) {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 // accessLost collects from a run of changes the sessions and API sessions

@@ -59,6 +59,10 @@ type Config struct {
 	Channel  ctrlchan.Options
 	// HelloTimeout bounds the wait for a router's hello after the TLS handshake; 10 s.
 	HelloTimeout time.Duration
+	// PostureRequirementsChanged is told when what a service policy requires
+	// of posture changed (a posture check, or a policy's checks): the node
+	// has the sessions judged again, which ends those a check now refuses.
+	PostureRequirementsChanged func()
 }
 
 // Manager holds this node's router channels.

@@ -3,6 +3,7 @@ package integration
 import (
 	"crypto/rand"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"strings"
@@ -141,4 +142,54 @@ func TestTraffic_AccessLostEndsAccess(t *testing.T) {
 	mustStatus(t, "delete the Dial policy", st, m, 200)
 	waitClosed(t, "Dial policy deleted", c, 5*time.Second)
 	refused("Dial policy deleted")
+}
+
+// TestTraffic_APostureCheckThatStartsFailingEndsAccess: the Dial policy
+// requires a MAC posture check that the client's tunneler passes (its
+// machine's addresses); the check changed so that it fails closes the open
+// stream within 5 s and refuses new dials.
+func TestTraffic_APostureCheckThatStartsFailingEndsAccess(t *testing.T) {
+	t.Parallel()
+	macs := machineMACs(t)
+	n := startNode(t, nodeOpts{})
+	token := login(t, n, adminUser, adminPassword)
+	st, m := do(t, "POST", n.mgmt("/posture-checks"), token, map[string]any{"name": "this-machine", "typeId": "MAC",
+		"macAddresses": macs, "roleAttributes": []string{"checks"}})
+	mustStatus(t, "create the posture check", st, m, 201)
+	check := jget(m, "data", "id").(string)
+	tn := newTrafficNetOn(t, n, token)
+	st, m = do(t, "PATCH", n.mgmt("/service-policies/"+tn.dialPolicyID), token, map[string]any{"postureCheckRoles": []string{"#checks"}})
+	mustStatus(t, "require the check", st, m, 200)
+	tn.proxy.stop()
+	tn.startProxy(t) // dials again, with its posture reported
+
+	stream := tn.openStream(t)
+	st, m = do(t, "PATCH", n.mgmt("/posture-checks/"+check), token, map[string]any{"typeId": "MAC", "macAddresses": []string{"0A-0B-0C-0D-0E-0F"}})
+	mustStatus(t, "make the check fail", st, m, 200)
+	waitClosed(t, "posture failing", stream, 5*time.Second)
+	waitUntil(t, "posture failing: a new dial refused", 5*time.Second, func() error {
+		if err := echoOnce(tn.proxyAddr, []byte("still?")); err == nil {
+			return errString("a new dial still echoes")
+		}
+		return nil
+	})
+}
+
+// machineMACs are this machine's hardware addresses, as an SDK reports them.
+func machineMACs(t *testing.T) []string {
+	t.Helper()
+	ifs, err := net.Interfaces()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, i := range ifs {
+		if len(i.HardwareAddr) == 6 && i.HardwareAddr.String() != "00:00:00:00:00:00" {
+			out = append(out, i.HardwareAddr.String())
+		}
+	}
+	if len(out) == 0 {
+		t.Skip("this machine has no hardware address for a MAC posture check")
+	}
+	return out
 }
