@@ -14,7 +14,8 @@ import (
 	"time"
 )
 
-// zitiProc is a `ziti` process (tunneler) stopped at the end of the test.
+// zitiProc is an OpenZiti process (a tunneler, an SDK program) stopped at
+// the end of the test.
 type zitiProc struct {
 	t    *testing.T
 	name string
@@ -25,8 +26,13 @@ type zitiProc struct {
 
 func startZiti(t *testing.T, dir, name string, args ...string) *zitiProc {
 	t.Helper()
+	return startProgram(t, dir, name, zitiBinary(t), args...)
+}
+
+func startProgram(t *testing.T, dir, name, bin string, args ...string) *zitiProc {
+	t.Helper()
 	p := &zitiProc{t: t, name: name, out: &syncBuffer{}, done: make(chan struct{})}
-	p.cmd = exec.Command(zitiBinary(t), args...)
+	p.cmd = exec.Command(bin, args...)
 	p.cmd.Dir = dir
 	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
 	if err := p.cmd.Start(); err != nil {
