@@ -3,6 +3,7 @@ package wire
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"sort"
 
 	"google.golang.org/protobuf/encoding/protowire"
@@ -72,17 +73,10 @@ var errShortHeader = errors.New("wire: header value too short")
 // DecodeStringSlice reads a header holding a string list: a little-endian
 // uint32 count, then each string as a uint32 length and its bytes.
 func DecodeStringSlice(b []byte) ([]string, error) {
-	if len(b) == 0 {
-		return nil, nil
+	n, b, err := headerCount(b, "a string list")
+	if err != nil || n == 0 {
+		return nil, err
 	}
-	if len(b) < 4 {
-		return nil, errShortHeader
-	}
-	n := binary.LittleEndian.Uint32(b)
-	if n > maxHeaderEntries {
-		return nil, errors.New("wire: a string list header may have at most 128 entries")
-	}
-	b = b[4:]
 	out := make([]string, 0, n)
 	for range n {
 		var s []byte
@@ -93,6 +87,22 @@ func DecodeStringSlice(b []byte) ([]string, error) {
 		out = append(out, string(s))
 	}
 	return out, nil
+}
+
+// headerCount reads the uint32 count that starts a list or map header
+// (none when the header is empty), bounded by maxHeaderEntries.
+func headerCount(b []byte, what string) (uint32, []byte, error) {
+	if len(b) == 0 {
+		return 0, nil, nil
+	}
+	if len(b) < 4 {
+		return 0, nil, errShortHeader
+	}
+	n := binary.LittleEndian.Uint32(b)
+	if n > maxHeaderEntries {
+		return 0, nil, fmt.Errorf("wire: %s header may have at most %d entries", what, maxHeaderEntries)
+	}
+	return n, b[4:], nil
 }
 
 func lengthPrefixed(b []byte) (v, rest []byte, err error) {
@@ -128,17 +138,10 @@ func EncodeU32Map(m map[uint32][]byte) []byte {
 
 // DecodeU32Map reads a map<uint32,bytes> header.
 func DecodeU32Map(b []byte) (map[uint32][]byte, error) {
-	if len(b) == 0 {
-		return nil, nil
+	n, b, err := headerCount(b, "a peer data")
+	if err != nil || n == 0 {
+		return nil, err
 	}
-	if len(b) < 4 {
-		return nil, errShortHeader
-	}
-	n := binary.LittleEndian.Uint32(b)
-	if n > maxHeaderEntries {
-		return nil, errors.New("wire: a peer data header may have at most 128 entries")
-	}
-	b = b[4:]
 	out := map[uint32][]byte{}
 	for range n {
 		if len(b) < 4 {
@@ -229,7 +232,10 @@ func DecodeFault(b []byte) (Fault, error) {
 }
 
 // DecodeCircuitConfirmation reads CircuitConfirmation's circuitIds (field 1).
-func DecodeCircuitConfirmation(b []byte) ([]string, error) {
+func DecodeCircuitConfirmation(b []byte) ([]string, error) { return stringsOfField1(b) }
+
+// stringsOfField1 reads a message whose only field is a repeated string, 1.
+func stringsOfField1(b []byte) ([]string, error) {
 	var ids []string
 	err := fields(b, func(num protowire.Number, _ uint64, raw []byte) error {
 		var err error

@@ -162,17 +162,7 @@ func DecodeTerminatorRequest(contentType int32, b []byte) (*TerminatorRequest, e
 }
 
 // DecodeRemoveTerminators reads ctrl_pb.RemoveTerminatorsRequest: terminatorIds 1.
-func DecodeRemoveTerminators(b []byte) ([]string, error) {
-	var ids []string
-	err := fields(b, func(num protowire.Number, _ uint64, raw []byte) error {
-		var err error
-		if num == 1 {
-			ids, err = appendBounded(ids, string(raw))
-		}
-		return err
-	})
-	return ids, err
-}
+func DecodeRemoveTerminators(b []byte) ([]string, error) { return stringsOfField1(b) }
 
 // peerData appends a map<uint32,bytes> in key order.
 func (b buf) peerData(num protowire.Number, m map[uint32][]byte) buf {
