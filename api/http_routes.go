@@ -27,6 +27,7 @@ func (s *Server) routeTable() []route {
 		s.joinRoutes,
 		s.eventRoutes,
 		s.fabricRoutes,
+		s.sessionKeyRoutes,
 	} {
 		all = append(all, ops()...)
 	}

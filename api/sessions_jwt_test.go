@@ -1,6 +1,9 @@
 package api_test
 
 import (
+	"crypto"
+	"crypto/x509"
+	"encoding/pem"
 	"net/http"
 	"testing"
 
@@ -39,7 +42,7 @@ func TestSessions_TheTokenIsTheServiceAccessJWTRoutersVerify(t *testing.T) {
 		}
 		sess := out["data"].(map[string]any)
 		token := sess["token"].(string)
-		c, err := pki.ParseServiceAccess(token, key.Public(), keys.KeyID, ts.now())
+		c, err := pki.ParseServiceAccess(token, map[string]crypto.PublicKey{keys.KeyID: key.Public()}, ts.now())
 		if err != nil {
 			t.Fatalf("%s: the token does not verify as a router verifies it: %v", typ, err)
 		}
@@ -48,8 +51,104 @@ func TestSessions_TheTokenIsTheServiceAccessJWTRoutersVerify(t *testing.T) {
 			t.Fatalf("%s claims: %+v", typ, c)
 		}
 		other, _ := pki.NewNodeKey()
-		if _, err := pki.ParseServiceAccess(token, other.Public(), keys.KeyID, ts.now()); err == nil {
+		if _, err := pki.ParseServiceAccess(token, map[string]crypto.PublicKey{keys.KeyID: other.Public()}, ts.now()); err == nil {
 			t.Fatal("another key verified the token")
 		}
+	}
+}
+
+// Rotating the session signing key: new sessions are signed by the new key,
+// the replaced key still verifies the sessions it signed (both listed, as
+// routers get both), and the next rotation retires it, ending its sessions.
+// Only an admin rotates.
+func TestSessions_RotatingTheSigningKeyKeepsTheLastKeysSessions(t *testing.T) {
+	t.Parallel()
+	ts := newTestServer(t)
+	_, alice := ts.newClientIdentity("alice", "eng")
+	web := ts.create("/services", map[string]any{"name": "web", "roleAttributes": []string{"web"}})
+	ts.create("/service-policies", map[string]any{"name": "dial-web", "type": "Dial", "semantic": "AnyOf", "identityRoles": []string{"#eng"}, "serviceRoles": []string{"#web"}})
+	trusted := func() (map[string]crypto.PublicKey, string) {
+		t.Helper()
+		st, out := ts.do(http.MethodGet, mgmt("/session-signing-keys"), nil)
+		if st != 200 {
+			t.Fatalf("list keys: %d %v", st, out)
+		}
+		keys := map[string]crypto.PublicKey{}
+		current := ""
+		for _, k := range out["data"].([]any) {
+			k := k.(map[string]any)
+			block, _ := pem.Decode([]byte(k["publicKeyPem"].(string)))
+			pub, err := x509.ParsePKIXPublicKey(block.Bytes)
+			if err != nil {
+				t.Fatal(err)
+			}
+			keys[k["kid"].(string)] = pub
+			if k["current"] == true {
+				current = k["kid"].(string)
+			}
+		}
+		return keys, current
+	}
+	session := func() (string, string) {
+		t.Helper()
+		st, out := alice.do(http.MethodPost, "/sessions", map[string]any{"serviceId": web, "type": "Dial"})
+		if st != 201 {
+			t.Fatalf("session: %d %v", st, out)
+		}
+		d := out["data"].(map[string]any)
+		return d["id"].(string), d["token"].(string)
+	}
+	rotate := func() map[string]any {
+		t.Helper()
+		st, out := ts.do(http.MethodPost, mgmt("/session-signing-keys/rotate"), map[string]any{})
+		if st != 200 {
+			t.Fatalf("rotate: %d %v", st, out)
+		}
+		return out["data"].(map[string]any)
+	}
+	exists := func(id string) bool {
+		st, _ := ts.do(http.MethodGet, mgmt("/sessions/"+id), nil)
+		return st == 200
+	}
+
+	keys, k1 := trusted()
+	if len(keys) != 1 {
+		t.Fatalf("a new cluster trusts %d keys", len(keys))
+	}
+	s1, t1 := session()
+	r := rotate()
+	if r["previousKid"] != k1 || r["kid"] == k1 || r["sessionsEnded"] != float64(0) {
+		t.Fatalf("first rotation: %v", r)
+	}
+	keys, k2 := trusted()
+	if len(keys) != 2 || k2 != r["kid"] || keys[k1] == nil {
+		t.Fatalf("after a rotation: current %s, %d keys", k2, len(keys))
+	}
+	s2, t2 := session()
+	for _, tok := range []string{t1, t2} {
+		if _, err := pki.ParseServiceAccess(tok, keys, ts.now()); err != nil {
+			t.Fatalf("a session made before or after the rotation does not verify: %v", err)
+		}
+	}
+	if _, err := pki.ParseServiceAccess(t2, map[string]crypto.PublicKey{k1: keys[k1]}, ts.now()); err == nil {
+		t.Fatal("a session made after the rotation is signed by the old key")
+	}
+	if !exists(s1) {
+		t.Fatal("the first rotation ended a session of the key it kept")
+	}
+
+	if st, out := ts.doAs(alice.token, http.MethodPost, mgmt("/session-signing-keys/rotate"), map[string]any{}); st != 401 && st != 403 {
+		t.Fatalf("a client rotating the key: %d %v", st, out)
+	}
+	r = rotate()
+	if r["previousKid"] != k2 || r["sessionsEnded"] != float64(1) {
+		t.Fatalf("second rotation: %v", r)
+	}
+	keys, _ = trusted()
+	if len(keys) != 2 || keys[k1] != nil || keys[k2] == nil {
+		t.Fatalf("after the second rotation the trusted keys are %v", keys)
+	}
+	if exists(s1) || !exists(s2) {
+		t.Fatalf("second rotation: the first key's session exists %v, the second's %v", exists(s1), exists(s2))
 	}
 }

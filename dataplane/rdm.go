@@ -117,11 +117,11 @@ func policyChange(policyID string, related wire.Related, ids []string, add bool)
 func publicKeys(tx *store.Tx, keys *store.DataPlaneKeys, authority func(*store.Tx) (*pki.Authority, error)) [][]byte {
 	var out [][]byte
 	if keys != nil {
-		if signer, err := pki.ParseKeyPEM([]byte(keys.SigningKeyPEM)); err == nil {
-			if der, err := x509.MarshalPKIXPublicKey(signer.Public()); err == nil {
-				out = append(out, wire.Event(wire.Create, true, wire.PublicKey{Data: der, Kid: keys.KeyID,
-					Format: wire.FormatPKIXPublicKey, Usages: []uint64{wire.UsageJWTValidation}}))
-			}
+		if ev := sessionKeyEvent(keys, true); ev != nil {
+			out = append(out, ev)
+		}
+		if p := keys.Previous; p != nil {
+			out = append(out, jwtKeyEvent(wire.Create, true, p.KeyID, p.PublicKey))
 		}
 	}
 	if authority != nil {
@@ -131,6 +131,45 @@ func publicKeys(tx *store.Tx, keys *store.DataPlaneKeys, authority func(*store.T
 					Format: wire.FormatX509CertDer, Usages: []uint64{wire.UsageClientX509CertValidation}}))
 			}
 		}
+	}
+	return out
+}
+
+// sessionKeyEvent is the create event of the current session signing
+// key's public key (full: part of a full state); nil if it does not parse.
+func sessionKeyEvent(keys *store.DataPlaneKeys, full bool) []byte {
+	signer, err := pki.ParseKeyPEM([]byte(keys.SigningKeyPEM))
+	if err != nil {
+		return nil
+	}
+	der, err := x509.MarshalPKIXPublicKey(signer.Public())
+	if err != nil {
+		return nil
+	}
+	return jwtKeyEvent(wire.Create, full, keys.KeyID, der)
+}
+
+func jwtKeyEvent(action wire.Action, full bool, kid string, der []byte) []byte {
+	return wire.Event(action, full, wire.PublicKey{Data: der, Kid: kid, Format: wire.FormatPKIXPublicKey, Usages: []uint64{wire.UsageJWTValidation}})
+}
+
+// sessionKeyChange are the events of a session key rotation: the new
+// key's public key added, the retired key's removed (the replaced key
+// stays: it still verifies the sessions it signed).
+func sessionKeyChange(c store.Change) [][]byte {
+	if c.Old == nil || c.New == nil || c.New.GetID() != store.SettingDataPlane {
+		return nil
+	}
+	var o, n store.DataPlaneKeys
+	if json.Unmarshal(c.Old.(*store.Setting).Value, &o) != nil || json.Unmarshal(c.New.(*store.Setting).Value, &n) != nil || o.KeyID == n.KeyID {
+		return nil
+	}
+	var out [][]byte
+	if ev := sessionKeyEvent(&n, false); ev != nil {
+		out = append(out, ev)
+	}
+	if o.Previous != nil && (n.Previous == nil || n.Previous.KeyID != o.Previous.KeyID) {
+		out = append(out, jwtKeyEvent(wire.Delete, false, o.Previous.KeyID, o.Previous.PublicKey))
 	}
 	return out
 }
@@ -210,6 +249,8 @@ func changeEvents(tx *store.Tx, changes []store.Change) [][]byte {
 			if i, err := store.GetAs[*store.Identity](tx, store.KindIdentity, id); err == nil {
 				out = append(out, event(wire.Update, identityModel(tx, i)))
 			}
+		case store.KindSetting:
+			out = append(out, sessionKeyChange(c)...)
 		case store.KindServicePolicy:
 			// A policy changed as a whole: removed and made again with
 			// what it selects now.

@@ -3,6 +3,7 @@ package dataplane
 import (
 	"context"
 	"crypto"
+	"crypto/x509"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -42,25 +43,38 @@ func refusedSession(code uint32, format string, args ...any) error {
 	return &sessionError{code: code, msg: fmt.Sprintf(format, args...)}
 }
 
-// sessionVerifier keeps the parsed public key of the session signing key.
+// sessionVerifier keeps the parsed public keys that verify service
+// sessions: the current signing key's and the previous one's (a rotation
+// keeps trusting it), by kid.
 type sessionVerifier struct {
-	mu  sync.Mutex
-	pem string
-	pub crypto.PublicKey
+	mu      sync.Mutex
+	pem     string
+	prevKID string
+	keys    map[string]crypto.PublicKey
 }
 
-func (v *sessionVerifier) key(k *store.DataPlaneKeys) (crypto.PublicKey, error) {
+func (v *sessionVerifier) trusted(k *store.DataPlaneKeys) (map[string]crypto.PublicKey, error) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	if v.pem == k.SigningKeyPEM && v.pub != nil {
-		return v.pub, nil
+	prevKID := ""
+	if k.Previous != nil {
+		prevKID = k.Previous.KeyID
+	}
+	if v.keys != nil && v.pem == k.SigningKeyPEM && v.prevKID == prevKID {
+		return v.keys, nil
 	}
 	signer, err := pki.ParseKeyPEM([]byte(k.SigningKeyPEM))
 	if err != nil {
 		return nil, err
 	}
-	v.pem, v.pub = k.SigningKeyPEM, signer.Public()
-	return v.pub, nil
+	keys := map[string]crypto.PublicKey{k.KeyID: signer.Public()}
+	if p := k.Previous; p != nil {
+		if pub, err := x509.ParsePKIXPublicKey(p.PublicKey); err == nil {
+			keys[p.KeyID] = pub
+		}
+	}
+	v.pem, v.prevKID, v.keys = k.SigningKeyPEM, prevKID, keys
+	return keys, nil
 }
 
 // sessionOf resolves a router request's service session and API session
@@ -77,11 +91,11 @@ func (m *Manager) sessionOf(tx *store.Tx, sessionToken, apiSessionToken string) 
 	if keys == nil {
 		return nil, nil, refusedSession(wire.ErrInvalidSession, "the cluster has no session signing key yet")
 	}
-	pub, err := m.verifier.key(keys)
+	trusted, err := m.verifier.trusted(keys)
 	if err != nil {
 		return nil, nil, err
 	}
-	claims, err := pki.ParseServiceAccess(sessionToken, pub, keys.KeyID, m.cfg.Now())
+	claims, err := pki.ParseServiceAccess(sessionToken, trusted, m.cfg.Now())
 	if err != nil {
 		return nil, nil, refusedSession(wire.ErrInvalidSession, "the session token is not valid: %v", err)
 	}

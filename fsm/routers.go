@@ -31,6 +31,9 @@ const (
 	// refuse while terminators use the router).
 	CmdEdgeRouterDeleteAll CommandType = "edgeRouter.deleteWithTerminators"
 	CmdRouterDeleteAll     CommandType = "router.deleteWithTerminators"
+	// CmdSessionKeyRotate makes a new service session signing key current
+	// (command version 7); its result is the ids of the sessions it ended.
+	CmdSessionKeyRotate CommandType = "dataPlane.sessionKeyRotate"
 )
 
 // RouterTerminator is the payload of CmdTerminatorCreateByRouter.
@@ -121,6 +124,9 @@ func registerRouters(f *FSM) {
 	})
 	on(f, CmdDataPlaneKeysEnsure, func(tx *store.Tx, p *DataPlaneKeys) (any, error) {
 		return nil, tx.EnsureDataPlaneKeys(&p.Keys, p.At)
+	})
+	on(f, CmdSessionKeyRotate, func(tx *store.Tx, p *store.SessionKeyRotation) (any, error) {
+		return tx.RotateSessionKey(p)
 	})
 	on(f, CmdRouterReport, func(tx *store.Tx, p *RouterReport) (any, error) {
 		return nil, tx.ReportEdgeRouter(p.ID, p.Fingerprint, p.Hostname, p.SupportedProtocols)

@@ -14,7 +14,7 @@ import "fmt"
 // command type, never an edit of the old one.
 
 // CommandVersion is the newest command version this binary applies.
-const CommandVersion = 6
+const CommandVersion = 7
 
 // commandSince holds the command types newer than version 1 (the command
 // set of the binaries that did not publish a command version yet).
@@ -42,6 +42,8 @@ var commandSince = map[CommandType]int{
 	CmdTerminatorsDeleteByRouter: 6,
 	CmdEdgeRouterDeleteAll:       6,
 	CmdRouterDeleteAll:           6,
+
+	CmdSessionKeyRotate: 7,
 }
 
 // VersionOf is the command version of t.

@@ -193,3 +193,57 @@ func machineMACs(t *testing.T) []string {
 	}
 	return out
 }
+
+// TestTraffic_RotatingTheSessionKeyKeepsTrafficUp: `edgectl session-keys
+// rotate` while a stream runs: the stream and the running client's new
+// dials (its session signed by the replaced key) go on, a new client's
+// session is signed by the new key and the router accepts it (it got the
+// key in its data model, which still matches the node's); the next
+// rotation retires the first key, ending the stream of its session, and
+// the client dials again with a session of a trusted key.
+func TestTraffic_RotatingTheSessionKeyKeepsTrafficUp(t *testing.T) {
+	t.Parallel()
+	tn := newTrafficNet(t)
+	c := newCLI(t)
+	if _, errOut, code := c.run(tn.n.password+"\n", "login", "https://"+tn.n.host(), "-u", adminUser, "--password-stdin", "--yes"); code != 0 {
+		t.Fatalf("login: %d %s", code, errOut)
+	}
+	stream := tn.openStream(t)
+
+	first := strings.TrimSpace(c.ok("session-keys", "rotate"))
+	if out := c.ok("session-keys", "list"); !strings.Contains(out, first) || strings.Count(out, "\n") != 3 {
+		t.Fatalf("after a rotation the list shows:\n%s", out)
+	}
+	waitInSync(t, tn.n, tn.token, tn.router.id, nil)
+	if _, err := stream.Write([]byte("y")); err != nil {
+		t.Fatal(err)
+	}
+	b := make([]byte, 1)
+	_ = stream.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if _, err := stream.Read(b); err != nil {
+		t.Fatalf("the stream stopped at the rotation: %v", err)
+	}
+	if err := echoOnce(tn.proxyAddr, []byte("old session")); err != nil {
+		t.Fatalf("a dial with the replaced key's session: %v", err)
+	}
+	old := tn.proxyAddr
+	tn.startProxy(t) // a new client: its session is signed by the new key
+	if err := echoOnce(tn.proxyAddr, []byte("new session")); err != nil {
+		t.Fatalf("a dial with the new key's session: %v", err)
+	}
+	newStream := tn.openStream(t)
+
+	c.ok("session-keys", "rotate")
+	waitClosed(t, "the first key retired", stream, 5*time.Second)
+	if _, err := newStream.Write([]byte("z")); err != nil {
+		t.Fatal(err)
+	}
+	_ = newStream.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if _, err := newStream.Read(b); err != nil {
+		t.Fatalf("the second key's stream stopped at the next rotation: %v", err)
+	}
+	waitInSync(t, tn.n, tn.token, tn.router.id, nil)
+	waitUntil(t, "the first client dials again with a new session", 30*time.Second, func() error {
+		return echoOnce(old, []byte("again"))
+	})
+}

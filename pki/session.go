@@ -60,12 +60,14 @@ func SignServiceAccess(key crypto.Signer, kid string, c ServiceAccess) (string, 
 	return s, nil
 }
 
-// ParseServiceAccess verifies a service session token with pub (the kid
-// must be kid) and returns its claims, as a router does.
-func ParseServiceAccess(token string, pub crypto.PublicKey, kid string, now time.Time) (*ServiceAccess, error) {
+// ParseServiceAccess verifies a service session token with the key its
+// kid names in keys and returns its claims, as a router does.
+func ParseServiceAccess(token string, keys map[string]crypto.PublicKey, now time.Time) (*ServiceAccess, error) {
 	var c serviceAccessClaims
 	_, err := jwt.ParseWithClaims(token, &c, func(t *jwt.Token) (any, error) {
-		if k, _ := t.Header["kid"].(string); k != kid {
+		k, _ := t.Header["kid"].(string)
+		pub, ok := keys[k]
+		if !ok {
 			return nil, fmt.Errorf("unknown kid %q", k)
 		}
 		return pub, nil

@@ -2,6 +2,7 @@ package store
 
 import (
 	"encoding/json"
+	"slices"
 	"time"
 )
 
@@ -26,6 +27,79 @@ type DataPlaneKeys struct {
 	// another timeline gets the full state. A cluster restored from a
 	// backup gets a new one (its indexes are another history).
 	TimelineID string `json:"timelineId"`
+	// KeyActivatedAt is when SigningKeyPEM became the signing key (zero for
+	// the key the cluster was made with), and Previous the key it replaced,
+	// still trusted by routers and nodes until the next rotation
+	// (RotateSessionKey).
+	KeyActivatedAt time.Time  `json:"keyActivatedAt,omitzero"`
+	Previous       *VerifyKey `json:"previous,omitempty"`
+}
+
+// VerifyKey is a retired session signing key that still verifies: its key
+// id and its public key (PKIX DER).
+type VerifyKey struct {
+	KeyID       string    `json:"kid"`
+	PublicKey   []byte    `json:"publicKey"`
+	ActivatedAt time.Time `json:"activatedAt,omitzero"`
+}
+
+// SessionKeyRotation is a new session signing key: FromKeyID names the key
+// the proposer saw as current (so two rotations at once cannot both pass),
+// FromPublicKey is that key's public key (PKIX DER).
+type SessionKeyRotation struct {
+	SigningKeyPEM string `json:"signingKeyPem"`
+	KeyID         string `json:"kid"`
+	FromKeyID     string `json:"fromKid"`
+	FromPublicKey []byte `json:"fromPublicKey"`
+}
+
+// RotateSessionKey makes r's key the session signing key at the command's
+// time: the key it replaces becomes the previous one (routers and nodes
+// still accept the sessions it signed), and the previous one is retired,
+// ending the sessions it signed: those made before the replaced key became
+// current. It returns the ids of the sessions it ended, sorted.
+func (tx *Tx) RotateSessionKey(r *SessionKeyRotation) ([]string, error) {
+	k := tx.DataPlaneKeys()
+	if k == nil {
+		return nil, Invalid("keys", "the cluster has no session signing key yet (its upgrade step has not run)", nil)
+	}
+	if r.SigningKeyPEM == "" || r.KeyID == "" || len(r.FromPublicKey) == 0 {
+		return nil, Invalid("key", "a rotation needs the new key, its key id and the replaced key's public key", nil)
+	}
+	if r.FromKeyID != k.KeyID {
+		return nil, Conflict("kid", r.FromKeyID, "the session signing key is no longer %s: it was rotated at the same time; try again", r.FromKeyID)
+	}
+	if r.KeyID == k.KeyID || (k.Previous != nil && r.KeyID == k.Previous.KeyID) {
+		return nil, Invalid("kid", "a new key needs a new key id", r.KeyID)
+	}
+	cutoff := k.KeyActivatedAt
+	var ended []string
+	if k.Previous != nil {
+		tx.Each(KindSession, "id", func(rec Record) bool {
+			if s := rec.(*Session); s.CreatedAt.Before(cutoff) {
+				ended = append(ended, s.ID)
+			}
+			return true
+		})
+	}
+	slices.Sort(ended)
+	for _, id := range ended {
+		if err := tx.Remove(KindSession, id); err != nil {
+			return nil, err
+		}
+	}
+	next := *k
+	next.Previous = &VerifyKey{KeyID: k.KeyID, PublicKey: r.FromPublicKey, ActivatedAt: k.KeyActivatedAt}
+	next.SigningKeyPEM, next.KeyID, next.KeyActivatedAt = r.SigningKeyPEM, r.KeyID, tx.at
+	raw, err := json.Marshal(&next)
+	if err != nil {
+		return nil, err
+	}
+	old, err := GetAs[*Setting](tx, KindSetting, SettingDataPlane)
+	if err != nil {
+		return nil, err
+	}
+	return ended, tx.Upsert(KindSetting, &Setting{Base: Base{ID: SettingDataPlane, CreatedAt: old.CreatedAt, UpdatedAt: tx.at}, Value: raw})
 }
 
 // DataPlaneKeys returns the cluster's data-plane keys, or nil before they

@@ -137,7 +137,9 @@ func (tx *Tx) afterChange(k *Kind, old, upd Record) error {
 			return err
 		}
 	}
-	if tx.changes != nil && k != KindEvent && k != KindSetting {
+	if tx.changes != nil && k != KindEvent && (k != KindSetting || r.GetID() == SettingDataPlane) {
+		// Settings are not entities; the data-plane keys are tracked for
+		// the routers' data model (a session key rotation), never as events.
 		*tx.changes = append(*tx.changes, Change{Kind: k, Old: old, New: upd})
 	}
 	tx.noteDelta(k, old, upd)
