@@ -79,16 +79,7 @@ func TestTraffic_SDKListenAndDial(t *testing.T) {
 	_, strangerFile := enrolledIdentity(t, n, token, dir, "sdk-stranger")
 
 	host := startProgram(t, dir, "sdkecho host", bin, "host", "-i", hostFile, "-s", "sdk-echo")
-	waitUntil(t, "the SDK host's terminator", 20*time.Second, func() error {
-		items, err := listAll(t, n, token, "/terminators")
-		if err != nil {
-			return err
-		}
-		if len(items) != 1 || jget(items[0], "service", "name") != "sdk-echo" {
-			return fmt.Errorf("%d terminators", len(items))
-		}
-		return nil
-	})
+	waitTerminators(t, "the SDK host's terminator", n, token, "sdk-echo", 1)
 
 	dial := func(identity string) (string, error) {
 		cmd := exec.Command(bin, "dial", "-i", identity, "-s", "sdk-echo")
@@ -106,14 +97,5 @@ func TestTraffic_SDKListenAndDial(t *testing.T) {
 	t.Logf("without a Dial policy: %s", strings.TrimSpace(tail(out, 3)))
 
 	host.stop()
-	waitUntil(t, "the host gone, its terminator removed", 20*time.Second, func() error {
-		items, err := listAll(t, n, token, "/terminators")
-		if err != nil {
-			return err
-		}
-		if len(items) != 0 {
-			return fmt.Errorf("%d terminators", len(items))
-		}
-		return nil
-	})
+	waitTerminators(t, "the host gone, its terminator removed", n, token, "sdk-echo", 0)
 }

@@ -172,18 +172,29 @@ func newTrafficNetOn(t *testing.T, n *node, token string) *trafficNet {
 	tn.hostID, hostFile = enrolledIdentity(t, n, token, tn.dir, "echo-host", "hosts")
 	tn.clientID, tn.clientFile = enrolledIdentity(t, n, token, tn.dir, "echo-client", "clients")
 	tn.host = startZiti(t, tn.dir, "tunnel host", "tunnel", "host", "-i", hostFile)
-	waitUntil(t, "the host's terminator", 20*time.Second, func() error {
+	waitTerminators(t, "the host's terminator", n, token, "echo", 1)
+	tn.startProxy(t)
+	return tn
+}
+
+// waitTerminators waits until n lists want terminators, all of service.
+func waitTerminators(t *testing.T, what string, n *node, token, service string, want int) {
+	t.Helper()
+	waitUntil(t, what, 20*time.Second, func() error {
 		items, err := listAll(t, n, token, "/terminators")
 		if err != nil {
 			return err
 		}
-		if len(items) != 1 {
+		if len(items) != want {
 			return fmt.Errorf("%d terminators", len(items))
+		}
+		for _, it := range items {
+			if got := jget(it, "service", "name"); got != service {
+				return fmt.Errorf("a terminator of %v", got)
+			}
 		}
 		return nil
 	})
-	tn.startProxy(t)
-	return tn
 }
 
 // startProxy runs `ziti tunnel proxy echo:PORT` as the client and waits

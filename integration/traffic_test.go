@@ -78,16 +78,7 @@ func TestTraffic_TunnelersThroughOneRouter(t *testing.T) {
 	waitClosed(t, "circuit deleted", stream, 5*time.Second)
 
 	tn.host.stop()
-	waitUntil(t, "the host's terminator gone", 15*time.Second, func() error {
-		items, err := listAll(t, tn.n, tn.token, "/terminators")
-		if err != nil {
-			return err
-		}
-		if len(items) != 0 {
-			return fmt.Errorf("%d terminators", len(items))
-		}
-		return nil
-	})
+	waitTerminators(t, "the host's terminator gone", tn.n, tn.token, "echo", 0)
 	if err := echoOnce(tn.proxyAddr, []byte("nobody home")); err == nil {
 		t.Fatal("a dial with no host echoed")
 	}
