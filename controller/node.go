@@ -88,7 +88,7 @@ func Start(ctx context.Context, cfg Config, log hclog.Logger, out io.Writer) (_ 
 	if err != nil {
 		return nil, err
 	}
-	n := &Node{cfg: cfg, log: log, Store: store.New(), activity: auth.NewActivity(), postureKick: make(chan struct{}, 1), stopping: make(chan struct{}), lock: lock}
+	n := &Node{cfg: cfg, log: log, Store: store.New(), activity: auth.NewActivity(), postureKick: make(chan struct{}, 1), peers: &peers{status: map[string]peerStatus{}}, stopping: make(chan struct{}), lock: lock}
 	n.FSM = fsm.New(n.Store)
 
 	fresh := !cluster.HasLogStore(cfg.DataDir)

@@ -31,7 +31,6 @@ type peers struct {
 }
 
 func (n *Node) startPeerProbe(interval time.Duration) {
-	n.peers = &peers{status: map[string]peerStatus{}}
 	n.Raft.RegisterRPC(rpcStatus, func(context.Context, *x509.Certificate, []byte) ([]byte, error) {
 		return binary.BigEndian.AppendUint64(nil, n.FSM.AppliedIndex()), nil
 	})

@@ -114,6 +114,12 @@ func Refuse(conn net.Conn, hello *Message, reason string) {
 // heartbeats. Messages of a content type in handlers go to that handler;
 // the rest to unhandled (nil: dropped).
 func Accept(conn net.Conn, hello *Message, headers Headers, opts Options, handlers map[int32]Handler, unhandled Handler) (*Channel, error) {
+	return AcceptThen(conn, hello, headers, opts, handlers, unhandled, nil)
+}
+
+// AcceptThen is Accept that hands the channel to bind (when not nil)
+// before its reader starts: a handler that needs the channel finds it.
+func AcceptThen(conn net.Conn, hello *Message, headers Headers, opts Options, handlers map[int32]Handler, unhandled Handler, bind func(*Channel)) (*Channel, error) {
 	opts.defaults()
 	r := NewResult(true, "")
 	for k, v := range headers {
@@ -132,6 +138,9 @@ func Accept(conn net.Conn, hello *Message, headers Headers, opts Options, handle
 	now := time.Now().UnixNano()
 	ch.lastRx.Store(now)
 	ch.lastHeartbeatTx.Store(now)
+	if bind != nil {
+		bind(ch)
+	}
 	go ch.readLoop()
 	go ch.writeLoop()
 	go ch.pulse()

@@ -100,7 +100,7 @@ func (m *Manager) edgeRouters() []*Router {
 	defer m.mu.Unlock()
 	out := make([]*Router, 0, len(m.routers))
 	for _, r := range m.routers {
-		if r.ch != nil && r.Kind == store.KindEdgeRouter {
+		if r.channel() != nil && r.Kind == store.KindEdgeRouter {
 			out = append(out, r)
 		}
 	}

@@ -154,7 +154,7 @@ func (m *Manager) unroute(routerID, id string, now bool) {
 	m.mu.Lock()
 	r := m.routers[routerID]
 	m.mu.Unlock()
-	if r == nil || r.ch == nil {
+	if r == nil || r.channel() == nil {
 		return
 	}
 	_ = m.send(r, ctrlchan.NewMessage(wire.UnrouteType, wire.Unroute(id, now)))
@@ -245,7 +245,7 @@ func (m *Manager) dial(r *Router, msg *ctrlchan.Message) {
 		if circuitID != "" {
 			reply.Headers.PutString(wire.CircuitIDHeader, circuitID)
 		}
-		_ = r.ch.Reply(msg, reply)
+		_ = r.channel().Reply(msg, reply)
 		m.metrics.dials.WithLabelValues("refused").Inc()
 		m.log.Info("dial refused", "router", r.ID, "reason", err.Error())
 	}
@@ -304,7 +304,7 @@ func (m *Manager) dial(r *Router, msg *ctrlchan.Message) {
 				}
 			case <-timeout.C:
 				break wait
-			case <-r.ch.Done():
+			case <-r.channel().Done():
 				break wait
 			}
 		}
@@ -324,7 +324,7 @@ func (m *Manager) dial(r *Router, msg *ctrlchan.Message) {
 			}
 		}
 		failed[t.ID] = true
-		if attempt+1 >= 2 || r.ch.Err() != nil {
+		if attempt+1 >= 2 || r.channel().Err() != nil {
 			fail(fmt.Errorf("the host could not be reached: %s", reason), ci.ID)
 			return
 		}
@@ -342,7 +342,7 @@ func (m *Manager) dial(r *Router, msg *ctrlchan.Message) {
 	if len(peer) > 0 {
 		resp.Headers[wire.PeerDataHeader] = wire.EncodeU32Map(peer)
 	}
-	if err := r.ch.Reply(msg, resp); err != nil {
+	if err := r.channel().Reply(msg, resp); err != nil {
 		m.circuits.remove(ci.ID)
 		return
 	}

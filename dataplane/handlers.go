@@ -86,13 +86,13 @@ func (m *Manager) heartbeat(r *Router, msg *ctrlchan.Message) {
 // send sends msg to router r, counting it.
 func (m *Manager) send(r *Router, msg *ctrlchan.Message) error {
 	m.metrics.sent.WithLabelValues(contentName(msg.ContentType)).Inc()
-	return r.ch.Send(msg)
+	return r.channel().Send(msg)
 }
 
 // request sends msg to router r and waits for its reply.
 func (m *Manager) request(ctx context.Context, r *Router, msg *ctrlchan.Message) (*ctrlchan.Message, error) {
 	m.metrics.sent.WithLabelValues(contentName(msg.ContentType)).Inc()
-	return r.ch.Request(ctx, msg)
+	return r.channel().Request(ctx, msg)
 }
 
 func resyncReason(b []byte) string {

@@ -95,13 +95,18 @@ type Manager struct {
 	wg   sync.WaitGroup
 }
 
+// channel is the router's control channel, nil until it is accepted.
+func (r *Router) channel() *ctrlchan.Channel { return r.ch.Load() }
+
 // Router is a router connected to this node.
 type Router struct {
 	ID          string
 	Kind        *store.Kind // KindEdgeRouter or KindRouter
 	ConnectedAt time.Time
 	Version     VersionInfo
-	ch          *ctrlchan.Channel
+	// ch is the router's control channel, set once before any of its
+	// handlers runs; read from any goroutine (channel()).
+	ch atomic.Pointer[ctrlchan.Channel]
 
 	mu sync.Mutex
 	// fingerprint is the router's current certificate in the model: the
@@ -208,7 +213,9 @@ func (m *Manager) Close() {
 	}
 	m.mu.Unlock()
 	for _, r := range rs {
-		r.ch.CloseWith(errors.New("the controller node is shutting down"))
+		if ch := r.channel(); ch != nil { // nil: still in its hello, refused below
+			ch.CloseWith(errors.New("the controller node is shutting down"))
+		}
 	}
 	m.wg.Wait()
 }
@@ -218,14 +225,15 @@ func (m *Manager) Status(id string) Status {
 	m.mu.Lock()
 	r := m.routers[id]
 	m.mu.Unlock()
-	if r == nil {
+	if r == nil || r.channel() == nil { // no channel yet: its hello is being answered
 		return Status{SyncStatus: SyncUnknown}
 	}
+	ch := r.channel()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return Status{Online: true, Hostname: r.hostname, SupportedProtocols: r.protocols, SyncStatus: r.sync,
 		ConnectedAt: r.ConnectedAt, Version: r.Version.Version, Revision: r.Version.Revision, OS: r.Version.OS, Arch: r.Version.Arch,
-		Latency: r.ch.Latency()}
+		Latency: ch.Latency()}
 }
 
 // Connected lists the ids of the routers connected to this node, sorted.
@@ -259,10 +267,10 @@ func (m *Manager) ServeTLS(conn *tls.Conn) {
 		}
 		return
 	}
-	<-r.ch.Done()
+	<-r.channel().Done()
 	m.drop(r)
 	m.event(fsm.RouterEvent{Action: fsm.RouterDisconnected, RouterID: r.ID, Kind: r.Kind.Table,
-		Detail: map[string]any{"reason": fmt.Sprint(r.ch.Err()), "connectedAt": r.ConnectedAt}})
+		Detail: map[string]any{"reason": fmt.Sprint(r.channel().Err()), "connectedAt": r.ConnectedAt}})
 }
 
 // Refusal reasons, the label of the refused-routers metric.
@@ -343,14 +351,21 @@ func (m *Manager) admit(conn *tls.Conn) (*Router, error) {
 	}
 	m.routers[r.ID] = r // held before the answer, so a second hello racing this one is refused
 	m.mu.Unlock()
-	ch, err := ctrlchan.Accept(conn, hello, m.helloHeaders(), m.cfg.Channel, m.handlers(r), m.unhandled)
-	if err != nil {
-		m.mu.Lock()
+	_, err = ctrlchan.AcceptThen(conn, hello, m.helloHeaders(), m.cfg.Channel, m.handlers(r), m.unhandled, func(ch *ctrlchan.Channel) { r.ch.Store(ch) })
+	m.mu.Lock()
+	closed := m.closed
+	if err != nil || closed {
 		delete(m.routers, r.ID)
-		m.mu.Unlock()
+	}
+	m.mu.Unlock()
+	if err != nil {
 		return nil, err
 	}
-	r.ch = ch
+	if closed { // Stop ran during the hello: it could not close this channel
+		r.channel().CloseWith(errors.New("the controller node is shutting down"))
+		ref.reason, ref.detail = reasonShuttingDown, "the controller node is shutting down"
+		return nil, ref
+	}
 	m.metrics.connected.Inc()
 	m.log.Info("router connected", "router", r.ID, "kind", kind.Entity, "remote", conn.RemoteAddr().String(), "version", r.Version.Version)
 	m.event(fsm.RouterEvent{Action: fsm.RouterConnected, RouterID: r.ID, Kind: kind.Table,
@@ -368,7 +383,7 @@ func (m *Manager) drop(r *Router) {
 	m.mu.Unlock()
 	m.metrics.connected.Dec()
 	m.dropRouterCircuits(r.ID)
-	m.log.Info("router disconnected", "router", r.ID, "reason", fmt.Sprint(r.ch.Err()))
+	m.log.Info("router disconnected", "router", r.ID, "reason", fmt.Sprint(r.channel().Err()))
 }
 
 // enrolledRouter is the verified edge router or router whose current
@@ -437,7 +452,7 @@ func (m *Manager) watch() {
 		m.mu.Lock()
 		rs := make([]*Router, 0, len(m.routers))
 		for _, r := range m.routers {
-			if r.ch != nil {
+			if r.channel() != nil {
 				rs = append(rs, r)
 			}
 		}
@@ -445,7 +460,7 @@ func (m *Manager) watch() {
 		for _, r := range rs {
 			if why := stillAdmitted(tx, r); why != "" {
 				m.log.Info("closing a router's control channel", "router", r.ID, "reason", why)
-				r.ch.CloseWith(errors.New(why))
+				r.channel().CloseWith(errors.New(why))
 			}
 		}
 	}

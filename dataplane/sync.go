@@ -136,7 +136,7 @@ func (m *Manager) runSync(r *Router) {
 	s.signal()
 	for {
 		select {
-		case <-r.ch.Done():
+		case <-r.channel().Done():
 			return
 		case <-s.wake:
 		}

@@ -138,7 +138,7 @@ func (m *Manager) createTerminator(r *Router, msg *ctrlchan.Message) {
 		if req != nil {
 			id = req.Address
 		}
-		_ = r.ch.Reply(msg, ctrlchan.NewMessage(wire.CreateTerminatorV2ResponseType, wire.CreateTerminatorV2Response(id, result, text)))
+		_ = r.channel().Reply(msg, ctrlchan.NewMessage(wire.CreateTerminatorV2ResponseType, wire.CreateTerminatorV2Response(id, result, text)))
 		if result != wire.TerminatorCreated {
 			m.log.Info("terminator refused", "router", r.ID, "terminator", id, "reason", text)
 		}
@@ -200,7 +200,7 @@ func edgeErrorReply(r *Router, req *ctrlchan.Message, err error) {
 	}
 	m := ctrlchan.NewMessage(wire.ErrorType, []byte(err.Error()))
 	m.Headers.PutUint32(wire.ErrorCodeHeader, code)
-	_ = r.ch.Reply(req, m)
+	_ = r.channel().Reply(req, m)
 }
 
 // terminatorRequest handles the edge update, remove and health requests,
@@ -243,7 +243,7 @@ func (m *Manager) terminatorRequest(r *Router, msg *ctrlchan.Message) {
 			_, err = m.cfg.Writer.Do(ctx, fsm.CmdTerminatorsDeleteByRouter, fsm.RouterTerminatorsDelete{RouterID: r.ID, IDs: []string{t.ID}})
 		}
 		if err == nil {
-			_ = r.ch.Reply(msg, ctrlchan.NewMessage(wire.RemoveTerminatorResponseType, nil))
+			_ = r.channel().Reply(msg, ctrlchan.NewMessage(wire.RemoveTerminatorResponseType, nil))
 		}
 	case wire.UpdateTerminatorRequestType:
 		u := fsm.RouterTerminatorUpdate{RouterID: r.ID, ID: t.ID, At: m.cfg.Now().UTC()}
@@ -261,7 +261,7 @@ func (m *Manager) terminatorRequest(r *Router, msg *ctrlchan.Message) {
 		}
 		_, err = m.cfg.Writer.Do(ctx, fsm.CmdTerminatorUpdateByRouter, u)
 		if err == nil {
-			_ = r.ch.Reply(msg, ctrlchan.NewMessage(wire.UpdateTerminatorResponseType, nil))
+			_ = r.channel().Reply(msg, ctrlchan.NewMessage(wire.UpdateTerminatorResponseType, nil))
 		}
 	}
 	if err != nil {
@@ -275,14 +275,14 @@ func (m *Manager) terminatorRequest(r *Router, msg *ctrlchan.Message) {
 func (m *Manager) removeTerminators(r *Router, msg *ctrlchan.Message) {
 	ids, err := wire.DecodeRemoveTerminators(msg.Body)
 	if err != nil {
-		_ = r.ch.Reply(msg, ctrlchan.NewResult(false, err.Error()))
+		_ = r.channel().Reply(msg, ctrlchan.NewResult(false, err.Error()))
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if _, err := m.cfg.Writer.Do(ctx, fsm.CmdTerminatorsDeleteByRouter, fsm.RouterTerminatorsDelete{RouterID: r.ID, IDs: ids}); err != nil {
-		_ = r.ch.Reply(msg, ctrlchan.NewResult(false, err.Error()))
+		_ = r.channel().Reply(msg, ctrlchan.NewResult(false, err.Error()))
 		return
 	}
-	_ = r.ch.Reply(msg, ctrlchan.NewResult(true, ""))
+	_ = r.channel().Reply(msg, ctrlchan.NewResult(true, ""))
 }

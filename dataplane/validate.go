@@ -35,7 +35,7 @@ func (m *Manager) ValidateDataModel(ctx context.Context, id string) (*DataModelR
 	m.mu.Lock()
 	r := m.routers[id]
 	m.mu.Unlock()
-	if r == nil || r.ch == nil {
+	if r == nil || r.channel() == nil {
 		return nil, ErrNotConnected
 	}
 	applied, _ := m.cfg.Applied()
