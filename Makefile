@@ -72,7 +72,7 @@ openziti:
 	sh scripts/openziti-cli.sh
 
 # The race detector over the unit tests and over real nodes (the integration tests build the edgectl they start
-# with -race, and a race stops the node); about 10 minutes on 2 cores. The SDK program's test is left out: the race
+# with -race, and a race stops the node); about 6 minutes on 2 cores. The SDK program's test is left out: the race
 # detector finds races in sdk-golang itself.
 race:
 	EDGECTL_ZITI=$$(sh scripts/ziti.sh) && export EDGECTL_ZITI && \
