@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"edgectl/integration/benchkit"
 	"errors"
 	"fmt"
 	"io"
@@ -78,33 +79,7 @@ func (r *zitiRouter) enroll(n *node, token string) {
 	if err := os.WriteFile(filepath.Join(r.dir, "router.jwt"), []byte(jwt), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	config := fmt.Sprintf(`v: 3
-identity:
-  cert: %[1]s/client.cert
-  server_cert: %[1]s/server.cert
-  key: %[1]s/key.pem
-  ca: %[1]s/ca.pem
-ctrl:
-  endpoint: tls:%[2]s
-link:
-  dialers:
-    - binding: transport
-listeners:
-  - binding: edge
-    address: tls:%[3]s
-    options:
-      advertise: %[3]s
-edge:
-  csr:
-    country: US
-    province: NC
-    locality: Charlotte
-    organization: edgectl
-    organizationalUnit: test
-    sans:
-      dns: [localhost]
-      ip: ["127.0.0.1"]
-`, r.dir, n.host(), r.edgeAddr)
+	config := benchkit.ZitiRouterConfig(r.dir, n.host(), r.edgeAddr)
 	if err := os.WriteFile(filepath.Join(r.dir, "config.yml"), []byte(config), 0o600); err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 // Package benchkit holds what the load and scale benchmarks (integration/cmd)
-// share: free ports, a node's log buffer, the binary check and the admin login.
-// It starts nothing by itself and is not used by the tests.
+// share: free ports, a node's log buffer, the binary check and the admin
+// login, and the `ziti router` configuration the benchmarks and the tests
+// both write. It starts nothing by itself.
 package benchkit
 
 import (
@@ -76,4 +77,38 @@ func Login(ctx context.Context, do Requester, apiPrefix, user, pass string) (str
 		return "", fmt.Errorf("login %s: status %d: %.300s", user, st, data)
 	}
 	return out.Data.Token, nil
+}
+
+// ZitiRouterConfig is the configuration of an edge router for `ziti router
+// enroll` and `ziti router run`: its identity files in dir (written by the
+// enrollment), the controller at ctrl (HOST:PORT of a node's API) and its
+// edge listener at edge (HOST:PORT), advertised as is.
+func ZitiRouterConfig(dir, ctrl, edge string) string {
+	return fmt.Sprintf(`v: 3
+identity:
+  cert: %[1]s/client.cert
+  server_cert: %[1]s/server.cert
+  key: %[1]s/key.pem
+  ca: %[1]s/ca.pem
+ctrl:
+  endpoint: tls:%[2]s
+link:
+  dialers:
+    - binding: transport
+listeners:
+  - binding: edge
+    address: tls:%[3]s
+    options:
+      advertise: %[3]s
+edge:
+  csr:
+    country: US
+    province: NC
+    locality: Charlotte
+    organization: edgectl
+    organizationalUnit: test
+    sans:
+      dns: [localhost]
+      ip: ["127.0.0.1"]
+`, dir, ctrl, edge)
 }

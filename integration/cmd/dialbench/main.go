@@ -30,6 +30,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"edgectl/integration/benchkit"
 )
 
 var (
@@ -117,12 +119,11 @@ func (p *procs) stop() {
 }
 
 func freePort() int {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	port, err := benchkit.FreePort()
 	if err != nil {
 		fail(err)
 	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
+	return port
 }
 
 // api is an admin session on a controller's Management API.
@@ -398,28 +399,7 @@ func network(a *api, dir string, echoPort int, p *procs) error {
 		return err
 	}
 	edge := freePort()
-	config := fmt.Sprintf(`v: 3
-identity:
-  cert: %[1]s/er1.cert
-  server_cert: %[1]s/er1.server.cert
-  key: %[1]s/er1.key
-  ca: %[1]s/er1.ca
-ctrl:
-  endpoint: tls:%[2]s
-link:
-  dialers:
-    - binding: transport
-listeners:
-  - binding: edge
-    address: tls:127.0.0.1:%[3]d
-    options:
-      advertise: 127.0.0.1:%[3]d
-edge:
-  csr:
-    sans:
-      dns: [localhost]
-      ip: ["127.0.0.1"]
-`, dir, strings.TrimPrefix(a.base, "https://"), edge)
+	config := benchkit.ZitiRouterConfig(dir, strings.TrimPrefix(a.base, "https://"), fmt.Sprintf("127.0.0.1:%d", edge))
 	if err := os.WriteFile(filepath.Join(dir, "er1.yml"), []byte(config), 0o600); err != nil {
 		return err
 	}
