@@ -211,12 +211,13 @@ func dropOtherControllers(model *store.Store, keep, addr string) ([]string, erro
 func newRouterTimeline(model *store.Store) error {
 	tx := model.Write()
 	defer tx.Abort()
-	k := tx.DataPlaneKeys()
-	if k == nil {
+	cur := tx.DataPlaneKeys()
+	if cur == nil {
 		return nil
 	}
+	k := *cur // DataPlaneKeys is shared: change a copy
 	k.TimelineID = newTimelineID()
-	raw, err := json.Marshal(k)
+	raw, err := json.Marshal(&k)
 	if err != nil {
 		return err
 	}

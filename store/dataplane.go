@@ -105,16 +105,28 @@ func (tx *Tx) RotateSessionKey(r *SessionKeyRotation) ([]string, error) {
 // DataPlaneKeys returns the cluster's data-plane keys, or nil before they
 // were made (a cluster upgraded from a release without them, until the
 // upgrade step has run).
+// Every dial and session reads them: the decoded setting is cached by the
+// stored value it came from (a setting is replaced, never changed in
+// place), and callers must not change what it returns.
 func (tx *Tx) DataPlaneKeys() *DataPlaneKeys {
 	raw := tx.Setting(SettingDataPlane)
-	if raw == nil {
+	if len(raw) == 0 {
 		return nil
+	}
+	if c := tx.s.dataPlane.Load(); c != nil && len(c.raw) == len(raw) && &c.raw[0] == &raw[0] {
+		return c.keys
 	}
 	var k DataPlaneKeys
 	if json.Unmarshal(raw, &k) != nil {
 		return nil
 	}
+	tx.s.dataPlane.Store(&dataPlaneCache{raw: raw, keys: &k})
 	return &k
+}
+
+type dataPlaneCache struct {
+	raw  []byte
+	keys *DataPlaneKeys
 }
 
 // EnsureDataPlaneKeys stores k unless the cluster has its keys already

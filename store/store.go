@@ -29,6 +29,8 @@ type Store struct {
 	// events caches the decoded event log state by its stored value (a
 	// setting's value is never changed in place, only replaced).
 	events atomic.Pointer[eventsCache]
+	// dataPlane caches the decoded data-plane keys the same way.
+	dataPlane atomic.Pointer[dataPlaneCache]
 	// coarseLoss is the most identities a service policy change that stops
 	// selecting them tells the change tracking of one by one (access.go).
 	coarseLoss int
