@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"regexp"
 	"slices"
 	"strings"
@@ -39,8 +40,8 @@ type issuedCert struct {
 // issueFromCSR issues a certificate with common name cn for the PEM request csr,
 // the body field named field. A request that does not parse, is not signed
 // by its key, or has an unsupported key type is a 400 on that field.
-func issueFromCSR(a *pki.Authority, now time.Time, field, csr, cn string, validity time.Duration, usage pki.Usage) (*issuedCert, error) {
-	leafPEM, err := a.SignCSR(now, []byte(csr), cn, validity, usage)
+func issueFromCSR(a *pki.Authority, now time.Time, field, csr, cn string, validity time.Duration, usage pki.Usage, uris ...*url.URL) (*issuedCert, error) {
+	leafPEM, err := a.SignCSR(now, []byte(csr), cn, validity, usage, uris...)
 	if errors.Is(err, pki.ErrBadCSR) || errors.Is(err, pki.ErrBadPEM) || errors.Is(err, pki.ErrUnsupportedKey) {
 		return nil, invalidField(field, "must be a PEM certificate request signed by its RSA, ECDSA or Ed25519 key: "+err.Error(), nil)
 	}

@@ -67,7 +67,8 @@ func (s *Server) resolveSession(tx *store.Tx, token string) (*store.APISession, 
 	if sess == nil || subtle.ConstantTimeCompare([]byte(sess.TokenHash), []byte(h)) != 1 {
 		return nil, nil
 	}
-	if s.Activity.Expired(sess, s.now(), s.cfg.SessionTimeout) {
+	if s.Activity.Expired(sess, s.now(), s.cfg.SessionTimeout) ||
+		(sess.TokenKeyID != "" && !s.now().Before(sess.CreatedAt.Add(apiSessionMaxAge))) {
 		return nil, nil
 	}
 	ident, err := store.GetAs[*store.Identity](tx, store.KindIdentity, sess.IdentityID)

@@ -2,6 +2,7 @@ package api
 
 import (
 	"net/http"
+	"net/url"
 
 	"edgectl/auth"
 	"edgectl/fsm"
@@ -29,11 +30,13 @@ func (s *Server) createSessionCert(c *call) error {
 		return err
 	}
 	now := s.now()
-	cert, err := issueFromCSR(a, now, "csr", p.values["csr"].(string), c.identity.ID, sessionCertValidity, pki.UsageClient)
+	id := auth.NewID()
+	cert, err := issueFromCSR(a, now, "csr", p.values["csr"].(string), c.identity.ID, sessionCertValidity, pki.UsageClient,
+		sessionCertSPIFFEID(c.identity.ID, c.session.ID, id))
 	if err != nil {
 		return err
 	}
-	rec := &store.APISessionCertificate{Base: store.Base{ID: auth.NewID(), CreatedAt: now, UpdatedAt: now},
+	rec := &store.APISessionCertificate{Base: store.Base{ID: id, CreatedAt: now, UpdatedAt: now},
 		APISessionID: c.session.ID, IdentityID: c.identity.ID, Certificate: cert.chainPEM, Fingerprint: cert.fingerprint,
 		Subject: cert.leaf.Subject.String(), ValidFrom: cert.leaf.NotBefore.UTC(), ValidTo: cert.leaf.NotAfter.UTC()}
 	if _, err := s.Writer.Do(c.r.Context(), fsm.CmdAPISessionCertCreate, rec); err != nil {
@@ -44,6 +47,15 @@ func (s *Server) createSessionCert(c *call) error {
 		"cas": string(a.BundlePEM()), "certificate": cert.chainPEM,
 	}, "meta": meta(nil)})
 	return nil
+}
+
+// sessionCertSPIFFEID names an API session certificate's session in the
+// certificate itself, as OpenZiti does: a router admits a client presenting
+// it on that session's JWT, whose fingerprint list was fixed before the
+// certificate existed (router/xgress_edge/connections.go, verifySpiffId).
+func sessionCertSPIFFEID(identityID, apiSessionID, certID string) *url.URL {
+	return &url.URL{Scheme: "spiffe", Host: "edgectl", Path: "/identity/" + url.PathEscape(identityID) + "/apiSession/" +
+		url.PathEscape(apiSessionID) + "/apiSessionCertificate/" + url.PathEscape(certID)}
 }
 
 // ownSessionCert returns the caller's API session's certificate id; one of

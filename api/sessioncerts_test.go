@@ -33,6 +33,12 @@ func TestSessionCerts_CreateListGetDeleteAndGoneWithTheSession(t *testing.T) {
 		dig(d, "_links", "self", "href") != "./current-api-session/certificates/"+id {
 		t.Fatalf("create answer: %v", d)
 	}
+	// The certificate names its session, as routers read it (a SPIFFE ID).
+	st, cur := c.do(http.MethodGet, "/current-api-session", nil)
+	if st != 200 || len(leaf.URIs) != 1 || leaf.URIs[0].Scheme != "spiffe" ||
+		leaf.URIs[0].Path != "/identity/"+ident+"/apiSession/"+dig(cur, "data", "id").(string)+"/apiSessionCertificate/"+id {
+		t.Fatalf("the certificate's URIs are %v", leaf.URIs)
+	}
 	if life := leaf.NotAfter.Sub(time.Now()); life < 11*time.Hour || life > 13*time.Hour {
 		t.Fatalf("validity ends in %v, want about 12 h", life)
 	}

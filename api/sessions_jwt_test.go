@@ -6,7 +6,10 @@ import (
 	"encoding/pem"
 	"net/http"
 	"testing"
+	"time"
 
+	"edgectl/auth"
+	"edgectl/controller"
 	"edgectl/pki"
 )
 
@@ -150,5 +153,49 @@ func TestSessions_RotatingTheSigningKeyKeepsTheLastKeysSessions(t *testing.T) {
 	}
 	if exists(s1) || !exists(s2) {
 		t.Fatalf("second rotation: the first key's session exists %v, the second's %v", exists(s1), exists(s2))
+	}
+}
+
+// An API session's token is a JWT of the kind OpenZiti's routers verify
+// themselves: signed by the cluster's API session key (derived from its token
+// key, published in the router data model), for the session's identity, with
+// the fingerprints of its certificates; the session key rotation leaves it
+// alone. A token a year old is refused, as routers refuse it.
+func TestSessions_APISessionTokensAreJWTsRoutersVerify(t *testing.T) {
+	t.Parallel()
+	clock := &testClock{t: time.Now().UTC()}
+	// Sessions idle for up to two years: only the token's age ends one here.
+	ts := newTestServerWith(t, func(c *controller.Config) { c.Now, c.SessionTimeout = clock.Now, 2*365*24*time.Hour })
+	id, alice := ts.newClientIdentity("alice", "eng")
+	key := auth.APISessionSigningKey(ts.store.Read().DataPlaneKeys().TokenKey)
+	kid, err := pki.KeyID(key.Public())
+	if err != nil {
+		t.Fatal(err)
+	}
+	claims, err := pki.ParseAPIAccess(alice.token, map[string]crypto.PublicKey{kid: key.Public()}, ts.now())
+	if err != nil {
+		t.Fatalf("the API session token does not verify with the API session key: %v", err)
+	}
+	st, cur := alice.do(http.MethodGet, "/current-api-session", nil)
+	if st != 200 || claims.IdentityID != id || claims.APISessionID != dig(cur, "data", "id") || claims.IsAdmin ||
+		claims.ExpiresAt.Sub(claims.IssuedAt) != 365*24*time.Hour {
+		t.Fatalf("claims %+v for session %v", claims, cur)
+	}
+	if st, out := ts.do(http.MethodPost, mgmt("/session-signing-keys/rotate"), map[string]any{}); st != 200 {
+		t.Fatalf("rotate: %d %v", st, out)
+	}
+	if st, out := ts.do(http.MethodPost, mgmt("/session-signing-keys/rotate"), map[string]any{}); st != 200 {
+		t.Fatalf("rotate: %d %v", st, out)
+	}
+	if st, _ := alice.do(http.MethodGet, "/current-api-session", nil); st != 200 {
+		t.Fatalf("two session key rotations ended an API session: %d", st)
+	}
+	clock.Advance(364 * 24 * time.Hour)
+	if st, _ := alice.do(http.MethodGet, "/current-api-session", nil); st != 200 {
+		t.Fatalf("an API session 364 days old answers %d", st)
+	}
+	clock.Advance(2 * 24 * time.Hour)
+	if st, _ := alice.do(http.MethodGet, "/current-api-session", nil); st != 401 {
+		t.Fatalf("an API session a year old answers %d", st)
 	}
 }

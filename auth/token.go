@@ -1,6 +1,7 @@
 package auth
 
 import (
+	"crypto/ed25519"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
@@ -82,4 +83,18 @@ func DeriveAPISessionToken(key []byte, id string) string {
 	m.Write([]byte("edgectl api session token\x00"))
 	m.Write([]byte(id))
 	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
+}
+
+// APISessionSigningKey is the key that signs API session tokens as JWTs
+// (pki.SignAPIAccess) in a cluster whose data-plane token key is key: an
+// Ed25519 key whose seed is derived from the token key, so that every node
+// has it without another replicated secret, and routers get its public key
+// in their data model. Unlike the service session key it is not rotated
+// (docs/architecture.md): an API session lasts as long as its client is
+// active, and nodes still check every API session token against the model
+// before a circuit or a terminator is made.
+func APISessionSigningKey(key []byte) ed25519.PrivateKey {
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte("edgectl api session signing key\x00"))
+	return ed25519.NewKeyFromSeed(m.Sum(nil))
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"sort"
 
+	"edgectl/auth"
 	"edgectl/dataplane/wire"
 	"edgectl/pki"
 	"edgectl/store"
@@ -12,9 +13,9 @@ import (
 
 // The router data model (RDM): what routers from v1.7 hold of the model to
 // judge sessions themselves: config types, configs, identities, services,
-// posture checks, service policies with the services, posture checks and
-// identities they select, and the public keys that verify the JWTs they
-// are shown. A router subscribes to it on one node; it gets the full state
+// posture checks, service policies with the services and identities they
+// select (not their posture checks: policyEvents), and the public keys that
+// verify the JWTs they are shown. A router subscribes to it on one node; it gets the full state
 // (DataState) and then change sets (ChangeSet) keyed by the Raft index, on
 // a timeline that is the cluster's (store.DataPlaneKeys.TimelineID), so it
 // can move to another node and carry on from its index.
@@ -111,9 +112,9 @@ func policyChange(policyID string, related wire.Related, ids []string, add bool)
 	return event(wire.Update, wire.ServicePolicyChange{PolicyID: policyID, RelatedEntityIDs: ids, RelatedEntityType: related, Add: add})
 }
 
-// publicKeys are the keys routers trust: the key that signs service
-// session JWTs (JWT validation) and the cluster's CA certificates (client
-// certificate validation).
+// publicKeys are the keys routers trust: the keys that sign service
+// session JWTs and API session JWTs (JWT validation) and the cluster's CA
+// certificates (client certificate validation).
 func publicKeys(tx *store.Tx, keys *store.DataPlaneKeys, authority func(*store.Tx) (*pki.Authority, error)) [][]byte {
 	var out [][]byte
 	if keys != nil {
@@ -122,6 +123,9 @@ func publicKeys(tx *store.Tx, keys *store.DataPlaneKeys, authority func(*store.T
 		}
 		if p := keys.Previous; p != nil {
 			out = append(out, jwtKeyEvent(wire.Create, true, p.KeyID, p.PublicKey))
+		}
+		if ev := apiSessionKeyEvent(keys); ev != nil {
+			out = append(out, ev)
 		}
 	}
 	if authority != nil {
@@ -147,6 +151,22 @@ func sessionKeyEvent(keys *store.DataPlaneKeys, full bool) []byte {
 		return nil
 	}
 	return jwtKeyEvent(wire.Create, full, keys.KeyID, der)
+}
+
+// apiSessionKeyEvent is the create event of the API session signing key's
+// public key (part of a full state; it never changes: it is derived from
+// the token key).
+func apiSessionKeyEvent(keys *store.DataPlaneKeys) []byte {
+	pub := auth.APISessionSigningKey(keys.TokenKey).Public()
+	der, err := x509.MarshalPKIXPublicKey(pub)
+	if err != nil {
+		return nil
+	}
+	kid, err := pki.KeyID(pub)
+	if err != nil {
+		return nil
+	}
+	return jwtKeyEvent(wire.Create, true, kid, der)
 }
 
 func jwtKeyEvent(action wire.Action, full bool, kid string, der []byte) []byte {
@@ -208,13 +228,19 @@ func (m *Manager) fullState(tx *store.Tx) [][]byte {
 	return append(out, publicKeys(tx, tx.DataPlaneKeys(), m.cfg.Authority)...)
 }
 
-// policyEvents create service policy p with the entities it selects.
+// policyEvents create service policy p with the identities and services it
+// selects. Routers are not told the posture checks a policy requires: a
+// router checks a client with a JWT API session against its model before it
+// asks for a circuit, and OpenZiti's Go SDK sends its posture data to the
+// controller, not to routers, so a router would refuse every dial of a
+// service with posture checks. Posture is judged by the node that makes the
+// circuit (docs/architecture.md).
 func policyEvents(tx *store.Tx, p *store.ServicePolicy) [][]byte {
 	out := [][]byte{event(wire.Create, servicePolicyModel(p))}
 	for _, rel := range []struct {
 		name    string
 		related wire.Related
-	}{{store.RelServicePolicyService, wire.RelatedService}, {store.RelServicePolicyPostureCheck, wire.RelatedPostureCheck}, {store.RelServicePolicyIdentity, wire.RelatedIdentity}} {
+	}{{store.RelServicePolicyService, wire.RelatedService}, {store.RelServicePolicyIdentity, wire.RelatedIdentity}} {
 		var ids []string
 		tx.PolicyEntities(rel.name, p.ID, func(id string) bool { ids = append(ids, id); return true })
 		if len(ids) > 0 {
@@ -237,8 +263,12 @@ func changeEvents(tx *store.Tx, changes []store.Change) [][]byte {
 		case store.KindConfig:
 			out = append(out, entityEvent(tx, c, func(r store.Record) wire.Model { return configModel(r.(*store.Config)) },
 				func(id string) wire.Model { return wire.Config{ID: id} }))
-		case store.KindIdentity, store.KindService, store.KindPostureCheck:
+		case store.KindIdentity, store.KindService:
 			out = append(out, entitySelectionEvents(tx, c)...)
+		case store.KindPostureCheck:
+			// The check itself; policies do not name it (policyEvents).
+			out = append(out, entityEvent(tx, c, func(r store.Record) wire.Model { return postureCheckModel(r.(*store.PostureCheck)) },
+				func(id string) wire.Model { return wire.PostureCheck{ID: id} }))
 		case store.KindIdentityServiceConfig:
 			var id string
 			if c.New == nil {
@@ -284,11 +314,10 @@ func entityEvent(tx *store.Tx, c store.Change, model func(store.Record) wire.Mod
 	return event(wire.Update, model(r))
 }
 
-// entitySelectionEvents are the events of an identity, service or posture
-// check change: the record itself, and the policies it moved in or out of.
-// A new entity comes before the policies take it; a removed one leaves the
-// policies first (a policy must never name a posture check the router
-// lacks).
+// entitySelectionEvents are the events of an identity or service change:
+// the record itself, and the policies it moved in or out of. A new entity
+// comes before the policies take it; a removed one leaves the policies
+// first.
 func entitySelectionEvents(tx *store.Tx, c store.Change) [][]byte {
 	var rel string
 	var related wire.Related
@@ -299,14 +328,10 @@ func entitySelectionEvents(tx *store.Tx, c store.Change) [][]byte {
 		rel, related = store.RelServicePolicyIdentity, wire.RelatedIdentity
 		model = func(r store.Record) wire.Model { return identityModel(tx, r.(*store.Identity)) }
 		deleted = func(id string) wire.Model { return wire.Identity{ID: id} }
-	case store.KindService:
+	default:
 		rel, related = store.RelServicePolicyService, wire.RelatedService
 		model = func(r store.Record) wire.Model { return serviceModel(r.(*store.Service)) }
 		deleted = func(id string) wire.Model { return wire.Service{ID: id} }
-	default:
-		rel, related = store.RelServicePolicyPostureCheck, wire.RelatedPostureCheck
-		model = func(r store.Record) wire.Model { return postureCheckModel(r.(*store.PostureCheck)) }
-		deleted = func(id string) wire.Model { return wire.PostureCheck{ID: id} }
 	}
 	id := recordID(c)
 	var oldAttrs, newAttrs []string

@@ -113,10 +113,11 @@ func TestChangeEvents_EntitiesComeBeforeThePoliciesTakeThemAndLeaveThemFirst(t *
 	equal(t, "a service the policy selects", write(t, s, func(tx *store.Tx) error {
 		return tx.CreateService(&store.Service{Base: base("svc"), Named: store.Named{Name: "web"}, RoleAttributes: []string{"web"}})
 	}), "create service svc", "add sp 1:svc")
-	equal(t, "a posture check", write(t, s, func(tx *store.Tx) error {
+	// Policies do not name their posture checks to routers (policyEvents).
+	equal(t, "a posture check the policy requires", write(t, s, func(tx *store.Tx) error {
 		return tx.CreatePostureCheck(&store.PostureCheck{Base: base("pc"), Named: store.Named{Name: "mac"}, TypeID: "MAC",
 			MacAddresses: []string{"AA-BB-CC-DD-EE-FF"}, RoleAttributes: []string{"pc"}, Version: 1})
-	}), "create postureCheck pc", "add sp 3:pc")
+	}), "create postureCheck pc")
 	equal(t, "an identity", write(t, s, func(tx *store.Tx) error {
 		return tx.CreateIdentity(&store.Identity{Base: base("id"), Named: store.Named{Name: "laptop"}, TypeID: "Device", AuthPolicyID: "ap",
 			RoleAttributes: []string{"staff"}}, nil, nil)
@@ -124,9 +125,9 @@ func TestChangeEvents_EntitiesComeBeforeThePoliciesTakeThemAndLeaveThemFirst(t *
 	equal(t, "the identity's attributes changed", write(t, s, func(tx *store.Tx) error {
 		return tx.UpdateIdentity("id", store.Patch{"roleAttributes": []byte(`["other"]`)}, time.Unix(2, 0))
 	}), "remove sp 2:id", "update identity id")
-	equal(t, "the posture check deleted: out of the policy first", write(t, s, func(tx *store.Tx) error {
+	equal(t, "the posture check deleted", write(t, s, func(tx *store.Tx) error {
 		return tx.DeletePostureCheck("pc")
-	}), "remove sp 3:pc", "delete postureCheck pc")
+	}), "delete postureCheck pc")
 }
 
 func TestRDMLog_CoversTheIndexesItKeeps(t *testing.T) {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"sync"
 	"time"
 
@@ -289,22 +290,11 @@ func apiSessionFor(tx *store.Tx, keys *store.DataPlaneKeys, s *store.APISession)
 // a router: its identity's certificate authenticators and the session's
 // own certificates.
 func fingerprintsOf(tx *store.Tx, s *store.APISession) []string {
-	seen := map[string]bool{}
-	var out []string
-	add := func(fp string) {
-		if fp != "" && !seen[fp] {
-			seen[fp] = true
+	out := tx.CertFingerprints(s.IdentityID)
+	tx.Each(store.KindAPISessionCertificate, "apiSession", func(rec store.Record) bool {
+		if fp := rec.(*store.APISessionCertificate).Fingerprint; fp != "" && !slices.Contains(out, fp) {
 			out = append(out, fp)
 		}
-	}
-	tx.Each(store.KindAuthenticator, "identity", func(rec store.Record) bool {
-		if a := rec.(*store.Authenticator); a.Method == "cert" {
-			add(a.Fingerprint)
-		}
-		return true
-	}, s.IdentityID)
-	tx.Each(store.KindAPISessionCertificate, "apiSession", func(rec store.Record) bool {
-		add(rec.(*store.APISessionCertificate).Fingerprint)
 		return true
 	}, s.ID)
 	return out

@@ -11,11 +11,11 @@ import (
 // TestTraffic_AClusterKeepsTrafficUp: three nodes, a router connected to
 // all of them, the tunnelers' identities enrolled through node 1. An open
 // TCP stream through the router keeps echoing while a follower is paused
-// (SIGSTOP) and, once it is back, while the leader is SIGKILLed; a client
-// that connects after the kill dials through the survivors within 5 s.
-// (A client connected before a fault keeps its dials with the node that
-// last sent the router its API session, OpenZiti's affinity for API
-// sessions that are not JWTs: docs/openziti.md.)
+// (SIGSTOP), while the leader is SIGKILLed and, once it is back, while
+// another node is SIGKILLed; after each kill the client that was connected
+// before it dials through the survivors within 5 s (its API session is a JWT
+// the router verifies itself, so it is bound to no node), and so does a
+// client that connects after it.
 func TestTraffic_AClusterKeepsTrafficUp(t *testing.T) {
 	t.Parallel()
 	zitiBinary(t)
@@ -31,7 +31,7 @@ func TestTraffic_AClusterKeepsTrafficUp(t *testing.T) {
 		waitOnline(t, n, c.token, tn.router.id, true, 10*time.Second)
 	}
 	stream := tn.openStream(t)
-	defer stream.Close()
+	defer func() { stream.Close() }()
 	echoes := func(what string) {
 		t.Helper()
 		msg := []byte("still here: " + what)
@@ -45,17 +45,23 @@ func TestTraffic_AClusterKeepsTrafficUp(t *testing.T) {
 		}
 		_ = stream.SetDeadline(time.Time{})
 	}
-	newDials := func(what string) {
+	dials := func(what string) {
 		t.Helper()
-		// A client that connects to the router now: its API session's
-		// node (the routers' affinity) is one that is up.
-		tn.proxy.stop()
 		start := time.Now()
+		waitUntil(t, what+": the client connected before dials through the survivors", 5*time.Second, func() error {
+			return echoOnce(tn.proxyAddr, []byte("a dial after: "+what))
+		})
+		t.Logf("%s: the client connected before dialed through the survivors %s after", what, time.Since(start).Round(time.Millisecond))
+		// A client that connects to the router now.
+		tn.proxy.stop()
+		start = time.Now()
 		tn.startProxy(t)
-		waitUntil(t, what+": a new dial through the survivors", 5*time.Second, func() error {
+		waitUntil(t, what+": a new client dials through the survivors", 5*time.Second, func() error {
 			return echoOnce(tn.proxyAddr, []byte("new dial"))
 		})
 		t.Logf("%s: a new client dialed through the survivors %s after it started", what, time.Since(start).Round(time.Millisecond))
+		stream.Close() // it went through the client stopped: a new one through the new client
+		stream = tn.openStream(t)
 	}
 
 	// A follower paused (not node 1, whose API the tunnelers use), then let go.
@@ -73,15 +79,23 @@ func TestTraffic_AClusterKeepsTrafficUp(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// The leader killed.
+	// The leader killed, brought back, then the other node but node 1
+	// killed: whichever node a client's connection would have been bound
+	// to, one of them is gone.
 	leader = c.leader(10 * time.Second)
 	if leader == 0 {
 		t.Fatal("node 1 is the leader")
 	}
+	other := 3 - leader // nodes 2 and 3 are indexes 1 and 2
 	c.nodes[leader].kill()
 	echoes("the leader killed")
-	newDials("the leader killed")
-	t.Logf("paused node %d, then killed the leader, node %d", paused+1, leader+1)
+	dials("the leader killed")
+	c.restart(leader)
+	waitOnline(t, c.nodes[leader], c.token, tn.router.id, true, 15*time.Second)
+	c.nodes[other].kill()
+	echoes("another node killed")
+	dials("another node killed")
+	t.Logf("paused node %d, killed the leader, node %d, then node %d", paused+1, leader+1, other+1)
 }
 
 // waitControllerRecords waits until every member has its controller record

@@ -11,6 +11,7 @@ import (
 	"encoding/pem"
 	"fmt"
 	"net"
+	"net/url"
 	"strings"
 	"time"
 )
@@ -47,13 +48,14 @@ func (a *Authority) IssueServerCert(now time.Time, pub crypto.PublicKey, commonN
 // certificate names, never the requester. For UsageServer and
 // UsageClientServer the CSR's DNS and IP SANs are copied, so callers issuing
 // router server certificates must vet those SANs first; client certificates
-// get no SANs. Only the leaf PEM is returned; append ChainPEM for a chain.
-func (a *Authority) SignCSR(now time.Time, csrPEM []byte, commonName string, validity time.Duration, usage Usage) ([]byte, error) {
+// get no SANs from the CSR, only the URIs given (the caller's, such as a
+// SPIFFE ID). Only the leaf PEM is returned; append ChainPEM for a chain.
+func (a *Authority) SignCSR(now time.Time, csrPEM []byte, commonName string, validity time.Duration, usage Usage, uris ...*url.URL) ([]byte, error) {
 	csr, err := parseCSR(csrPEM)
 	if err != nil {
 		return nil, err
 	}
-	tmpl := &x509.Certificate{Subject: pkix.Name{CommonName: commonName}}
+	tmpl := &x509.Certificate{Subject: pkix.Name{CommonName: commonName}, URIs: uris}
 	if usage == UsageServer || usage == UsageClientServer {
 		tmpl.DNSNames = csr.DNSNames
 		tmpl.IPAddresses = csr.IPAddresses

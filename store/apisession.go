@@ -12,7 +12,12 @@ import (
 type APISession struct {
 	Base
 	// TokenHash is the SHA-256 of the token; the token itself is never stored.
-	TokenHash       string   `json:"tokenHash"`
+	TokenHash string `json:"tokenHash"`
+	// TokenKeyID is the key that signed the token, a JWT that routers
+	// verify themselves (auth.APISessionSigningKey); empty for a token
+	// derived from the id (auth.DeriveAPISessionToken), which routers are
+	// sent instead.
+	TokenKeyID      string   `json:"tokenKid,omitempty"`
 	IdentityID      string   `json:"identityId"`
 	AuthenticatorID string   `json:"authenticatorId"`
 	IPAddress       string   `json:"ipAddress"`

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"slices"
 	"time"
 
 	"edgectl/store/filter"
@@ -178,4 +179,17 @@ func (tx *Tx) RequestExtendAuthenticator(id string, rollKeys bool, at time.Time)
 	n := *a
 	n.IsExtendRequested, n.IsKeyRollRequested, n.ExtendRequestedAt, n.UpdatedAt = true, rollKeys, &at, at
 	return tx.Replace(KindAuthenticator, &n)
+}
+
+// CertFingerprints are the fingerprints of identity id's certificate
+// authenticators: the certificates its clients may present to routers.
+func (tx *Tx) CertFingerprints(id string) []string {
+	var out []string
+	tx.Each(KindAuthenticator, "identity", func(rec Record) bool {
+		if a := rec.(*Authenticator); a.Method == "cert" && a.Fingerprint != "" && !slices.Contains(out, a.Fingerprint) {
+			out = append(out, a.Fingerprint)
+		}
+		return true
+	}, id)
+	return out
 }
