@@ -90,7 +90,6 @@ func TestCAs_CreateValidatesEveryFieldAndStoresNothing(t *testing.T) {
 		{"isAuthEnabled missing", with("isAuthEnabled", "<absent>"), "isAuthEnabled"},
 		{"isAutoCaEnrollmentEnabled missing", with("isAutoCaEnrollmentEnabled", "<absent>"), "isAutoCaEnrollmentEnabled"},
 		{"isOttCaEnrollmentEnabled missing", with("isOttCaEnrollmentEnabled", "<absent>"), "isOttCaEnrollmentEnabled"},
-		{"identityNameFormat empty", with("identityNameFormat", ""), "identityNameFormat"},
 		{"claim not an object", with("externalIdClaim", 3), "externalIdClaim"},
 		{"claim bad location", with("externalIdClaim", claim("location", "SUBJECT")), "externalIdClaim.location"},
 		{"claim bad matcher", with("externalIdClaim", claim("matcher", "REGEX")), "externalIdClaim.matcher"},

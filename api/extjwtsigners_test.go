@@ -85,7 +85,6 @@ func TestExtJWTSigners_EveryRuleRejectsABadValueAndStoresNothing(t *testing.T) {
 		{"jwks not a URL", with("jwksEndpoint", "keys"), "jwksEndpoint"},
 		{"bad certPem", map[string]any{"name": "s", "enabled": true, "issuer": "i", "audience": nil, "certPem": "not pem"}, "certPem"},
 		{"bad externalAuthUrl", with("externalAuthUrl", "ftp://x"), "externalAuthUrl"},
-		{"claimsProperty empty", with("claimsProperty", ""), "claimsProperty"},
 		{"useExternalId not bool", with("useExternalId", "yes"), "useExternalId"},
 	}
 	for _, c := range cases {

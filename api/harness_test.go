@@ -132,7 +132,7 @@ func newTestServerWith(t *testing.T, edit func(*controller.Config)) *testServer 
 	a := api.New(api.Deps{Store: st, Writer: w, Cluster: local, Hasher: auth.NewHasher(auth.DefaultParams),
 		Activity: auth.NewActivity(), Peers: local, Now: now},
 		api.Config{AdvertiseURL: base, SessionTimeout: cfg.SessionTimeout, BackupDir: t.TempDir(), JWKSRootCAs: cfg.JWKSRootCAs,
-			JWTKey: testJWTKey})
+			JWTKey: testJWTKey, CORSOrigins: cfg.CORSOrigins})
 	srv.Config.Handler = a.Handler()
 	srv.Start()
 	t.Cleanup(srv.Close)

@@ -101,7 +101,7 @@ type localAdminKey struct{}
 // acts as the default admin, with no session.
 func (s *Server) LocalAdminHandler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		s.router.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), localAdminKey{}, true)))
+		cleanPaths(s.router).ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), localAdminKey{}, true)))
 	})
 }
 

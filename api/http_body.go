@@ -309,7 +309,7 @@ func parseFields(raw map[string]json.RawMessage, fields []field, m mode) (*parse
 			continue
 		}
 		rv, present := raw[f.name]
-		isNull := present && string(bytes.TrimSpace(rv)) == "null"
+		isNull := present && (string(bytes.TrimSpace(rv)) == "null" || blankMeansUnset(f, rv))
 		var v any
 		switch {
 		case isNull && m == modePatch && (f.patchNullKeeps || f.kind == fStringList):
@@ -344,6 +344,14 @@ func parseFields(raw map[string]json.RawMessage, fields []field, m mode) (*parse
 		p.patch[f.target()] = enc
 	}
 	return p, nil
+}
+
+// blankMeansUnset reports whether rv is a blank string for optional string
+// field f that no blank string can be (it has a minimum length or a list of
+// values): generated clients (OpenZiti's ZAC among them) send every optional
+// string they were not given as "", which then means "not set", like null.
+func blankMeansUnset(f *field, rv json.RawMessage) bool {
+	return f.kind == fString && !f.required && (f.min > 0 || len(f.enum) > 0) && string(bytes.TrimSpace(rv)) == `""`
 }
 
 // encodeValue is json.Marshal(v), with the values most fields hold (no

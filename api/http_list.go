@@ -56,14 +56,18 @@ func (c *call) parseList(fields *filter.Schema, roleFilter bool) (*listReq, erro
 		}
 	}
 	if v := qs.Get("limit"); v != "" {
+		// As OpenZiti's clients send it: -1 is no limit (the filter's
+		// `limit none`), a limit above the maximum is served as the maximum,
+		// which meta.pagination.limit shows (docs/api.md).
 		n, err := strconv.Atoi(v)
-		if err != nil || n < 0 {
-			return nil, badQuery("limit", errors.New("must be a whole number from 0 to 500"))
+		switch {
+		case err != nil || n < -1:
+			return nil, badQuery("limit", errors.New("must be a whole number from 0 to 500, or -1 for no limit"))
+		case n == -1:
+			lr.all = true
+		default:
+			lr.limit, lr.all = min(n, maxLimit), false
 		}
-		if n > maxLimit {
-			return nil, badQuery("limit", fmt.Errorf("%d is larger than the maximum %d", n, maxLimit))
-		}
-		lr.limit, lr.all = n, false
 	}
 	if v := qs.Get("offset"); v != "" {
 		n, err := strconv.Atoi(v)

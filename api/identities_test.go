@@ -76,8 +76,18 @@ func TestIdentities_ListFiltersSortsAndPages(t *testing.T) {
 	}
 	st, out := ts.do(http.MethodGet, mgmt("/identities?filter=name%20%3D"), nil)
 	wantError(t, st, out, 400, "INVALID_FILTER", "")
-	st, out = ts.do(http.MethodGet, mgmt("/identities?limit=501"), nil)
-	wantError(t, st, out, 400, "INVALID_FILTER", "")
+	// As OpenZiti's clients send them: above the maximum is the maximum,
+	// -1 is no limit; below -1 is refused.
+	st, out = ts.do(http.MethodGet, mgmt("/identities?limit=1000"), nil)
+	if st != 200 || dig(out, "meta", "pagination", "limit") != 500.0 || len(out["data"].([]any)) != 5 {
+		t.Fatalf("limit=1000: %d %v", st, dig(out, "meta", "pagination"))
+	}
+	st, out = ts.do(http.MethodGet, mgmt("/identities?limit=-1"), nil)
+	if st != 200 || len(out["data"].([]any)) != 5 {
+		t.Fatalf("limit=-1: %d %v", st, dig(out, "meta", "pagination"))
+	}
+	st, out = ts.do(http.MethodGet, mgmt("/identities?limit=-2"), nil)
+	wantError(t, st, out, 400, "INVALID_FILTER", "limit")
 	st, out = ts.do(http.MethodGet, mgmt("/identities?filter=nosuchfield%3D1"), nil)
 	wantError(t, st, out, 400, "INVALID_FILTER", "")
 }

@@ -17,7 +17,9 @@ import (
 func (s *Server) versionInfo() map[string]any {
 	base := s.cfg.AdvertiseURL
 	apis := map[string]any{
-		"edge-client":     map[string]any{"v1": map[string]any{"apiBaseUrls": []string{base + ClientPrefix}, "path": ClientPrefix, "version": "v1"}},
+		"edge-client": map[string]any{"v1": map[string]any{"apiBaseUrls": []string{base + ClientPrefix}, "path": ClientPrefix, "version": "v1"}},
+		// OpenZiti lists the Client API under "edge" too; ZAC looks for it there.
+		"edge":            map[string]any{"v1": map[string]any{"apiBaseUrls": []string{base + ClientPrefix}, "path": ClientPrefix, "version": "v1"}},
 		"edge-management": map[string]any{"v1": map[string]any{"apiBaseUrls": []string{base + ManagementPrefix}, "path": ManagementPrefix, "version": "v1"}},
 		"fabric":          map[string]any{"v1": map[string]any{"apiBaseUrls": []string{base + FabricPrefix}, "path": FabricPrefix, "version": "v1"}},
 	}

@@ -75,12 +75,21 @@ func TestOpenZiti_VersionAtTheRoot(t *testing.T) {
 	}
 }
 
-// TestOpenZiti_NoRedirects: a path with "..", "//" or another case answers
-// 404, never a redirect.
+// TestOpenZiti_NoRedirects: a path with "..", "." or another case answers
+// 404, never a redirect; doubled and trailing slashes are cleaned, as
+// OpenZiti's controller cleans them (ZAC sends both).
 func TestOpenZiti_NoRedirects(t *testing.T) {
 	t.Parallel()
 	ts := newTestServer(t)
-	for _, p := range []string{"/edge/management/v1/../v1/identities", "/edge/management/v1//identities",
+	id := ts.create("/identities", map[string]any{"name": "slashes", "type": "User", "isAdmin": false})
+	for _, p := range []string{"/edge/management/v1//identities", "/edge/management/v1/identities/", "/edge/management/v1/identities/" + id + "//",
+		"//edge/management/v1/identities/" + id + "/service-policies/"} {
+		st, h, body := ts.getNoRedirect(p, map[string]string{"zt-session": ts.token})
+		if st != http.StatusOK {
+			t.Errorf("%s: %d (Location %q) %s, want 200", p, st, h.Get("Location"), body)
+		}
+	}
+	for _, p := range []string{"/edge/management/v1/../v1/identities",
 		"/edge/management/v1/IDENTITIES", "/edge/client/v1/./version"} {
 		st, h, body := ts.getNoRedirect(p, map[string]string{"zt-session": ts.token})
 		if st != http.StatusNotFound {

@@ -69,6 +69,9 @@ type Config struct {
 	BackupDir string
 	// Version, Revision and BuildDate describe the build.
 	Version, Revision, BuildDate string
+	// CORSOrigins are the origins (scheme://host[:port]) whose pages may
+	// call the APIs from a browser (api/cors.go); none by default.
+	CORSOrigins []string
 	// JWKSRootCAs are the CAs trusted when fetching external JWT signers' key sets; nil = the system pool.
 	JWKSRootCAs *x509.CertPool
 	// JWTKey is the private key of this node's API server certificate: it
@@ -169,8 +172,9 @@ func New(d Deps, cfg Config) *Server {
 	}
 	s := &Server{Deps: d, cfg: cfg, router: httprouter.New(), jwtKid: jwtKid, jwtJWK: jwtJWK}
 	s.router.RedirectTrailingSlash = false
-	// An API answers a path with "..", "//" or the wrong case with 404,
-	// never with a redirect to another path.
+	// An API answers a path with ".." or the wrong case with 404, never
+	// with a redirect to another path ("//" and a trailing "/" are cleaned
+	// before routing: cleanPaths).
 	s.router.RedirectFixedPath = false
 	s.router.HandleMethodNotAllowed = true
 	s.router.NotFound = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -200,8 +204,9 @@ func New(d Deps, cfg Config) *Server {
 	return s
 }
 
-// Handler serves both APIs.
-func (s *Server) Handler() http.Handler { return s.router }
+// Handler serves both APIs (and the console), with CORS for the allowed
+// origins and paths cleaned of doubled and trailing slashes.
+func (s *Server) Handler() http.Handler { return s.withCORS(cleanPaths(s.router)) }
 
 // JWK is the public JWK of the key this node signs enrollment JWTs with
 // (nil without one): each node publishes it in its controller record, so

@@ -26,6 +26,8 @@ type Config struct {
 	JoinToken        string // from `edgectl cluster join-token`
 
 	SessionTimeout time.Duration
+	// CORSOrigins may call the APIs from a browser page (--cors-origins).
+	CORSOrigins []string
 	// SnapshotThreshold, when set, is raft's fixed snapshot threshold; 0
 	// means 8192 raised with the model's size (snapshots.go).
 	SnapshotThreshold uint64
@@ -145,6 +147,11 @@ func (c *Config) Validate() error {
 	if c.ClusterAdvertise != "" {
 		if _, port, err := net.SplitHostPort(c.ClusterAdvertise); err != nil || port == "0" || port == "" {
 			return fmt.Errorf("--cluster-advertise %q: must be HOST:PORT with a fixed port", c.ClusterAdvertise)
+		}
+	}
+	for _, o := range c.CORSOrigins {
+		if err := api.ValidCORSOrigin(o); err != nil {
+			return fmt.Errorf("--cors-origins %q: %w", o, err)
 		}
 	}
 	if (c.Join == "") != (c.JoinToken == "") {

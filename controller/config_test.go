@@ -26,7 +26,15 @@ func TestConfigRefusesBadEventAndProfileFlags(t *testing.T) {
 			t.Errorf("%s: error %v, want one naming the flag", flag, err)
 		}
 	}
-	ok := Config{EnablePprof: true, MetricsAddr: "127.0.0.1:0", EventsFileMaxSize: 4096, AdminPassword: "a-long-password"}
+	for _, o := range []string{"*", "https://*.example", "zac.example", "https://zac.example/console", "ftp://zac.example", "https://ZAC.example"} {
+		c := Config{AdminPassword: "a-long-password", CORSOrigins: []string{o}}
+		c.Defaults()
+		if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "--cors-origins") {
+			t.Errorf("--cors-origins %s: error %v, want one naming the flag", o, err)
+		}
+	}
+	ok := Config{EnablePprof: true, MetricsAddr: "127.0.0.1:0", EventsFileMaxSize: 4096, AdminPassword: "a-long-password",
+		CORSOrigins: []string{"https://zac.example:8443", "http://127.0.0.1:4200"}}
 	ok.Defaults()
 	if err := ok.Validate(); err != nil {
 		t.Fatalf("good values refused: %v", err)

@@ -315,7 +315,7 @@ func (n *Node) startAPI(certs *certMaterial) error {
 		Log: n.log.Named("api"), Activity: n.activity, Peers: n, Now: n.cfg.Now, Routers: n.Routers,
 	}, api.Config{AdvertiseURL: advertiseURL, SessionTimeout: n.cfg.SessionTimeout, BackupDir: filepath.Join(n.cfg.DataDir, "backups"),
 		Version: n.cfg.Version, Revision: n.cfg.Revision, BuildDate: n.cfg.BuildDate, JWKSRootCAs: n.cfg.JWKSRootCAs,
-		ReadConsistency: n.cfg.ReadConsistency, JWTKey: signerOf(certs.api), ListenAddrs: n.listenAddrs()})
+		ReadConsistency: n.cfg.ReadConsistency, JWTKey: signerOf(certs.api), ListenAddrs: n.listenAddrs(), CORSOrigins: n.cfg.CORSOrigins})
 	n.deliverer = n.newDeliverer()
 	n.API.RegisterCollector(&eventCollector{n: n})
 	for _, c := range n.Routers.Collectors() {

@@ -12,7 +12,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -23,6 +22,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"edgectl/integration/benchkit"
 )
 
 // binPath is the edgectl binary TestMain builds once for the whole package.
@@ -330,16 +331,16 @@ func (n *node) restart(t *testing.T, opts nodeOpts) *node {
 	return startNode(t, opts)
 }
 
-// freePort asks the kernel for a free loopback port. Another process may
-// take it before the node binds it; startNode retries on that.
+// freePort is a free loopback port below the kernel's ephemeral range
+// (benchkit.FreePort). Another process may take it before the node binds
+// it; startNode retries on that.
 func freePort(t *testing.T) int {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	p, err := benchkit.FreePort()
 	if err != nil {
 		t.Fatalf("free port: %v", err)
 	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
+	return p
 }
 
 func envWithout(name string) []string {

@@ -144,6 +144,7 @@ func runCmd() *cobra.Command {
 	fs.StringVar(&cfg.Join, "join", "", "HOST:PORT of a node of the cluster to join")
 	fs.StringVar(&cfg.JoinToken, "join-token", "", "one-use token from 'edgectl cluster join-token'")
 	fs.StringVar(&configFile, "config", "", "a JSON file with the same settings, keyed by flag name (flags win)")
+	fs.StringSliceVar(&cfg.CORSOrigins, "cors-origins", nil, "origins (https://host[:port], comma-separated or repeated) whose pages may call the APIs from a browser, such as a console served elsewhere; none by default")
 	fs.DurationVar(&cfg.SessionTimeout, "session-timeout", 30*time.Minute, "API sessions end after this long without activity")
 	fs.Uint64Var(&cfg.SnapshotThreshold, "snapshot-threshold", 0, "log entries between automatic snapshots; given, it is fixed; by default 8192, raised to a quarter of the model's records as the model grows")
 	fs.Uint64Var(&cfg.TrailingLogs, "trailing-logs", 10240, "log entries kept after a snapshot, for followers that fall behind (at least; the log is freed by whole --raft-segment-size segments; a follower behind what is left gets the snapshot)")
@@ -208,8 +209,14 @@ func applyConfigFile(fs *pflag.FlagSet, path string) error {
 		if f.Changed {
 			continue
 		}
-		if err := fs.Set(name, fmt.Sprint(v)); err != nil {
-			return fmt.Errorf("--config %s: %s: %w", path, name, err)
+		values := []any{v}
+		if list, ok := v.([]any); ok { // a list flag: each element, as if repeated
+			values = list
+		}
+		for _, e := range values {
+			if err := fs.Set(name, fmt.Sprint(e)); err != nil {
+				return fmt.Errorf("--config %s: %s: %w", path, name, err)
+			}
 		}
 	}
 	return nil

@@ -8,7 +8,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
@@ -16,14 +18,47 @@ import (
 	"sync"
 )
 
-// FreePort returns a TCP port on 127.0.0.1 that was free a moment ago.
+// FreePort returns a TCP port on 127.0.0.1 that was free a moment ago,
+// never the same twice in one process. It is taken below the kernel's
+// ephemeral range (ip_local_port_range), so that no outgoing connection can
+// take it as its local port while the node that listens on it is down for a
+// restart (a restart binds the same port again).
 func FreePort() (int, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
+	lo, hi := portRange()
+	portsMu.Lock()
+	defer portsMu.Unlock()
+	for range 1000 {
+		p := lo + rand.IntN(hi-lo)
+		if portsGiven[p] {
+			continue
+		}
+		ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p))
+		if err != nil {
+			continue
+		}
+		ln.Close()
+		portsGiven[p] = true
+		return p, nil
 	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port, nil
+	return 0, errors.New("benchkit: no free port below the ephemeral range")
+}
+
+var (
+	portsMu    sync.Mutex
+	portsGiven = map[int]bool{}
+)
+
+// portRange is where FreePort picks: from 10000 to the start of the
+// kernel's ephemeral ports (32768 when it cannot be read).
+func portRange() (lo, hi int) {
+	hi = 32768
+	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
+		var from, to int
+		if n, _ := fmt.Sscan(string(b), &from, &to); n == 2 && from > 11000 {
+			hi = from
+		}
+	}
+	return 10000, hi
 }
 
 // SyncBuffer is a bytes.Buffer that a node's stdout and stderr may write
