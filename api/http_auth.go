@@ -8,16 +8,25 @@ import (
 	"time"
 
 	"edgectl/auth"
+	"edgectl/pki"
 	"edgectl/store"
 )
 
 // sessionToken returns the API session token of a request: the svc-session
-// header, or its alias zt-session.
+// header, or its alias zt-session, or else a bearer token that is one of
+// this cluster's API session tokens (they are JWTs, and clients that see a
+// JWT, OpenZiti's ZAC among them, send it as Authorization: Bearer).
 func sessionToken(r *http.Request) string {
 	if t := r.Header.Get("svc-session"); t != "" {
 		return t
 	}
-	return r.Header.Get("zt-session")
+	if t := r.Header.Get("zt-session"); t != "" {
+		return t
+	}
+	if t := bearerToken(r.Header.Get("Authorization")); pki.IsAPIAccessToken(t) {
+		return t
+	}
+	return ""
 }
 
 // authenticateCall resolves the caller's API session and enforces the

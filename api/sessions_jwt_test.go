@@ -199,3 +199,21 @@ func TestSessions_APISessionTokensAreJWTsRoutersVerify(t *testing.T) {
 		t.Fatalf("an API session a year old answers %d", st)
 	}
 }
+
+// The API session token also works as a bearer token (what clients that see
+// a JWT send, ZAC among them); another bearer JWT is no session.
+func TestSessions_TheTokenWorksAsABearerToken(t *testing.T) {
+	t.Parallel()
+	ts := newTestServer(t)
+	_, alice := ts.newClientIdentity("alice")
+	for _, c := range []struct {
+		path, token string
+		want        int
+	}{{clientPath("/current-api-session"), alice.token, 200}, {mgmt("/identities"), ts.token, 200},
+		{clientPath("/current-api-session"), alice.token + "x", 401}, {clientPath("/current-api-session"), "not-a-jwt", 401}} {
+		st, _, body := ts.getNoRedirect(c.path, map[string]string{"Authorization": "Bearer " + c.token})
+		if st != c.want {
+			t.Fatalf("GET %s with a bearer token: %d %s, want %d", c.path, st, body, c.want)
+		}
+	}
+}

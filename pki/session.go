@@ -3,6 +3,8 @@ package pki
 import (
 	"crypto"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
@@ -171,4 +173,18 @@ func parseSigned(token string, claims jwt.Claims, keys map[string]crypto.PublicK
 		return pub, nil
 	}, jwt.WithTimeFunc(func() time.Time { return now }), jwt.WithAudience("openziti"), jwt.WithValidMethods([]string{"ES256", "ES384", "ES512", "RS256", "EdDSA"}))
 	return err
+}
+
+// IsAPIAccessToken reports whether token has the shape and the claims of an
+// API session token (SignAPIAccess), without verifying it: the caller looks
+// it up by its hash.
+func IsAPIAccessToken(token string) bool {
+	if strings.Count(token, ".") != 2 {
+		return false
+	}
+	var c apiAccessClaims
+	if _, _, err := jwt.NewParser().ParseUnverified(token, &c); err != nil {
+		return false
+	}
+	return c.TokenType == "a" && slices.Contains(c.Audience, "openziti")
 }
