@@ -79,17 +79,20 @@ func (s *Server) withCORS(next http.Handler) http.Handler {
 	})
 }
 
-// cleanPaths routes /a//b and /a/b/ as /a/b, as OpenZiti's controller
-// does: clients that join URL parts (ZAC among them) send both. "." and
-// ".." segments are left as they are (no operation has them: 404).
+// cleanPaths routes the APIs' /a//b and /a/b/ as /a/b, as OpenZiti's
+// controller does: clients that join URL parts (ZAC among them) send both.
+// "." and ".." segments are left as they are (no operation has them: 404),
+// and so are the console's paths (its directory is /console/).
 func cleanPaths(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if p := r.URL.Path; len(p) > 1 && (strings.HasSuffix(p, "/") || strings.Contains(p, "//")) {
-			u := *r.URL
-			u.Path, u.RawPath = collapseSlashes(p), ""
-			r2 := *r
-			r2.URL = &u
-			r = &r2
+			if c := collapseSlashes(p); strings.HasPrefix(c, "/edge/") || strings.HasPrefix(c, "/fabric/") {
+				u := *r.URL
+				u.Path, u.RawPath = c, ""
+				r2 := *r
+				r2.URL = &u
+				r = &r2
+			}
 		}
 		next.ServeHTTP(w, r)
 	})
