@@ -68,14 +68,21 @@ func main() {
 		}
 		results = append(results, r)
 	}
-	fmt.Printf("\n%-10s %10s %10s %10s %12s %8s\n", "controller", "dials", "p50", "p99", "dials/s", "stolen")
+	fmt.Printf("\n%-10s %10s %10s %10s %12s %14s %8s\n", "controller", "dials", "p50", "p99", "dials/s", "ctrl CPU/dial", "stolen")
 	for _, r := range results {
-		fmt.Printf("%-10s %10d %10s %10s %12.0f %7.1f%%\n", r.name, r.n, r.p50.Round(10*time.Microsecond), r.p99.Round(10*time.Microsecond), r.rate, r.stolen)
+		fmt.Printf("%-10s %10d %10s %10s %12.0f %14s %7.1f%%\n", r.name, r.n, r.p50.Round(10*time.Microsecond), r.p99.Round(10*time.Microsecond),
+			r.rate, r.ctrlCPU.Round(time.Microsecond), r.stolen)
 	}
 	if len(results) == 2 {
 		e, o := results[0], results[1]
-		fmt.Printf("\nedgectl / openziti: p50 %.2fx, p99 %.2fx, dials/s %.2fx\n",
-			float64(e.p50)/float64(o.p50), float64(e.p99)/float64(o.p99), e.rate/o.rate)
+		fmt.Printf("\nedgectl / openziti: p50 %.2fx, p99 %.2fx, dials/s %.2fx, controller CPU per dial %.2fx\n",
+			float64(e.p50)/float64(o.p50), float64(e.p99)/float64(o.p99), e.rate/o.rate, float64(e.ctrlCPU)/float64(o.ctrlCPU))
+		if e.nodeTime > 0 {
+			// What no controller can go under: the rest of a dial is the
+			// router's and the tunnelers'.
+			fmt.Printf("edgectl's p50 without the node's own time per dial (%s): %s; half of OpenZiti's p50: %s\n",
+				e.nodeTime.Round(10*time.Microsecond), (e.p50 - e.nodeTime).Round(10*time.Microsecond), (o.p50 / 2).Round(10*time.Microsecond))
+		}
 	}
 }
 
@@ -90,6 +97,9 @@ type result struct {
 	p50, p99 time.Duration
 	rate     float64
 	stolen   float64
+	// ctrlCPU is the controller process's CPU time per dial over both
+	// phases; nodeTime edgectl's own mean time per dial (0 for OpenZiti).
+	ctrlCPU, nodeTime time.Duration
 }
 
 // procs are the processes of one measurement, stopped at its end.
@@ -202,12 +212,12 @@ func waitFor(what string, timeout time.Duration, fn func() error) error {
 // metricsPort is edgectl's metrics listener in the current measurement.
 var metricsPort int
 
-// printControllerShare prints the node's own time per dial (request to
-// answer), from its edgectl_circuit_dial_seconds histogram.
-func printControllerShare(port int) {
+// printControllerShare prints and returns the node's own mean time per
+// dial (request to answer), from its edgectl_circuit_dial_seconds histogram.
+func printControllerShare(port int) time.Duration {
 	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", port))
 	if err != nil {
-		return
+		return 0
 	}
 	defer resp.Body.Close()
 	raw, _ := io.ReadAll(resp.Body)
@@ -223,10 +233,13 @@ func printControllerShare(port int) {
 			_, _ = fmt.Sscanf(line, "edgectl_circuit_dial_seconds_count %g", &count)
 		}
 	}
-	if count > 0 {
-		fmt.Printf("edgectl: the node's own time per dial (request to answer, route included): mean %s over %.0f dials\n",
-			time.Duration(sum/count*float64(time.Second)).Round(time.Microsecond), count)
+	if count == 0 {
+		return 0
 	}
+	mean := time.Duration(sum / count * float64(time.Second))
+	fmt.Printf("edgectl: the node's own time per dial (request to answer, route included): mean %s over %.0f dials\n",
+		mean.Round(time.Microsecond), count)
+	return mean
 }
 
 func measure(ctrl string) (result, error) {
@@ -239,16 +252,17 @@ func measure(ctrl string) (result, error) {
 	defer p.stop()
 	apiPort := freePort()
 	base := fmt.Sprintf("https://127.0.0.1:%d", apiPort)
+	var ctrlCmd *exec.Cmd
 	switch ctrl {
 	case "edgectl":
 		metricsPort = freePort()
-		if _, err := p.start(dir, "controller.log", *edgectlBin, "run", "--data-dir", filepath.Join(dir, "data"),
+		if ctrlCmd, err = p.start(dir, "controller.log", *edgectlBin, "run", "--data-dir", filepath.Join(dir, "data"),
 			"--api-addr", fmt.Sprintf("127.0.0.1:%d", apiPort), "--cluster-addr", fmt.Sprintf("127.0.0.1:%d", freePort()),
 			"--admin-password", password, "--metrics-addr", fmt.Sprintf("127.0.0.1:%d", metricsPort)); err != nil {
 			return result{}, err
 		}
 	default:
-		if _, err := p.start(dir, "controller.log", *zitiBin, "edge", "quickstart", "--home", filepath.Join(dir, "qs"),
+		if ctrlCmd, err = p.start(dir, "controller.log", *zitiBin, "edge", "quickstart", "--home", filepath.Join(dir, "qs"),
 			"--ctrl-address", "127.0.0.1", "--ctrl-port", fmt.Sprint(apiPort), "--no-router", "-p", password); err != nil {
 			return result{}, err
 		}
@@ -296,7 +310,7 @@ func measure(ctrl string) (result, error) {
 	for range 20 { // warm-up
 		_, _ = dialOnce(proxy)
 	}
-	before := cpuStat()
+	before, ctrlBefore := cpuStat(), procCPU(ctrlCmd.Process.Pid)
 	var lat []time.Duration
 	for range *dials {
 		d, err := dialOnce(proxy)
@@ -324,15 +338,17 @@ func measure(ctrl string) (result, error) {
 		}()
 	}
 	wg.Wait()
-	after := cpuStat()
+	after, ctrlAfter := cpuStat(), procCPU(ctrlCmd.Process.Pid)
+	var nodeTime time.Duration
 	if ctrl == "edgectl" {
-		printControllerShare(metricsPort)
+		nodeTime = printControllerShare(metricsPort)
 	}
 	if e := errs.Load(); e > 0 {
 		fmt.Printf("%s: %d failed dials in the concurrent phase\n", ctrl, e)
 	}
 	return result{name: ctrl, n: len(lat), p50: lat[len(lat)/2], p99: lat[len(lat)*99/100],
-		rate: float64(n.Load()) / duration.Seconds(), stolen: stolenPct(before, after)}, nil
+		rate: float64(n.Load()) / duration.Seconds(), stolen: stolenPct(before, after),
+		ctrlCPU: (ctrlAfter - ctrlBefore) / time.Duration(int64(len(lat))+n.Load()), nodeTime: nodeTime}, nil
 }
 
 // network makes the router, the two identities, the echo service and its
@@ -441,6 +457,23 @@ func dialOnce(addr string) (time.Duration, error) {
 		return 0, err
 	}
 	return time.Since(start), nil
+}
+
+// procCPU is the CPU time (user and system) process pid has used.
+func procCPU(pid int) time.Duration {
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	// The fields after the command name (which may hold spaces), from field 3.
+	f := strings.Fields(string(raw[bytes.LastIndexByte(raw, ')')+1:]))
+	if len(f) < 13 {
+		return 0
+	}
+	var utime, stime int64
+	_, _ = fmt.Sscan(f[11], &utime)
+	_, _ = fmt.Sscan(f[12], &stime)
+	return time.Duration(utime+stime) * time.Second / 100 // USER_HZ
 }
 
 // cpuStat is the total and stolen CPU ticks of /proc/stat.
