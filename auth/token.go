@@ -74,17 +74,6 @@ func newIDAt(now time.Time) string {
 	return string(b[:])
 }
 
-// DeriveAPISessionToken is the token of API session id in a cluster whose
-// data-plane token key is key: the HMAC-SHA256 of the id, URL-safe base64.
-// Every node can derive it again to tell routers the sessions they must
-// admit, while the model keeps only its hash (HashToken), like any token.
-func DeriveAPISessionToken(key []byte, id string) string {
-	m := hmac.New(sha256.New, key)
-	m.Write([]byte("edgectl api session token\x00"))
-	m.Write([]byte(id))
-	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
-}
-
 // APISessionSigningKey is the key that signs API session tokens as JWTs
 // (pki.SignAPIAccess) in a cluster whose data-plane token key is key: an
 // Ed25519 key whose seed is derived from the token key, so that every node

@@ -307,7 +307,7 @@ func (n *Node) startAPI(certs *certMaterial) error {
 		SignRouterCerts: func(tx *store.Tx, id, clientCSR, serverCSR string) (string, string, string, string, error) {
 			return n.API.RouterCertsFromCSRs(tx, id, clientCSR, serverCSR)
 		},
-		Applied: n.FSM.AppliedSignal, Writer: n.Writer, Activity: n.activity, IsLeader: n.Raft.IsLeader, OfflinePeers: n.OfflinePeers, Log: n.log.Named("routers"), Now: n.cfg.Now,
+		Applied: n.FSM.AppliedSignal, Writer: n.Writer, Activity: n.activity, IsLeader: n.Raft.IsLeader, Log: n.log.Named("routers"), Now: n.cfg.Now,
 		PostureRequirementsChanged: n.kickPostureSweep})
 	n.FSM.Watch(n.Routers)
 	n.API = api.New(api.Deps{

@@ -92,18 +92,3 @@ func (n *Node) PeerStatus(id string) (online bool, applied uint64, known bool) {
 	return st.online, st.applied, ok
 }
 
-// OfflinePeers are the members that did not answer their last probe.
-func (n *Node) OfflinePeers() []string {
-	if n.peers == nil {
-		return nil
-	}
-	n.peers.mu.Lock()
-	defer n.peers.mu.Unlock()
-	var out []string
-	for id, st := range n.peers.status {
-		if !st.online {
-			out = append(out, id)
-		}
-	}
-	return out
-}

@@ -1,12 +1,10 @@
 package dataplane
 
 import (
-	"encoding/json"
 	"fmt"
 	"slices"
 	"time"
 
-	"edgectl/auth"
 	"edgectl/ctrlchan"
 	"edgectl/dataplane/wire"
 	"edgectl/fsm"
@@ -115,90 +113,18 @@ func (m *Manager) changeMessages(sets []fsm.Changes) []*ctrlchan.Message {
 		return nil
 	}
 	var out []*ctrlchan.Message
-	updated := func(sessionID string) {
-		if s, err := store.GetAs[*store.APISession](tx, store.KindAPISession, sessionID); err == nil {
-			if p := apiSessionFor(tx, keys, s); p != nil {
-				out = append(out, ctrlchan.NewMessage(wire.APISessionUpdatedType, wire.APISessionUpdated([]*wire.APISession{p})))
-			}
-		}
-	}
 	for _, set := range sets {
 		for _, c := range set.Changes {
-			switch c.Kind {
-			case store.KindAPISession:
-				out = m.apiSessionChange(tx, keys, c, out)
-			case store.KindSession:
-				if c.New == nil {
-					out = append(out, ctrlchan.NewMessage(wire.SessionRemovedType, wire.APISessionRemoved(nil, []string{c.Old.GetID()})))
-				}
-			case store.KindAPISessionCertificate:
-				if c.New != nil && c.Old == nil {
-					updated(c.New.(*store.APISessionCertificate).APISessionID)
-				}
-			case store.KindAuthenticator:
-				// A certificate authenticator made, replaced (extension) or
-				// removed changes the fingerprints of its identity's sessions.
-				var o, n *store.Authenticator
-				if c.Old != nil {
-					o = c.Old.(*store.Authenticator)
-				}
-				if c.New != nil {
-					n = c.New.(*store.Authenticator)
-				}
-				if fpOf(o) == fpOf(n) {
-					continue
-				}
-				identity := identityOf(o, n)
-				tx.Each(store.KindAPISession, "identity", func(rec store.Record) bool {
-					updated(rec.GetID())
-					return true
-				}, identity)
+			// API sessions are JWTs routers verify themselves: none is sent.
+			// A service session that ends is (routers close its connections).
+			if c.Kind == store.KindSession && c.New == nil {
+				out = append(out, ctrlchan.NewMessage(wire.SessionRemovedType, wire.APISessionRemoved(nil, []string{c.Old.GetID()})))
 			}
 		}
 	}
 	return out
 }
 
-func fpOf(a *store.Authenticator) string {
-	if a == nil || a.Method != "cert" {
-		return ""
-	}
-	return a.Fingerprint
-}
-
-func identityOf(a, b *store.Authenticator) string {
-	if a != nil {
-		return a.IdentityID
-	}
-	return b.IdentityID
-}
-
-// apiSessionChange appends the message of one API session change: added
-// once it is fully authenticated, removed when it ends.
-func (m *Manager) apiSessionChange(tx *store.Tx, keys *store.DataPlaneKeys, c store.Change, out []*ctrlchan.Message) []*ctrlchan.Message {
-	switch {
-	case c.New == nil:
-		old := c.Old.(*store.APISession)
-		token := auth.DeriveAPISessionToken(keys.TokenKey, old.ID)
-		if auth.HashToken(token) == old.TokenHash {
-			out = append(out, ctrlchan.NewMessage(wire.APISessionRemovedType, wire.APISessionRemoved([]string{token}, []string{old.ID})))
-		}
-	default:
-		n := c.New.(*store.APISession)
-		wasPending := c.Old != nil && c.Old.(*store.APISession).IsMfaRequired && !c.Old.(*store.APISession).IsMfaComplete
-		if c.Old != nil && !wasPending {
-			return out // activity and other updates: nothing a router uses
-		}
-		if p := apiSessionFor(tx, keys, n); p != nil {
-			msg := ctrlchan.NewMessage(wire.APISessionAddedType, wire.APISessionAdded(false, []*wire.APISession{p}))
-			msg.Headers.PutString(wire.SyncStrategyTypeHeader, "instant")
-			state, _ := json.Marshal(instantState{ID: syncIDAt(m.cfg.Now()), IsLast: true})
-			msg.Headers[wire.SyncStrategyStateHeader] = state
-			out = append(out, msg)
-		}
-	}
-	return out
-}
 
 // syncIDAt is a sync id made at t.
 func syncIDAt(t time.Time) string { return fmt.Sprintf("%016x", t.UnixNano()) }

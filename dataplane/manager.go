@@ -50,8 +50,6 @@ type Config struct {
 	// IsLeader tells whether this node leads the cluster (routers send
 	// terminator changes to the leader).
 	IsLeader func() bool
-	// OfflinePeers lists the members that stopped answering (failover.go).
-	OfflinePeers func() []string
 	// Activity takes the API sessions routers report in use.
 	Activity *auth.Activity
 	Log      hclog.Logger
@@ -175,11 +173,7 @@ func New(cfg Config) *Manager {
 func (m *Manager) Start() {
 	applied, _ := m.cfg.Applied()
 	m.rdm.reset(applied + 1)
-	m.wg.Add(4)
-	go func() {
-		defer m.wg.Done()
-		m.watchPeers(250 * time.Millisecond)
-	}()
+	m.wg.Add(3)
 	go func() {
 		defer m.wg.Done()
 		if m.cfg.Writer != nil {

@@ -6,35 +6,26 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"slices"
 	"sync"
 	"time"
 
-	"edgectl/auth"
 	"edgectl/ctrlchan"
 	"edgectl/dataplane/wire"
 	"edgectl/fsm"
 	"edgectl/store"
 )
 
-// Edge sync: what a connected edge router needs to admit SDK clients.
+// Edge sync: the handshake a connected edge router needs before it admits
+// SDK clients.
 //
 // On connect this node sends the server hello; the router answers with its
 // client hello (its edge listeners), and gets the full set of API sessions
-// in chunks of 100 ("instant" sync: a sync id that grows with time, a
-// sequence, the last chunk marked). From then on every change of an API
-// session that the model applies (on any node: the changes come from this
-// node's FSM) reaches the router as an addition, update or removal. A
-// router that asks to resync gets the full set again.
-//
-// Tokens: the model keeps only their hashes. A session made with the
-// cluster's data-plane keys has a token derived from its id
-// (auth.DeriveAPISessionToken), which every node can derive again; a
-// session made before the keys existed has a random token no node knows,
-// and is not sent (its client logs in again to use a router).
-
-// syncChunk is the number of API sessions in one full-state message.
-const syncChunk = 100
+// it is to look up ("instant" sync: a sync id that grows with time, a
+// sequence, the last chunk marked), after which it counts as synced. That
+// set is empty: API session tokens are JWTs the router verifies with the
+// keys of its data model (docs/architecture.md), so no session is sent, and
+// the empty full state clears any a router still holds. A router that asks
+// to resync gets it again. Service sessions that end are sent as they end.
 
 // maxQueued bounds the changes waiting for one router; past it the router
 // gets the full state again instead.
@@ -237,67 +228,19 @@ func (s *routerSync) nextSyncID(now time.Time) string {
 	return id
 }
 
-// sendFullState sends every API session the router may admit, in chunks;
-// at least one chunk, so that a router clears sessions it should no longer
-// know of.
+// sendFullState sends the API sessions the router is to look up: none (the
+// package comment), in one chunk marked last.
 func (m *Manager) sendFullState(r *Router) error {
-	tx := m.cfg.Store.Read()
-	keys := tx.DataPlaneKeys()
-	var all []*wire.APISession
-	if keys != nil {
-		tx.Each(store.KindAPISession, "id", func(rec store.Record) bool {
-			if s := apiSessionFor(tx, keys, rec.(*store.APISession)); s != nil {
-				all = append(all, s)
-			}
-			return true
-		})
+	st := instantState{ID: r.edge.nextSyncID(m.cfg.Now()), IsLast: true}
+	msg := ctrlchan.NewMessage(wire.APISessionAddedType, wire.APISessionAdded(true, nil))
+	msg.Headers.PutString(wire.SyncStrategyTypeHeader, "instant")
+	state, _ := json.Marshal(st)
+	msg.Headers[wire.SyncStrategyStateHeader] = state
+	if err := m.send(r, msg); err != nil {
+		return err
 	}
-	st := instantState{ID: r.edge.nextSyncID(m.cfg.Now())}
-	for {
-		n := min(syncChunk, len(all))
-		st.IsLast = n == len(all)
-		msg := ctrlchan.NewMessage(wire.APISessionAddedType, wire.APISessionAdded(true, all[:n]))
-		msg.Headers.PutString(wire.SyncStrategyTypeHeader, "instant")
-		state, _ := json.Marshal(st)
-		msg.Headers[wire.SyncStrategyStateHeader] = state
-		if err := m.send(r, msg); err != nil {
-			return err
-		}
-		all = all[n:]
-		if st.IsLast {
-			m.log.Debug("edge sync: full state sent", "router", r.ID, "chunks", st.Sequence+1)
-			return nil
-		}
-		st.Sequence++
-	}
-}
-
-// apiSessionFor is what a router is told of API session s, or nil when it
-// may not be told: a session that still owes its MFA, or whose token no
-// node can derive (made before the cluster had its data-plane keys).
-func apiSessionFor(tx *store.Tx, keys *store.DataPlaneKeys, s *store.APISession) *wire.APISession {
-	if s.IsMfaRequired && !s.IsMfaComplete {
-		return nil
-	}
-	token := auth.DeriveAPISessionToken(keys.TokenKey, s.ID)
-	if auth.HashToken(token) != s.TokenHash {
-		return nil
-	}
-	return &wire.APISession{Token: token, ID: s.ID, IdentityID: s.IdentityID, CertFingerprints: fingerprintsOf(tx, s)}
-}
-
-// fingerprintsOf are the certificates a client of session s may present to
-// a router: its identity's certificate authenticators and the session's
-// own certificates.
-func fingerprintsOf(tx *store.Tx, s *store.APISession) []string {
-	out := tx.CertFingerprints(s.IdentityID)
-	tx.Each(store.KindAPISessionCertificate, "apiSession", func(rec store.Record) bool {
-		if fp := rec.(*store.APISessionCertificate).Fingerprint; fp != "" && !slices.Contains(out, fp) {
-			out = append(out, fp)
-		}
-		return true
-	}, s.ID)
-	return out
+	m.log.Debug("edge sync: full state sent", "router", r.ID)
+	return nil
 }
 
 // restart asks for both full states again (the model was replaced by a

@@ -14,9 +14,9 @@ type APISession struct {
 	// TokenHash is the SHA-256 of the token; the token itself is never stored.
 	TokenHash string `json:"tokenHash"`
 	// TokenKeyID is the key that signed the token, a JWT that routers
-	// verify themselves (auth.APISessionSigningKey); empty for a token
-	// derived from the id (auth.DeriveAPISessionToken), which routers are
-	// sent instead.
+	// verify themselves (auth.APISessionSigningKey); empty for a random
+	// token (a session made before the cluster had its data-plane keys),
+	// which routers do not admit.
 	TokenKeyID      string   `json:"tokenKid,omitempty"`
 	IdentityID      string   `json:"identityId"`
 	AuthenticatorID string   `json:"authenticatorId"`

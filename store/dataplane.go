@@ -13,9 +13,10 @@ const SettingDataPlane = "dataPlane"
 // They live in the replicated settings, next to the CA's keys (a snapshot
 // is as secret as the CA it holds).
 type DataPlaneKeys struct {
-	// TokenKey derives API session tokens from their ids
-	// (auth.DeriveAPISessionToken): any node can tell a router the token of
-	// any session, while the model stores only the tokens' hashes.
+	// TokenKey is the seed of the key that signs API session tokens, JWTs
+	// routers verify (auth.APISessionSigningKey): every node signs and
+	// routers get its public key, while the model stores only the tokens'
+	// hashes.
 	TokenKey []byte `json:"tokenKey"`
 	// SigningKeyPEM is the key (PKCS#8 PEM, ECDSA P-256) that signs the
 	// service session JWTs routers verify; routers get its public key, with
