@@ -91,4 +91,3 @@ func (n *Node) PeerStatus(id string) (online bool, applied uint64, known bool) {
 	st, ok := n.peers.status[id]
 	return st.online, st.applied, ok
 }
-

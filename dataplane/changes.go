@@ -125,7 +125,6 @@ func (m *Manager) changeMessages(sets []fsm.Changes) []*ctrlchan.Message {
 	return out
 }
 
-
 // syncIDAt is a sync id made at t.
 func syncIDAt(t time.Time) string { return fmt.Sprintf("%016x", t.UnixNano()) }
 
