@@ -3,7 +3,9 @@ package api
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"strings"
 
 	"edgectl/auth"
@@ -25,6 +27,24 @@ var postureCommonFields = []field{
 	{name: "name", kind: fString, required: true, min: 1, max: 255},
 	{name: "roleAttributes", kind: fStringList, nullable: true, min: 1, max: 255},
 	tagsField,
+}
+
+// postureDocFields describe a posture check body for the OpenAPI document
+// (and so for the CLI, which types --set by it and refuses fields it lacks):
+// the common fields, typeId, and every type's own fields, none required
+// (which ones a check needs depends on its type).
+func postureDocFields() []field {
+	types := slices.Sorted(maps.Keys(postureTypes))
+	out := append(slices.Clone(postureCommonFields), field{name: "typeId", kind: fString, required: true, enum: types})
+	for _, t := range types {
+		for _, f := range postureTypes[t].fields {
+			if !slices.ContainsFunc(out, func(o field) bool { return o.name == f.name }) {
+				f.required = false
+				out = append(out, f)
+			}
+		}
+	}
+	return out
 }
 
 // postureType is the API's part of a posture check type (policy.CheckType

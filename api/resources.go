@@ -42,7 +42,7 @@ func (s *Server) resourceTable() []resource {
 		{store.KindRouter, "routers", func(_ *store.Tx, r store.Record) any {
 			return routerView(r.(*store.Router), "routers", s.routerLive(r.GetID()))
 		}, s.routerRoutes, routerFields},
-		{store.KindPostureCheck, "posture-checks", func(_ *store.Tx, r store.Record) any { return postureCheckView(r.(*store.PostureCheck)) }, s.postureCheckRoutes, postureCommonFields},
+		{store.KindPostureCheck, "posture-checks", func(_ *store.Tx, r store.Record) any { return postureCheckView(r.(*store.PostureCheck)) }, s.postureCheckRoutes, postureDocFields()},
 		{store.KindEventSubscription, "event-subscriptions", func(tx *store.Tx, r store.Record) any {
 			return eventSubscriptionView(tx, r.(*store.EventSubscription))
 		}, s.eventSubscriptionRoutes, eventSubscriptionFields},

@@ -177,6 +177,30 @@ secondary: {requireTotp: false}
 	c.fails(2, "list", "identities", "-o", "xml")
 	c.fails(2, "update", "identity", "alice")
 	c.fails(2, "create", "service", "x", "--set", "=1")
+	// A misspelt field or kind is named, with what it looks like, and nothing is stored.
+	for _, m := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"create", "identity", "typo", "--set", "roleAtributes=x"}, `--set roleAtributes: no field "roleAtributes" here; did you mean "roleAttributes"?`},
+		{[]string{"update", "identity", "alice", "--set", "tpye=Device"}, `did you mean "type"?`},
+		{[]string{"update", "identity", "alice", "--set", "colour=red"}, `no field "colour" here; the fields are appData, `},
+		{[]string{"list", "identites"}, `unknown resource "identites"; did you mean "identities"?`},
+	} {
+		if errOut := c.fails(2, m.args...); !strings.Contains(errOut, m.want) {
+			c.t.Fatalf("edgectl %s: %s, want it to say %s", strings.Join(m.args, " "), errOut, m.want)
+		}
+	}
+	typoFile := filepath.Join(t.TempDir(), "typo.yaml")
+	if err := os.WriteFile(typoFile, []byte("name: typo\ntype: Dial\nsemantic: AnyOf\nservcieRoles: ['#web']\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if errOut := c.fails(2, "create", "service-policy", "-f", typoFile); !strings.Contains(errOut, `did you mean "serviceRoles"?`) {
+		t.Fatalf("a misspelt field in -f: %s", errOut)
+	}
+	if out := c.ok("list", "identities", "-o", "json"); strings.Contains(out, `"typo"`) {
+		t.Fatalf("a refused create stored a record:\n%s", out)
+	}
 	c.fails(1, "get", "identity", "nobody")
 	c.fails(1, "create", "service-policy", "bad", "--set", "type=Sometimes")
 	c.ok("delete", "service", "web")

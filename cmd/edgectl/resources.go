@@ -3,9 +3,11 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/url"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -33,6 +35,17 @@ func resourceByName(name string) (api.ResourceInfo, error) {
 		names = append(names, r.Path)
 	}
 	sort.Strings(names)
+	best, dist := "", 4
+	for _, n := range names {
+		for _, cand := range []string{n, singular(n)} {
+			if d := editDistance(strings.ToLower(name), cand); d < dist {
+				best, dist = n, d
+			}
+		}
+	}
+	if best != "" {
+		return api.ResourceInfo{}, usagef("unknown resource %q; did you mean %q?", name, best)
+	}
 	return api.ResourceInfo{}, usagef("unknown resource %q; one of: %s", name, strings.Join(names, ", "))
 }
 
@@ -257,6 +270,9 @@ func (b *bodyFlags) body(schema map[string]any) (map[string]any, error) {
 			return nil, usagef("-f %s: neither JSON nor YAML: %v", b.file, err)
 		}
 		body = normalizeYAML(body).(map[string]any)
+		if err := checkFields(schema, body, "-f "+b.file+": "); err != nil {
+			return nil, err
+		}
 	}
 	for _, s := range b.sets {
 		k, v, ok := strings.Cut(s, "=")
@@ -268,6 +284,9 @@ func (b *bodyFlags) body(schema map[string]any) (map[string]any, error) {
 			if p == "" {
 				return nil, usagef("--set %q: empty name in the path", s)
 			}
+		}
+		if err := checkPath(schema, path, "--set "+k+": "); err != nil {
+			return nil, err
 		}
 		m := body
 		for _, p := range path[:len(path)-1] {
@@ -281,6 +300,97 @@ func (b *bodyFlags) body(schema map[string]any) (map[string]any, error) {
 		m[path[len(path)-1]] = setValue(v, propertyType(schema, path))
 	}
 	return body, nil
+}
+
+// fieldsOf are the named properties of an object schema, or nil when the
+// schema does not close its fields (no properties, or additional ones
+// allowed, as for tags or a config's data).
+func fieldsOf(schema map[string]any) map[string]any {
+	props, _ := schema["properties"].(map[string]any)
+	if len(props) == 0 {
+		return nil
+	}
+	if ap, ok := schema["additionalProperties"]; ok && ap != false {
+		return nil
+	}
+	return props
+}
+
+// checkFields refuses a field of body that the operation's schema does not
+// have, at any depth where the schema names its fields, saying which known
+// field it looks like: the API ignores unknown fields, so a misspelt one
+// would change nothing while the command said it was done.
+func checkFields(schema, body map[string]any, where string) error {
+	props := fieldsOf(schema)
+	if props == nil {
+		return nil
+	}
+	for _, k := range slices.Sorted(maps.Keys(body)) {
+		p, ok := props[k]
+		if !ok {
+			return unknownField(where, k, props)
+		}
+		sub, isObj := body[k].(map[string]any)
+		ps, hasSchema := p.(map[string]any)
+		if isObj && hasSchema {
+			if err := checkFields(ps, sub, where); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// checkPath refuses a --set path that leaves the schema's named fields.
+func checkPath(schema map[string]any, path []string, where string) error {
+	for _, p := range path {
+		props := fieldsOf(schema)
+		if props == nil {
+			return nil
+		}
+		next, ok := props[p]
+		if !ok {
+			return unknownField(where, p, props)
+		}
+		schema, _ = next.(map[string]any)
+	}
+	return nil
+}
+
+// unknownField is the error of a field the schema lacks, with the closest
+// known name when one is close enough to be a slip.
+func unknownField(where, name string, props map[string]any) error {
+	best, dist := "", 4
+	for k := range props {
+		if d := editDistance(strings.ToLower(name), strings.ToLower(k)); d < dist || (d == dist && k < best) {
+			best, dist = k, d
+		}
+	}
+	if best != "" {
+		return usagef("%sno field %q here; did you mean %q?", where, name, best)
+	}
+	return usagef("%sno field %q here; the fields are %s", where, name, strings.Join(slices.Sorted(maps.Keys(props)), ", "))
+}
+
+// editDistance is the Levenshtein distance of a and b.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
 }
 
 // propertyType is the "type" of the property at path in an object schema.
