@@ -337,7 +337,11 @@ func TestCLIClusterStatusAndBackupOnThreeNodes(t *testing.T) {
 	}
 	waitUntil(t, "cluster status shows three online members", 5*time.Second, func() error {
 		var members []map[string]any
-		if err := json.Unmarshal([]byte(c.ok("cluster", "status", "-o", "json")), &members); err != nil {
+		out, errOut, code := c.run("", "cluster", "status", "-o", "json")
+		if code != 0 {
+			return fmt.Errorf("exit %d: %s", code, errOut)
+		}
+		if err := json.Unmarshal([]byte(out), &members); err != nil {
 			return err
 		}
 		leaders := 0
@@ -354,6 +358,10 @@ func TestCLIClusterStatusAndBackupOnThreeNodes(t *testing.T) {
 		}
 		return nil
 	})
+	// cluster list through the login profile, as status.
+	if out := c.ok("cluster", "list"); strings.Count(out, "\n") != 4 || !strings.Contains(out, cl.ids[l]) {
+		t.Fatalf("cluster list through the profile:\n%s", out)
+	}
 	snap := filepath.Join(t.TempDir(), "cluster.snap")
 	if out := c.ok("backup", snap); !strings.Contains(out, "snapshot") {
 		t.Fatalf("backup: %s", out)
@@ -365,4 +373,24 @@ func TestCLIClusterStatusAndBackupOnThreeNodes(t *testing.T) {
 	if out := c.ok("restore", "--data-dir", filepath.Join(t.TempDir(), "restored"), "--cluster-addr", fmt.Sprintf("127.0.0.1:%d", freePort(t)), snap); !strings.Contains(out, "Restored") {
 		t.Fatalf("restore of the backup: %s", out)
 	}
+
+	// A member down: status still answers (through the node logged in to),
+	// shows what it cannot know as unknown, and exits 1 naming the member.
+	down := cl.nodes[(l+2)%3]
+	down.kill()
+	waitUntil(t, "cluster status names the member that is down", 10*time.Second, func() error {
+		out, errOut, code := c.run("", "cluster", "status")
+		if code != 1 || !strings.Contains(errOut, "does not answer") || strings.Count(strings.TrimSpace(errOut), "\n") != 0 {
+			return fmt.Errorf("exit %d: %s", code, errOut)
+		}
+		for _, line := range strings.Split(out, "\n") {
+			if strings.Contains(line, down.host()) || strings.Contains(line, cl.ids[(l+2)%3]) {
+				if !strings.Contains(line, "unknown") {
+					return fmt.Errorf("the member that is down: %s", line)
+				}
+				return nil
+			}
+		}
+		return fmt.Errorf("no line for the member that is down:\n%s", out)
+	})
 }

@@ -20,8 +20,8 @@ import (
 )
 
 // Cluster commands talk to the node running on --data-dir through its local
-// admin socket (DIR/admin.sock), except `cluster status` without
-// --data-dir, which uses the login profile.
+// admin socket (DIR/admin.sock) when --data-dir is given; else through the
+// login profile when there is one; else to the node on ./data.
 
 // socketClient is an HTTP client that reaches the node's admin socket.
 func socketClient(dataDir string) *http.Client {
@@ -66,15 +66,17 @@ func clusterCmd() *cobra.Command {
 	var dataDir string
 	cmd := &cobra.Command{
 		Use:   "cluster",
-		Short: "Cluster membership, through the node on --data-dir (status: also through the login profile)",
+		Short: "Cluster membership, through the node on --data-dir, else the login profile, else the node on ./data",
 		Args:  cobra.NoArgs,
 		RunE:  func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
-	cmd.PersistentFlags().StringVar(&dataDir, "data-dir", "", "data directory of the node running on this machine (default ./data)")
-	dir := func() string { return firstNonEmpty(dataDir, "./data") }
+	cmd.PersistentFlags().StringVar(&dataDir, "data-dir", "", "data directory of a node running on this machine, reached through its admin socket (default: the login profile, else ./data)")
+	call := func(cmd *cobra.Command, method, path string, body any) (json.RawMessage, error) {
+		return clusterCall(cmd, dataDir, method, path, body)
+	}
 
-	list := &cobra.Command{Use: "list", Short: "List the members", Args: cobra.NoArgs, RunE: func(*cobra.Command, []string) error {
-		data, err := adminCall(dir(), http.MethodGet, "/cluster/members", nil)
+	list := &cobra.Command{Use: "list", Short: "List the members", Args: cobra.NoArgs, RunE: func(cmd *cobra.Command, _ []string) error {
+		data, err := call(cmd, http.MethodGet, "/cluster/members", nil)
 		if err != nil {
 			return err
 		}
@@ -95,8 +97,8 @@ func clusterCmd() *cobra.Command {
 	}}
 
 	var ttl time.Duration
-	joinToken := &cobra.Command{Use: "join-token", Short: "Make a one-use join token", Args: cobra.NoArgs, RunE: func(*cobra.Command, []string) error {
-		data, err := adminCall(dir(), http.MethodPost, "/cluster/join-tokens", map[string]any{"ttlSeconds": int64(ttl.Seconds())})
+	joinToken := &cobra.Command{Use: "join-token", Short: "Make a one-use join token", Args: cobra.NoArgs, RunE: func(cmd *cobra.Command, _ []string) error {
+		data, err := call(cmd, http.MethodPost, "/cluster/join-tokens", map[string]any{"ttlSeconds": int64(ttl.Seconds())})
 		if err != nil {
 			return err
 		}
@@ -113,42 +115,37 @@ func clusterCmd() *cobra.Command {
 
 	var nonvoter bool
 	add := &cobra.Command{Use: "add ID ADDRESS", Short: "Add a node that has this cluster's certificates", Args: cobra.ExactArgs(2),
-		RunE: func(_ *cobra.Command, args []string) error {
-			_, err := adminCall(dir(), http.MethodPost, "/cluster/members", map[string]any{"id": args[0], "address": args[1], "isVoter": !nonvoter})
+		RunE: func(cmd *cobra.Command, args []string) error {
+			_, err := call(cmd, http.MethodPost, "/cluster/members", map[string]any{"id": args[0], "address": args[1], "isVoter": !nonvoter})
 			return err
 		}}
 	add.Flags().BoolVar(&nonvoter, "nonvoter", false, "add the member as a non-voter")
 
-	remove := &cobra.Command{Use: "remove ID", Short: "Remove a member", Args: cobra.ExactArgs(1), RunE: func(_ *cobra.Command, args []string) error {
-		_, err := adminCall(dir(), http.MethodDelete, "/cluster/members/"+args[0], nil)
+	remove := &cobra.Command{Use: "remove ID", Short: "Remove a member", Args: cobra.ExactArgs(1), RunE: func(cmd *cobra.Command, args []string) error {
+		_, err := call(cmd, http.MethodDelete, "/cluster/members/"+args[0], nil)
 		return err
 	}}
 	transfer := &cobra.Command{Use: "transfer-leadership [ID]", Short: "Move leadership (to ID, or to the most up-to-date voter)", Args: cobra.MaximumNArgs(1),
-		RunE: func(_ *cobra.Command, args []string) error {
+		RunE: func(cmd *cobra.Command, args []string) error {
 			body := map[string]any{}
 			if len(args) == 1 {
 				body["id"] = args[0]
 			}
-			_, err := adminCall(dir(), http.MethodPost, "/cluster/transfer-leadership", body)
+			_, err := call(cmd, http.MethodPost, "/cluster/transfer-leadership", body)
 			return err
 		}}
 
 	var output string
-	status := &cobra.Command{Use: "status", Short: "Every member: leader, online, applied index, lag, version", Args: cobra.NoArgs,
+	var maxLag uint64
+	status := &cobra.Command{Use: "status", Short: "Every member: leader, online, applied index, lag, version; exits 1 when one is down or lags",
+		Long: "Every member as the answering node sees it. Like `etcdctl endpoint health`, it exits 1 (after printing) when a\n" +
+			"member does not answer or lags more than --max-lag commands behind the commit index, so scripts and probes can use it.",
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if output != "table" && output != "json" {
 				return usagef("-o %q: use table or json", output)
 			}
-			var data json.RawMessage
-			var err error
-			if dataDir != "" {
-				data, err = adminCall(dataDir, http.MethodGet, "/controllers", nil)
-			} else {
-				var c *client
-				if c, err = newClient(cmd); err == nil {
-					data, _, err = c.do(http.MethodGet, "/controllers", nil)
-				}
-			}
+			data, err := call(cmd, http.MethodGet, "/controllers", nil)
 			if err != nil {
 				return err
 			}
@@ -161,18 +158,61 @@ func clusterCmd() *cobra.Command {
 					"version": m["version"], "commandVersion": m["commandVersion"]})
 			}
 			if output == "json" {
-				return printJSON(out)
+				if err := printJSON(out); err != nil {
+					return err
+				}
+			} else {
+				tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
+				fmt.Fprintln(tw, "ID\tADDRESS\tLEADER\tONLINE\tAPPLIED\tLAG\tVERSION")
+				for _, m := range out {
+					applied, lag := cell(m["lastAppliedIndex"]), cell(m["lag"])
+					if m["isOnline"] != true { // what it last said is no state of now
+						applied, lag = "unknown", "unknown"
+					}
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", cell(m["id"]), cell(m["address"]), cell(m["isLeader"]),
+						cell(m["isOnline"]), applied, lag, cell(m["version"]))
+				}
+				if err := tw.Flush(); err != nil {
+					return err
+				}
 			}
-			tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "ID\tADDRESS\tLEADER\tONLINE\tAPPLIED\tLAG\tVERSION")
-			for _, m := range out {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", cell(m["id"]), cell(m["address"]), cell(m["isLeader"]),
-					cell(m["isOnline"]), cell(m["lastAppliedIndex"]), cell(m["lag"]), cell(m["version"]))
-			}
-			return tw.Flush()
+			return unhealthy(out, maxLag)
 		}}
 	status.Flags().StringVarP(&output, "output", "o", "table", "table or json")
+	status.Flags().Uint64Var(&maxLag, "max-lag", 1000, "commands a member may be behind the commit index and still count as healthy")
 
 	cmd.AddCommand(list, joinToken, add, remove, transfer, status)
 	return cmd
+}
+
+// clusterCall sends a Management API request for a cluster command: to the
+// node on dataDir through its admin socket when given, else through the
+// login profile when there is one, else to the node on ./data.
+func clusterCall(cmd *cobra.Command, dataDir, method, path string, body any) (json.RawMessage, error) {
+	if dataDir == "" {
+		if ps, err := loadProfiles(); err == nil && ps[profileName(cmd)] != nil {
+			c, err := newClient(cmd)
+			if err != nil {
+				return nil, err
+			}
+			data, _, err := c.do(method, path, body)
+			return data, err
+		}
+		dataDir = "./data"
+	}
+	return adminCall(dataDir, method, path, body)
+}
+
+// unhealthy is the error of a cluster status with a member that does not
+// answer or lags more than maxLag commands, nil when every member is well.
+func unhealthy(members []map[string]any, maxLag uint64) error {
+	for _, m := range members {
+		if m["isOnline"] != true {
+			return fmt.Errorf("member %s (%s) does not answer", cell(m["id"]), cell(m["address"]))
+		}
+		if lag, ok := m["lag"].(float64); ok && uint64(lag) > maxLag {
+			return fmt.Errorf("member %s (%s) is %d commands behind the commit index (--max-lag %d)", cell(m["id"]), cell(m["address"]), uint64(lag), maxLag)
+		}
+	}
+	return nil
 }
