@@ -2,8 +2,9 @@
 # A local three-node edgectl cluster on loopback, for trying it out.
 #
 #   scripts/cluster.sh [start]   start it (or resume it: the data stays in ./cluster-data)
-#   scripts/cluster.sh stop      stop the three nodes (SIGTERM, they hand over leadership)
-#   scripts/cluster.sh status    the members, as node 1 sees them
+#   scripts/cluster.sh start N   start node N (1-3) again after it was stopped
+#   scripts/cluster.sh stop [N]  stop the three nodes, or node N (SIGTERM: a leader hands over leadership)
+#   scripts/cluster.sh status    the members, as the first running node sees them (exit 1 when one is down)
 #   scripts/cluster.sh clean     stop and delete ./cluster-data
 #
 # Fixed ports: APIs on 127.0.0.1:1381-1383, cluster (Raft) on 127.0.0.1:6381-6383;
@@ -54,6 +55,48 @@ launch() {
 	echo $! >"$DATA/n$n.pid"
 }
 
+# node_arg N: N when it names a node (1-3), else a usage error.
+node_arg() {
+	case "$1" in
+	1 | 2 | 3) echo "$1" ;;
+	*)
+		echo "no node $1: the nodes are 1, 2 and 3" >&2
+		exit 2
+		;;
+	esac
+}
+
+# start_one N: start node N of an existing cluster again.
+start_one() {
+	n=$(node_arg "$1")
+	[ -x "$BIN" ] || { echo "$BIN is missing: run 'make build'" >&2; exit 1; }
+	[ -f "$DATA/n$n/node.json" ] || { echo "node $n was never started: run 'scripts/cluster.sh start' (or 'make cluster')" >&2; exit 1; }
+	if running "$n"; then
+		echo "node $n is already running (pid $(cat "$DATA/n$n.pid"))" >&2
+		exit 1
+	fi
+	PASSWORD=$(cat "$DATA/admin-password")
+	launch "$n"
+	wait_ready "$n"
+	echo "node $n is running again: API https://127.0.0.1:$(api_port "$n")"
+}
+
+# first_running: the number of a running node, or nothing.
+first_running() {
+	for n in 1 2 3; do
+		if running "$n"; then
+			echo "$n"
+			return
+		fi
+	done
+}
+
+status() {
+	n=$(first_running)
+	[ -n "$n" ] || { echo "no node of the cluster in $DATA is running" >&2; exit 1; }
+	"$BIN" cluster status --data-dir "$DATA/n$n"
+}
+
 start() {
 	[ -x "$BIN" ] || { echo "$BIN is missing: run 'make build' (or 'make cluster')" >&2; exit 1; }
 	mkdir -p "$DATA"
@@ -93,23 +136,26 @@ A three-node edgectl cluster is running (data and logs in $DATA/).
   CA bundle:  $DATA/n1/pki/ca-bundle.pem (the same CA on every node)
   Admin:      admin / $PASSWORD   (also in $DATA/admin-password)
 
-Log in (the token works on every node):
-  curl --cacert $DATA/n1/pki/ca-bundle.pem -H 'Content-Type: application/json' \\
-       -d '{"username":"admin","password":"$PASSWORD"}' '$api1/edge/management/v1/authenticate?method=password'
+Log in (the session works on every node):
+  $BIN login $api1 -u admin --ca $DATA/n1/pki/ca-bundle.pem
 
-Members:        $BIN cluster list --data-dir $DATA/n1
-Stop:           scripts/cluster.sh stop     (start again with 'make cluster': the data is kept)
+Members:        $BIN cluster status                (after the login; or scripts/cluster.sh status)
+Stop one node:  scripts/cluster.sh stop 2          (and 'scripts/cluster.sh start 2' to bring it back)
+Stop:           scripts/cluster.sh stop            (start again with 'make cluster': the data is kept)
 Delete it all:  scripts/cluster.sh clean
 EOF
 }
 
+# stop [N]: stop node N, or all three.
 stop() {
-	for n in 1 2 3; do
+	nodes="1 2 3"
+	[ $# -eq 0 ] || nodes=$(node_arg "$1")
+	for n in $nodes; do
 		if running "$n"; then
 			kill -TERM "$(cat "$DATA/n$n.pid")"
 		fi
 	done
-	for n in 1 2 3; do
+	for n in $nodes; do
 		i=0
 		while running "$n"; do
 			i=$((i + 1))
@@ -121,19 +167,27 @@ stop() {
 		done
 		rm -f "$DATA/n$n.pid"
 	done
-	echo "stopped (the data stays in $DATA/)"
+	if [ $# -eq 0 ]; then
+		echo "stopped (the data stays in $DATA/)"
+	else
+		echo "node $1 stopped (start it again with 'scripts/cluster.sh start $1')"
+	fi
 }
 
 case "${1:-start}" in
-start) start ;;
-stop) stop ;;
-status) "$BIN" cluster list --data-dir "$DATA/n1" ;;
+start)
+	if [ $# -ge 2 ]; then start_one "$2"; else start; fi
+	;;
+stop)
+	if [ $# -ge 2 ]; then stop "$2"; else stop; fi
+	;;
+status) status ;;
 clean)
 	stop
 	rm -rf "$DATA"
 	;;
 *)
-	echo "usage: scripts/cluster.sh [start|stop|status|clean]" >&2
+	echo "usage: scripts/cluster.sh [start [N]|stop [N]|status|clean]" >&2
 	exit 2
 	;;
 esac

@@ -23,24 +23,41 @@ import (
 // ephemeral range (ip_local_port_range), so that no outgoing connection can
 // take it as its local port while the node that listens on it is down for a
 // restart (a restart binds the same port again).
-func FreePort() (int, error) {
+func FreePort() (int, error) { return FreePorts(1) }
+
+// FreePorts is the first of n consecutive ports as FreePort gives them (for
+// programs that number their ports from one base).
+func FreePorts(n int) (int, error) {
 	lo, hi := portRange()
 	portsMu.Lock()
 	defer portsMu.Unlock()
 	for range 1000 {
-		p := lo + rand.IntN(hi-lo)
-		if portsGiven[p] {
+		base := lo + rand.IntN(hi-lo-n)
+		if !freeRun(base, n) {
 			continue
+		}
+		for p := base; p < base+n; p++ {
+			portsGiven[p] = true
+		}
+		return base, nil
+	}
+	return 0, errors.New("benchkit: no free port below the ephemeral range")
+}
+
+// freeRun reports whether ports base..base+n-1 were never given and can be
+// bound now.
+func freeRun(base, n int) bool {
+	for p := base; p < base+n; p++ {
+		if portsGiven[p] {
+			return false
 		}
 		ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p))
 		if err != nil {
-			continue
+			return false
 		}
 		ln.Close()
-		portsGiven[p] = true
-		return p, nil
 	}
-	return 0, errors.New("benchkit: no free port below the ephemeral range")
+	return true
 }
 
 var (
