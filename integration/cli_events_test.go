@@ -4,7 +4,9 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -74,4 +76,65 @@ func TestCLIEvents(t *testing.T) {
 		}
 		return fmt.Errorf("%d events printed", len(seen))
 	})
+}
+
+// TestCLIEnrollments: `edgectl create enrollment ott IDENTITY --duration`
+// prints a JWT that OpenZiti's `ziti edge enroll` enrolls with; `edgectl
+// reset enrollment IDENTITY` gives an enrolled identity a new one (and an
+// identity with one outstanding a new JWT, the old one refused); updb takes
+// a username; mistakes are one line and exit 2.
+func TestCLIEnrollments(t *testing.T) {
+	t.Parallel()
+	ziti := zitiBinary(t)
+	n := startNode(t, nodeOpts{})
+	c := newCLI(t)
+	if _, errOut, code := c.run(n.password+"\n", "login", "https://"+n.host(), "-u", adminUser, "--password-stdin", "--yes"); code != 0 {
+		t.Fatalf("login: %s", errOut)
+	}
+	c.ok("create", "identity", "laptop", "--type", "Device")
+	jwt := strings.TrimSpace(c.ok("create", "enrollment", "ott", "laptop", "--duration", "2h"))
+	if strings.Count(jwt, ".") != 2 {
+		t.Fatalf("create enrollment printed %q, want a JWT", jwt)
+	}
+	dir := t.TempDir()
+	jwtFile, idFile := filepath.Join(dir, "laptop.jwt"), filepath.Join(dir, "laptop.json")
+	if err := os.WriteFile(jwtFile, []byte(jwt), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(ziti, "edge", "enroll", jwtFile, "-o", idFile).CombinedOutput(); err != nil {
+		t.Fatalf("ziti edge enroll with the JWT edgectl printed: %v\n%s", err, out)
+	}
+
+	// Enrolled: reset makes a new one; run again, it refreshes that one.
+	first := filepath.Join(dir, "first.jwt")
+	c.ok("reset", "enrollment", "laptop", "--jwt-file", first, "--duration", "1h")
+	again := strings.TrimSpace(c.ok("reset", "enrollment", "laptop"))
+	old, _ := os.ReadFile(first)
+	if len(old) == 0 || string(old) == again {
+		t.Fatalf("reset twice gave the same JWT (%d bytes)", len(old))
+	}
+	var es []map[string]any
+	if err := json.Unmarshal([]byte(c.ok("list", "enrollments", "-o", "json")), &es); err != nil || len(es) != 1 || es[0]["jwt"] != again {
+		t.Fatalf("the laptop's enrollments after two resets: %v %v", err, es)
+	}
+	if out, err := exec.Command(ziti, "edge", "enroll", first, "-o", filepath.Join(dir, "stale.json")).CombinedOutput(); err == nil {
+		t.Fatalf("the JWT a reset replaced still enrolls:\n%s", out)
+	}
+
+	c.ok("create", "identity", "bob")
+	if jwt := c.ok("create", "enrollment", "updb", "bob", "--username", "bob-user"); strings.Count(jwt, ".") != 2 {
+		t.Fatalf("updb enrollment: %q", jwt)
+	}
+	for _, args := range [][]string{
+		{"create", "enrollment", "ott"},
+		{"create", "enrollment", "magic", "bob"},
+		{"create", "enrollment", "ott", "bob", "--duration", "-1h"},
+		{"create", "enrollment", "ottca", "bob"},
+		{"reset", "enrollment"},
+		{"reset", "identity", "bob"},
+		{"create", "service", "x", "--duration", "1h"},
+	} {
+		c.fails(2, args...)
+	}
+	c.fails(1, "create", "enrollment", "ott", "nobody")
 }

@@ -75,7 +75,7 @@ func rootCmd() *cobra.Command {
 	root.AddCommand(runCmd(), clusterCmd(), restoreCmd(), versionCmd(),
 		loginCmd(), logoutCmd(),
 		listCmd(), getCmd(), createCmd(), updateCmd(), deleteCmd(),
-		whyCmd(), verifyCmd(), exportCmd(), applyCmd(), backupCmd(), adminCmd(), sessionKeysCmd(), eventsCmd())
+		whyCmd(), verifyCmd(), exportCmd(), applyCmd(), backupCmd(), adminCmd(), sessionKeysCmd(), eventsCmd(), resetCmd())
 	return root
 }
 

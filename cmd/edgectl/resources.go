@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"edgectl/api"
 
@@ -491,14 +492,38 @@ func (c *client) operationSchema(method, path string) map[string]any {
 func createCmd() *cobra.Command {
 	var bf bodyFlags
 	var typ, roleAttrs, jwtFile string
+	var ef enrollmentFlags
 	cmd := &cobra.Command{
 		Use:   "create RESOURCE [NAME]",
 		Short: "Create a record from --set and/or -f, and print its id",
 		Long: "Create a record. NAME sets the name. For identities, --type (default User), --role-attributes and\n" +
 			"--jwt-file (an ott enrollment is made, its JWT written there) are shortcuts. For edge routers and\n" +
-			"routers, --jwt-file writes the router's enrollment JWT (for `ziti router enroll`).",
-		Args: cobra.RangeArgs(1, 2),
+			"routers, --jwt-file writes the router's enrollment JWT (for `ziti router enroll`).\n" +
+			"`create enrollment ott|updb|ottca IDENTITY [--duration 24h] [--username U] [--ca CA] [--jwt-file F]`\n" +
+			"makes an enrollment for the identity and prints its JWT.",
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 && (args[0] == "enrollment" || args[0] == "enrollments") {
+				if len(args) != 3 {
+					return usagef("create enrollment needs the method and the identity: edgectl create enrollment ott|updb|ottca IDENTITY")
+				}
+				return nil
+			}
+			if len(args) == 0 {
+				return usagef("create what? edgectl create RESOURCE [NAME] (edgectl list --help names the resources)")
+			}
+			return cobra.RangeArgs(1, 2)(cmd, args)
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if args[0] == "enrollment" || args[0] == "enrollments" {
+				if len(bf.sets) > 0 || bf.file != "" {
+					return usagef("create enrollment takes --duration, --username, --ca and --jwt-file, not --set or -f")
+				}
+				ef.jwtFile = jwtFile
+				return createEnrollment(cmd, args[1], args[2], &ef)
+			}
+			if cmd.Flags().Changed("duration") || ef.username != "" || ef.ca != "" {
+				return usagef("--duration, --username and --ca are for enrollments")
+			}
 			r, c, err := resourceClient(cmd, args[0], func(r api.ResourceInfo) error {
 				router := r.Path == "edge-routers" || r.Path == "routers"
 				if r.Path != "identities" && (typ != "" || roleAttrs != "" || (jwtFile != "" && !router)) {
@@ -568,7 +593,10 @@ func createCmd() *cobra.Command {
 	bf.add(cmd)
 	cmd.Flags().StringVar(&typ, "type", "", "identities: User, Device, Service, Router or Default")
 	cmd.Flags().StringVar(&roleAttrs, "role-attributes", "", "identities: a,b")
-	cmd.Flags().StringVar(&jwtFile, "jwt-file", "", "identities, edge routers, routers: write the enrollment JWT to this file")
+	cmd.Flags().StringVar(&jwtFile, "jwt-file", "", "identities, edge routers, routers, enrollments: write the enrollment JWT to this file")
+	cmd.Flags().DurationVar(&ef.duration, "duration", 24*time.Hour, "enrollments: how long the enrollment stays valid")
+	cmd.Flags().StringVar(&ef.username, "username", "", "updb enrollments: the username (default: the identity's name)")
+	cmd.Flags().StringVar(&ef.ca, "ca", "", "ottca enrollments: the CA (name or id)")
 	return cmd
 }
 
