@@ -4,10 +4,17 @@ VERSION ?= v0.1.0
 REVISION := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 LDFLAGS := -X main.version=$(VERSION) -X main.revision=$(REVISION) -X main.buildDate=$(shell date -u +%Y-%m-%dT%H:%M:%SZ)
 
-.PHONY: build run cluster test ziti oracle bench scale chaos openziti fuzz race vet clean
+.PHONY: build install run cluster test ziti oracle bench scale chaos openziti fuzz race vet clean
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o bin/edgectl ./cmd/edgectl
+
+# edgectl on the PATH: PREFIX/bin (default ~/.local/bin; `make install PREFIX=/usr/local` as root).
+PREFIX ?= $(HOME)/.local
+install: build
+	install -d $(PREFIX)/bin
+	install -m 0755 bin/edgectl $(PREFIX)/bin/edgectl
+	@case ":$$PATH:" in *":$(PREFIX)/bin:"*) ;; *) echo "add $(PREFIX)/bin to your PATH: export PATH=\"$(PREFIX)/bin:\$$PATH\"" ;; esac
 
 # A one-node cluster on 127.0.0.1:1280 with its data in ./data.
 run: build

@@ -152,6 +152,41 @@ secondary: {requireTotp: false}
 	if out := c.ok("get", "identity", alice, "-o", "json"); !strings.Contains(out, `"web"`) || strings.Contains(out, `"ops"`) {
 		t.Fatalf("after update:\n%s", out)
 	}
+	// update takes create's shorthands.
+	c.ok("update", "identity", "alice", "--role-attributes", "web,ops", "--type", "Device")
+	if out := c.ok("get", "identity", alice, "-o", "json"); !strings.Contains(out, `"ops"`) || !strings.Contains(out, `"typeId": "Device"`) {
+		t.Fatalf("after update with shorthands:\n%s", out)
+	}
+	c.ok("update", "identity", "alice", "--role-attributes", "web", "--type", "User")
+	// The filter's skip and limit hold, as in the API.
+	var page []map[string]any
+	if err := json.Unmarshal([]byte(c.ok("list", "identities", "true sort by name skip 1 limit 1", "-o", "json")), &page); err != nil ||
+		len(page) != 1 || page[0]["name"] != "alice" {
+		t.Fatalf("list with skip 1 limit 1 in the filter: %v %v", err, page)
+	}
+	// The shell completes resource kinds and record names.
+	if out := c.ok("__complete", "get", "ident"); !strings.Contains(out, "identities\n") {
+		t.Fatalf("completion of a resource kind:\n%s", out)
+	}
+	if out := c.ok("__complete", "get", "identity", "al"); !strings.Contains(out, "alice\n") || strings.Contains(out, "bob") {
+		t.Fatalf("completion of a record name:\n%s", out)
+	}
+	// Missing arguments are named.
+	for _, m := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"update", "identity"}, "update needs NAME|ID: edgectl update RESOURCE NAME|ID"},
+		{[]string{"get"}, "get needs RESOURCE and NAME|ID"},
+		{[]string{"list"}, "list needs RESOURCE"},
+		{[]string{"delete", "identity"}, "delete needs NAME|ID"},
+		{[]string{"create"}, "create needs RESOURCE"},
+		{[]string{"update", "identity", "alice"}, "nothing to change"},
+	} {
+		if errOut := c.fails(2, m.args...); !strings.Contains(errOut, m.want) {
+			t.Fatalf("edgectl %s: %s, want it to say %s", strings.Join(m.args, " "), errOut, m.want)
+		}
+	}
 	var why struct {
 		Identity, Service map[string]any
 		Dial, Bind        struct {

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"regexp"
 	"slices"
 	"sort"
 	"strconv"
@@ -101,12 +102,17 @@ func asAPIError(err error, target **apiError) bool {
 // listAll reads every record of path matching filter (all pages), or the
 // first limit when limit > 0.
 func (c *client) listAll(path, filter string, limit int) ([]map[string]any, error) {
+	return c.listFrom(path, filter, limit, 0)
+}
+
+// listFrom is listAll from the start-th match on.
+func (c *client) listFrom(path, filter string, limit, start int) ([]map[string]any, error) {
 	var out []map[string]any
 	page := 500
 	if limit > 0 && limit < page {
 		page = limit
 	}
-	for offset := 0; ; {
+	for offset := start; ; {
 		q := url.Values{"limit": {strconv.Itoa(page)}, "offset": {strconv.Itoa(offset)}}
 		if filter != "" {
 			q.Set("filter", filter)
@@ -141,6 +147,27 @@ func (c *client) listAll(path, filter string, limit int) ([]map[string]any, erro
 	return out, nil
 }
 
+// Paging clauses of the filter language, with its string literals taken out
+// first (a name may hold the words).
+var (
+	filterStrings = regexp.MustCompile(`"(?:[^"\\]|\\.)*"`)
+	filterSkip    = regexp.MustCompile(`(?i)\bskip\s+(\d+)\b`)
+	filterLimit   = regexp.MustCompile(`(?i)\blimit\s+(\d+)\b`)
+)
+
+// pagingOf reads the `skip N` and `limit N` of a filter (0: none; `limit
+// none` is every record, as without one).
+func pagingOf(filter string) (skip, limit int) {
+	bare := filterStrings.ReplaceAllString(filter, `""`)
+	if m := filterSkip.FindStringSubmatch(bare); m != nil {
+		skip, _ = strconv.Atoi(m[1])
+	}
+	if m := filterLimit.FindStringSubmatch(bare); m != nil {
+		limit, _ = strconv.Atoi(m[1])
+	}
+	return skip, limit
+}
+
 // resourceClient starts every per-resource command: the resource named on
 // the command line, the command's own usage checks (check may be nil; they
 // come before any login profile is read), then the client.
@@ -162,9 +189,10 @@ func listCmd() *cobra.Command {
 	var output string
 	var limit int
 	cmd := &cobra.Command{
-		Use:   "list RESOURCE [FILTER]",
-		Short: "List the records of a resource (all pages), optionally filtered",
-		Args:  cobra.RangeArgs(1, 2),
+		Use:               "list RESOURCE [FILTER]",
+		Short:             "List the records of a resource (all pages), optionally filtered",
+		Args:              argsSpec("list", []string{"RESOURCE"}, []string{"FILTER"}),
+		ValidArgsFunction: completeRecords(false),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			r, c, err := resourceClient(cmd, args[0], func(api.ResourceInfo) error { return checkOutput(output) })
 			if err != nil {
@@ -174,7 +202,13 @@ func listCmd() *cobra.Command {
 			if len(args) == 2 {
 				filter = args[1]
 			}
-			items, err := c.listAll("/"+r.Path, filter, limit)
+			// The filter's own `skip N` and `limit N` hold as in the API: the
+			// pages this command asks for would otherwise override them.
+			skip, filterLimit := pagingOf(filter)
+			if !cmd.Flags().Changed("limit") {
+				limit = filterLimit
+			}
+			items, err := c.listFrom("/"+r.Path, filter, limit, skip)
 			if err != nil {
 				return err
 			}
@@ -189,9 +223,10 @@ func listCmd() *cobra.Command {
 func getCmd() *cobra.Command {
 	var output string
 	cmd := &cobra.Command{
-		Use:   "get RESOURCE NAME|ID [RELATION]",
-		Short: "Show one record, or one of its relation lists (e.g. get identity alice services)",
-		Args:  cobra.RangeArgs(2, 3),
+		Use:               "get RESOURCE NAME|ID [RELATION]",
+		Short:             "Show one record, or one of its relation lists (e.g. get identity alice services)",
+		Args:              argsSpec("get", []string{"RESOURCE", "NAME|ID"}, []string{"RELATION"}),
+		ValidArgsFunction: completeRecords(true),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			r, c, err := resourceClient(cmd, args[0], func(r api.ResourceInfo) error {
 				if err := checkOutput(output); err != nil {
@@ -508,11 +543,9 @@ func createCmd() *cobra.Command {
 				}
 				return nil
 			}
-			if len(args) == 0 {
-				return usagef("create what? edgectl create RESOURCE [NAME] (edgectl list --help names the resources)")
-			}
-			return cobra.RangeArgs(1, 2)(cmd, args)
+			return argsSpec("create", []string{"RESOURCE"}, []string{"NAME"})(cmd, args)
 		},
+		ValidArgsFunction: completeRecords(false),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if args[0] == "enrollment" || args[0] == "enrollments" {
 				if len(bf.sets) > 0 || bf.file != "" {
@@ -602,14 +635,22 @@ func createCmd() *cobra.Command {
 
 func updateCmd() *cobra.Command {
 	var bf bodyFlags
+	var typ, roleAttrs string
 	cmd := &cobra.Command{
 		Use:   "update RESOURCE NAME|ID",
-		Short: "Change fields of a record (PATCH) from --set and/or -f",
-		Args:  cobra.ExactArgs(2),
+		Short: "Change fields of a record (PATCH) from --set, -f or the shorthand flags",
+		Long: "Change fields of a record (a PATCH) from -f, then each --set. The shorthands of create work here too:\n" +
+			"--role-attributes a,b (any resource with role attributes; \"\" for none) and, for identities, --type.",
+		Args:              argsNamed("update", "RESOURCE", "NAME|ID"),
+		ValidArgsFunction: completeRecords(true),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			r, c, err := resourceClient(cmd, args[0], func(api.ResourceInfo) error {
-				if len(bf.sets) == 0 && bf.file == "" {
-					return usagef("nothing to change: give --set or -f")
+			roles := cmd.Flags().Changed("role-attributes")
+			r, c, err := resourceClient(cmd, args[0], func(r api.ResourceInfo) error {
+				if typ != "" && r.Path != "identities" {
+					return usagef("--type is for identities; use --set")
+				}
+				if len(bf.sets) == 0 && bf.file == "" && typ == "" && !roles {
+					return usagef("nothing to change: give --set, -f, --role-attributes or --type")
 				}
 				return nil
 			})
@@ -620,9 +661,19 @@ func updateCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			body, err := bf.body(c.operationSchema(http.MethodPatch, "/"+r.Path+"/{id}"))
+			schema := c.operationSchema(http.MethodPatch, "/"+r.Path+"/{id}")
+			body, err := bf.body(schema)
 			if err != nil {
 				return err
+			}
+			if roles {
+				if err := checkPath(schema, []string{"roleAttributes"}, "--role-attributes: "); err != nil {
+					return err
+				}
+				body["roleAttributes"] = setValue(roleAttrs, "array")
+			}
+			if typ != "" {
+				body["type"] = typ
 			}
 			if err := c.resolveRoleNames(body); err != nil {
 				return err
@@ -635,14 +686,46 @@ func updateCmd() *cobra.Command {
 		},
 	}
 	bf.add(cmd)
+	cmd.Flags().StringVar(&typ, "type", "", "identities: User, Device, Service, Router or Default")
+	cmd.Flags().StringVar(&roleAttrs, "role-attributes", "", "the role attributes, a,b (\"\" for none)")
 	return cmd
+}
+
+// argsNamed checks that a command got exactly the arguments named, saying
+// which are missing or too many.
+func argsNamed(command string, names ...string) cobra.PositionalArgs {
+	return argsSpec(command, names, nil)
+}
+
+// argsSpec checks a command's arguments: the required ones, then at most
+// the optional ones, saying which are missing or which are too many.
+func argsSpec(command string, required, optional []string) cobra.PositionalArgs {
+	usage := strings.Join(required, " ")
+	for _, o := range optional {
+		usage += " [" + o + "]"
+	}
+	return func(_ *cobra.Command, args []string) error {
+		switch {
+		case len(args) < len(required):
+			return usagef("%s needs %s: edgectl %s %s", command, strings.Join(required[len(args):], " and "), command, usage)
+		case len(args) > len(required)+len(optional):
+			return usagef("%s takes %s, then nothing more (got %q too)", command, usage, args[len(required)+len(optional):])
+		}
+		return nil
+	}
 }
 
 func deleteCmd() *cobra.Command {
 	return &cobra.Command{
-		Use:   "delete RESOURCE NAME|ID...",
-		Short: "Delete records",
-		Args:  cobra.MinimumNArgs(2),
+		Use:               "delete RESOURCE NAME|ID...",
+		Short:             "Delete records",
+		ValidArgsFunction: completeRecords(true),
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) < 2 {
+				return argsNamed("delete", "RESOURCE", "NAME|ID")(cmd, args)
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			r, c, err := resourceClient(cmd, args[0], nil)
 			if err != nil {
@@ -724,4 +807,52 @@ func (c *client) resolveRoleNames(body map[string]any) error {
 		}
 	}
 	return nil
+}
+
+// completeRecords completes a resource command's arguments in the shell:
+// the resource kinds first, then (for commands that take a record) the
+// names of its records that start with what is typed, from the controller
+// of the login profile.
+func completeRecords(takesRecord bool) cobra.CompletionFunc {
+	return func(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+		switch {
+		case len(args) == 0:
+			var out []string
+			for _, r := range api.ManagementResources() {
+				if strings.HasPrefix(r.Path, toComplete) {
+					out = append(out, r.Path)
+				}
+			}
+			return out, cobra.ShellCompDirectiveNoFileComp
+		case len(args) == 1 && takesRecord:
+			r, err := resourceByName(args[0])
+			if err != nil {
+				return nil, cobra.ShellCompDirectiveNoFileComp
+			}
+			c, err := newClient(cmd)
+			if err != nil {
+				return nil, cobra.ShellCompDirectiveNoFileComp
+			}
+			field := "id"
+			if r.Named {
+				field = "name"
+			}
+			filter := ""
+			if toComplete != "" {
+				filter = field + ` contains "` + strings.ReplaceAll(toComplete, `"`, `\"`) + `"`
+			}
+			items, err := c.listAll("/"+r.Path, filter, 100)
+			if err != nil {
+				return nil, cobra.ShellCompDirectiveNoFileComp
+			}
+			var out []string
+			for _, it := range items {
+				if v, _ := it[field].(string); strings.HasPrefix(v, toComplete) {
+					out = append(out, v)
+				}
+			}
+			return out, cobra.ShellCompDirectiveNoFileComp
+		}
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
 }
