@@ -98,9 +98,20 @@ func (s *Server) authenticatePassword(c *call, b *authenticateBody) error {
 		return s.authenticatePassword(c, b)
 	}
 	s.failed(now, keys)
-	if !good && live && policy != nil && policy.Primary.Updb.MaxAttempts > 0 && !ident.IsDefaultAdmin {
+	switch {
+	case !good && live && policy != nil && policy.Primary.Updb.MaxAttempts > 0 && !ident.IsDefaultAdmin:
 		s.recordFailure(c.r.Context(), ident.ID, "password", "the password does not match", now)
-	} else {
+	case ident != nil:
+		reason := "the password does not match"
+		switch {
+		case !live:
+			reason = "the identity is disabled"
+		case good:
+			reason = "its auth policy does not allow passwords"
+		}
+		s.auditFailure(c.r.Context(), ident.ID, "password", reason, now)
+	default:
+		s.metrics.loginFailures.WithLabelValues("unknown_username").Inc()
 		s.padFailure(c.r.Context())
 	}
 	return invalidAuth()

@@ -25,6 +25,9 @@ var (
 	limitAddress = auth.Limit{Burst: 100, Every: 500 * time.Millisecond}
 	// limitMFA: wrong TOTP or recovery codes per identity.
 	limitMFA = auth.Limit{Burst: 5, Every: 20 * time.Second}
+	// limitAudit: failed logins of one identity recorded for the audit trail
+	// only (auditFailure), 10 at once and then 10 a minute.
+	limitAudit = auth.Limit{Burst: 10, Every: 6 * time.Second}
 )
 
 // throttleKeys bounds the throttle table (about 100 bytes a key).
@@ -91,6 +94,29 @@ func (s *Server) recordFailure(ctx context.Context, identityID, method, reason s
 		s.Log.Warn("recording a failed login", "identity", identityID, "error", err)
 		return
 	}
+	s.noteWrite(time.Since(start))
+}
+
+// auditFailure records a failed login of a known identity that counts
+// toward no lockout, for the audit trail (an authentication.loginFailed
+// event), at most auditPerIdentity a minute per identity on this node, so
+// that guessing at one account cannot flood the event log; past that, and
+// while the cluster cannot take the command yet (a rolling upgrade), the
+// failure is only counted in edgectl_login_failures_total.
+func (s *Server) auditFailure(ctx context.Context, identityID, method, reason string, now time.Time) {
+	if _, ok := s.authn().throttle.Check("audit:"+identityID, limitAudit, now); !ok {
+		s.metrics.loginFailures.WithLabelValues("not_recorded").Inc()
+		s.padFailure(ctx)
+		return
+	}
+	s.authn().throttle.Fail("audit:"+identityID, limitAudit, now)
+	start := time.Now()
+	if _, err := s.Writer.Do(ctx, fsm.CmdLoginFailedAudit, fsm.LoginFailed{IdentityID: identityID, At: now, Method: method, Reason: reason}); err != nil {
+		s.Log.Debug("recording a failed login for the audit trail", "identity", identityID, "error", err)
+		s.metrics.loginFailures.WithLabelValues("not_recorded").Inc()
+		return
+	}
+	s.metrics.loginFailures.WithLabelValues("recorded").Inc()
 	s.noteWrite(time.Since(start))
 }
 

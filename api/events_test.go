@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
@@ -120,6 +121,48 @@ func TestEvents_Authentication(t *testing.T) {
 	}
 	if dig(data[0], "after", "method") != "updb" || dig(data[2], "after", "method") != "password" || dig(data[2], "actor", "sourceAddress") == nil {
 		t.Fatalf("login and failure details: %v %v", data[0], data[2])
+	}
+}
+
+// TestEvents_FailedLoginsOfKnownIdentitiesByDefault: a wrong password for
+// an identity whose auth policy counts no failures (the default) is still an
+// authentication.loginFailed event, with method, reason and a count of 0; a
+// disabled identity's attempt says so; an unknown username records nothing
+// and is counted in edgectl_login_failures_total.
+func TestEvents_FailedLoginsOfKnownIdentitiesByDefault(t *testing.T) {
+	t.Parallel()
+	ts := newTestServer(t)
+	id := ts.authnIdentity("plain", nil)
+	ts.create("/authenticators", map[string]any{"identityId": id, "method": "updb", "username": "plain", "password": "Right-pass-1"})
+	try := func(user string) {
+		if st, _ := ts.doAs("", http.MethodPost, mgmt("/authenticate?method=password"), map[string]any{"username": user, "password": "Wrong-pass-1"}); st != 401 {
+			t.Fatalf("a wrong password for %s: %d", user, st)
+		}
+	}
+	try("plain")
+	try("plain")
+	try("nobody-at-all")
+	if st, out := ts.do(http.MethodPost, mgmt("/identities/"+id+"/disable"), map[string]any{"durationMinutes": 0}); st != 200 {
+		t.Fatalf("disable: %d %v", st, out)
+	}
+	try("plain")
+	data, _ := ts.list("/events?limit=500&filter=" + url.QueryEscape(`namespace = "authentication" and action = "loginFailed"`))
+	if len(data) != 3 {
+		t.Fatalf("%d loginFailed events, want 3 (the unknown username records none): %v", len(data), data)
+	}
+	for i, want := range []string{"the password does not match", "the password does not match", "the identity is disabled"} {
+		if dig(data[i], "entityId") != id || dig(data[i], "after", "method") != "password" || dig(data[i], "after", "reason") != want ||
+			dig(data[i], "after", "count") != 0.0 {
+			t.Fatalf("event %d: %v", i, data[i])
+		}
+	}
+	rec := httptest.NewRecorder()
+	ts.api.MetricsHandler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+	metrics := rec.Body.String()
+	for _, want := range []string{`edgectl_login_failures_total{result="recorded"} 3`, `edgectl_login_failures_total{result="unknown_username"} 1`} {
+		if !strings.Contains(metrics, want) {
+			t.Fatalf("the metrics lack %s", want)
+		}
 	}
 }
 

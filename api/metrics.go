@@ -18,6 +18,10 @@ type metrics struct {
 	reg      *prometheus.Registry
 	requests *prometheus.CounterVec
 	latency  *prometheus.HistogramVec
+	// loginFailures counts the password failures that no lockout counts, by
+	// what became of them (auditFailure): recorded, not_recorded (throttled,
+	// or the cluster could not take the command), unknown_username.
+	loginFailures *prometheus.CounterVec
 }
 
 func newMetrics(s *Server) *metrics {
@@ -30,8 +34,11 @@ func newMetrics(s *Server) *metrics {
 			Name: "edgectl_http_request_duration_seconds", Help: "API request latency by API and operation.",
 			Buckets: []float64{.0005, .001, .002, .005, .01, .02, .05, .1, .25, .5, 1, 2.5, 5},
 		}, []string{"api", "operation"}),
+		loginFailures: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "edgectl_login_failures_total", Help: "Failed password logins this node took that no lockout counts: recorded in the audit trail, not_recorded (throttled), unknown_username.",
+		}, []string{"result"}),
 	}
-	m.reg.MustRegister(m.requests, m.latency, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+	m.reg.MustRegister(m.requests, m.latency, m.loginFailures, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		&stateCollector{s: s},
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "edgectl_event_stream_subscribers", Help: "Open GET /events/stream connections on this node."},
 			func() float64 { return float64(s.streams.Load()) }),

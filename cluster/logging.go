@@ -6,11 +6,12 @@ import (
 	"github.com/hashicorp/go-hclog"
 )
 
-// raftLogger quiets hashicorp/raft's routine messages: its state changes and
-// catch-up mechanics go to debug, so that a healthy start or join logs no
-// warning and an operator's info log is about the node, not raft's steps.
-// Becoming leader stays at info; real trouble (errors, and warnings other
-// than the routine ones below) is kept as raft logs it.
+// raftLogger quiets hashicorp/raft's routine messages: its state changes
+// (becoming leader included: the event log records every leader change as
+// cluster.leaderChanged) and catch-up mechanics go to debug, so that a
+// healthy start or join logs no warning and an operator's info log is about
+// the node, not raft's steps. Real trouble (errors, and warnings other than
+// the routine ones below) is kept as raft logs it.
 type raftLogger struct{ hclog.Logger }
 
 // routineWarnings are raft warnings that healthy operation produces: the
@@ -22,13 +23,7 @@ var routineWarnings = []string{
 	"appendEntries rejected, sending older logs",
 }
 
-func (l raftLogger) Info(msg string, args ...any) {
-	if strings.Contains(msg, "entering leader state") {
-		l.Logger.Info(msg, args...)
-		return
-	}
-	l.Logger.Debug(msg, args...)
-}
+func (l raftLogger) Info(msg string, args ...any) { l.Logger.Debug(msg, args...) }
 
 func (l raftLogger) Warn(msg string, args ...any) {
 	for _, r := range routineWarnings {

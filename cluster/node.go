@@ -282,7 +282,7 @@ func New(cfg Config) (_ *Node, err error) {
 	})
 	n.raft.RegisterObserver(n.observer)
 	go n.watchLeader(obsCh)
-	n.logger.Info("cluster node started", "id", n.id, "addr", n.advertise, "existing_state", n.hasState)
+	n.logger.Debug("cluster node started", "id", n.id, "addr", n.advertise, "existing_state", n.hasState)
 	return n, nil
 }
 
@@ -436,7 +436,7 @@ func (n *Node) shutdown(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("cluster: shutdown: %w", err)
 	}
-	n.logger.Info("cluster node stopped", "id", n.id)
+	n.logger.Debug("cluster node stopped", "id", n.id)
 	return nil
 }
 

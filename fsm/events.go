@@ -268,9 +268,10 @@ func appendCommandEvents(tx *store.Tx, t CommandType, result any, index uint64, 
 
 // accessEvents are the authentication and session events of a command:
 //
-//   - authentication: login (an API session made), loginFailed and lockout
-//     (a counted failure: the ones the lockout policy counts go through the
-//     log; the others are throttled on the node and not logged), mfaVerified;
+//   - authentication: login (an API session made), loginFailed (a failure
+//     of a known identity: counted by its lockout policy, or recorded for the
+//     audit trail only, CmdLoginFailedAudit, throttled by the node that
+//     took it), lockout, mfaVerified;
 //   - session: created (a service session), refused (a failed session
 //     request, with its reason), ended (an API or service session removed:
 //     logout, expiry, revocation).
@@ -300,7 +301,7 @@ func accessEvents(tx *store.Tx, t CommandType, result any, index uint64, actor *
 		}
 		return ""
 	}
-	if r, ok := result.(*loginFailedResult); ok && t == CmdLoginFailed && r.Count > 0 {
+	if r, ok := result.(*loginFailedResult); ok && ((t == CmdLoginFailed && r.Count > 0) || t == CmdLoginFailedAudit) {
 		id := r.payload.IdentityID
 		add("authentication", "loginFailed", "identities", id, identityName(id),
 			map[string]any{"method": r.payload.Method, "reason": r.payload.Reason, "count": r.Count})

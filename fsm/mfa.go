@@ -9,8 +9,11 @@ import (
 // Commands of authentication itself: logins, failed attempts (lockout) and
 // MFA enrollments. Added, never renamed or reused.
 const (
-	CmdLogin            CommandType = "authn.login"
-	CmdLoginFailed      CommandType = "authn.loginFailed"
+	CmdLogin       CommandType = "authn.login"
+	CmdLoginFailed CommandType = "authn.loginFailed"
+	// CmdLoginFailedAudit records a failed login that counts toward no
+	// lockout, for the audit trail only (command version 8).
+	CmdLoginFailedAudit CommandType = "authn.loginFailedAudit"
 	CmdMFACreate        CommandType = "mfa.create"
 	CmdMFAVerify        CommandType = "mfa.verify"
 	CmdMFAAccept        CommandType = "mfa.accept"
@@ -56,6 +59,12 @@ func registerMFA(f *FSM) {
 			return r, err
 		}
 		return &loginFailedResult{LoginFailed: *r, payload: *p}, nil
+	})
+	on(f, CmdLoginFailedAudit, func(tx *store.Tx, p *LoginFailed) (any, error) {
+		if !tx.Exists(store.KindIdentity, p.IdentityID) {
+			return nil, nil // deleted meanwhile: nothing to say of it
+		}
+		return &loginFailedResult{payload: *p}, nil
 	})
 	on(f, CmdMFACreate, func(tx *store.Tx, m *store.MFA) (any, error) { return nil, tx.CreateMFA(m) })
 	on(f, CmdMFAVerify, func(tx *store.Tx, u *store.MFAUse) (any, error) { return nil, tx.VerifyMFA(u) })

@@ -14,7 +14,7 @@ import "fmt"
 // command type, never an edit of the old one.
 
 // CommandVersion is the newest command version this binary applies.
-const CommandVersion = 7
+const CommandVersion = 8
 
 // commandSince holds the command types newer than version 1 (the command
 // set of the binaries that did not publish a command version yet).
@@ -44,6 +44,8 @@ var commandSince = map[CommandType]int{
 	CmdRouterDeleteAll:           6,
 
 	CmdSessionKeyRotate: 7,
+
+	CmdLoginFailedAudit: 8,
 }
 
 // VersionOf is the command version of t.
