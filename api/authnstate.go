@@ -94,6 +94,7 @@ func (s *Server) recordFailure(ctx context.Context, identityID, method, reason s
 		s.Log.Warn("recording a failed login", "identity", identityID, "error", err)
 		return
 	}
+	s.metrics.loginFailures.WithLabelValues("counted").Inc()
 	s.noteWrite(time.Since(start))
 }
 

@@ -18,9 +18,10 @@ type metrics struct {
 	reg      *prometheus.Registry
 	requests *prometheus.CounterVec
 	latency  *prometheus.HistogramVec
-	// loginFailures counts the password failures that no lockout counts, by
-	// what became of them (auditFailure): recorded, not_recorded (throttled,
-	// or the cluster could not take the command), unknown_username.
+	// loginFailures counts failed logins by what became of them: counted
+	// (by a lockout policy), recorded (for the audit trail only,
+	// auditFailure), not_recorded (throttled, or the cluster could not take
+	// the command), unknown_username.
 	loginFailures *prometheus.CounterVec
 }
 
@@ -35,8 +36,11 @@ func newMetrics(s *Server) *metrics {
 			Buckets: []float64{.0005, .001, .002, .005, .01, .02, .05, .1, .25, .5, 1, 2.5, 5},
 		}, []string{"api", "operation"}),
 		loginFailures: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "edgectl_login_failures_total", Help: "Failed password logins this node took that no lockout counts: recorded in the audit trail, not_recorded (throttled), unknown_username.",
+			Name: "edgectl_login_failures_total", Help: "Failed logins this node took: counted by a lockout policy, recorded in the audit trail only, not_recorded (throttled), unknown_username.",
 		}, []string{"result"}),
+	}
+	for _, r := range []string{"counted", "recorded", "not_recorded", "unknown_username"} {
+		m.loginFailures.WithLabelValues(r) // exported from the start, for alert rules and dashboards
 	}
 	m.reg.MustRegister(m.requests, m.latency, m.loginFailures, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		&stateCollector{s: s},

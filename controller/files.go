@@ -77,6 +77,9 @@ func writeFileAtomic(path string, data []byte, perm os.FileMode) error {
 type certMaterial struct {
 	node, api tls.Certificate
 	roots     *x509.CertPool
+	// expiry is when each of the node's certificates ends: cluster (the
+	// node's), api, and the earliest root and intermediate CA of the bundle.
+	expiry map[string]time.Time
 }
 
 // issueNodeCerts makes the node's cluster and API certificates from a and writes them with the CA bundle.
@@ -131,12 +134,27 @@ func loadCertMaterial(dir string) (*certMaterial, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", bundleFile, err)
 	}
-	for _, c := range certs {
-		if c.IsCA && c.CheckSignatureFrom(c) == nil {
-			roots.AddCert(c)
+	expiry := map[string]time.Time{}
+	earliest := func(name string, t time.Time) {
+		if old, ok := expiry[name]; !ok || t.Before(old) {
+			expiry[name] = t
 		}
 	}
-	return &certMaterial{node: node, api: api, roots: roots}, nil
+	for _, c := range certs {
+		switch {
+		case c.IsCA && c.CheckSignatureFrom(c) == nil:
+			roots.AddCert(c)
+			earliest("root_ca", c.NotAfter)
+		case c.IsCA:
+			earliest("intermediate_ca", c.NotAfter)
+		}
+	}
+	for name, kp := range map[string]tls.Certificate{"cluster": node, "api": api} {
+		if leaf, err := x509.ParseCertificate(kp.Certificate[0]); err == nil {
+			expiry[name] = leaf.NotAfter
+		}
+	}
+	return &certMaterial{node: node, api: api, roots: roots, expiry: expiry}, nil
 }
 
 // clusterTLS is the mutual TLS configuration of the cluster port.

@@ -318,6 +318,7 @@ func (n *Node) startAPI(certs *certMaterial) error {
 		ReadConsistency: n.cfg.ReadConsistency, JWTKey: signerOf(certs.api), ListenAddrs: n.listenAddrs(), CORSOrigins: n.cfg.CORSOrigins})
 	n.deliverer = n.newDeliverer()
 	n.API.RegisterCollector(&eventCollector{n: n})
+	n.API.RegisterCollector(&healthCollector{n: n, expiry: certs.expiry})
 	for _, c := range n.Routers.Collectors() {
 		n.API.RegisterCollector(c)
 	}

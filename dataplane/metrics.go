@@ -17,7 +17,7 @@ type metrics struct {
 }
 
 func newMetrics() *metrics {
-	return &metrics{
+	m := &metrics{
 		connected: prometheus.NewGauge(prometheus.GaugeOpts{Name: "edgectl_routers_connected",
 			Help: "Routers with an open control channel to this node."}),
 		refused: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "edgectl_routers_refused_total",
@@ -38,6 +38,15 @@ func newMetrics() *metrics {
 		eventsDropped: prometheus.NewCounter(prometheus.CounterOpts{Name: "edgectl_router_events_dropped_total",
 			Help: "Router events (connected, disconnected, refused, certificate extended) not recorded: the queue to the event log was full."}),
 	}
+	// Every reason exported from the start, for alert rules and dashboards.
+	for _, r := range []string{reasonProtocol, reasonCertificate, reasonUnknown, reasonDisabled, reasonIDMismatch,
+		reasonDuplicate, reasonShuttingDown, reasonModelNotReady} {
+		m.refused.WithLabelValues(r)
+	}
+	for _, r := range []string{"routed", "refused"} {
+		m.dials.WithLabelValues(r)
+	}
+	return m
 }
 
 // Collectors are the Manager's metrics, for the node's /metrics.

@@ -1,0 +1,77 @@
+package controller
+
+import (
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"edgectl/store"
+)
+
+// healthCollector reads, when /metrics is scraped, what the alert rules of
+// deploy/prometheus watch: the members as this node sees them, the routers
+// enrolled, and when this node's certificates end.
+type healthCollector struct {
+	n      *Node
+	expiry map[string]time.Time
+}
+
+var (
+	descMemberUp = prometheus.NewDesc("edgectl_cluster_member_up",
+		"1 when a member of the cluster answered this node's last probe (this node itself included).", []string{"member"}, nil)
+	descMemberLag = prometheus.NewDesc("edgectl_cluster_member_lag_entries",
+		"Commands committed that a member had not applied when it last answered this node.", []string{"member"}, nil)
+	descRoutersEnrolled = prometheus.NewDesc("edgectl_routers_enrolled",
+		"Edge routers and routers that finished enrollment and are not disabled: each should hold a channel to every node.", nil, nil)
+	descCertExpiry = prometheus.NewDesc("edgectl_certificate_expiry_timestamp_seconds",
+		"When this node's certificates end (Unix seconds): cluster, api, root_ca, intermediate_ca.", []string{"certificate"}, nil)
+)
+
+func (c *healthCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{descMemberUp, descMemberLag, descRoutersEnrolled, descCertExpiry} {
+		ch <- d
+	}
+}
+
+func (c *healthCollector) Collect(ch chan<- prometheus.Metric) {
+	if members, err := c.n.Raft.Members(); err == nil {
+		target := c.n.Raft.CommitTarget()
+		for _, m := range members {
+			up, applied, known := 0.0, uint64(0), false
+			if m.ID == c.n.Raft.ID() {
+				up, applied, known = 1, c.n.Raft.AppliedIndex(), true
+			} else if online, a, ok := c.n.PeerStatus(m.ID); ok {
+				if online {
+					up = 1
+				}
+				applied, known = a, true
+			}
+			ch <- prometheus.MustNewConstMetric(descMemberUp, prometheus.GaugeValue, up, m.ID)
+			if known {
+				lag := 0.0
+				if target > applied {
+					lag = float64(target - applied)
+				}
+				ch <- prometheus.MustNewConstMetric(descMemberLag, prometheus.GaugeValue, lag, m.ID)
+			}
+		}
+	}
+	tx := c.n.Store.Read()
+	enrolled := 0
+	tx.Each(store.KindEdgeRouter, "id", func(r store.Record) bool {
+		if er := r.(*store.EdgeRouter); er.Fingerprint != nil && *er.Fingerprint != "" && !er.Disabled {
+			enrolled++
+		}
+		return true
+	})
+	tx.Each(store.KindRouter, "id", func(r store.Record) bool {
+		if rt := r.(*store.Router); rt.Fingerprint != nil && *rt.Fingerprint != "" && !rt.Disabled {
+			enrolled++
+		}
+		return true
+	})
+	ch <- prometheus.MustNewConstMetric(descRoutersEnrolled, prometheus.GaugeValue, float64(enrolled))
+	for name, t := range c.expiry {
+		ch <- prometheus.MustNewConstMetric(descCertExpiry, prometheus.GaugeValue, float64(t.Unix()), name)
+	}
+}
