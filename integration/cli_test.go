@@ -247,6 +247,14 @@ secondary: {requireTotp: false}
 	if st, err := os.Stat(snap); err != nil || st.Size() == 0 {
 		t.Fatalf("backup file: %v", err)
 	}
+	// Through the admin socket, with no login (what a backup timer runs).
+	local := filepath.Join(t.TempDir(), "local.snap")
+	if out, errOut, code := newCLI(t).run("", "backup", "--data-dir", n.dataDir, local); code != 0 || !strings.Contains(out, "snapshot") {
+		t.Fatalf("backup through the admin socket: exit %d: %s%s", code, out, errOut)
+	}
+	if st, err := os.Stat(local); err != nil || st.Size() == 0 {
+		t.Fatalf("backup file through the admin socket: %v", err)
+	}
 	var members []map[string]any
 	for _, args := range [][]string{{"cluster", "status", "-o", "json"}, {"cluster", "status", "-o", "json", "--data-dir", n.dataDir}} {
 		if err := json.Unmarshal([]byte(c.ok(args...)), &members); err != nil || len(members) != 1 || members[0]["isLeader"] != true || members[0]["version"] == nil {
