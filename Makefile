@@ -4,7 +4,7 @@ VERSION ?= v0.1.0
 REVISION := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 LDFLAGS := -X main.version=$(VERSION) -X main.revision=$(REVISION) -X main.buildDate=$(shell date -u +%Y-%m-%dT%H:%M:%SZ)
 
-.PHONY: build install run cluster test ziti oracle bench scale chaos openziti fuzz race vet clean
+.PHONY: build install package run cluster test ziti oracle bench scale chaos openziti fuzz race vet clean
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o bin/edgectl ./cmd/edgectl
@@ -15,6 +15,15 @@ install: build
 	install -d $(PREFIX)/bin
 	install -m 0755 bin/edgectl $(PREFIX)/bin/edgectl
 	@case ":$$PATH:" in *":$(PREFIX)/bin:"*) ;; *) echo "add $(PREFIX)/bin to your PATH: export PATH=\"$(PREFIX)/bin:\$$PATH\"" ;; esac
+
+# The Debian package, dist/edgectl_$(VERSION)_amd64.deb: the binary, a hardened systemd unit, a default config,
+# a system user and data dir, a daily backup timer (deploy/debian). nfpm, a maintained packager for Go projects,
+# builds it from the module proxy (docs/operations.md, "The Debian package").
+NFPM ?= github.com/goreleaser/nfpm/v2/cmd/nfpm@v2.45.2
+package:
+	CGO_ENABLED=0 GOOS=linux GOARCH=amd64 $(GO) build -ldflags "$(LDFLAGS)" -o bin/edgectl ./cmd/edgectl
+	mkdir -p dist
+	EDGECTL_VERSION=$(patsubst v%,%,$(VERSION)) $(GO) run $(NFPM) package -f deploy/debian/nfpm.yaml -p deb -t dist/
 
 # A one-node cluster on 127.0.0.1:1280 with its data in ./data.
 run: build
