@@ -102,6 +102,16 @@ func TestCLIAgainstARealNode(t *testing.T) {
 	c.ok("create", "service-policy", "web-dial", "--set", "type=Dial", "--set", "semantic=AnyOf", "--set", "identityRoles=@alice", "--set", "serviceRoles=#web")
 	c.ok("create", "edge-router", "er1", "--set", "isTunnelerEnabled=true")
 	c.ok("create", "posture-check", "unused-mac", "--set", "typeId=MAC", "--set", `macAddresses=["aabbccddeeff"]`)
+	// Tables a person reads: names where the API has ids, times relative.
+	if out := c.ok("list", "service-policies"); !strings.Contains(out, "@alice") || !strings.Contains(out, "#web") || !strings.Contains(out, "Dial") {
+		t.Fatalf("the policy table names its identity:\n%s", out)
+	}
+	if out := c.ok("list", "api-sessions"); !strings.Contains(out, "LASTACTIVITYAT") || !strings.Contains(out, " ago") && !strings.Contains(out, "now") {
+		t.Fatalf("the API session table:\n%s", out)
+	}
+	if out := c.ok("get", "service", "web"); !strings.Contains(out, "createdAt:") || !strings.Contains(out, " ago)") && !strings.Contains(out, "(now)") {
+		t.Fatalf("a record's times:\n%s", out)
+	}
 	// Dial granted, but no edge router both may use: an error, exit 1.
 	out, _, code := c.run("", "verify", "-o", "json")
 	var findings []map[string]any

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"gopkg.in/yaml.v3"
 )
@@ -57,7 +58,7 @@ func printRecords(items []map[string]any, output string) error {
 	for _, it := range items {
 		var cells []string
 		for _, c := range cols {
-			cells = append(cells, cell(it[c]))
+			cells = append(cells, humanCell(it[c], time.Now()))
 		}
 		fmt.Fprintln(tw, strings.Join(cells, "\t"))
 	}
@@ -83,8 +84,12 @@ func tableColumns(items []map[string]any, wide bool) []string {
 		cols = append(cols, "name")
 	}
 	if !wide {
+		// The fields that tell records of a kind apart: a policy's roles, a
+		// config's type, a service's configs, an API session's identity and
+		// last activity, an enrollment's identity, method and expiry.
 		for _, k := range []string{"typeId", "type", "semantic", "roleAttributes", "identityRoles", "serviceRoles",
-			"edgeRouterRoles", "method", "isVerified", "isOnline"} {
+			"edgeRouterRoles", "postureCheckRoles", "configType", "configs", "identity", "method", "ipAddress",
+			"isVerified", "isOnline", "lastActivityAt", "expiresAt"} {
 			if present[k] {
 				cols = append(cols, k)
 			}
@@ -138,6 +143,49 @@ func cell(v any) string {
 	return string(raw)
 }
 
+// humanCell is cell for a person reading a table: a time is said relative
+// to now ("3 min ago", "in 2 h"), with the date past a week; -o json and
+// yaml keep the exact times.
+func humanCell(v any, now time.Time) string {
+	s, ok := v.(string)
+	if !ok || len(s) < 20 || s[4] != '-' || s[10] != 'T' {
+		return cell(v)
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return cell(v)
+	}
+	return relativeTime(t, now)
+}
+
+// relativeTime says when t is from now, to the unit a person uses.
+func relativeTime(t, now time.Time) string {
+	d := now.Sub(t)
+	future := d < 0
+	if future {
+		d = -d
+	}
+	var amount string
+	switch {
+	case d < 10*time.Second:
+		return "now"
+	case d < time.Minute:
+		amount = fmt.Sprintf("%d s", int(d.Seconds()))
+	case d < time.Hour:
+		amount = fmt.Sprintf("%d min", int(d.Minutes()))
+	case d < 48*time.Hour:
+		amount = fmt.Sprintf("%d h", int(d.Hours()))
+	case d < 7*24*time.Hour:
+		amount = fmt.Sprintf("%d days", int(d.Hours()/24))
+	default:
+		return t.Local().Format("2006-01-02 15:04")
+	}
+	if future {
+		return "in " + amount
+	}
+	return amount + " ago"
+}
+
 // printDetail prints one record as "field: value" lines.
 func printDetail(rec map[string]any) error {
 	keys := make([]string, 0, len(rec))
@@ -148,8 +196,15 @@ func printDetail(rec map[string]any) error {
 	}
 	sort.Strings(keys)
 	tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
+	now := time.Now()
 	for _, k := range keys {
-		fmt.Fprintf(tw, "%s:\t%s\n", k, cell(rec[k]))
+		v := cell(rec[k])
+		if h := humanCell(rec[k], now); h != v { // a time: exact, local, and how long ago
+			if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
+				v = t.Local().Format("2006-01-02 15:04:05 MST") + " (" + h + ")"
+			}
+		}
+		fmt.Fprintf(tw, "%s:\t%s\n", k, v)
 	}
 	return tw.Flush()
 }

@@ -212,6 +212,9 @@ func listCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if output == "table" || output == "wide" {
+				c.namesForIDs(items)
+			}
 			return printRecords(items, output)
 		},
 	}
@@ -855,4 +858,88 @@ func completeRecords(takesRecord bool) cobra.CompletionFunc {
 		}
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}
+}
+
+// namesForIDs rewrites, in records about to be shown as a table, the ids
+// that stand for other records into their names: "@id" entries of role
+// arrays and the reference fields (configs, configTypeId, identityId...).
+// An id whose record is gone, or one it cannot look up, stays as it is.
+func (c *client) namesForIDs(items []map[string]any) {
+	wanted := map[string]map[string]bool{} // resource path -> ids
+	want := func(path, id string) {
+		if wanted[path] == nil {
+			wanted[path] = map[string]bool{}
+		}
+		wanted[path][id] = true
+	}
+	for _, it := range items {
+		for field, path := range roleResources {
+			for _, e := range asList(it[field]) {
+				if s, _ := e.(string); strings.HasPrefix(s, "@") {
+					want(path, s[1:])
+				}
+			}
+		}
+		for field, path := range refResources {
+			if s, ok := it[field].(string); ok && s != "" {
+				want(path, s)
+			}
+			for _, e := range asList(it[field]) {
+				if s, ok := e.(string); ok {
+					want(path, s)
+				}
+			}
+		}
+	}
+	names := map[string]map[string]string{}
+	for path, ids := range wanted {
+		r, err := resourceByName(path)
+		if err != nil || !r.Named {
+			continue
+		}
+		quoted := make([]string, 0, len(ids))
+		for id := range ids {
+			quoted = append(quoted, `"`+strings.ReplaceAll(id, `"`, `\"`)+`"`)
+		}
+		recs, err := c.listAll("/"+path, "id in ["+strings.Join(quoted, ",")+"]", 0)
+		if err != nil {
+			continue
+		}
+		names[path] = map[string]string{}
+		for _, rec := range recs {
+			id, _ := rec["id"].(string)
+			name, _ := rec["name"].(string)
+			names[path][id] = name
+		}
+	}
+	name := func(path, id string) string {
+		if n := names[path][id]; n != "" {
+			return n
+		}
+		return id
+	}
+	for _, it := range items {
+		for field, path := range roleResources {
+			for i, e := range asList(it[field]) {
+				if s, _ := e.(string); strings.HasPrefix(s, "@") {
+					it[field].([]any)[i] = "@" + name(path, s[1:])
+				}
+			}
+		}
+		for field, path := range refResources {
+			if s, ok := it[field].(string); ok && s != "" {
+				it[field] = name(path, s)
+			}
+			for i, e := range asList(it[field]) {
+				if s, ok := e.(string); ok {
+					it[field].([]any)[i] = name(path, s)
+				}
+			}
+		}
+	}
+}
+
+func asList(v any) []any {
+	l, _ := v.([]any)
+	return l
 }
