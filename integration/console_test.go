@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -152,7 +153,7 @@ func TestConsoleInABrowser(t *testing.T) {
 	}
 
 	consoleLogin(t, ctx, base, n.password)
-	waitText(t, ctx, "overview: the cluster", "#members", "true")
+	waitText(t, ctx, "overview: the cluster", "#members", "yes")
 	waitText(t, ctx, "overview: the counts", "#counts", "Identities")
 	var token, cookies, href string
 	run(t, ctx, "where the token is", chromedp.Evaluate(`sessionStorage.getItem('edgectl.token')||''`, &token),
@@ -267,10 +268,45 @@ func TestConsoleInABrowser(t *testing.T) {
 	run(t, ctx, "save the policy", chromedp.Click("#save", chromedp.ByID), chromedp.WaitVisible("#fields", chromedp.ByID))
 	waitText(t, ctx, "the policy", "#fields", "Dial")
 
+	// Lists a person reads: headings in words, times relative with the exact
+	// time on hover, sort links only where the API sorts, a search box that
+	// searches names as typed, the filter language behind "Advanced".
+	run(t, ctx, "identities list", chromedp.Navigate(base+"/console/#/r/identities"), chromedp.WaitVisible("#list tbody tr a", chromedp.ByQuery))
+	var heads []string
+	var timeText, timeTitle string
+	var sortLinks int
+	run(t, ctx, "the list's headings and times",
+		chromedp.Evaluate(`[...document.querySelectorAll('#list th')].map(th=>th.textContent)`, &heads),
+		chromedp.Evaluate(`document.querySelector('#list td time').textContent`, &timeText),
+		chromedp.Evaluate(`document.querySelector('#list td time').title`, &timeTitle),
+		chromedp.Evaluate(`document.querySelectorAll('#list th a.sort').length`, &sortLinks))
+	if !slices.Contains(heads, "Created") || !slices.Contains(heads, "Admin") || !slices.Contains(heads, "Role attributes") ||
+		!(strings.HasSuffix(timeText, " ago") || timeText == "now") || timeTitle == "" || sortLinks == 0 || sortLinks == len(heads) {
+		t.Fatalf("list headings %q, a time %q (title %q), %d sort links", heads, timeText, timeTitle, sortLinks)
+	}
+	var bodyText string
+	run(t, ctx, "no undefined", chromedp.Evaluate(`document.body.innerText`, &bodyText))
+	if strings.Contains(bodyText, "undefined") {
+		t.Fatalf("the list says undefined:\n%s", bodyText)
+	}
+	run(t, ctx, "type a name", chromedp.SendKeys("#filter", "laptop", chromedp.ByID))
+	waitUntil(t, "the search narrows the list as typed", 10*time.Second, func() error {
+		var names []string
+		if err := chromedp.Run(ctx, chromedp.Evaluate(`[...document.querySelectorAll('#list tbody tr td:first-child')].map(td=>td.textContent)`, &names)); err != nil {
+			return err
+		}
+		if len(names) != 1 || names[0] != "laptop-1" {
+			return fmt.Errorf("rows %v", names)
+		}
+		return nil
+	})
+	run(t, ctx, "advanced filter", chromedp.Navigate(base+"/console/#/r/identities?advanced=1&filter="+`name%20%3D%20%22laptop-1%22`),
+		chromedp.WaitVisible("#list tbody tr a", chromedp.ByQuery))
+	waitText(t, ctx, "the advanced filter's result", "#list tbody", "laptop-1")
+	screenshot(t, ctx, "identities")
+
 	// The identity's services, then "why".
-	run(t, ctx, "identities list", chromedp.Navigate(base+"/console/#/r/identities?filter="+`name%20%3D%20%22laptop-1%22`),
-		chromedp.WaitVisible("#list tbody tr a", chromedp.ByQuery), chromedp.Click("#list tbody tr a", chromedp.ByQuery),
-		chromedp.WaitVisible("#relations", chromedp.ByID))
+	run(t, ctx, "the identity", chromedp.Click("#list tbody tr a", chromedp.ByQuery), chromedp.WaitVisible("#relations", chromedp.ByID))
 	waitText(t, ctx, "the identity's services", `[data-relation="services"]`, "web")
 	waitText(t, ctx, "the identity's policies", `[data-relation="service-policies"]`, "staff-dial-web")
 	screenshot(t, ctx, "identity-relations")

@@ -47,6 +47,40 @@ function fmt(v) {
   return String(v);
 }
 
+// Column headings in words: createdAt is "Created", isAdmin "Admin",
+// type.name "Type", roleAttributes "Role attributes".
+const LABELS = { createdAt: 'Created', updatedAt: 'Updated', 'type.name': 'Type', typeId: 'Type', expiresAt: 'Expires',
+  lastActivityAt: 'Last activity', cachedLastActivityAt: 'Last activity', isOnline: 'Online', hasApiSession: 'Logged in' };
+function label(c) {
+  if (LABELS[c]) return LABELS[c];
+  let w = c.split('.')[0].replace(/^is(?=[A-Z])/, '').replace(/([a-z0-9])([A-Z])/g, '$1 $2').toLowerCase();
+  return w.charAt(0).toUpperCase() + w.slice(1);
+}
+
+// An API time (RFC 3339) said as a person says it, relative to now.
+const TIME = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)$/;
+function ago(iso) {
+  const t = Date.parse(iso);
+  let d = (Date.now() - t) / 1000;
+  const future = d < 0;
+  d = Math.abs(d);
+  let a;
+  if (d < 10) return 'now';
+  if (d < 60) a = `${Math.round(d)} s`;
+  else if (d < 3600) a = `${Math.round(d / 60)} min`;
+  else if (d < 172800) a = `${Math.round(d / 3600)} h`;
+  else if (d < 604800) a = `${Math.round(d / 86400)} days`;
+  else return new Date(t).toLocaleString();
+  return future ? `in ${a}` : `${a} ago`;
+}
+
+// cellOf is a table cell's content: times relative, the exact local time on hover.
+function cellOf(v) {
+  if (typeof v === 'string' && TIME.test(v)) return h('time', { datetime: v, title: new Date(Date.parse(v)).toLocaleString() }, ago(v));
+  if (typeof v === 'boolean') return v ? 'yes' : 'no';
+  return fmt(v);
+}
+
 function get(obj, path) {
   return path.split('.').reduce((o, k) => (o == null ? undefined : o[k]), obj);
 }
@@ -192,7 +226,7 @@ async function overview() {
   const counts = h('div', { class: 'counts', id: 'counts' },
     ...Object.entries(summary.data).sort().map(([k, v]) => {
       const r = byPath[k.replace(/[A-Z]/g, (c) => '-' + c.toLowerCase())]; // edgeRouterPolicies → edge-router-policies
-      return h(r ? 'a' : 'div', { class: 'count', href: r ? `#/r/${r.path}` : undefined }, h('b', {}, String(v)), h('span', {}, r ? r.title : k));
+      return h(r ? 'a' : 'div', { class: 'count', href: r ? `#/r/${r.path}` : undefined }, h('b', {}, String(v)), h('span', {}, r ? r.title : label(k)));
     }));
   show(h('h2', {}, 'Overview'),
     h('section', {}, h('h3', {}, 'Cluster'), mt),
@@ -227,11 +261,11 @@ function routerHealth(routers) {
 
 function table(cols, rows, rowClass, link) {
   return h('table', {},
-    h('thead', {}, h('tr', {}, ...cols.map((c) => h('th', {}, c)))),
+    h('thead', {}, h('tr', {}, ...cols.map((c) => h('th', {}, label(c))))),
     h('tbody', {}, ...rows.map((r) => h('tr', { class: rowClass ? rowClass(r) : undefined },
       ...cols.map((c, i) => {
-        const v = fmt(get(r, c));
-        return h('td', {}, i === 0 && link ? h('a', { href: link(r) }, v || r.id) : v);
+        const v = get(r, c);
+        return h('td', {}, i === 0 && link ? h('a', { href: link(r) }, fmt(v) || r.id) : cellOf(v));
       })))));
 }
 
@@ -244,22 +278,33 @@ async function listView(res) {
   const filter = p.get('filter') || '';
   const sort = p.get('sort') || '';
   const role = p.get('role') || '';
+  // The search box searches names as typed; "Advanced" takes the filter language.
+  const advanced = p.get('advanced') === '1';
+  const named = !res.columns || res.columns[0] === 'name';
   const qs = new URLSearchParams({ limit: String(limit), offset: String(offset) });
-  let f = filter;
-  if (sort) f = (f ? f + ' ' : '') + 'sort by ' + sort;
+  let f = filter && !advanced ? `${named ? 'name' : 'id'} contains "${filter.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"` : filter;
+  if (sort) f = (f ? f + ' ' : 'true ') + 'sort by ' + sort;
   if (f) qs.set('filter', f);
   if (role && res.roles) qs.append('roleFilter', role);
-  const search = h('input', { id: 'filter', name: 'filter', value: filter, placeholder: 'filter, e.g. name contains "web"', size: 50 });
+  const search = h('input', { id: 'filter', name: 'filter', value: filter, type: 'search', size: 50,
+    placeholder: advanced ? 'filter, e.g. name contains "web" and isAdmin = false' : `search ${named ? 'names' : 'ids'}` });
+  const adv = h('input', { type: 'checkbox', id: 'advanced', checked: advanced });
   const roleIn = res.roles ? h('input', { id: 'rolefilter', name: 'role', value: role, placeholder: '#attribute', list: 'role-list' }) : null;
-  const bar = h('form', { class: 'toolbar', onsubmit: (e) => {
-    e.preventDefault();
+  const submit = () => {
     const q = new URLSearchParams();
     if (search.value) q.set('filter', search.value);
+    if (adv.checked) q.set('advanced', '1');
     if (sort) q.set('sort', sort);
     if (roleIn && roleIn.value) q.set('role', roleIn.value);
     go(`#/r/${res.path}?${q}`);
-  } }, search, roleIn, roleIn ? datalist('role-list', res.attrSource, '#') : null, h('button', { type: 'submit' }, 'Search'),
-  res.noCreate ? null : h('a', { class: 'button', href: `#/r/${res.path}/new`, id: 'create' }, `New ${res.one}`));
+  };
+  let typing;
+  if (!advanced) search.addEventListener('input', () => { clearTimeout(typing); typing = setTimeout(submit, 350); });
+  adv.addEventListener('change', submit);
+  const bar = h('form', { class: 'toolbar', onsubmit: (e) => { e.preventDefault(); submit(); } },
+    search, h('label', { class: 'muted' }, adv, ' Advanced'), roleIn, roleIn ? datalist('role-list', res.attrSource, '#') : null,
+    h('button', { type: 'submit' }, 'Search'),
+    res.noCreate ? null : h('a', { class: 'button', href: `#/r/${res.path}/new`, id: 'create' }, `New ${res.one}`));
   show(h('h2', {}, res.title), bar, h('p', {}, 'Loading…'));
   let r;
   try {
@@ -270,16 +315,18 @@ async function listView(res) {
   }
   const total = (r.meta && r.meta.pagination && r.meta.pagination.totalCount) || 0;
   const cols = res.columns || ['name', 'createdAt'];
+  // Only the fields the API sorts by (its filterable fields) get a sort link.
+  const sortable = new Set((r.meta && r.meta.filterableFields) || []);
   const sortLink = (c) => {
     const q = new URLSearchParams(p);
     q.set('sort', sort === c ? `${c} desc` : c);
     q.delete('offset');
-    return h('a', { href: `#/r/${res.path}?${q}` }, c, sort === c ? ' ▲' : sort === `${c} desc` ? ' ▼' : '');
+    return h('a', { href: `#/r/${res.path}?${q}`, class: 'sort' }, label(c), sort === c ? ' ▲' : sort === `${c} desc` ? ' ▼' : '');
   };
   const t = h('table', { id: 'list' },
-    h('thead', {}, h('tr', {}, ...cols.map((c) => h('th', {}, c.includes('.') ? c : sortLink(c))))),
+    h('thead', {}, h('tr', {}, ...cols.map((c) => h('th', {}, sortable.has(c) ? sortLink(c) : label(c))))),
     h('tbody', {}, ...r.data.map((row) => h('tr', {},
-      ...cols.map((c, i) => h('td', {}, i === 0 ? h('a', { href: `#/r/${res.path}/${encodeURIComponent(row.id)}` }, fmt(get(row, c)) || row.id) : fmt(get(row, c))))))));
+      ...cols.map((c, i) => h('td', {}, i === 0 ? h('a', { href: `#/r/${res.path}/${encodeURIComponent(row.id)}` }, fmt(get(row, c)) || row.id) : cellOf(get(row, c))))))));
   const page = (o) => { const q = new URLSearchParams(p); q.set('offset', String(o)); return `#/r/${res.path}?${q}`; };
   const pager = h('div', { class: 'pager' },
     offset > 0 ? h('a', { href: page(Math.max(0, offset - limit)) }, '← previous') : null,
