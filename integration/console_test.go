@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -223,6 +224,16 @@ func TestConsoleInABrowser(t *testing.T) {
 	// The overview's router health names it: never enrolled.
 	run(t, ctx, "overview again", chromedp.Navigate(base+"/console/#/"), chromedp.WaitVisible("#router-counts", chromedp.ByID))
 	waitText(t, ctx, "overview: the router not online", "#routers-down", "er-1 never enrolled")
+	// The last hour, charted from the event log: the changes made so far, the login.
+	var changes, logins string
+	var bars int
+	run(t, ctx, "the last hour's charts", chromedp.WaitVisible("#chart-changes", chromedp.ByID),
+		chromedp.Text("#chart-changes figcaption", &changes, chromedp.ByQuery), chromedp.Text("#chart-logins figcaption", &logins, chromedp.ByQuery),
+		chromedp.Evaluate(`document.querySelectorAll('#chart-changes rect').length`, &bars))
+	if n, _ := strconv.Atoi(strings.Fields(changes)[0]); n < 2 || bars < 1 || !strings.HasPrefix(logins, "1 login, 0 failed") {
+		t.Fatalf("the last hour: %q (%d bars), %q", changes, bars, logins)
+	}
+	screenshot(t, ctx, "overview-health")
 
 	// A bad value: the API's validation error is shown at the field, and nothing is stored.
 	run(t, ctx, "service form", chromedp.Navigate(base+"/console/#/r/services/new"), chromedp.WaitVisible("#f-name", chromedp.ByID),

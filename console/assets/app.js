@@ -216,10 +216,13 @@ function enter() {
 
 async function overview() {
   show(h('h2', {}, 'Overview'), h('p', {}, 'Loading…'));
-  const [members, summary, events, routers] = await Promise.all([
+  const hourAgo = new Date(Date.now() - 3600e3);
+  const [members, summary, events, routers, hour] = await Promise.all([
     api('GET', '/cluster/members'), api('GET', '/summary'),
     api('GET', '/events?filter=' + encodeURIComponent('sort by id desc') + '&limit=10').catch(() => ({ data: [] })),
-    api('GET', '/edge-routers?limit=500').catch(() => ({ data: [] }))]);
+    api('GET', '/edge-routers?limit=500').catch(() => ({ data: [] })),
+    api('GET', '/events?limit=-1&filter=' + encodeURIComponent(
+      `createdAt >= datetime(${hourAgo.toISOString()}) and namespace in ["entity", "authentication"]`)).catch(() => ({ data: [] }))]);
   const mt = table(['id', 'address', 'isLeader', 'isOnline', 'isVoter', 'lastAppliedIndex', 'lag', 'version'], members.data,
     (m) => (m.isLeader ? 'leader' : ''));
   mt.id = 'members';
@@ -231,8 +234,62 @@ async function overview() {
   show(h('h2', {}, 'Overview'),
     h('section', {}, h('h3', {}, 'Cluster'), mt),
     routerHealth(routers.data || []),
+    lastHour(hour.data || [], hourAgo),
     h('section', {}, h('h3', {}, 'Resources'), counts),
     h('section', {}, h('h3', {}, 'Recent events'), eventsTable(events.data || [])));
+}
+
+// lastHour charts the last hour's changes and logins, a bar a minute, from
+// the event log: what changed, who got in, who was refused.
+function lastHour(events, since) {
+  const series = { changes: new Array(60).fill(0), logins: new Array(60).fill(0), failed: new Array(60).fill(0) };
+  for (const e of events) {
+    const m = Math.floor((Date.parse(e.at || e.createdAt) - since.getTime()) / 60e3);
+    if (m < 0 || m >= 60) continue;
+    if (e.namespace === 'entity') series.changes[m]++;
+    else if (e.action === 'login') series.logins[m]++;
+    else if (e.action === 'loginFailed') series.failed[m]++;
+  }
+  const sum = (a) => a.reduce((x, y) => x + y, 0);
+  const count = (a, word) => `${sum(a)} ${word}${sum(a) === 1 ? '' : 's'}`;
+  const failedLink = h('a', { href: '#/events?filter=' + encodeURIComponent('action = "loginFailed"') }, 'the failed logins');
+  return h('section', { id: 'last-hour' }, h('h3', {}, 'The last hour'),
+    h('div', { class: 'charts' },
+      barChart('chart-changes', count(series.changes, 'change'), [[series.changes, 'bar']]),
+      barChart('chart-logins', `${count(series.logins, 'login')}, ${sum(series.failed)} failed`,
+        [[series.logins, 'bar'], [series.failed, 'bar bad']])),
+    sum(series.failed) ? h('p', { class: 'muted' }, 'See ', failedLink, ' in the events.') : null);
+}
+
+// barChart draws series of 60 per-minute counts as stacked SVG bars, the
+// count of each minute on hover.
+function barChart(id, title, series) {
+  const NS = 'http://www.w3.org/2000/svg';
+  const svg = document.createElementNS(NS, 'svg');
+  svg.setAttribute('viewBox', '0 0 300 60');
+  svg.setAttribute('class', 'chart');
+  const totals = new Array(60).fill(0);
+  for (const [values] of series) values.forEach((v, i) => { totals[i] += v; });
+  const top = Math.max(1, ...totals);
+  const base = new Array(60).fill(0);
+  for (const [values, cls] of series) {
+    values.forEach((v, i) => {
+      if (!v) return;
+      const r = document.createElementNS(NS, 'rect');
+      const height = (v / top) * 56;
+      r.setAttribute('x', String(i * 5));
+      r.setAttribute('width', '4');
+      r.setAttribute('y', String(60 - base[i] - height));
+      r.setAttribute('height', String(height));
+      r.setAttribute('class', cls);
+      const t = document.createElementNS(NS, 'title');
+      t.textContent = `${v}, ${60 - i} min ago`;
+      r.append(t);
+      svg.append(r);
+      base[i] += height;
+    });
+  }
+  return h('figure', { id, class: 'chart' }, svg, h('figcaption', {}, title));
 }
 
 // routerState is an edge router's health as this node sees it.
