@@ -321,6 +321,27 @@ func TestConsoleInABrowser(t *testing.T) {
 	waitText(t, ctx, "the identity's services", `[data-relation="services"]`, "web")
 	waitText(t, ctx, "the identity's policies", `[data-relation="service-policies"]`, "staff-dial-web")
 	screenshot(t, ctx, "identity-relations")
+	// The network view: identity → policy → service → edge routers, what fails in red
+	// (web: no edge router both may use is online).
+	run(t, ctx, "the network view", chromedp.Click("#network-view", chromedp.ByID), chromedp.WaitVisible("#network", chromedp.ByID))
+	var nodes map[string]bool
+	run(t, ctx, "its nodes", chromedp.Evaluate(`Object.fromEntries([...document.querySelectorAll('#network a.node')].map(a=>[a.dataset.name, a.classList.contains('bad')]))`, &nodes))
+	if bad, ok := nodes["web"]; !ok || !bad || nodes["laptop-1"] || nodes["staff-dial-web (Dial)"] {
+		t.Fatalf("the network view's nodes (name: failing): %v", nodes)
+	}
+	var edges int
+	run(t, ctx, "its lines", chromedp.Evaluate(`document.querySelectorAll('#network line.edge').length`, &edges))
+	if edges < 2 {
+		t.Fatalf("%d lines in the network view", edges)
+	}
+	screenshot(t, ctx, "network")
+	run(t, ctx, "a service's network view", chromedp.Navigate(base+"/console/#/r/services?filter=web"), chromedp.WaitVisible("#list tbody tr a", chromedp.ByQuery),
+		chromedp.Click("#list tbody tr a", chromedp.ByQuery), chromedp.WaitVisible("#network-view", chromedp.ByID),
+		chromedp.Click("#network-view", chromedp.ByID), chromedp.WaitVisible("#network", chromedp.ByID))
+	run(t, ctx, "its nodes", chromedp.Evaluate(`Object.fromEntries([...document.querySelectorAll('#network a.node')].map(a=>[a.dataset.name, a.classList.contains('bad')]))`, &nodes))
+	if _, ok := nodes["laptop-1"]; !ok || nodes["staff-dial-web (Dial)"] {
+		t.Fatalf("the service's network view (name: failing): %v", nodes)
+	}
 	run(t, ctx, "why", chromedp.Navigate(base+"/console/#/why"), chromedp.WaitVisible("#why-identity", chromedp.ByID),
 		chromedp.SendKeys("#why-identity", "laptop-1", chromedp.ByID), chromedp.SendKeys("#why-service", "web", chromedp.ByID),
 		chromedp.Click("#why-go", chromedp.ByID))

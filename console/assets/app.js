@@ -212,6 +212,93 @@ function enter() {
   go('#/');
 }
 
+// ---------- network view ----------
+
+// networkView draws, for an identity, identity → service policies → services
+// → the edge routers it may reach each service through (for a service:
+// service → service policies → identities, with the edge routers the service
+// may use), as ZAC's visualizer does; what is failing is marked: a policy
+// that selects nothing, a service no edge router both may use is online for,
+// a router that is not online.
+async function networkView() {
+  const p = hashParams();
+  const ident = p.get('identity');
+  const svcID = p.get('service');
+  if (!ident && !svcID) return show(h('h2', {}, 'Network view'), h('p', {}, 'Open it from an identity or a service.'));
+  show(h('h2', {}, 'Network view'), h('p', {}, 'Loading…'));
+  const list = async (path) => ((await api('GET', `${path}${path.includes('?') ? '&' : '?'}limit=-1`)).data || []);
+  const online = (r) => r.isOnline === true;
+  let root, columns;
+  if (ident) {
+    const [me, policies, routers] = await Promise.all([api('GET', `/identities/${encodeURIComponent(ident)}`),
+      list(`/identities/${encodeURIComponent(ident)}/service-policies`), list(`/identities/${encodeURIComponent(ident)}/edge-routers`)]);
+    root = { id: me.data.id, name: me.data.name, kind: 'identities' };
+    const mine = new Set(routers.map((r) => r.id));
+    const services = new Map();
+    const policyNodes = await Promise.all(policies.map(async (pol) => {
+      const svcs = await list(`/service-policies/${encodeURIComponent(pol.id)}/services`);
+      for (const sv of svcs) services.set(sv.id, sv);
+      return { id: pol.id, name: `${pol.name} (${pol.type})`, kind: 'service-policies', to: svcs.map((x) => x.id), bad: svcs.length === 0 };
+    }));
+    const serviceNodes = await Promise.all([...services.values()].map(async (sv) => {
+      const both = (await list(`/services/${encodeURIComponent(sv.id)}/edge-routers`)).filter((r) => mine.has(r.id));
+      return { id: sv.id, name: sv.name, kind: 'services', to: both.map((r) => r.id), bad: !both.some(online) };
+    }));
+    columns = [['Identity', [{ ...root, to: policyNodes.map((n) => n.id) }]], ['Service policies', policyNodes],
+      ['Services', serviceNodes], ['Edge routers', routers.map((r) => ({ id: r.id, name: r.name, kind: 'edge-routers', bad: !online(r) }))]];
+  } else {
+    const [me, policies, routers] = await Promise.all([api('GET', `/services/${encodeURIComponent(svcID)}`),
+      list(`/services/${encodeURIComponent(svcID)}/service-policies`), list(`/services/${encodeURIComponent(svcID)}/edge-routers`)]);
+    root = { id: me.data.id, name: me.data.name, kind: 'services' };
+    const identities = new Map();
+    const policyNodes = await Promise.all(policies.map(async (pol) => {
+      const ids = await list(`/service-policies/${encodeURIComponent(pol.id)}/identities`);
+      for (const i of ids) identities.set(i.id, i);
+      return { id: pol.id, name: `${pol.name} (${pol.type})`, kind: 'service-policies', to: ids.map((x) => x.id), bad: ids.length === 0 };
+    }));
+    columns = [['Service', [{ ...root, to: [...policyNodes.map((n) => n.id), ...routers.map((r) => r.id)] }]], ['Service policies', policyNodes],
+      ['Identities', [...identities.values()].map((i) => ({ id: i.id, name: i.name, kind: 'identities' }))],
+      ['Edge routers', routers.map((r) => ({ id: r.id, name: r.name, kind: 'edge-routers', bad: !online(r) }))]];
+  }
+  show(h('h2', {}, `Network view: ${root.name}`), graph(columns),
+    h('p', { class: 'muted' }, 'Red: a policy that selects nothing, a service that no edge router both may use is online for, an edge router that is not online.'));
+}
+
+// graph draws columns of nodes as SVG, each with lines to the nodes its "to" names.
+function graph(columns) {
+  const NS = 'http://www.w3.org/2000/svg';
+  const el = (tag, attrs, ...kids) => {
+    const e = document.createElementNS(NS, tag);
+    for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, String(v));
+    e.append(...kids);
+    return e;
+  };
+  const colW = 230, rowH = 44, boxW = 190, boxH = 30, top = 36;
+  const rows = Math.max(1, ...columns.map(([, nodes]) => nodes.length));
+  const svg = el('svg', { id: 'network', viewBox: `0 0 ${columns.length * colW} ${top + rows * rowH}`, class: 'network' });
+  const at = new Map();
+  columns.forEach(([title, nodes], c) => {
+    svg.append(el('text', { x: c * colW + 8, y: 18, class: 'colhead' }, title));
+    nodes.forEach((n, r) => at.set(n.id, { x: c * colW + 8, y: top + r * rowH, c }));
+  });
+  const lines = el('g', {});
+  svg.append(lines);
+  columns.forEach(([, nodes], c) => nodes.forEach((n) => (n.to || []).forEach((to) => {
+    const a = at.get(n.id), b = at.get(to);
+    if (!b || b.c <= c) return;
+    lines.append(el('line', { x1: a.x + boxW, y1: a.y + boxH / 2, x2: b.x, y2: b.y + boxH / 2, class: 'edge' }));
+  })));
+  columns.forEach(([, nodes]) => nodes.forEach((n) => {
+    const a = at.get(n.id);
+    const name = n.name.length > 26 ? n.name.slice(0, 25) + '…' : n.name;
+    const link = el('a', { href: `#/r/${n.kind}/${encodeURIComponent(n.id)}`, class: n.bad ? 'node bad' : 'node', 'data-name': n.name },
+      el('rect', { x: a.x, y: a.y, width: boxW, height: boxH, rx: 5 }), el('text', { x: a.x + 8, y: a.y + 20 }, name),
+      el('title', {}, n.name));
+    svg.append(link);
+  }));
+  return svg;
+}
+
 // ---------- overview ----------
 
 async function overview() {
@@ -422,7 +509,9 @@ async function detailView(res, id) {
         go(`#/r/${res.path}`);
       } catch (ex) { actions.append(errorBox(ex)); }
     } }, 'Delete'),
-    res.path === 'identities' ? h('a', { class: 'button', href: `#/why?identity=${encodeURIComponent(id)}` }, 'Why…') : null);
+    res.path === 'identities' ? h('a', { class: 'button', href: `#/why?identity=${encodeURIComponent(id)}` }, 'Why…') : null,
+    res.path === 'identities' || res.path === 'services'
+      ? h('a', { class: 'button', id: 'network-view', href: `#/network?${res.path === 'identities' ? 'identity' : 'service'}=${encodeURIComponent(id)}` }, 'Network view') : null);
   const fields = h('dl', { class: 'fields', id: 'fields' },
     ...Object.entries(rec).filter(([k]) => k !== '_links' && k !== 'enrollment' && !k.startsWith('enrollment'))
       .flatMap(([k, v]) => [h('dt', {}, k), h('dd', { 'data-field': k }, fmt(v))]));
@@ -826,6 +915,7 @@ async function route() {
     if (parts.length === 0) return await overview();
     if (parts[0] === 'why') return await whyView();
     if (parts[0] === 'events') return eventsView();
+    if (parts[0] === 'network') return await networkView();
     if (parts[0] === 'r' && byPath[parts[1]]) {
       const res = byPath[parts[1]];
       current = { res };
