@@ -279,6 +279,11 @@ func TestConsoleInABrowser(t *testing.T) {
 	run(t, ctx, "save the policy", chromedp.Click("#save", chromedp.ByID), chromedp.WaitVisible("#fields", chromedp.ByID))
 	waitText(t, ctx, "the policy", "#fields", "Dial")
 
+	// Twelve more services the identity may dial: its related lists are paged.
+	for i := range 12 {
+		st, m := do(t, http.MethodPost, n.mgmt("/services"), login(t, n, adminUser, n.password), map[string]any{"name": fmt.Sprintf("web-%02d", i), "roleAttributes": []string{"web"}})
+		mustStatus(t, "a service", st, m, http.StatusCreated)
+	}
 	// Lists a person reads: headings in words, times relative with the exact
 	// time on hover, sort links only where the API sorts, a search box that
 	// searches names as typed, the filter language behind "Advanced".
@@ -319,6 +324,9 @@ func TestConsoleInABrowser(t *testing.T) {
 	// The identity's services, then "why".
 	run(t, ctx, "the identity", chromedp.Click("#list tbody tr a", chromedp.ByQuery), chromedp.WaitVisible("#relations", chromedp.ByID))
 	waitText(t, ctx, "the identity's services", `[data-relation="services"]`, "web")
+	waitText(t, ctx, "the first page of its services", `[data-relation="services"] .pager`, "1–10 of 13")
+	run(t, ctx, "the next page", chromedp.Click(`[data-relation="services"] button.next`, chromedp.ByQuery))
+	waitText(t, ctx, "the second page of its services", `[data-relation="services"] .pager`, "11–13 of 13")
 	waitText(t, ctx, "the identity's policies", `[data-relation="service-policies"]`, "staff-dial-web")
 	screenshot(t, ctx, "identity-relations")
 	// The network view: identity → policy → service → edge routers, what fails in red

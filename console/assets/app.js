@@ -523,16 +523,29 @@ async function detailView(res, id) {
   parts.push(rel);
   show(...parts);
   for (const sub of res.relations || []) {
-    const box = h('div', { class: 'relation', 'data-relation': sub }, h('h3', {}, sub), h('p', {}, 'Loading…'));
+    const box = h('div', { class: 'relation', 'data-relation': sub }, h('h3', {}, label(sub)), h('p', {}, 'Loading…'));
     rel.append(box);
-    api('GET', `/${res.path}/${encodeURIComponent(id)}/${sub}?limit=100`).then((x) => {
-      const rows = x.data || [];
-      const target = byPath[sub] ? sub : null;
-      const cols = rows.length && rows[0].name !== undefined ? ['name', 'id'] : Object.keys(rows[0] || { id: '' }).filter((k) => k !== '_links').slice(0, 6);
-      box.replaceChildren(h('h3', {}, `${sub} (${rows.length})`),
-        rows.length ? table(cols, rows, null, target ? (row) => `#/r/${target}/${encodeURIComponent(row.id)}` : null) : h('p', { class: 'muted' }, 'none'));
-    }).catch((ex) => box.replaceChildren(h('h3', {}, sub), errorBox(ex)));
+    relationPage(box, res, id, sub, 0);
   }
+}
+
+// relationPage shows one page (10 records) of a record's related list, with
+// links to the pages before and after it.
+function relationPage(box, res, id, sub, offset) {
+  const limit = 10;
+  api('GET', `/${res.path}/${encodeURIComponent(id)}/${sub}?limit=${limit}&offset=${offset}`).then((x) => {
+    const rows = x.data || [];
+    const total = (x.meta && x.meta.pagination && x.meta.pagination.totalCount) || rows.length;
+    const target = byPath[sub] ? sub : null;
+    const cols = rows.length && rows[0].name !== undefined ? ['name', 'id'] : Object.keys(rows[0] || { id: '' }).filter((k) => k !== '_links').slice(0, 6);
+    const pager = total > limit ? h('div', { class: 'pager' },
+      offset > 0 ? h('button', { type: 'button', class: 'link prev', onclick: () => relationPage(box, res, id, sub, Math.max(0, offset - limit)) }, '← previous') : null,
+      h('span', {}, `${offset + 1}–${Math.min(offset + limit, total)} of ${total}`),
+      offset + limit < total ? h('button', { type: 'button', class: 'link next', onclick: () => relationPage(box, res, id, sub, offset + limit) }, 'next →') : null) : null;
+    box.replaceChildren(h('h3', {}, `${label(sub)} (${total})`),
+      rows.length ? table(cols, rows, null, target ? (row) => `#/r/${target}/${encodeURIComponent(row.id)}` : null) : h('p', { class: 'muted' }, 'none'),
+      pager);
+  }).catch((ex) => box.replaceChildren(h('h3', {}, label(sub)), errorBox(ex)));
 }
 
 function enrollmentSection(res, rec) {
