@@ -257,6 +257,22 @@ func TestConsoleInABrowser(t *testing.T) {
 		chromedp.SetValue("#f-roleAttributes", "web, edge", chromedp.ByID), chromedp.Click("#save", chromedp.ByID),
 		chromedp.WaitVisible("#fields", chromedp.ByID))
 	waitText(t, ctx, "the edited service", `#fields [data-field="roleAttributes"]`, "web, edge")
+	var serviceURL string
+	run(t, ctx, "the service's page", chromedp.Location(&serviceURL))
+
+	// Forms take names where the CLI does: a config's type, a service's configs.
+	run(t, ctx, "config form", chromedp.Navigate(base+"/console/#/r/configs/new"), chromedp.WaitVisible("#f-name", chromedp.ByID),
+		chromedp.SendKeys("#f-name", "web-host", chromedp.ByID), chromedp.SendKeys("#f-configTypeId", "host.v1", chromedp.ByID),
+		chromedp.SetValue("#f-data", `{"protocol":"tcp","address":"localhost","port":8080}`, chromedp.ByID),
+		chromedp.Click("#save", chromedp.ByID), chromedp.WaitVisible("#fields", chromedp.ByID))
+	waitText(t, ctx, "the config's type", `#fields [data-field="configType"]`, "host.v1")
+	run(t, ctx, "a config by a name that is none", chromedp.Navigate(serviceURL), chromedp.WaitVisible("#edit", chromedp.ByID),
+		chromedp.Click("#edit", chromedp.ByID), chromedp.WaitVisible("#f-configs", chromedp.ByID),
+		chromedp.SetValue("#f-configs", "no-such-config", chromedp.ByID), chromedp.Click("#save", chromedp.ByID))
+	waitText(t, ctx, "the error at the field", `[data-error-for="configs"]`, "no config named no-such-config")
+	run(t, ctx, "the service's config by name", chromedp.SetValue("#f-configs", "web-host", chromedp.ByID), chromedp.Click("#save", chromedp.ByID),
+		chromedp.WaitVisible("#fields", chromedp.ByID))
+	waitText(t, ctx, "the service's configs", `[data-relation="configs"]`, "web-host")
 
 	// A Dial policy through the form, with role completion.
 	run(t, ctx, "policy form", chromedp.Navigate(base+"/console/#/r/service-policies/new"), chromedp.WaitVisible("#f-name", chromedp.ByID),

@@ -684,8 +684,10 @@ function formView(res, rec) {
         if (v !== undefined) body[f.name] = v;
       }
       body = shapeBody(res, body, form, editing);
+      await namesToIDs(fields, body);
     } catch (ex) {
       if (ex instanceof FieldError) return markField(form, ex.field, ex.message, general);
+      if (ex.status === 401) return;
       throw ex;
     }
     try {
@@ -713,6 +715,22 @@ function formView(res, rec) {
   h('div', { class: 'toolbar' }, h('button', { type: 'submit', id: 'save' }, editing ? 'Save' : 'Create'),
     h('a', { href: editing ? `#/r/${res.path}/${encodeURIComponent(rec.id)}` : `#/r/${res.path}` }, 'Cancel')));
   show(h('h2', {}, editing ? `Edit ${res.one}: ${rec.name || rec.id}` : `New ${res.one}`), form);
+}
+
+// namesToIDs lets the fields that refer to other records (f.ref: a
+// service's configs, a config's type) take names, as the CLI does: each
+// name becomes the record's id; an id is kept; anything else is an error at
+// the field.
+async function namesToIDs(fields, body) {
+  for (const f of fields) {
+    if (!f.ref || body[f.name] === undefined || body[f.name] === null) continue;
+    const one = async (v) => {
+      const r = await api('GET', `/${f.ref}?limit=1&filter=${encodeURIComponent(`name = ${JSON.stringify(v)} or id = ${JSON.stringify(v)}`)}`);
+      if (!r.data.length) throw new FieldError(f.name, `no ${byPath[f.ref] ? byPath[f.ref].one : f.ref} named ${v}`);
+      return r.data[0].id;
+    };
+    body[f.name] = Array.isArray(body[f.name]) ? await Promise.all(body[f.name].map(one)) : await one(body[f.name]);
+  }
 }
 
 // shapeBody turns the form's values into the API's body where they differ.

@@ -39,7 +39,7 @@ export const resources = [
     fields: [
       { name: 'name', type: 'text', required: true },
       { name: 'roleAttributes', type: 'attrs' },
-      { name: 'configs', type: 'list', label: 'Config ids' },
+      { name: 'configs', type: 'list', label: 'Configs (names)', ref: 'configs' },
       { name: 'encryptionRequired', type: 'bool', value: true },
       { name: 'terminatorStrategy', type: 'select', options: ['smartrouting', 'weighted', 'random', 'ha'] },
       { name: 'maxIdleTimeMillis', type: 'number' },
@@ -136,7 +136,7 @@ export const resources = [
     columns: ['name', 'configType.name', 'createdAt'],
     fields: [
       { name: 'name', type: 'text', required: true },
-      { name: 'configTypeId', type: 'text', required: true, createOnly: true },
+      { name: 'configTypeId', type: 'text', required: true, createOnly: true, label: 'Config type (name)', ref: 'config-types' },
       { name: 'data', type: 'json', required: true, label: 'Data (JSON object)' },
       tags,
     ],
