@@ -2,6 +2,7 @@ package integration
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -261,10 +262,22 @@ func TestConsoleInABrowser(t *testing.T) {
 	run(t, ctx, "the service's page", chromedp.Location(&serviceURL))
 
 	// Forms take names where the CLI does: a config's type, a service's configs.
+	// The config's data through the form its type's schema gives (host.v1: protocol, address, port).
 	run(t, ctx, "config form", chromedp.Navigate(base+"/console/#/r/configs/new"), chromedp.WaitVisible("#f-name", chromedp.ByID),
 		chromedp.SendKeys("#f-name", "web-host", chromedp.ByID), chromedp.SendKeys("#f-configTypeId", "host.v1", chromedp.ByID),
-		chromedp.SetValue("#f-data", `{"protocol":"tcp","address":"localhost","port":8080}`, chromedp.ByID),
-		chromedp.Click("#save", chromedp.ByID), chromedp.WaitVisible("#fields", chromedp.ByID))
+		chromedp.Click("#f-name", chromedp.ByID), // the type's field loses the focus: its form appears
+		chromedp.WaitVisible("#d-address", chromedp.ByID),
+		chromedp.SetValue("#d-protocol", "tcp", chromedp.ByID),
+		chromedp.Evaluate(`document.querySelector('#d-protocol').dispatchEvent(new Event('change'))`, nil),
+		chromedp.SendKeys("#d-address", "localhost", chromedp.ByID), chromedp.SendKeys("#d-port", "8080", chromedp.ByID))
+	screenshot(t, ctx, "config-form")
+	var dataJSON string
+	run(t, ctx, "the data the form wrote", chromedp.Value("#f-data", &dataJSON, chromedp.ByID))
+	var written map[string]any
+	if err := json.Unmarshal([]byte(dataJSON), &written); err != nil || written["protocol"] != "tcp" || written["address"] != "localhost" || written["port"] != 8080.0 {
+		t.Fatalf("the schema form wrote %q (%v)", dataJSON, err)
+	}
+	run(t, ctx, "save the config", chromedp.Click("#save", chromedp.ByID), chromedp.WaitVisible("#fields", chromedp.ByID))
 	waitText(t, ctx, "the config's type", `#fields [data-field="configType"]`, "host.v1")
 	run(t, ctx, "a config by a name that is none", chromedp.Navigate(serviceURL), chromedp.WaitVisible("#edit", chromedp.ByID),
 		chromedp.Click("#edit", chromedp.ByID), chromedp.WaitVisible("#f-configs", chromedp.ByID),

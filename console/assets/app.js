@@ -707,7 +707,7 @@ function formView(res, rec) {
     }
   } },
   ...fields.map((f) => h('div', { class: 'row', 'data-row': f.name },
-    h('label', { for: `f-${f.name}` }, f.label || f.name, f.required ? ' *' : ''),
+    h('label', { for: `f-${f.name}` }, f.label || label(f.name), f.required ? ' *' : ''),
     ...fieldInput(f, rec),
     f.help ? h('small', { class: 'help' }, f.help) : null,
     h('div', { class: 'field-error', 'data-error-for': f.name, role: 'alert' }))),
@@ -715,6 +715,72 @@ function formView(res, rec) {
   h('div', { class: 'toolbar' }, h('button', { type: 'submit', id: 'save' }, editing ? 'Save' : 'Create'),
     h('a', { href: editing ? `#/r/${res.path}/${encodeURIComponent(rec.id)}` : `#/r/${res.path}` }, 'Cancel')));
   show(h('h2', {}, editing ? `Edit ${res.one}: ${rec.name || rec.id}` : `New ${res.one}`), form);
+  if (res.path === 'configs') schemaForm(form, rec);
+}
+
+// schemaForm gives a config's data a form built from its config type's JSON
+// schema: a field for each property of a simple type (text, a list of values,
+// a number, yes/no, a choice among the schema's values), above the JSON of
+// the data, which each field writes into and which stays the value sent (so
+// the properties of other types are still edited there).
+function schemaForm(form, rec) {
+  const data = form.querySelector('#f-data');
+  const typeIn = form.querySelector('#f-configTypeId');
+  const box = h('div', { id: 'schema-form', class: 'schema-form' });
+  data.closest('.row').before(box);
+  const load = async (ref) => {
+    box.replaceChildren();
+    if (!ref) return;
+    let ct;
+    try {
+      const r = await api('GET', `/config-types?limit=1&filter=${encodeURIComponent(`name = ${JSON.stringify(ref)} or id = ${JSON.stringify(ref)}`)}`);
+      ct = r.data[0];
+    } catch (ex) { return; }
+    const schema = ct && ct.schema;
+    if (!schema) return;
+    const deref = (n) => {
+      for (let i = 0; n && n.$ref && i < 10; i++) n = n.$ref.replace(/^#\//, '').split('/').reduce((o, k) => (o == null ? undefined : o[k]), schema);
+      return n || {};
+    };
+    const top = deref(schema); // host.v1's is a $ref to its definition
+    if (!top.properties) return;
+    const current = () => { try { return JSON.parse(data.value || '{}') || {}; } catch (e) { return null; } };
+    const write = (name, value) => {
+      const obj = current();
+      if (obj === null) return; // the JSON does not parse: leave it to the person fixing it
+      if (value === undefined) delete obj[name]; else obj[name] = value;
+      data.value = JSON.stringify(obj, null, 2);
+    };
+    const required = new Set(top.required || []);
+    const rows = [];
+    for (const [name, raw] of Object.entries(top.properties).sort(([a], [b]) => a.localeCompare(b))) {
+      const p = deref(raw);
+      const items = p.type === 'array' ? deref(p.items) : null;
+      const now = (current() || {})[name];
+      const id = `d-${name}`;
+      let input;
+      if (p.enum && p.enum.every((e) => typeof e === 'string')) {
+        input = h('select', { id, onchange: (e) => write(name, e.target.value || undefined) },
+          h('option', { value: '' }, '—'), ...p.enum.map((o) => h('option', { value: o, selected: o === now }, o)));
+      } else if (p.type === 'string') {
+        input = h('input', { id, value: now ?? '', oninput: (e) => write(name, e.target.value || undefined) });
+      } else if (p.type === 'integer' || p.type === 'number') {
+        input = h('input', { id, type: 'number', value: now ?? '', oninput: (e) => write(name, e.target.value === '' ? undefined : Number(e.target.value)) });
+      } else if (p.type === 'boolean') {
+        input = h('input', { id, type: 'checkbox', checked: !!now, onchange: (e) => write(name, e.target.checked) });
+      } else if (items && (items.type === 'string' || (items.enum && items.enum.every((e) => typeof e === 'string')))) {
+        input = h('input', { id, value: Array.isArray(now) ? now.join(', ') : '', placeholder: items.enum ? items.enum.join(', ') : 'comma-separated',
+          oninput: (e) => write(name, e.target.value ? e.target.value.split(',').map((x) => x.trim()).filter(Boolean) : undefined) });
+      } else {
+        continue; // objects and lists of objects: in the JSON below
+      }
+      rows.push(h('div', { class: 'row' }, h('label', { for: id }, name, required.has(name) ? ' *' : ''), input,
+        p.description ? h('small', { class: 'help' }, p.description) : null));
+    }
+    if (rows.length) box.replaceChildren(h('p', { class: 'muted' }, `Data of a ${ct.name} config (the JSON below holds the rest):`), ...rows);
+  };
+  if (typeIn) typeIn.addEventListener('change', () => load(typeIn.value.trim()));
+  else if (rec) load(rec.configTypeId);
 }
 
 // namesToIDs lets the fields that refer to other records (f.ref: a
