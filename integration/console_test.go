@@ -349,6 +349,17 @@ func TestConsoleInABrowser(t *testing.T) {
 		chromedp.WaitVisible("#list tbody tr a", chromedp.ByQuery))
 	waitText(t, ctx, "the advanced filter's result", "#list tbody", "laptop-1")
 	screenshot(t, ctx, "identities")
+	// At 800 px the navigation moves above the page, and the page takes the width.
+	var navBottom, mainTop, mainWidth float64
+	run(t, ctx, "a narrow window", chromedp.EmulateViewport(800, 700),
+		chromedp.Evaluate(`document.querySelector('nav').getBoundingClientRect().bottom`, &navBottom),
+		chromedp.Evaluate(`document.querySelector('main').getBoundingClientRect().top`, &mainTop),
+		chromedp.Evaluate(`document.querySelector('main').getBoundingClientRect().width`, &mainWidth))
+	if navBottom > mainTop+1 || mainWidth < 780 {
+		t.Fatalf("at 800 px: the navigation ends at %v, the page starts at %v and is %v wide", navBottom, mainTop, mainWidth)
+	}
+	screenshot(t, ctx, "narrow")
+	run(t, ctx, "a wide window again", chromedp.EmulateViewport(1280, 860))
 
 	// The identity's services, then "why".
 	run(t, ctx, "the identity", chromedp.Click("#list tbody tr a", chromedp.ByQuery), chromedp.WaitVisible("#relations", chromedp.ByID))
