@@ -407,6 +407,14 @@ func TestConsoleInABrowser(t *testing.T) {
 	waitText(t, ctx, "the live event", "#events-body", "made-elsewhere")
 	screenshot(t, ctx, "events")
 
+	// The overview's services no one can reach: web (a Dial policy, no edge router
+	// serves it) and a service no policy selects.
+	status, m = do(t, http.MethodPost, n.mgmt("/services"), apiToken, map[string]any{"name": "lonely"})
+	mustStatus(t, "a service no policy selects", status, m, http.StatusCreated)
+	run(t, ctx, "the overview at last", chromedp.Navigate(base+"/console/#/"), chromedp.WaitVisible("#router-counts", chromedp.ByID))
+	waitText(t, ctx, "overview: a service no edge router serves", "#unreachable-list", "web no edge router serves it")
+	waitText(t, ctx, "overview: a service no one may use", "#unreachable-list", "lonely no identity may dial or bind it")
+
 	// Log out: back to the login, the token gone.
 	run(t, ctx, "log out", chromedp.Click("#logout", chromedp.ByID), chromedp.WaitVisible("#username", chromedp.ByID),
 		chromedp.Evaluate(`sessionStorage.getItem('edgectl.token')||''`, &token))

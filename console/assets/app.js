@@ -318,12 +318,39 @@ async function overview() {
       const r = byPath[k.replace(/[A-Z]/g, (c) => '-' + c.toLowerCase())]; // edgeRouterPolicies → edge-router-policies
       return h(r ? 'a' : 'div', { class: 'count', href: r ? `#/r/${r.path}` : undefined }, h('b', {}, String(v)), h('span', {}, r ? r.title : label(k)));
     }));
+  const unreachable = h('section', { id: 'unreachable' }, h('h3', {}, 'Services no one can reach'), h('p', { class: 'muted' }, 'Checking…'));
   show(h('h2', {}, 'Overview'),
     h('section', {}, h('h3', {}, 'Cluster'), mt),
     routerHealth(routers.data || []),
+    unreachable,
     lastHour(hour.data || [], hourAgo),
     h('section', {}, h('h3', {}, 'Resources'), counts),
     h('section', {}, h('h3', {}, 'Recent events'), eventsTable(events.data || [])));
+  servicesNoOneReaches(unreachable);
+}
+
+// servicesNoOneReaches lists the services (of the first 100) that no
+// identity may dial or bind, or that no online edge router serves, in box
+// (`edgectl verify` says more).
+async function servicesNoOneReaches(box) {
+  try {
+    const services = (await api('GET', '/services?limit=100')).data || [];
+    const found = (await Promise.all(services.map(async (sv) => {
+      const [who, routers] = await Promise.all([api('GET', `/services/${encodeURIComponent(sv.id)}/identities?limit=1`),
+        api('GET', `/services/${encodeURIComponent(sv.id)}/edge-routers?limit=-1`)]);
+      if (!(who.data || []).length) return [sv, 'no identity may dial or bind it'];
+      const rs = routers.data || [];
+      if (!rs.length) return [sv, 'no edge router serves it'];
+      if (!rs.some((r) => r.isOnline)) return [sv, 'none of its edge routers is online'];
+      return null;
+    }))).filter(Boolean);
+    box.replaceChildren(h('h3', {}, 'Services no one can reach'),
+      found.length ? h('ul', { id: 'unreachable-list' }, ...found.map(([sv, why]) => h('li', { class: 'bad' },
+        h('a', { href: `#/r/services/${encodeURIComponent(sv.id)}` }, sv.name), ` ${why}`)))
+        : h('p', { class: 'muted' }, services.length ? 'none: every service has someone who may use it and an online edge router' : 'no services yet'));
+  } catch (ex) {
+    if (ex.status !== 401) box.replaceChildren(h('h3', {}, 'Services no one can reach'), errorBox(ex));
+  }
 }
 
 // lastHour charts the last hour's changes and logins, a bar a minute, from
