@@ -241,6 +241,7 @@ func (s *Server) infoRoutes() []route {
 		{bothAPIs, get, "/specs/:id/spec", "detailSpecBody", "Informational", public, s.getSpecBody},
 		{bothAPIs, get, "/.well-known/est/cacerts", "listWellKnownCas", "Well Known", public, s.wellKnownCACerts},
 		{managementAPI, get, "/summary", "listSummary", "Informational", admin, s.summary},
+		{managementAPI, get, "/health-history", "listHealthHistory", "Informational", admin, s.getHealthHistory},
 		{bothAPIs, get, "/controllers", "listControllers", "Controllers", full, s.listControllers},
 		{bothAPIs, get, "/enumerated-capabilities", "listEnumeratedCapabilities", "Informational", public, s.enumeratedCapabilities},
 		{clientAPI, get, "/protocols", "listProtocols", "Informational", public, s.listProtocols},

@@ -105,6 +105,7 @@ type Deps struct {
 // RouterStatus reports the routers connected to this node.
 type RouterStatus interface {
 	Status(id string) dataplane.Status
+	Connected() []string
 	ValidateDataModel(ctx context.Context, id string) (*dataplane.DataModelReport, error)
 	Circuits() []*dataplane.Circuit
 	EndCircuit(id string) error
@@ -130,6 +131,8 @@ type Server struct {
 	// streams counts the open event streams; streamsDropped those closed
 	// because the client read too slowly.
 	streams, streamsDropped atomic.Int64
+	// health is the last hour's health samples (SampleHealth).
+	health healthRing
 
 	pkiMu    sync.Mutex
 	pkiCache *pki.Authority

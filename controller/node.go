@@ -383,6 +383,11 @@ func (n *Node) startMaintenance() {
 		n.runPostureSweep(ctx)
 	}()
 	n.startEventDelivery(ctx)
+	n.wg.Add(1)
+	go func() {
+		defer n.wg.Done()
+		n.API.SampleHealth(ctx)
+	}()
 	if n.cfg.SnapshotThreshold == 0 {
 		n.wg.Add(1)
 		go func() {

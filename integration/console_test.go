@@ -234,6 +234,11 @@ func TestConsoleInABrowser(t *testing.T) {
 	if n, _ := strconv.Atoi(strings.Fields(changes)[0]); n < 2 || bars < 1 || !strings.HasPrefix(logins, "1 login, 0 failed") {
 		t.Fatalf("the last hour: %q (%d bars), %q", changes, bars, logins)
 	}
+	var routersCaption string
+	run(t, ctx, "the node's own samples", chromedp.Text("#chart-routers figcaption", &routersCaption, chromedp.ByQuery))
+	if routersCaption != "routers connected to this node now: 0" {
+		t.Fatalf("the routers chart: %q", routersCaption)
+	}
 	screenshot(t, ctx, "overview-health")
 
 	// A bad value: the API's validation error is shown at the field, and nothing is stored.

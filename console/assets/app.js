@@ -304,12 +304,13 @@ function graph(columns) {
 async function overview() {
   show(h('h2', {}, 'Overview'), h('p', {}, 'Loading…'));
   const hourAgo = new Date(Date.now() - 3600e3);
-  const [members, summary, events, routers, hour] = await Promise.all([
+  const [members, summary, events, routers, hour, health] = await Promise.all([
     api('GET', '/cluster/members'), api('GET', '/summary'),
     api('GET', '/events?filter=' + encodeURIComponent('sort by id desc') + '&limit=10').catch(() => ({ data: [] })),
     api('GET', '/edge-routers?limit=500').catch(() => ({ data: [] })),
     api('GET', '/events?limit=-1&filter=' + encodeURIComponent(
-      `createdAt >= datetime(${hourAgo.toISOString()}) and namespace in ["entity", "authentication"]`)).catch(() => ({ data: [] }))]);
+      `createdAt >= datetime(${hourAgo.toISOString()}) and namespace in ["entity", "authentication"]`)).catch(() => ({ data: [] })),
+    api('GET', '/health-history').catch(() => ({ data: [] }))]);
   const mt = table(['id', 'address', 'isLeader', 'isOnline', 'isVoter', 'lastAppliedIndex', 'lag', 'version'], members.data,
     (m) => (m.isLeader ? 'leader' : ''));
   mt.id = 'members';
@@ -323,7 +324,7 @@ async function overview() {
     h('section', {}, h('h3', {}, 'Cluster'), mt),
     routerHealth(routers.data || []),
     unreachable,
-    lastHour(hour.data || [], hourAgo),
+    lastHour(hour.data || [], hourAgo, health.data || []),
     h('section', {}, h('h3', {}, 'Resources'), counts),
     h('section', {}, h('h3', {}, 'Recent events'), eventsTable(events.data || [])));
   servicesNoOneReaches(unreachable);
@@ -355,7 +356,7 @@ async function servicesNoOneReaches(box) {
 
 // lastHour charts the last hour's changes and logins, a bar a minute, from
 // the event log: what changed, who got in, who was refused.
-function lastHour(events, since) {
+function lastHour(events, since, health) {
   const series = { changes: new Array(60).fill(0), logins: new Array(60).fill(0), failed: new Array(60).fill(0) };
   for (const e of events) {
     const m = Math.floor((Date.parse(e.at || e.createdAt) - since.getTime()) / 60e3);
@@ -367,11 +368,24 @@ function lastHour(events, since) {
   const sum = (a) => a.reduce((x, y) => x + y, 0);
   const count = (a, word) => `${sum(a)} ${word}${sum(a) === 1 ? '' : 's'}`;
   const failedLink = h('a', { href: '#/events?filter=' + encodeURIComponent('action = "loginFailed"') }, 'the failed logins');
+  // The node's own samples (every 30 s): commands applied, the largest lag, routers connected.
+  const applied = new Array(60).fill(0), lag = new Array(60).fill(0), routersOn = new Array(60).fill(0);
+  health.forEach((x, i) => {
+    const m = Math.floor((Date.parse(x.at) - since.getTime()) / 60e3);
+    if (m < 0 || m >= 60) return;
+    if (i > 0) applied[m] += Math.max(0, x.appliedIndex - health[i - 1].appliedIndex);
+    lag[m] = Math.max(lag[m], x.maxLag);
+    routersOn[m] = x.routersConnected;
+  });
+  const now = health.length ? health[health.length - 1] : null;
   return h('section', { id: 'last-hour' }, h('h3', {}, 'The last hour'),
     h('div', { class: 'charts' },
       barChart('chart-changes', count(series.changes, 'change'), [[series.changes, 'bar']]),
       barChart('chart-logins', `${count(series.logins, 'login')}, ${sum(series.failed)} failed`,
-        [[series.logins, 'bar'], [series.failed, 'bar bad']])),
+        [[series.logins, 'bar'], [series.failed, 'bar bad']]),
+      barChart('chart-applied', `${sum(applied)} log entries applied by this node`, [[applied, 'bar']]),
+      barChart('chart-lag', `largest member lag now: ${now ? now.maxLag : '-'}`, [[lag, 'bar bad']]),
+      barChart('chart-routers', `routers connected to this node now: ${now ? now.routersConnected : '-'}`, [[routersOn, 'bar']])),
     sum(series.failed) ? h('p', { class: 'muted' }, 'See ', failedLink, ' in the events.') : null);
 }
 
