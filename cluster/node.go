@@ -1,8 +1,9 @@
 // Package cluster replicates edgectl's state between controller nodes.
 //
 // It owns everything below the state machine: the hashicorp/raft instance
-// and its storage (raft-boltdb log/stable store and file snapshots under
-// DataDir/raft), the cluster port (one mutual-TLS listener that multiplexes
+// and its storage (the raft-wal log and stable store, and file snapshots,
+// under DataDir/raft; raft-boltdb only to move the log of an older data
+// dir), the cluster port (one mutual-TLS listener that multiplexes
 // raft and a small framed RPC protocol), forwarding of writes from followers
 // to the leader, membership changes and snapshots.
 //
