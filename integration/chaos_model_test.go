@@ -152,4 +152,3 @@ func TestRegisterCheckerRejectsAStaleRead(t *testing.T) {
 		t.Fatal("the checker accepted a register going back to an older value")
 	}
 }
-
