@@ -45,6 +45,39 @@ func (f *enrollmentFlags) expiresAt() (string, error) {
 // createEnrollment makes an enrollment of method for the identity named ref
 // and prints its JWT.
 func createEnrollment(cmd *cobra.Command, method, ref string, f *enrollmentFlags) error {
+	if err := checkEnrollmentMethod(method, f); err != nil {
+		return err
+	}
+	c, id, exp, err := enrollmentTarget(cmd, ref, f)
+	if err != nil {
+		return err
+	}
+	return c.createEnrollment(method, id, ref, exp, f)
+}
+
+func (c *client) createEnrollment(method, id, ref, exp string, f *enrollmentFlags) error {
+	body := map[string]any{"method": method, "identityId": id, "expiresAt": exp}
+	if method == "updb" {
+		body["username"] = firstNonEmpty(f.username, ref)
+	}
+	if f.ca != "" {
+		cas, err := resourceByName("cas")
+		if err != nil {
+			return err
+		}
+		if body["caId"], err = c.resolve(cas, f.ca); err != nil {
+			return err
+		}
+	}
+	data, _, err := c.do(http.MethodPost, "/enrollments", body)
+	if err != nil {
+		return err
+	}
+	return printEnrollmentJWT(c, createdID(data), f.jwtFile)
+}
+
+// checkEnrollmentMethod refuses an unknown method, and ottca without --ca.
+func checkEnrollmentMethod(method string, f *enrollmentFlags) error {
 	switch method {
 	case "ott", "updb", "ottca":
 	default:
@@ -53,40 +86,32 @@ func createEnrollment(cmd *cobra.Command, method, ref string, f *enrollmentFlags
 	if method == "ottca" && f.ca == "" {
 		return usagef("an ottca enrollment needs --ca")
 	}
-	exp, err := f.expiresAt()
-	if err != nil {
-		return err
+	return nil
+}
+
+// enrollmentTarget checks the flags and finds the identity named ref: the
+// client, its id, and the expiry the flags give.
+func enrollmentTarget(cmd *cobra.Command, ref string, f *enrollmentFlags) (c *client, id, exp string, err error) {
+	if exp, err = f.expiresAt(); err != nil {
+		return nil, "", "", err
 	}
 	r, c, err := resourceClient(cmd, "identities", nil)
 	if err != nil {
-		return err
+		return nil, "", "", err
 	}
-	id, err := c.resolve(r, ref)
-	if err != nil {
-		return err
+	if id, err = c.resolve(r, ref); err != nil {
+		return nil, "", "", err
 	}
-	body := map[string]any{"method": method, "identityId": id, "expiresAt": exp}
-	if method == "updb" {
-		body["username"] = firstNonEmpty(f.username, ref)
-	}
-	if f.ca != "" {
-		ca, c2, err := resourceClient(cmd, "cas", nil)
-		if err != nil {
-			return err
-		}
-		if body["caId"], err = c2.resolve(ca, f.ca); err != nil {
-			return err
-		}
-	}
-	data, _, err := c.do(http.MethodPost, "/enrollments", body)
-	if err != nil {
-		return err
-	}
+	return c, id, exp, nil
+}
+
+// createdID is the id of the record a create answered with.
+func createdID(data []byte) string {
 	var created struct {
 		ID string `json:"id"`
 	}
 	_ = json.Unmarshal(data, &created)
-	return printEnrollmentJWT(c, created.ID, f.jwtFile)
+	return created.ID
 }
 
 // resetEnrollment gives the identity named ref a fresh enrollment: its
@@ -94,15 +119,7 @@ func createEnrollment(cmd *cobra.Command, method, ref string, f *enrollmentFlags
 // working); else, enrolled, its authenticator reverted to an enrollment (it
 // must enroll again); else a new one of f.method.
 func resetEnrollment(cmd *cobra.Command, ref string, f *enrollmentFlags) error {
-	exp, err := f.expiresAt()
-	if err != nil {
-		return err
-	}
-	r, c, err := resourceClient(cmd, "identities", nil)
-	if err != nil {
-		return err
-	}
-	id, err := c.resolve(r, ref)
+	c, id, exp, err := enrollmentTarget(cmd, ref, f)
 	if err != nil {
 		return err
 	}
@@ -132,17 +149,16 @@ func resetEnrollment(cmd *cobra.Command, ref string, f *enrollmentFlags) error {
 	}
 	_ = json.Unmarshal(data, &auths)
 	if len(auths) == 0 {
-		return createEnrollment(cmd, f.method, ref, f)
+		if err := checkEnrollmentMethod(f.method, f); err != nil {
+			return err
+		}
+		return c.createEnrollment(f.method, id, ref, exp, f)
 	}
 	data, _, err = c.do(http.MethodPost, "/authenticators/"+url.PathEscape(auths[0].ID)+"/re-enroll", map[string]any{"expiresAt": exp})
 	if err != nil {
 		return err
 	}
-	var created struct {
-		ID string `json:"id"`
-	}
-	_ = json.Unmarshal(data, &created)
-	return printEnrollmentJWT(c, created.ID, f.jwtFile)
+	return printEnrollmentJWT(c, createdID(data), f.jwtFile)
 }
 
 // printEnrollmentJWT prints enrollment id's JWT, or writes it to file and

@@ -17,90 +17,81 @@ var roleResources = map[string]string{"identityRoles": "identities", "serviceRol
 var refResources = map[string]string{"configTypeId": "config-types", "authPolicyId": "auth-policies",
 	"identityId": "identities", "serviceId": "services", "caId": "cas", "configs": "configs"}
 
-// resolveRoleNames turns names into ids where the API takes ids: "@name"
-// entries of role arrays become "@id", and reference fields (configTypeId,
-// configs, authPolicyId, ...) take a name or an id.
-func (c *client) resolveRoleNames(body map[string]any) error {
+// walkRefs calls fn for each reference to another record in rec: the
+// "@ref" entries of role arrays (ref without its "@") and the reference
+// fields, scalar or list; where is how an error names the place
+// (identityRoles[2], configTypeId). What fn returns replaces the reference
+// (the "@" kept); an error stops the walk.
+func walkRefs(rec map[string]any, fn func(path, ref, where string) (string, error)) error {
 	for field, path := range roleResources {
-		roles, ok := body[field].([]any)
-		if !ok {
-			continue
-		}
-		r, err := resourceByName(path)
-		if err != nil {
-			return err
-		}
+		roles, _ := rec[field].([]any)
 		for i, e := range roles {
-			s, _ := e.(string)
-			if !strings.HasPrefix(s, "@") {
-				continue
+			if s, _ := e.(string); strings.HasPrefix(s, "@") {
+				out, err := fn(path, s[1:], fmt.Sprintf("%s[%d] %q", field, i, s))
+				if err != nil {
+					return err
+				}
+				roles[i] = "@" + out
 			}
-			id, err := c.resolve(r, s[1:])
-			if err != nil {
-				return fmt.Errorf("%s[%d] %q: %w", field, i, s, err)
-			}
-			roles[i] = "@" + id
 		}
 	}
 	for field, path := range refResources {
-		r, err := resourceByName(path)
-		if err != nil {
-			return err
-		}
-		switch v := body[field].(type) {
+		switch v := rec[field].(type) {
 		case string:
-			id, err := c.resolve(r, v)
-			if err != nil {
-				return fmt.Errorf("%s: %w", field, err)
+			if v == "" {
+				continue
 			}
-			body[field] = id
+			out, err := fn(path, v, field)
+			if err != nil {
+				return err
+			}
+			rec[field] = out
 		case []any:
 			for i, e := range v {
-				s, ok := e.(string)
-				if !ok {
-					continue
+				if s, ok := e.(string); ok {
+					out, err := fn(path, s, fmt.Sprintf("%s[%d]", field, i))
+					if err != nil {
+						return err
+					}
+					v[i] = out
 				}
-				id, err := c.resolve(r, s)
-				if err != nil {
-					return fmt.Errorf("%s[%d]: %w", field, i, err)
-				}
-				v[i] = id
 			}
 		}
 	}
 	return nil
 }
 
+// resolveRoleNames turns names into ids where the API takes ids: "@name"
+// entries of role arrays become "@id", and reference fields (configTypeId,
+// configs, authPolicyId, ...) take a name or an id.
+func (c *client) resolveRoleNames(body map[string]any) error {
+	return walkRefs(body, func(path, ref, where string) (string, error) {
+		r, err := resourceByName(path)
+		if err != nil {
+			return "", err
+		}
+		id, err := c.resolve(r, ref)
+		if err != nil {
+			return "", fmt.Errorf("%s: %w", where, err)
+		}
+		return id, nil
+	})
+}
+
 // namesForIDs rewrites, in records about to be shown as a table, the ids
-// that stand for other records into their names: "@id" entries of role
-// arrays and the reference fields (configs, configTypeId, identityId...).
-// An id whose record is gone, or one it cannot look up, stays as it is.
+// that stand for other records into their names (walkRefs), with one
+// lookup per resource. An id whose record is gone, or one it cannot look
+// up, stays as it is.
 func (c *client) namesForIDs(items []map[string]any) {
 	wanted := map[string]map[string]bool{} // resource path -> ids
-	want := func(path, id string) {
-		if wanted[path] == nil {
-			wanted[path] = map[string]bool{}
-		}
-		wanted[path][id] = true
-	}
 	for _, it := range items {
-		for field, path := range roleResources {
-			for _, e := range asList(it[field]) {
-				if s, _ := e.(string); strings.HasPrefix(s, "@") {
-					want(path, s[1:])
-				}
+		_ = walkRefs(it, func(path, id, _ string) (string, error) {
+			if wanted[path] == nil {
+				wanted[path] = map[string]bool{}
 			}
-		}
-		for field, path := range refResources {
-			if s, ok := it[field].(string); ok && s != "" {
-				want(path, s)
-			}
-			for _, e := range asList(it[field]) {
-				if s, ok := e.(string); ok {
-					want(path, s)
-				}
-			}
-		}
+			wanted[path][id] = true
+			return id, nil
+		})
 	}
 	names := map[string]map[string]string{}
 	for path, ids := range wanted {
@@ -123,34 +114,12 @@ func (c *client) namesForIDs(items []map[string]any) {
 			names[path][id] = name
 		}
 	}
-	name := func(path, id string) string {
-		if n := names[path][id]; n != "" {
-			return n
-		}
-		return id
-	}
 	for _, it := range items {
-		for field, path := range roleResources {
-			for i, e := range asList(it[field]) {
-				if s, _ := e.(string); strings.HasPrefix(s, "@") {
-					it[field].([]any)[i] = "@" + name(path, s[1:])
-				}
+		_ = walkRefs(it, func(path, id, _ string) (string, error) {
+			if n := names[path][id]; n != "" {
+				return n, nil
 			}
-		}
-		for field, path := range refResources {
-			if s, ok := it[field].(string); ok && s != "" {
-				it[field] = name(path, s)
-			}
-			for i, e := range asList(it[field]) {
-				if s, ok := e.(string); ok {
-					it[field].([]any)[i] = name(path, s)
-				}
-			}
-		}
+			return id, nil
+		})
 	}
-}
-
-func asList(v any) []any {
-	l, _ := v.([]any)
-	return l
 }

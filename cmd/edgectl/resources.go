@@ -348,12 +348,9 @@ func createCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			var created struct {
-				ID string `json:"id"`
-			}
-			_ = json.Unmarshal(data, &created)
+			id := createdID(data)
 			if jwtFile != "" {
-				rec, _, err := c.do(http.MethodGet, "/"+r.Path+"/"+created.ID, nil)
+				rec, _, err := c.do(http.MethodGet, "/"+r.Path+"/"+id, nil)
 				if err != nil {
 					return err
 				}
@@ -371,7 +368,7 @@ func createCmd() *cobra.Command {
 					return fmt.Errorf("--jwt-file: %w", err)
 				}
 			}
-			fmt.Println(created.ID)
+			fmt.Println(id)
 			return nil
 		},
 	}
