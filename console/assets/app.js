@@ -774,8 +774,7 @@ function schemaForm(form, rec) {
     if (!ref) return;
     let ct;
     try {
-      const r = await api('GET', `/config-types?limit=1&filter=${encodeURIComponent(`name = ${JSON.stringify(ref)} or id = ${JSON.stringify(ref)}`)}`);
-      ct = r.data[0];
+      ct = await lookup('config-types', ref);
     } catch (ex) { return; }
     const schema = ct && ct.schema;
     if (!schema) return;
@@ -832,9 +831,9 @@ async function namesToIDs(fields, body) {
   for (const f of fields) {
     if (!f.ref || body[f.name] === undefined || body[f.name] === null) continue;
     const one = async (v) => {
-      const r = await api('GET', `/${f.ref}?limit=1&filter=${encodeURIComponent(`name = ${JSON.stringify(v)} or id = ${JSON.stringify(v)}`)}`);
-      if (!r.data.length) throw new FieldError(f.name, `no ${byPath[f.ref] ? byPath[f.ref].one : f.ref} named ${v}`);
-      return r.data[0].id;
+      const rec = await lookup(f.ref, v);
+      if (!rec) throw new FieldError(f.name, `no ${byPath[f.ref] ? byPath[f.ref].one : f.ref} named ${v}`);
+      return rec.id;
     };
     body[f.name] = Array.isArray(body[f.name]) ? await Promise.all(body[f.name].map(one)) : await one(body[f.name]);
   }
@@ -900,9 +899,15 @@ async function whyView() {
 
 async function resolve(path, v) {
   if (!v) throw new Error(`pick ${path === 'identities' ? 'an identity' : 'a service'}`);
-  const r = await api('GET', `/${path}?filter=${encodeURIComponent(`name = ${JSON.stringify(v)} or id = ${JSON.stringify(v)}`)}&limit=1`);
-  if (!r.data.length) throw new Error(`no ${path === 'identities' ? 'identity' : 'service'} named ${v}`);
-  return r.data[0];
+  const rec = await lookup(path, v);
+  if (!rec) throw new Error(`no ${path === 'identities' ? 'identity' : 'service'} named ${v}`);
+  return rec;
+}
+
+// lookup finds the record of the resource at path whose name or id is v, or null.
+async function lookup(path, v) {
+  const r = await api('GET', `/${path}?limit=1&filter=${encodeURIComponent(`name = ${JSON.stringify(v)} or id = ${JSON.stringify(v)}`)}`);
+  return r.data[0] || null;
 }
 
 // routerRefs lists policy advice's common routers with their state; a
