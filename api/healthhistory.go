@@ -63,29 +63,56 @@ func (s *Server) SampleHealth(ctx context.Context) {
 	}
 }
 
+// MemberHealth is one member as this node sees it: up (this node itself,
+// or it answered its last probe), and its lag (commands committed that it
+// had not applied when it last answered) when known.
+type MemberHealth struct {
+	ID       string
+	Up       bool
+	Lag      uint64
+	LagKnown bool
+}
+
+// Members is every member's health as this node sees it (for the health
+// history and the node's metrics).
+func (s *Server) Members() ([]MemberHealth, error) {
+	members, err := s.Cluster.Members()
+	if err != nil {
+		return nil, err
+	}
+	target := s.Cluster.CommitTarget()
+	out := make([]MemberHealth, 0, len(members))
+	for _, m := range members {
+		h := MemberHealth{ID: m.ID}
+		applied, known := uint64(0), false
+		if m.ID == s.Cluster.ID() {
+			h.Up, applied, known = true, s.Cluster.AppliedIndex(), true
+		} else if s.Peers != nil {
+			h.Up, applied, known = s.Peers.PeerStatus(m.ID)
+		}
+		if known {
+			h.LagKnown = true
+			if target > applied {
+				h.Lag = target - applied
+			}
+		}
+		out = append(out, h)
+	}
+	return out, nil
+}
+
 func (s *Server) sampleHealth() healthSample {
 	out := healthSample{At: s.now().UTC()}
 	if s.Cluster != nil {
 		st := s.Cluster.Stats()
 		out.AppliedIndex, out.CommitIndex = st.AppliedIndex, st.CommitIndex
-		if members, err := s.Cluster.Members(); err == nil {
-			target := s.Cluster.CommitTarget()
+		if members, err := s.Members(); err == nil {
 			out.Members = len(members)
 			for _, m := range members {
-				if m.ID == s.Cluster.ID() {
-					out.MembersUp++
-					continue
-				}
-				if s.Peers == nil {
-					continue
-				}
-				online, applied, known := s.Peers.PeerStatus(m.ID)
-				if online {
+				if m.Up {
 					out.MembersUp++
 				}
-				if known && target > applied {
-					out.MaxLag = max(out.MaxLag, target-applied)
-				}
+				out.MaxLag = max(out.MaxLag, m.Lag)
 			}
 		}
 	}

@@ -34,25 +34,15 @@ func (c *healthCollector) Describe(ch chan<- *prometheus.Desc) {
 }
 
 func (c *healthCollector) Collect(ch chan<- prometheus.Metric) {
-	if members, err := c.n.Raft.Members(); err == nil {
-		target := c.n.Raft.CommitTarget()
+	if members, err := c.n.API.Members(); err == nil {
 		for _, m := range members {
-			up, applied, known := 0.0, uint64(0), false
-			if m.ID == c.n.Raft.ID() {
-				up, applied, known = 1, c.n.Raft.AppliedIndex(), true
-			} else if online, a, ok := c.n.PeerStatus(m.ID); ok {
-				if online {
-					up = 1
-				}
-				applied, known = a, true
+			up := 0.0
+			if m.Up {
+				up = 1
 			}
 			ch <- prometheus.MustNewConstMetric(descMemberUp, prometheus.GaugeValue, up, m.ID)
-			if known {
-				lag := 0.0
-				if target > applied {
-					lag = float64(target - applied)
-				}
-				ch <- prometheus.MustNewConstMetric(descMemberLag, prometheus.GaugeValue, lag, m.ID)
+			if m.LagKnown {
+				ch <- prometheus.MustNewConstMetric(descMemberLag, prometheus.GaugeValue, float64(m.Lag), m.ID)
 			}
 		}
 	}
