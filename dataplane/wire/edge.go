@@ -138,15 +138,6 @@ func APISessionAdded(full bool, sessions []*APISession) []byte {
 	return b
 }
 
-// APISessionUpdated encodes ApiSessionUpdated: apiSessions 1.
-func APISessionUpdated(sessions []*APISession) []byte {
-	var b buf
-	for _, s := range sessions {
-		b = b.msg(1, s.encode())
-	}
-	return b
-}
-
 // APISessionRemoved encodes ApiSessionRemoved: tokens 1, ids 2.
 func APISessionRemoved(tokens, ids []string) []byte {
 	return buf(nil).strs(1, tokens).strs(2, ids)

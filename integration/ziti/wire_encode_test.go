@@ -80,8 +80,6 @@ func TestEncode_APISessions(t *testing.T) {
 		&edge_ctrl_pb.ApiSessionAdded{ApiSessions: want[:1]})
 	checkEncoded(t, "ApiSessionAdded empty full state", wire.APISessionAdded(true, nil),
 		&edge_ctrl_pb.ApiSessionAdded{IsFullState: true})
-	checkEncoded(t, "ApiSessionUpdated", wire.APISessionUpdated(sessions),
-		&edge_ctrl_pb.ApiSessionUpdated{ApiSessions: want})
 	checkEncoded(t, "ApiSessionRemoved", wire.APISessionRemoved([]string{"tok-1", "tok-2"}, []string{"as-1", "as-2", "as-3"}),
 		&edge_ctrl_pb.ApiSessionRemoved{Tokens: []string{"tok-1", "tok-2"}, Ids: []string{"as-1", "as-2", "as-3"}})
 	checkEncoded(t, "ApiSessionRemoved ids only", wire.APISessionRemoved(nil, []string{"as-1"}),
