@@ -230,14 +230,13 @@ func (s *Server) authPolicyOf(tx *store.Tx, i *store.Identity) *store.AuthPolicy
 // itself, starts partially authenticated with the MFA auth query.
 func (s *Server) issueSession(c *call, ident *store.Identity, authenticatorID string, b *authenticateBody, now time.Time) error {
 	id := auth.NewID()
-	token, kid, err := s.apiSessionToken(c.tx, id, ident, now)
+	token, err := s.apiSessionToken(c.tx, id, ident, now)
 	if err != nil {
 		return err
 	}
 	sess := &store.APISession{
 		Base:                 store.Base{ID: id, CreatedAt: now, UpdatedAt: now},
 		TokenHash:            auth.HashToken(token),
-		TokenKeyID:           kid,
 		IdentityID:           ident.ID,
 		AuthenticatorID:      authenticatorID,
 		IPAddress:            clientIP(c.r),
@@ -276,30 +275,29 @@ func (s *Server) issueSession(c *call, ident *store.Identity, authenticatorID st
 	return nil
 }
 
-// apiSessionMaxAge is how long an API session signed as a JWT lasts at
-// most, however active: its token's expiry, which routers check when a
-// client connects (a year, as OpenZiti's service sessions).
+// apiSessionMaxAge is how long an API session lasts at most, however
+// active: its token's expiry, which routers check when a client connects (a
+// year, as OpenZiti's service sessions).
 const apiSessionMaxAge = 365 * 24 * time.Hour
 
-// apiSessionToken is the token of new API session id, and the key id that
-// signed it. With the cluster's data-plane keys it is a JWT that OpenZiti's
-// routers verify themselves (pki.SignAPIAccess, with the key of
-// auth.APISessionSigningKey): a client's connection to a
-// router is then bound to no node, and dials go to any node, so that a node
-// that fails stops no client (docs/architecture.md). Before a cluster has
-// its keys, a random token.
-func (s *Server) apiSessionToken(tx *store.Tx, id string, ident *store.Identity, now time.Time) (token, kid string, err error) {
+// apiSessionToken is the token of new API session id. With the cluster's
+// data-plane keys it is a JWT that OpenZiti's routers verify themselves
+// (pki.SignAPIAccess, with the key of auth.APISessionSigningKey): a client's
+// connection to a router is then bound to no node, and dials go to any node,
+// so that a node that fails stops no client (docs/architecture.md). Before
+// a cluster has its keys, a random token.
+func (s *Server) apiSessionToken(tx *store.Tx, id string, ident *store.Identity, now time.Time) (string, error) {
 	k := tx.DataPlaneKeys()
 	if k == nil {
-		return auth.NewToken(), "", nil
+		return auth.NewToken(), nil
 	}
 	key := auth.APISessionSigningKey(k.TokenKey)
-	if kid, err = pki.KeyID(key.Public()); err != nil {
-		return "", "", err
+	kid, err := pki.KeyID(key.Public())
+	if err != nil {
+		return "", err
 	}
-	token, err = pki.SignAPIAccess(key, kid, pki.APIAccess{Issuer: s.cfg.AdvertiseURL, IdentityID: ident.ID, APISessionID: id,
+	return pki.SignAPIAccess(key, kid, pki.APIAccess{Issuer: s.cfg.AdvertiseURL, IdentityID: ident.ID, APISessionID: id,
 		CertFingerprints: tx.CertFingerprints(ident.ID), IsAdmin: ident.IsAdmin, IssuedAt: now, ExpiresAt: now.Add(apiSessionMaxAge)})
-	return token, kid, err
 }
 
 // totpRequired: the auth policy requires TOTP, or the identity enrolled it.

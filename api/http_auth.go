@@ -77,7 +77,7 @@ func (s *Server) resolveSession(tx *store.Tx, token string) (*store.APISession, 
 		return nil, nil
 	}
 	if s.Activity.Expired(sess, s.now(), s.cfg.SessionTimeout) ||
-		(sess.TokenKeyID != "" && !s.now().Before(sess.CreatedAt.Add(apiSessionMaxAge))) {
+		!s.now().Before(sess.CreatedAt.Add(apiSessionMaxAge)) {
 		return nil, nil
 	}
 	ident, err := store.GetAs[*store.Identity](tx, store.KindIdentity, sess.IdentityID)

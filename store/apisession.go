@@ -12,12 +12,7 @@ import (
 type APISession struct {
 	Base
 	// TokenHash is the SHA-256 of the token; the token itself is never stored.
-	TokenHash string `json:"tokenHash"`
-	// TokenKeyID is the key that signed the token, a JWT that routers
-	// verify themselves (auth.APISessionSigningKey); empty for a random
-	// token (a session made before the cluster had its data-plane keys),
-	// which routers do not admit.
-	TokenKeyID      string   `json:"tokenKid,omitempty"`
+	TokenHash       string   `json:"tokenHash"`
 	IdentityID      string   `json:"identityId"`
 	AuthenticatorID string   `json:"authenticatorId"`
 	IPAddress       string   `json:"ipAddress"`
