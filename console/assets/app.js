@@ -784,9 +784,9 @@ function schemaForm(form, rec) {
     };
     const top = deref(schema); // host.v1's is a $ref to its definition
     if (!top.properties) return;
-    const current = () => { try { return JSON.parse(data.value || '{}') || {}; } catch (e) { return null; } };
+    const dataNow = () => { try { return JSON.parse(data.value || '{}') || {}; } catch (e) { return null; } };
     const write = (name, value) => {
-      const obj = current();
+      const obj = dataNow();
       if (obj === null) return; // the JSON does not parse: leave it to the person fixing it
       if (value === undefined) delete obj[name]; else obj[name] = value;
       data.value = JSON.stringify(obj, null, 2);
@@ -796,7 +796,7 @@ function schemaForm(form, rec) {
     for (const [name, raw] of Object.entries(top.properties).sort(([a], [b]) => a.localeCompare(b))) {
       const p = deref(raw);
       const items = p.type === 'array' ? deref(p.items) : null;
-      const now = (current() || {})[name];
+      const now = (dataNow() || {})[name];
       const id = `d-${name}`;
       let input;
       if (p.enum && p.enum.every((e) => typeof e === 'string')) {
