@@ -3,10 +3,10 @@ package fsm
 import "edgectl/store"
 
 // API session commands. Added, never renamed or reused.
-const (
-	CmdAPISessionCreate  CommandType = "apiSession.create"
-	CmdAPISessionsTouch  CommandType = "apiSession.touch"
-	CmdAPISessionsDelete CommandType = "apiSession.delete"
+var (
+	CmdAPISessionCreate  = command("apiSession.create", 1)
+	CmdAPISessionsTouch  = command("apiSession.touch", 1)
+	CmdAPISessionsDelete = command("apiSession.delete", 1)
 )
 
 // Touch is the payload of CmdAPISessionsTouch.

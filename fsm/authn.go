@@ -8,24 +8,24 @@ import (
 
 // Commands of the authentication family: auth policies, authenticators, CAs,
 // external JWT signers and enrollments. Added, never renamed or reused.
-const (
-	CmdAuthPolicyCreate           CommandType = "authPolicy.create"
-	CmdAuthPolicyUpdate           CommandType = "authPolicy.update"
-	CmdAuthPolicyDelete           CommandType = "authPolicy.delete"
-	CmdAuthenticatorUpdate        CommandType = "authenticator.update"
-	CmdAuthenticatorDelete        CommandType = "authenticator.delete"
-	CmdAuthenticatorReEnroll      CommandType = "authenticator.reEnroll"
-	CmdAuthenticatorRequestExtend CommandType = "authenticator.requestExtend"
-	CmdCACreate                   CommandType = "ca.create"
-	CmdCAUpdate                   CommandType = "ca.update"
-	CmdCAVerify                   CommandType = "ca.verify"
-	CmdCADelete                   CommandType = "ca.delete"
-	CmdExtJWTSignerCreate         CommandType = "externalJwtSigner.create"
-	CmdExtJWTSignerUpdate         CommandType = "externalJwtSigner.update"
-	CmdExtJWTSignerDelete         CommandType = "externalJwtSigner.delete"
-	CmdEnrollmentCreate           CommandType = "enrollment.create"
-	CmdEnrollmentRefresh          CommandType = "enrollment.refresh"
-	CmdEnrollmentDelete           CommandType = "enrollment.delete"
+var (
+	CmdAuthPolicyCreate           = command("authPolicy.create", 1)
+	CmdAuthPolicyUpdate           = command("authPolicy.update", 1)
+	CmdAuthPolicyDelete           = command("authPolicy.delete", 1)
+	CmdAuthenticatorUpdate        = command("authenticator.update", 1)
+	CmdAuthenticatorDelete        = command("authenticator.delete", 1)
+	CmdAuthenticatorReEnroll      = command("authenticator.reEnroll", 1)
+	CmdAuthenticatorRequestExtend = command("authenticator.requestExtend", 1)
+	CmdCACreate                   = command("ca.create", 1)
+	CmdCAUpdate                   = command("ca.update", 1)
+	CmdCAVerify                   = command("ca.verify", 1)
+	CmdCADelete                   = command("ca.delete", 1)
+	CmdExtJWTSignerCreate         = command("externalJwtSigner.create", 1)
+	CmdExtJWTSignerUpdate         = command("externalJwtSigner.update", 1)
+	CmdExtJWTSignerDelete         = command("externalJwtSigner.delete", 1)
+	CmdEnrollmentCreate           = command("enrollment.create", 1)
+	CmdEnrollmentRefresh          = command("enrollment.refresh", 1)
+	CmdEnrollmentDelete           = command("enrollment.delete", 1)
 )
 
 // EnrollmentCreate is the payload of CmdEnrollmentCreate. At is the time of

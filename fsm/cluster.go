@@ -7,18 +7,18 @@ import (
 )
 
 // Cluster commands.
-const (
+var (
 	// CmdControllerRegister records a node's name and API address.
-	CmdControllerRegister CommandType = "controller.register"
-	CmdJoinTokenCreate    CommandType = "joinToken.create"
-	CmdJoinTokenConsume   CommandType = "joinToken.consume"
-	CmdControllerRemove   CommandType = "controller.remove"
+	CmdControllerRegister = command("controller.register", 1)
+	CmdJoinTokenCreate    = command("joinToken.create", 1)
+	CmdJoinTokenConsume   = command("joinToken.consume", 1)
+	CmdControllerRemove   = command("controller.remove", 1)
 	// CmdJoinTokenDelete revokes an outstanding join token (command version 2).
-	CmdJoinTokenDelete CommandType = "joinToken.delete"
+	CmdJoinTokenDelete = command("joinToken.delete", 2)
 	// CmdBuiltinsEnsure adds the built-in records a cluster lacks (command version 3).
-	CmdBuiltinsEnsure CommandType = "builtins.ensure"
+	CmdBuiltinsEnsure = command("builtins.ensure", 3)
 	// CmdJWTsReissue replaces enrollment JWTs signed the old way (command version 3).
-	CmdJWTsReissue CommandType = "jwts.reissue"
+	CmdJWTsReissue = command("jwts.reissue", 3)
 )
 
 // JoinTokenConsume is the payload of CmdJoinTokenConsume.

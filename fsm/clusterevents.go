@@ -15,11 +15,11 @@ import (
 // in log order; leaderChanged, snapshotTaken and restored are reported by
 // the node they happened on, with CmdClusterEvent.
 
-const (
+var (
 	// CmdEventsCluster turns the cluster namespace on.
-	CmdEventsCluster CommandType = "events.cluster"
+	CmdEventsCluster = command("events.cluster", 5)
 	// CmdClusterEvent records what a node reports of itself.
-	CmdClusterEvent CommandType = "cluster.event"
+	CmdClusterEvent = command("cluster.event", 5)
 )
 
 // Cluster event actions a node reports.

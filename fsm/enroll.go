@@ -8,20 +8,20 @@ import (
 
 // Commands of the Client API enrollment and certificate flows. Each flow is
 // one command, so it happens whole or not at all. Added, never renamed or reused.
-const (
-	CmdEnrollmentConsume CommandType = "enrollment.consume"
-	CmdEnrollCA          CommandType = "enrollment.ca"
-	CmdRouterEnroll      CommandType = "router.enroll"
-	CmdRouterExtend      CommandType = "router.extend"
+var (
+	CmdEnrollmentConsume = command("enrollment.consume", 1)
+	CmdEnrollCA          = command("enrollment.ca", 1)
+	CmdRouterEnroll      = command("router.enroll", 1)
+	CmdRouterExtend      = command("router.extend", 1)
 	// CmdRouterExtendPending and CmdRouterExtendVerify are the control
 	// channel's certificate extension: the new certificate is kept aside
 	// until the router shows it has it (command version 6).
-	CmdRouterExtendPending       CommandType = "router.extendPending"
-	CmdRouterExtendVerify        CommandType = "router.extendVerify"
-	CmdAPISessionCertCreate      CommandType = "apiSessionCertificate.create"
-	CmdAPISessionCertDelete      CommandType = "apiSessionCertificate.delete"
-	CmdAuthenticatorExtend       CommandType = "authenticator.extend"
-	CmdAuthenticatorExtendVerify CommandType = "authenticator.extendVerify"
+	CmdRouterExtendPending       = command("router.extendPending", 6)
+	CmdRouterExtendVerify        = command("router.extendVerify", 6)
+	CmdAPISessionCertCreate      = command("apiSessionCertificate.create", 1)
+	CmdAPISessionCertDelete      = command("apiSessionCertificate.delete", 1)
+	CmdAuthenticatorExtend       = command("authenticator.extend", 1)
+	CmdAuthenticatorExtendVerify = command("authenticator.extendVerify", 1)
 )
 
 // EnrollmentConsume is the payload of CmdEnrollmentConsume: the enrollment

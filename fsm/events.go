@@ -20,7 +20,7 @@ import (
 
 // CmdEventsEnable turns the event log on (command version 4). Its payload
 // is the retention (store.EventState's retention fields).
-const CmdEventsEnable CommandType = "events.enable"
+var CmdEventsEnable = command("events.enable", 4)
 
 // Default retention of the event log.
 const (
@@ -44,11 +44,11 @@ func actorOf(ctx context.Context) *store.EventActor {
 }
 
 // Event subscription (webhook) commands (command version 5).
-const (
-	CmdEventSubscriptionCreate    CommandType = "eventSubscription.create"
-	CmdEventSubscriptionUpdate    CommandType = "eventSubscription.update"
-	CmdEventSubscriptionDelete    CommandType = "eventSubscription.delete"
-	CmdEventSubscriptionDelivered CommandType = "eventSubscription.delivered"
+var (
+	CmdEventSubscriptionCreate    = command("eventSubscription.create", 5)
+	CmdEventSubscriptionUpdate    = command("eventSubscription.update", 5)
+	CmdEventSubscriptionDelete    = command("eventSubscription.delete", 5)
+	CmdEventSubscriptionDelivered = command("eventSubscription.delivered", 5)
 )
 
 // Delivered is the outcome of a delivery attempt: the cursor reached (the

@@ -7,15 +7,15 @@ import (
 )
 
 // Identity commands, with the identity's own authenticators. Added, never renamed or reused.
-const (
-	CmdIdentityCreate        CommandType = "identity.create"
-	CmdIdentityUpdate        CommandType = "identity.update"
-	CmdIdentityDelete        CommandType = "identity.delete"
-	CmdIdentityDisable       CommandType = "identity.disable"
-	CmdIdentityEnable        CommandType = "identity.enable"
-	CmdIdentityTrace         CommandType = "identity.trace"
-	CmdAuthenticatorCreate   CommandType = "authenticator.create"
-	CmdAuthenticatorPassword CommandType = "authenticator.password"
+var (
+	CmdIdentityCreate        = command("identity.create", 1)
+	CmdIdentityUpdate        = command("identity.update", 1)
+	CmdIdentityDelete        = command("identity.delete", 1)
+	CmdIdentityDisable       = command("identity.disable", 1)
+	CmdIdentityEnable        = command("identity.enable", 1)
+	CmdIdentityTrace         = command("identity.trace", 1)
+	CmdAuthenticatorCreate   = command("authenticator.create", 1)
+	CmdAuthenticatorPassword = command("authenticator.password", 1)
 )
 
 // IdentityCreate is the payload of CmdIdentityCreate.

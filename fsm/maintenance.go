@@ -3,7 +3,7 @@ package fsm
 import "edgectl/store"
 
 // CmdIntegrityFix repairs the model on every node alike.
-const CmdIntegrityFix CommandType = "integrity.fix"
+var CmdIntegrityFix = command("integrity.fix", 1)
 
 // IntegrityFix is the payload of CmdIntegrityFix.
 type IntegrityFix struct {

@@ -8,17 +8,17 @@ import (
 
 // Commands of authentication itself: logins, failed attempts (lockout) and
 // MFA enrollments. Added, never renamed or reused.
-const (
-	CmdLogin       CommandType = "authn.login"
-	CmdLoginFailed CommandType = "authn.loginFailed"
+var (
+	CmdLogin       = command("authn.login", 1)
+	CmdLoginFailed = command("authn.loginFailed", 1)
 	// CmdLoginFailedAudit records a failed login that counts toward no
 	// lockout, for the audit trail only (command version 8).
-	CmdLoginFailedAudit CommandType = "authn.loginFailedAudit"
-	CmdMFACreate        CommandType = "mfa.create"
-	CmdMFAVerify        CommandType = "mfa.verify"
-	CmdMFAAccept        CommandType = "mfa.accept"
-	CmdMFARecoveryCodes CommandType = "mfa.recoveryCodes"
-	CmdMFADelete        CommandType = "mfa.delete"
+	CmdLoginFailedAudit = command("authn.loginFailedAudit", 8)
+	CmdMFACreate        = command("mfa.create", 1)
+	CmdMFAVerify        = command("mfa.verify", 1)
+	CmdMFAAccept        = command("mfa.accept", 1)
+	CmdMFARecoveryCodes = command("mfa.recoveryCodes", 1)
+	CmdMFADelete        = command("mfa.delete", 1)
 )
 
 // Login is the payload of CmdLogin: the new API session, and whether the

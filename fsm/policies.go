@@ -8,10 +8,10 @@ import (
 )
 
 // Policy commands serve the three policy kinds; the payload names the kind's table.
-const (
-	CmdPolicyCreate CommandType = "policy.create"
-	CmdPolicyUpdate CommandType = "policy.update"
-	CmdPolicyDelete CommandType = "policy.delete"
+var (
+	CmdPolicyCreate = command("policy.create", 1)
+	CmdPolicyUpdate = command("policy.update", 1)
+	CmdPolicyDelete = command("policy.delete", 1)
 )
 
 // PolicyCreate is the payload of CmdPolicyCreate.

@@ -4,12 +4,12 @@ import "edgectl/store"
 
 // Posture commands: the posture checks themselves, the responses clients
 // send and the sweep of verdicts that change with time. Added, never renamed or reused.
-const (
-	CmdPostureCheckCreate CommandType = "postureCheck.create"
-	CmdPostureCheckUpdate CommandType = "postureCheck.update"
-	CmdPostureCheckDelete CommandType = "postureCheck.delete"
-	CmdPostureResponses   CommandType = "posture.responses"
-	CmdPostureSweep       CommandType = "posture.sweep"
+var (
+	CmdPostureCheckCreate = command("postureCheck.create", 1)
+	CmdPostureCheckUpdate = command("postureCheck.update", 1)
+	CmdPostureCheckDelete = command("postureCheck.delete", 1)
+	CmdPostureResponses   = command("posture.responses", 1)
+	CmdPostureSweep       = command("posture.sweep", 1)
 )
 
 // PostureResponses is the payload of CmdPostureResponses.

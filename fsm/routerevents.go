@@ -12,7 +12,7 @@ import (
 
 // CmdRouterEvent records a router's connection, disconnection, refusal or
 // certificate extension on a node.
-const CmdRouterEvent CommandType = "router.event"
+var CmdRouterEvent = command("router.event", 6)
 
 // Router event actions.
 const (

@@ -7,33 +7,33 @@ import (
 )
 
 // Commands of edge routers and transit routers. Added, never renamed or reused.
-const (
-	CmdEdgeRouterCreate   CommandType = "edgeRouter.create"
-	CmdEdgeRouterUpdate   CommandType = "edgeRouter.update"
-	CmdEdgeRouterDelete   CommandType = "edgeRouter.delete"
-	CmdEdgeRouterReEnroll CommandType = "edgeRouter.reEnroll"
-	CmdRouterCreate       CommandType = "router.create"
-	CmdRouterUpdate       CommandType = "router.update"
-	CmdRouterDelete       CommandType = "router.delete"
+var (
+	CmdEdgeRouterCreate   = command("edgeRouter.create", 1)
+	CmdEdgeRouterUpdate   = command("edgeRouter.update", 1)
+	CmdEdgeRouterDelete   = command("edgeRouter.delete", 1)
+	CmdEdgeRouterReEnroll = command("edgeRouter.reEnroll", 1)
+	CmdRouterCreate       = command("router.create", 1)
+	CmdRouterUpdate       = command("router.update", 1)
+	CmdRouterDelete       = command("router.delete", 1)
 	// CmdDataPlaneKeysEnsure stores the cluster's data-plane keys once (command version 6).
-	CmdDataPlaneKeysEnsure CommandType = "dataPlane.keysEnsure"
+	CmdDataPlaneKeysEnsure = command("dataPlane.keysEnsure", 6)
 	// CmdRouterReport records what a connected router reported of itself: its
 	// hostname and its edge listeners (command version 6).
-	CmdRouterReport CommandType = "router.report"
+	CmdRouterReport = command("router.report", 6)
 	// CmdTerminatorCreateByRouter, CmdTerminatorUpdateByRouter and
 	// CmdTerminatorsDeleteByRouter are the terminators routers make, change
 	// and remove for the identities they host (command version 6).
-	CmdTerminatorCreateByRouter  CommandType = "terminator.createByRouter"
-	CmdTerminatorUpdateByRouter  CommandType = "terminator.updateByRouter"
-	CmdTerminatorsDeleteByRouter CommandType = "terminators.deleteByRouter"
+	CmdTerminatorCreateByRouter  = command("terminator.createByRouter", 6)
+	CmdTerminatorUpdateByRouter  = command("terminator.updateByRouter", 6)
+	CmdTerminatorsDeleteByRouter = command("terminators.deleteByRouter", 6)
 	// CmdEdgeRouterDeleteAll and CmdRouterDeleteAll delete a router with its
 	// terminators (command version 6; the deletes of earlier releases
 	// refuse while terminators use the router).
-	CmdEdgeRouterDeleteAll CommandType = "edgeRouter.deleteWithTerminators"
-	CmdRouterDeleteAll     CommandType = "router.deleteWithTerminators"
+	CmdEdgeRouterDeleteAll = command("edgeRouter.deleteWithTerminators", 6)
+	CmdRouterDeleteAll     = command("router.deleteWithTerminators", 6)
 	// CmdSessionKeyRotate makes a new service session signing key current
 	// (command version 7); its result is the ids of the sessions it ended.
-	CmdSessionKeyRotate CommandType = "dataPlane.sessionKeyRotate"
+	CmdSessionKeyRotate = command("dataPlane.sessionKeyRotate", 7)
 )
 
 // RouterTerminator is the payload of CmdTerminatorCreateByRouter.

@@ -8,21 +8,21 @@ import (
 
 // Command types of the services family: config types, configs, services,
 // terminators and identity service-config overrides.
-const (
-	CmdConfigTypeCreate             CommandType = "configType.create"
-	CmdConfigTypeUpdate             CommandType = "configType.update"
-	CmdConfigTypeDelete             CommandType = "configType.delete"
-	CmdConfigCreate                 CommandType = "config.create"
-	CmdConfigUpdate                 CommandType = "config.update"
-	CmdConfigDelete                 CommandType = "config.delete"
-	CmdServiceCreate                CommandType = "service.create"
-	CmdServiceUpdate                CommandType = "service.update"
-	CmdServiceDelete                CommandType = "service.delete"
-	CmdTerminatorCreate             CommandType = "terminator.create"
-	CmdTerminatorUpdate             CommandType = "terminator.update"
-	CmdTerminatorDelete             CommandType = "terminator.delete"
-	CmdIdentityServiceConfigsAdd    CommandType = "identityServiceConfigs.add"
-	CmdIdentityServiceConfigsRemove CommandType = "identityServiceConfigs.remove"
+var (
+	CmdConfigTypeCreate             = command("configType.create", 1)
+	CmdConfigTypeUpdate             = command("configType.update", 1)
+	CmdConfigTypeDelete             = command("configType.delete", 1)
+	CmdConfigCreate                 = command("config.create", 1)
+	CmdConfigUpdate                 = command("config.update", 1)
+	CmdConfigDelete                 = command("config.delete", 1)
+	CmdServiceCreate                = command("service.create", 1)
+	CmdServiceUpdate                = command("service.update", 1)
+	CmdServiceDelete                = command("service.delete", 1)
+	CmdTerminatorCreate             = command("terminator.create", 1)
+	CmdTerminatorUpdate             = command("terminator.update", 1)
+	CmdTerminatorDelete             = command("terminator.delete", 1)
+	CmdIdentityServiceConfigsAdd    = command("identityServiceConfigs.add", 1)
+	CmdIdentityServiceConfigsRemove = command("identityServiceConfigs.remove", 1)
 )
 
 // ConfigTypeUpdate is the payload of CmdConfigTypeUpdate. Checked holds,

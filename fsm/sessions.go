@@ -3,10 +3,10 @@ package fsm
 import "edgectl/store"
 
 // Session commands.
-const (
-	CmdSessionCreate CommandType = "session.create"
-	CmdSessionDelete CommandType = "session.delete"
-	CmdFailedRequest CommandType = "failedRequest.record"
+var (
+	CmdSessionCreate = command("session.create", 1)
+	CmdSessionDelete = command("session.delete", 1)
+	CmdFailedRequest = command("failedRequest.record", 1)
 )
 
 func registerClientSessions(f *FSM) {

@@ -9,46 +9,31 @@ import "fmt"
 // that some member cannot apply, so no node ever meets a command it does
 // not know (it would have to stop: skipping it would diverge).
 //
-// Adding a command type: give it the next version here, and raise
-// CommandVersion to it. Changing what an existing command means is a new
-// command type, never an edit of the old one.
+// Adding a command type: declare it with command(name, version), the
+// version being the next one, and raise CommandVersion to it. Changing what
+// an existing command means is a new command type, never an edit of the
+// old one. TestCommandsOfVersionOneArePinned and TestCommandVersions check
+// the set.
 
 // CommandVersion is the newest command version this binary applies.
 const CommandVersion = 8
 
-// commandSince holds the command types newer than version 1 (the command
-// set of the binaries that did not publish a command version yet).
-var commandSince = map[CommandType]int{
-	CmdJoinTokenDelete: 2,
-	CmdBuiltinsEnsure:  3,
-	CmdJWTsReissue:     3,
-	CmdEventsEnable:    4,
+// commandSince holds every command type and its version, as declared.
+var commandSince = map[CommandType]int{}
 
-	CmdEventSubscriptionCreate:    5,
-	CmdEventSubscriptionUpdate:    5,
-	CmdEventSubscriptionDelete:    5,
-	CmdEventSubscriptionDelivered: 5,
-	CmdEventsCluster:              5,
-	CmdClusterEvent:               5,
-
-	CmdDataPlaneKeysEnsure: 6,
-	CmdRouterReport:        6,
-	CmdRouterExtendPending: 6,
-	CmdRouterExtendVerify:  6,
-	CmdRouterEvent:         6,
-
-	CmdTerminatorCreateByRouter:  6,
-	CmdTerminatorUpdateByRouter:  6,
-	CmdTerminatorsDeleteByRouter: 6,
-	CmdEdgeRouterDeleteAll:       6,
-	CmdRouterDeleteAll:           6,
-
-	CmdSessionKeyRotate: 7,
-
-	CmdLoginFailedAudit: 8,
+// command declares a command type and the command version that introduced
+// it: 1 for the command set of the binaries that did not publish a command
+// version yet.
+func command(name string, version int) CommandType {
+	t := CommandType(name)
+	if _, dup := commandSince[t]; dup || version < 1 {
+		panic(fmt.Sprintf("fsm: command %q declared twice or with version %d", name, version))
+	}
+	commandSince[t] = version
+	return t
 }
 
-// VersionOf is the command version of t.
+// VersionOf is the command version of t (1 for a type never declared).
 func VersionOf(t CommandType) int {
 	if v, ok := commandSince[t]; ok {
 		return v
