@@ -16,7 +16,7 @@ import (
 // authenticatorCreateFields are the fields of an authenticator create body;
 // which of username, password and certPem are required depends on method.
 var authenticatorCreateFields = []field{
-	{name: "identityId", kind: fString, required: true, min: 1},
+	{name: "identityId", kind: fString, required: true, min: 1, ref: "identities"},
 	{name: "method", kind: fString, required: true, enum: []string{"updb", "cert"}},
 	{name: "username", kind: fString, nullable: true, min: 4, max: 100},
 	// password is checked by checkPassword, which never echoes the value.

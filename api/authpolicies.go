@@ -74,7 +74,11 @@ func authPolicyFields(m mode) []field {
 		// The spec makes the PATCH name nullable: null leaves the name as it is
 		// (a policy always has a name).
 		{name: "name", kind: fString, required: true, min: 1, max: 255, patchNullKeeps: true},
-		{name: "primary", kind: fCustom, required: true, custom: nestedDecoder("primary", primary, m)},
+		{name: "primary", kind: fCustom, required: true, custom: nestedDecoder("primary", primary, m), ui: fieldUI{value: map[string]any{
+			"cert":   map[string]any{"allowed": true, "allowExpiredCerts": false},
+			"extJwt": map[string]any{"allowed": false, "allowedSigners": []string{}},
+			"updb": map[string]any{"allowed": true, "lockoutDurationMinutes": 0, "maxAttempts": 0, "minPasswordLength": 5,
+				"requireMixedCase": false, "requireNumberChar": false, "requireSpecialChar": false}}}},
 		// secondary: null means no secondary factor at all.
 		{name: "secondary", kind: fCustom, required: true, nullable: true, custom: nestedDecoder("secondary", secondary, m),
 			def: map[string]any{"requireExtJwtSigner": nil, "requireTotp": false}},

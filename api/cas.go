@@ -59,8 +59,9 @@ func decodeCACertPem(raw json.RawMessage) (any, error) {
 func caFields(m mode) []field {
 	return []field{
 		{name: "name", kind: fString, required: true, min: 1, max: 255},
-		{name: "certPem", kind: fCustom, required: true, create: true, custom: decodeCACertPem},
-		{name: "identityRoles", kind: fStringList, required: true, min: 1, max: 255},
+		{name: "certPem", kind: fCustom, required: true, create: true, custom: decodeCACertPem, ui: fieldUI{input: "pem"}},
+		{name: "identityRoles", kind: fStringList, required: true, min: 1, max: 255,
+			ui: fieldUI{input: "attrs", attrs: "identity-role-attributes", label: "Identity roles (attributes given to enrolled identities)"}},
 		{name: "isAuthEnabled", kind: fBool, required: true},
 		{name: "isAutoCaEnrollmentEnabled", kind: fBool, required: true},
 		{name: "isOttCaEnrollmentEnabled", kind: fBool, required: true},

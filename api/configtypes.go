@@ -20,13 +20,13 @@ const maxStaleRetries = 5
 // configTypeFields are the writable fields of a config type.
 var configTypeFields = []field{
 	{name: "name", kind: fString, required: true, min: 1, max: 255},
-	{name: "schema", kind: fCustom, nullable: true, custom: decodeSchema},
+	{name: "schema", kind: fCustom, nullable: true, custom: decodeSchema, ui: fieldUI{label: "Schema (JSON schema)"}},
 	tagsField,
 }
 
 // configFields are the writable fields of a config; the type is chosen at create.
 var configFields = []field{
-	{name: "configTypeId", kind: fString, required: true, min: 1, create: true},
+	{name: "configTypeId", kind: fString, required: true, min: 1, create: true, ref: "config-types"},
 	{name: "name", kind: fString, required: true, min: 1, max: 255},
 	{name: "data", kind: fCustom, required: true, custom: decodeConfigData},
 	tagsField,

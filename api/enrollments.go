@@ -142,10 +142,10 @@ func (s *Server) enrollmentRoutes() []route {
 
 // enrollmentCreateFields are the fields of an enrollment create body.
 var enrollmentCreateFields = []field{
-	{name: "identityId", kind: fString, required: true, min: 1},
+	{name: "identityId", kind: fString, required: true, min: 1, ref: "identities"},
 	{name: "method", kind: fString, required: true, enum: []string{"ott", "ottca", "updb"}},
 	{name: "expiresAt", kind: fTime, required: true},
-	{name: "caId", kind: fString, nullable: true, min: 1},
+	{name: "caId", kind: fString, nullable: true, min: 1, ref: "cas"},
 	{name: "username", kind: fString, nullable: true, min: 4, max: 100},
 	tagsField,
 }

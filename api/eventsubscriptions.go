@@ -44,10 +44,10 @@ func decodeCABundle(raw json.RawMessage) (any, error) {
 // client cannot send it back).
 var eventSubscriptionFields = []field{
 	{name: "name", kind: fString, required: true, min: 1, max: 255},
-	{name: "url", kind: fCustom, required: true, custom: urlDecoder("url", true)},
+	{name: "url", kind: fCustom, required: true, custom: urlDecoder("url", true), ui: fieldUI{placeholder: "https://"}},
 	{name: "filter", kind: fCustom, nullable: true, def: "", custom: decodeEventFilter},
-	{name: "secret", kind: fString, min: 16, max: 1024},
-	{name: "caPem", kind: fCustom, nullable: true, custom: emptyIsNull(decodeCABundle)},
+	{name: "secret", kind: fString, min: 16, max: 1024, ui: fieldUI{input: "password", help: "at least 16 characters; never shown again"}},
+	{name: "caPem", kind: fCustom, nullable: true, custom: emptyIsNull(decodeCABundle), ui: fieldUI{input: "pem"}},
 	{name: "isEnabled", kind: fBool, nullable: true, def: true},
 	tagsField,
 }

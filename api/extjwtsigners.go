@@ -55,10 +55,10 @@ func decodeSignerCert(raw json.RawMessage) (any, error) {
 // that on the merged record, so PATCH cannot break it.
 var extJWTSignerFields = []field{
 	{name: "name", kind: fString, required: true, min: 1, max: 255},
-	{name: "enabled", kind: fBool, required: true},
+	{name: "enabled", kind: fBool, required: true, ui: fieldUI{value: true}},
 	{name: "issuer", kind: fString, required: true, min: 1, max: 1024},
 	{name: "audience", kind: fString, required: true, nullable: true, min: 1, max: 1024},
-	{name: "certPem", kind: fCustom, nullable: true, custom: decodeSignerCert},
+	{name: "certPem", kind: fCustom, nullable: true, custom: decodeSignerCert, ui: fieldUI{input: "pem"}},
 	{name: "jwksEndpoint", kind: fCustom, nullable: true, custom: urlDecoder("jwksEndpoint", true)},
 	{name: "kid", kind: fString, nullable: true, min: 1, max: 1024},
 	{name: "claimsProperty", kind: fString, nullable: true, min: 1, max: 255, def: "sub"},

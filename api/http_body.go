@@ -259,6 +259,24 @@ type field struct {
 	custom func(raw json.RawMessage) (any, error)
 	// schema describes a fCustom field in the OpenAPI document (nil: any value).
 	schema map[string]any
+
+	// What the field means to people and tools, published in the OpenAPI
+	// document as x-edgectl-* keywords (api/describe.go) and read by the CLI
+	// (names for ids, export) and the console's forms.
+	ref   string  // the resource whose record id (or list of ids) it holds
+	roles string  // the resource whose records its role selectors select
+	ui    fieldUI // how a form shows it
+}
+
+// fieldUI is how a form shows a field; the zero value derives everything
+// from the field's type.
+type fieldUI struct {
+	label       string // instead of the name made readable
+	help        string // a line under the input (the schema's description)
+	placeholder string
+	input       string // an input other than the type's: pem, password, attrs, datetime
+	attrs       string // attrs: the role attribute list that completes it
+	value       any    // the value a new record's form starts with
 }
 
 func (f *field) target() string {

@@ -13,10 +13,11 @@ var precedences = []string{"default", "required", "failed"}
 // identityFields are the writable fields of an identity.
 var identityFields = []field{
 	{name: "name", kind: fString, required: true, min: 1, max: 255},
-	{name: "type", to: "typeId", kind: fString, required: true, enum: []string{"User", "Device", "Service", "Router", "Default"}},
+	{name: "type", to: "typeId", kind: fString, required: true, enum: []string{"User", "Device", "Service", "Router", "Default"},
+		ui: fieldUI{value: "Device"}},
 	{name: "isAdmin", kind: fBool, required: true},
 	{name: "appData", kind: fObject, nullable: true},
-	{name: "authPolicyId", kind: fString, nullable: true, min: 1, def: "default"},
+	{name: "authPolicyId", kind: fString, nullable: true, min: 1, def: "default", ref: "auth-policies"},
 	{name: "defaultHostingCost", kind: fInt, nullable: true, min: 0, max: 65535, def: 0},
 	{name: "defaultHostingPrecedence", kind: fString, nullable: true, enum: precedences, def: "default"},
 	{name: "externalId", kind: fString, nullable: true, min: 1, max: 1024},
@@ -24,7 +25,8 @@ var identityFields = []field{
 	{name: "serviceHostingCosts", kind: fIntMap, nullable: true, min: 0, max: 65535},
 	{name: "serviceHostingPrecedences", kind: fEnumMap, nullable: true, enum: precedences},
 	tagsField,
-	{name: "enrollment", kind: fCustom, nullable: true, create: true, custom: decodeIdentityEnrollment},
+	{name: "enrollment", kind: fCustom, nullable: true, create: true, custom: decodeIdentityEnrollment,
+		ui: fieldUI{label: "Enrollment", help: "ott: a one-time token JWT; updb: a password enrollment for a username"}},
 }
 
 // identityEnrollment is the enrollment part of an identity create body.

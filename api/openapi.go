@@ -63,7 +63,7 @@ func (s *Server) openAPI(a apiKind) map[string]any {
 	if version == "" {
 		version = "dev" // a build without a release number
 	}
-	return map[string]any{
+	doc := map[string]any{
 		"openapi": "3.0.3",
 		"info":    map[string]any{"title": title, "version": version},
 		"servers": []any{map[string]string{"url": s.cfg.AdvertiseURL + prefix}},
@@ -85,6 +85,10 @@ func (s *Server) openAPI(a apiKind) map[string]any {
 			},
 		},
 	}
+	if a == managementAPI {
+		doc["x-edgectl-resources"] = s.describeResources()
+	}
+	return doc
 }
 
 // routeResource finds the resource a CRUD route serves and whether the route
@@ -209,18 +213,21 @@ func jsonSchemaOf(v any) map[string]any {
 // bodySchema describes a request body of the fields for mode m.
 func bodySchema(fields []field, m mode) map[string]any {
 	props := map[string]any{}
-	var required []string
+	var required, order []string
 	for i := range fields {
 		f := &fields[i]
 		if f.create && m != modeCreate {
 			continue
 		}
 		props[f.name] = fieldSchema(f)
+		order = append(order, f.name)
 		if f.required && m != modePatch {
 			required = append(required, f.name)
 		}
 	}
-	return objectSchema(props, required...)
+	sc := objectSchema(props, required...)
+	sc["x-edgectl-order"] = order // the fields in the order a form shows them
+	return sc
 }
 
 // fieldSchema describes one field as its decoder takes it.
@@ -264,6 +271,7 @@ func fieldSchema(f *field) map[string]any {
 	if f.nullable {
 		sc["nullable"] = true
 	}
+	describeField(f, sc)
 	return sc
 }
 

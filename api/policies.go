@@ -40,6 +40,7 @@ type policyFamily struct {
 	path   string
 	fields []field
 	roles  []policyRoles
+	about  about
 }
 
 // policyRoles is one role array of a policy kind and what it selects.
@@ -52,7 +53,7 @@ type policyRoles struct {
 }
 
 func (s *Server) policyFamilies() []*policyFamily {
-	return []*policyFamily{
+	pfs := []*policyFamily{
 		{kind: store.KindServicePolicy, path: "service-policies",
 			fields: []field{
 				{name: "name", kind: fString, required: true, min: 1, max: 255},
@@ -63,7 +64,9 @@ func (s *Server) policyFamilies() []*policyFamily {
 				{"identityRoles", store.RelServicePolicyIdentity, store.KindIdentity, "identities", func(r store.Record) []string { return r.(*store.ServicePolicy).IdentityRoles }},
 				{"serviceRoles", store.RelServicePolicyService, store.KindService, "services", func(r store.Record) []string { return r.(*store.ServicePolicy).ServiceRoles }},
 				{"postureCheckRoles", store.RelServicePolicyPostureCheck, store.KindPostureCheck, "posture-checks", func(r store.Record) []string { return r.(*store.ServicePolicy).PostureCheckRoles }},
-			}},
+			},
+			about: about{title: "Service policies", one: "service policy", export: 8,
+				columns: []string{"name", "type", "semantic", "identityRoles", "serviceRoles", "postureCheckRoles"}}},
 		{kind: store.KindEdgeRouterPolicy, path: "edge-router-policies",
 			fields: []field{
 				{name: "name", kind: fString, required: true, min: 1, max: 255},
@@ -72,7 +75,10 @@ func (s *Server) policyFamilies() []*policyFamily {
 			roles: []policyRoles{
 				{"identityRoles", store.RelEdgeRouterPolicyIdentity, store.KindIdentity, "identities", func(r store.Record) []string { return r.(*store.EdgeRouterPolicy).IdentityRoles }},
 				{"edgeRouterRoles", store.RelEdgeRouterPolicyEdgeRouter, store.KindEdgeRouter, "edge-routers", func(r store.Record) []string { return r.(*store.EdgeRouterPolicy).EdgeRouterRoles }},
-			}},
+			},
+			about: about{title: "Edge router policies", one: "edge router policy", export: 9,
+				columns: []string{"name", "semantic", "identityRoles", "edgeRouterRoles", "isSystem"},
+				builtin: []map[string]any{{"isSystem": true}}}},
 		{kind: store.KindServiceEdgeRouterPolicy, path: "service-edge-router-policies",
 			fields: []field{
 				{name: "name", kind: fString, required: true, min: 1, max: 255},
@@ -81,8 +87,20 @@ func (s *Server) policyFamilies() []*policyFamily {
 			roles: []policyRoles{
 				{"serviceRoles", store.RelSERPService, store.KindService, "services", func(r store.Record) []string { return r.(*store.ServiceEdgeRouterPolicy).ServiceRoles }},
 				{"edgeRouterRoles", store.RelSERPEdgeRouter, store.KindEdgeRouter, "edge-routers", func(r store.Record) []string { return r.(*store.ServiceEdgeRouterPolicy).EdgeRouterRoles }},
-			}},
+			},
+			about: about{title: "Service edge router policies", one: "service edge router policy", export: 10,
+				columns: []string{"name", "semantic", "serviceRoles", "edgeRouterRoles"}}},
 	}
+	for _, pf := range pfs { // each role array field names what it selects
+		for _, pr := range pf.roles {
+			for i := range pf.fields {
+				if pf.fields[i].name == pr.field {
+					pf.fields[i].roles = pr.path
+				}
+			}
+		}
+	}
+	return pfs
 }
 
 // policyRoutes are the CRUD operations of one policy kind.

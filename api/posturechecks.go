@@ -40,6 +40,7 @@ func postureDocFields() []field {
 		for _, f := range postureTypes[t].fields {
 			if !slices.ContainsFunc(out, func(o field) bool { return o.name == f.name }) {
 				f.required = false
+				f.ui.help = t // a form shows which type takes it
 				out = append(out, f)
 			}
 		}
@@ -61,7 +62,7 @@ var postureTypes = map[string]postureType{
 		view:   func(pc *store.PostureCheck, v map[string]any) { v["operatingSystems"] = osView(pc.OperatingSystems) },
 	},
 	policy.CheckMAC: {
-		fields: []field{{name: "macAddresses", kind: fCustom, required: true, custom: decodeMacAddresses}},
+		fields: []field{{name: "macAddresses", kind: fCustom, required: true, custom: decodeMacAddresses, ui: fieldUI{input: "list"}}},
 		view:   func(pc *store.PostureCheck, v map[string]any) { v["macAddresses"] = nonNilStrings(pc.MacAddresses) },
 	},
 	policy.CheckMFA: {
@@ -99,7 +100,7 @@ var postureTypes = map[string]postureType{
 		},
 	},
 	policy.CheckDomain: {
-		fields: []field{{name: "domains", kind: fCustom, required: true, custom: decodeDomains}},
+		fields: []field{{name: "domains", kind: fCustom, required: true, custom: decodeDomains, ui: fieldUI{input: "list"}}},
 		view:   func(pc *store.PostureCheck, v map[string]any) { v["domains"] = nonNilStrings(pc.Domains) },
 	},
 }

@@ -19,8 +19,8 @@ const maxIdleTimeMillis = 1<<53 - 1
 // set at create; updates handle it apart (see updateService).
 var serviceFields = []field{
 	{name: "name", kind: fString, required: true, min: 1, max: 255},
-	{name: "configs", kind: fStringList, nullable: true, min: 1},
-	{name: "encryptionRequired", kind: fBool, nullable: true, create: true, def: false},
+	{name: "configs", kind: fStringList, nullable: true, min: 1, ref: "configs"},
+	{name: "encryptionRequired", kind: fBool, nullable: true, create: true, def: false, ui: fieldUI{value: true}},
 	{name: "terminatorStrategy", kind: fString, nullable: true, enum: terminatorStrategies, def: "smartrouting"},
 	{name: "roleAttributes", kind: fStringList, nullable: true, min: 1, max: 255},
 	{name: "maxIdleTimeMillis", kind: fInt, nullable: true, min: 0, max: maxIdleTimeMillis, def: 0},

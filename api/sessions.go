@@ -14,7 +14,7 @@ import (
 
 // sessionFields are the writable fields of a session create.
 var sessionFields = []field{
-	{name: "serviceId", kind: fString, required: true, min: 1},
+	{name: "serviceId", kind: fString, required: true, min: 1, ref: "services"},
 	{name: "type", kind: fString, enum: []string{policy.Dial, policy.Bind}, def: policy.Dial, nullable: true},
 	tagsField,
 }

@@ -7,8 +7,8 @@ import (
 
 // terminatorFields are the writable fields of a terminator.
 var terminatorFields = []field{
-	{name: "service", to: "serviceId", kind: fString, required: true, min: 1},
-	{name: "router", to: "routerId", kind: fString, required: true, min: 1},
+	{name: "service", to: "serviceId", kind: fString, required: true, min: 1, ref: "services"},
+	{name: "router", to: "routerId", kind: fString, required: true, min: 1, ref: "routers"},
 	{name: "binding", kind: fString, required: true, min: 1, max: 255},
 	{name: "address", kind: fString, required: true, min: 1, max: 4096},
 	{name: "identity", kind: fString, nullable: true, max: 255, def: ""},

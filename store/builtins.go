@@ -1,5 +1,10 @@
 package store
 
+import (
+	"maps"
+	"slices"
+)
+
 // Built-in records: the identity type and config types that OpenZiti's
 // clients expect by name (docs/openziti.md). A new cluster gets them right
 // after its bootstrap, an existing one once all its members can apply the
@@ -27,6 +32,9 @@ var builtinConfigTypes = map[string]bool{
 
 // IsBuiltinConfigType reports whether id is a built-in config type.
 func IsBuiltinConfigType(id string) bool { return builtinConfigTypes[id] }
+
+// BuiltinConfigTypeIDs are the ids of the built-in config types, sorted.
+func BuiltinConfigTypeIDs() []string { return slices.Sorted(maps.Keys(builtinConfigTypes)) }
 
 // Builtins are the built-in records a command adds where missing.
 type Builtins struct {
