@@ -1,4 +1,4 @@
-package main
+package cli
 
 // Arguments of the resource commands: how many, what is missing, and their
 // completion in the shell.

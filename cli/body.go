@@ -1,4 +1,4 @@
-package main
+package cli
 
 // The request bodies of create and update: -f files, --set paths typed by
 // the operation's schema in the served OpenAPI document, and the fields that

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"os"
@@ -12,7 +12,7 @@ import (
 // Every command `edgectl help` lists is documented in docs/cli.md, and every
 // flag of it is named there.
 func TestEveryCommandIsInTheDocs(t *testing.T) {
-	raw, err := os.ReadFile("../../docs/cli.md")
+	raw, err := os.ReadFile("../docs/cli.md")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"encoding/json"
@@ -7,8 +7,12 @@ import (
 	"net/url"
 	"os"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
+	"sync"
+
+	"edgectl/api"
 
 	"github.com/spf13/cobra"
 	"gopkg.in/yaml.v3"
@@ -25,30 +29,31 @@ import (
 // nothing.
 
 // exportKinds are the exported resources, in the order apply creates them
-// (a record only names records of earlier kinds).
-var exportKinds = []string{"auth-policies", "config-types", "configs", "posture-checks", "services", "identities",
-	"edge-routers", "service-policies", "edge-router-policies", "service-edge-router-policies"}
-
-// builtinConfigTypes are made by the controller itself.
-var builtinConfigTypes = map[string]bool{"intercept.v1": true, "host.v1": true, "host.v2": true,
-	"ziti-tunneler-client.v1": true, "ziti-tunneler-server.v1": true}
+// (a record only names records of earlier kinds): the API's description
+// gives each its place.
+var exportKinds = sync.OnceValue(func() []string {
+	var rs []api.ResourceInfo
+	for _, r := range managementResources() {
+		if r.Export > 0 {
+			rs = append(rs, r)
+		}
+	}
+	slices.SortFunc(rs, func(a, b api.ResourceInfo) int { return a.Export - b.Export })
+	var out []string
+	for _, r := range rs {
+		out = append(out, r.Path)
+	}
+	return out
+})
 
 // generatedFields are never exported: the controller makes them.
 var generatedFields = map[string]bool{"id": true, "_links": true, "createdAt": true, "updatedAt": true, "version": true}
 
-// controllerMade reports whether the controller made rec itself.
+// controllerMade reports whether the controller made rec itself (the
+// API's description marks such records).
 func controllerMade(kind string, rec map[string]any) bool {
-	switch kind {
-	case "auth-policies":
-		return rec["id"] == "default"
-	case "config-types":
-		return builtinConfigTypes[cell(rec["name"])]
-	case "identities":
-		return rec["isDefaultAdmin"] == true
-	case "edge-router-policies":
-		return rec["isSystem"] == true
-	}
-	return false
+	r, err := resourceByName(kind)
+	return err == nil && r.IsBuiltin(rec)
 }
 
 // network is what export reads: every exported record of every kind, and
@@ -65,7 +70,7 @@ func (c *client) readNetwork(kinds []string) (*network, error) {
 	for _, k := range kinds {
 		need[k] = true
 	}
-	for _, path := range append(exportKinds, "identity-types") {
+	for _, path := range append(exportKinds(), "identity-types") {
 		items, err := c.listAll("/"+path, "", 0)
 		if err != nil {
 			return nil, err
@@ -115,6 +120,7 @@ func (nw *network) exported(kind string, rec map[string]any) map[string]any {
 
 // named writes the ids of a field as names.
 func (nw *network) named(field string, v any) any {
+	roleResources, refResources := fieldResources()
 	if path, ok := roleResources[field]; ok {
 		roles, _ := v.([]any)
 		out := make([]any, 0, len(roles))
@@ -179,10 +185,10 @@ func (nw *network) exportFile(kinds []string) map[string][]map[string]any {
 // kindsOf checks resource names for export and apply (all when none).
 func kindsOf(args []string) ([]string, error) {
 	if len(args) == 0 {
-		return exportKinds, nil
+		return exportKinds(), nil
 	}
 	var out []string
-	for _, k := range exportKinds {
+	for _, k := range exportKinds() {
 		for _, a := range args {
 			r, err := resourceByName(a)
 			if err != nil {
@@ -194,7 +200,7 @@ func kindsOf(args []string) ([]string, error) {
 		}
 	}
 	if len(out) != len(args) {
-		return nil, usagef("export and apply take: %s", strings.Join(exportKinds, ", "))
+		return nil, usagef("export and apply take: %s", strings.Join(exportKinds(), ", "))
 	}
 	return out, nil
 }
@@ -256,7 +262,7 @@ func applyCmd() *cobra.Command {
 			var kinds []string
 			for k, v := range jsonNormal(normalizeYAML(doc)).(map[string]any) {
 				r, err := resourceByName(k)
-				if err != nil || !contains(exportKinds, r.Path) {
+				if err != nil || !contains(exportKinds(), r.Path) {
 					return usagef("-f %s: %q is not a resource export writes", file, k)
 				}
 				items, _ := v.([]any)

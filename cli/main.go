@@ -1,10 +1,11 @@
-// Command edgectl runs and operates the controller: `run` starts a node; the
-// other commands are an admin CLI over the Management API (docs/cli.md).
+// Package cli is edgectl's command line: `run` starts a node; the other
+// commands are an admin CLI over the Management API (docs/cli.md). The
+// binary's main package only calls Main.
 //
 // The CLI is built on spf13/cobra: subcommands at any depth, --help that
 // exits 0 everywhere, GNU-style --flags, and shell completion, which a
 // hand-rolled parser would each have to reimplement.
-package main
+package cli
 
 import (
 	"bytes"
@@ -27,9 +28,13 @@ import (
 	"github.com/spf13/pflag"
 )
 
-// Set at build time with -ldflags "-X main.version=...".
+// Build says which build this is (set by the binary's main package from
+// its -ldflags).
+type Build struct{ Version, Revision, Date string }
+
+// The build this process is, for `version`, the node's records and its API.
 var (
-	version   = "v0.1.0"
+	version   = "dev"
 	revision  = "unknown"
 	buildDate = "unknown"
 )
@@ -39,23 +44,26 @@ type usageError struct{ error }
 
 func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
 
-func main() {
-	root := rootCmd()
-	err := root.Execute()
+// Main runs the command line of os.Args and returns the exit status: 0, 1
+// for a failure, 2 for a mistake in the command line, or what a command
+// chose (verify, cluster status).
+func Main(b Build) int {
+	version, revision, buildDate = b.Version, b.Revision, b.Date
+	err := rootCmd().Execute()
 	if err == nil {
-		return
+		return 0
 	}
 	var ee exitError
 	if errors.As(err, &ee) {
-		os.Exit(ee.code)
+		return ee.code
 	}
 	fmt.Fprintf(os.Stderr, "edgectl: %s\n", oneLine(err.Error()))
 	var ue usageError
 	if errors.As(err, &ue) || strings.HasPrefix(err.Error(), "unknown command") || strings.HasPrefix(err.Error(), "unknown flag") ||
 		strings.Contains(err.Error(), "accepts ") || strings.Contains(err.Error(), "requires at least") {
-		os.Exit(2)
+		return 2
 	}
-	os.Exit(1)
+	return 1
 }
 
 // oneLine keeps an error message on one line.

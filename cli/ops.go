@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bufio"
@@ -31,120 +31,135 @@ func whyCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			identities, _ := resourceByName("identities")
-			services, _ := resourceByName("services")
-			iid, err := c.resolve(identities, args[0])
+			out, err := c.why(args[0], args[1])
 			if err != nil {
 				return err
 			}
-			sid, err := c.resolve(services, args[1])
-			if err != nil {
-				return err
-			}
-			data, _, err := c.do(http.MethodGet, "/identities/"+url.PathEscape(iid)+"/policy-advice/"+url.PathEscape(sid), nil)
-			if err != nil {
-				return err
-			}
-			var adv struct {
-				Identity, Service            map[string]any
-				IsDialAllowed, IsBindAllowed bool
-				IdentityRouterCount          int
-				ServiceRouterCount           int
-				CommonRouters                []map[string]any
-				DialPolicies, BindPolicies   []map[string]any
-				PostureChecks                []map[string]any
-			}
-			if err := json.Unmarshal(data, &adv); err != nil {
-				return err
-			}
-			ref := func(m map[string]any) map[string]any { return map[string]any{"id": m["id"], "name": m["name"]} }
-			side := func(typ string, allowed bool, policies []map[string]any) map[string]any {
-				ps := []any{}
-				for _, p := range policies {
-					ps = append(ps, ref(p))
-				}
-				routers := []any{}
-				online := 0
-				var down []string
-				for _, r := range adv.CommonRouters {
-					rr := ref(r)
-					rr["isOnline"], rr["isVerified"] = r["isOnline"] == true, r["isVerified"] == true
-					routers = append(routers, rr)
-					switch {
-					case r["isOnline"] == true:
-						online++
-					case r["isVerified"] != true:
-						down = append(down, fmt.Sprintf("%v (never enrolled)", r["name"]))
-					default:
-						down = append(down, fmt.Sprintf("%v (offline)", r["name"]))
-					}
-				}
-				checks := []any{}
-				postureOK := len(policies) == 0
-				for _, p := range policies {
-					policyOK := true
-					for _, pc := range adv.PostureChecks {
-						if pc["policyId"] != p["id"] {
-							continue
-						}
-						judged, _ := pc["apiSessions"].([]any)
-						passed := false
-						for _, j := range judged {
-							if m, _ := j.(map[string]any); m["passed"] == true {
-								passed = true
-							}
-						}
-						policyOK = policyOK && passed
-						checks = append(checks, map[string]any{"id": pc["id"], "name": pc["name"], "policy": p["name"],
-							"passed": passed, "apiSessions": judged})
-					}
-					postureOK = postureOK || policyOK
-				}
-				reasons := []any{}
-				switch {
-				case len(policies) == 0:
-					reasons = append(reasons, fmt.Sprintf("no service policy grants %s on this service to this identity", typ))
-				case !postureOK:
-					reasons = append(reasons, "a granting policy's posture checks fail for every API session of the identity (or it has none)")
-				}
-				if len(policies) > 0 && len(adv.CommonRouters) == 0 {
-					reasons = append(reasons, fmt.Sprintf("no edge router is usable by both: the identity's edge router policies give %d, the service's service edge router policies give %d, none in common",
-						adv.IdentityRouterCount, adv.ServiceRouterCount))
-				}
-				if len(policies) > 0 && len(adv.CommonRouters) > 0 && online == 0 {
-					reasons = append(reasons, "none of the edge routers usable by both is online on this node: "+strings.Join(down, ", "))
-				}
-				return map[string]any{"allowed": allowed && online > 0, "policies": ps, "edgeRouters": routers,
-					"postureChecks": checks, "reasons": reasons}
-			}
-			out := map[string]any{"identity": ref(adv.Identity), "service": ref(adv.Service),
-				"dial": side("Dial", adv.IsDialAllowed, adv.DialPolicies), "bind": side("Bind", adv.IsBindAllowed, adv.BindPolicies)}
 			if output == "json" {
 				return printJSON(out)
 			}
-			fmt.Printf("%s → %s\n", adv.Identity["name"], adv.Service["name"])
-			for _, t := range []string{"dial", "bind"} {
-				s := out[t].(map[string]any)
-				verdict := "no"
-				if s["allowed"] == true {
-					verdict = "yes"
-				}
-				fmt.Printf("  %s: %s\n", t, verdict)
-				fmt.Printf("    policies:       %s\n", cell(s["policies"]))
-				fmt.Printf("    edge routers:   %s\n", routerCell(s["edgeRouters"].([]any)))
-				for _, pc := range s["postureChecks"].([]any) {
-					m := pc.(map[string]any)
-					fmt.Printf("    posture check:  %s (policy %s): passed %v\n", m["name"], m["policy"], m["passed"])
-				}
-				for _, r := range s["reasons"].([]any) {
-					fmt.Printf("    why not:        %s\n", r)
-				}
-			}
+			printWhy(out)
 			return nil
 		},
 	}
 	cmd.Flags().StringVarP(&output, "output", "o", "text", "text or json")
 	return cmd
+}
+
+// why answers whether identity may dial and bind service (each a name or an
+// id), and if not why: for each of dial and bind, the granting policies,
+// the edge routers both may use, the posture checks judged, the reasons.
+func (c *client) why(identity, service string) (map[string]any, error) {
+	identities, _ := resourceByName("identities")
+	services, _ := resourceByName("services")
+	iid, err := c.resolve(identities, identity)
+	if err != nil {
+		return nil, err
+	}
+	sid, err := c.resolve(services, service)
+	if err != nil {
+		return nil, err
+	}
+	data, _, err := c.do(http.MethodGet, "/identities/"+url.PathEscape(iid)+"/policy-advice/"+url.PathEscape(sid), nil)
+	if err != nil {
+		return nil, err
+	}
+	var adv struct {
+		Identity, Service            map[string]any
+		IsDialAllowed, IsBindAllowed bool
+		IdentityRouterCount          int
+		ServiceRouterCount           int
+		CommonRouters                []map[string]any
+		DialPolicies, BindPolicies   []map[string]any
+		PostureChecks                []map[string]any
+	}
+	if err := json.Unmarshal(data, &adv); err != nil {
+		return nil, err
+	}
+	ref := func(m map[string]any) map[string]any { return map[string]any{"id": m["id"], "name": m["name"]} }
+	side := func(typ string, allowed bool, policies []map[string]any) map[string]any {
+		ps := []any{}
+		for _, p := range policies {
+			ps = append(ps, ref(p))
+		}
+		routers := []any{}
+		online := 0
+		var down []string
+		for _, r := range adv.CommonRouters {
+			rr := ref(r)
+			rr["isOnline"], rr["isVerified"] = r["isOnline"] == true, r["isVerified"] == true
+			routers = append(routers, rr)
+			switch {
+			case r["isOnline"] == true:
+				online++
+			case r["isVerified"] != true:
+				down = append(down, fmt.Sprintf("%v (never enrolled)", r["name"]))
+			default:
+				down = append(down, fmt.Sprintf("%v (offline)", r["name"]))
+			}
+		}
+		checks := []any{}
+		postureOK := len(policies) == 0
+		for _, p := range policies {
+			policyOK := true
+			for _, pc := range adv.PostureChecks {
+				if pc["policyId"] != p["id"] {
+					continue
+				}
+				judged, _ := pc["apiSessions"].([]any)
+				passed := false
+				for _, j := range judged {
+					if m, _ := j.(map[string]any); m["passed"] == true {
+						passed = true
+					}
+				}
+				policyOK = policyOK && passed
+				checks = append(checks, map[string]any{"id": pc["id"], "name": pc["name"], "policy": p["name"],
+					"passed": passed, "apiSessions": judged})
+			}
+			postureOK = postureOK || policyOK
+		}
+		reasons := []any{}
+		switch {
+		case len(policies) == 0:
+			reasons = append(reasons, fmt.Sprintf("no service policy grants %s on this service to this identity", typ))
+		case !postureOK:
+			reasons = append(reasons, "a granting policy's posture checks fail for every API session of the identity (or it has none)")
+		}
+		if len(policies) > 0 && len(adv.CommonRouters) == 0 {
+			reasons = append(reasons, fmt.Sprintf("no edge router is usable by both: the identity's edge router policies give %d, the service's service edge router policies give %d, none in common",
+				adv.IdentityRouterCount, adv.ServiceRouterCount))
+		}
+		if len(policies) > 0 && len(adv.CommonRouters) > 0 && online == 0 {
+			reasons = append(reasons, "none of the edge routers usable by both is online on this node: "+strings.Join(down, ", "))
+		}
+		return map[string]any{"allowed": allowed && online > 0, "policies": ps, "edgeRouters": routers,
+			"postureChecks": checks, "reasons": reasons}
+	}
+	return map[string]any{"identity": ref(adv.Identity), "service": ref(adv.Service),
+		"dial": side("Dial", adv.IsDialAllowed, adv.DialPolicies), "bind": side("Bind", adv.IsBindAllowed, adv.BindPolicies)}, nil
+}
+
+// printWhy prints why's answer as text.
+func printWhy(out map[string]any) {
+	fmt.Printf("%s → %s\n", out["identity"].(map[string]any)["name"], out["service"].(map[string]any)["name"])
+	for _, t := range []string{"dial", "bind"} {
+		s := out[t].(map[string]any)
+		verdict := "no"
+		if s["allowed"] == true {
+			verdict = "yes"
+		}
+		fmt.Printf("  %s: %s\n", t, verdict)
+		fmt.Printf("    policies:       %s\n", cell(s["policies"]))
+		fmt.Printf("    edge routers:   %s\n", routerCell(s["edgeRouters"].([]any)))
+		for _, pc := range s["postureChecks"].([]any) {
+			m := pc.(map[string]any)
+			fmt.Printf("    posture check:  %s (policy %s): passed %v\n", m["name"], m["policy"], m["passed"])
+		}
+		for _, r := range s["reasons"].([]any) {
+			fmt.Printf("    why not:        %s\n", r)
+		}
+	}
 }
 
 func backupCmd() *cobra.Command {

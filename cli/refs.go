@@ -1,21 +1,33 @@
-package main
+package cli
 
 // References between records: names where the API takes ids (writes) and
 // names for ids (tables).
 
 import (
 	"fmt"
+	"maps"
 	"strings"
+	"sync"
+
+	"edgectl/api"
 )
 
-// roleResources are the resources the role arrays of policies select.
-var roleResources = map[string]string{"identityRoles": "identities", "serviceRoles": "services",
-	"edgeRouterRoles": "edge-routers", "postureCheckRoles": "posture-checks"}
+// managementResources is the API's description of its resources (the
+// same tables the server is built from), made once.
+var managementResources = sync.OnceValue(api.ManagementResources)
 
-// refResources are the fields that hold the id of another record (or a list
-// of ids: configs), by the resource they name.
-var refResources = map[string]string{"configTypeId": "config-types", "authPolicyId": "auth-policies",
-	"identityId": "identities", "serviceId": "services", "caId": "cas", "configs": "configs"}
+// fieldResources are, by field name over every resource, the role arrays
+// and the resource they select (identityRoles → identities), and the
+// fields that hold the id of another record, or a list of ids, and the
+// resource they name (configTypeId → config-types).
+var fieldResources = sync.OnceValues(func() (roles, refs map[string]string) {
+	roles, refs = map[string]string{}, map[string]string{}
+	for _, r := range managementResources() {
+		maps.Copy(roles, r.Roles)
+		maps.Copy(refs, r.Refs)
+	}
+	return roles, refs
+})
 
 // walkRefs calls fn for each reference to another record in rec: the
 // "@ref" entries of role arrays (ref without its "@") and the reference
@@ -23,6 +35,7 @@ var refResources = map[string]string{"configTypeId": "config-types", "authPolicy
 // (identityRoles[2], configTypeId). What fn returns replaces the reference
 // (the "@" kept); an error stops the walk.
 func walkRefs(rec map[string]any, fn func(path, ref, where string) (string, error)) error {
+	roleResources, refResources := fieldResources()
 	for field, path := range roleResources {
 		roles, _ := rec[field].([]any)
 		for i, e := range roles {

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"encoding/json"
@@ -27,7 +27,7 @@ import (
 // ("identities", "identity", "service-policy").
 func resourceByName(name string) (api.ResourceInfo, error) {
 	var names []string
-	for _, r := range api.ManagementResources() {
+	for _, r := range managementResources() {
 		if name == r.Path || name == singular(r.Path) {
 			return r, nil
 		}

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"encoding/json"
@@ -168,7 +168,8 @@ func (c *client) verify() ([]finding, error) {
 	for path, s := range sels {
 		kind := singular(path)
 		for _, p := range lists[path] {
-			for field := range roleResources {
+			r, _ := resourceByName(path)
+			for field := range r.Roles {
 				roles, _ := p[field].([]any)
 				for _, r := range roles {
 					if rs, _ := r.(string); strings.HasPrefix(rs, "@") && !ids[rs[1:]] {
