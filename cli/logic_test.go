@@ -119,8 +119,13 @@ func TestExportThenApplyMakesTheSameNetwork(t *testing.T) {
 	if err := json.Unmarshal(raw, &want); err != nil {
 		t.Fatal(err)
 	}
-	if err := dst.apply(kinds, want, false, false); err != nil {
-		t.Fatal(err)
+	created := captureStdout(t, func() {
+		if err := dst.apply(kinds, want, false, false); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if !strings.Contains(created, "+ service-policy alice-dials") {
+		t.Errorf("apply said: %s", created)
 	}
 	nw2, err := dst.readNetwork(kinds)
 	if err != nil {

@@ -1,7 +1,7 @@
 // edgectl console: a single page over the Management API of the node that
 // serves it (same origin). The session token lives in this tab's
 // sessionStorage only: never in a cookie, never in the URL.
-import { resources, byPath } from './resources.js';
+import { resources, byPath, loadResources } from './resources.js';
 import qrcode from './vendor/qrcode.mjs';
 
 const MGMT = '/edge/management/v1';
@@ -748,7 +748,7 @@ function formView(res, rec) {
     }
   } },
   ...fields.map((f) => h('div', { class: 'row', 'data-row': f.name },
-    h('label', { for: `f-${f.name}` }, f.label || label(f.name), f.required ? ' *' : ''),
+    h('label', { for: `f-${f.name}` }, f.label || label(f.name) + (f.suffix || ''), f.required ? ' *' : ''),
     ...fieldInput(f, rec),
     f.help ? h('small', { class: 'help' }, f.help) : null,
     h('div', { class: 'field-error', 'data-error-for': f.name, role: 'alert' }))),
@@ -1051,6 +1051,14 @@ async function route() {
   if (path === '/login') return loginView();
   if (!sessionStorage.getItem(TOKEN)) return toLogin('');
   document.body.classList.remove('anon');
+  if (!resources.length) { // once: the resources come from the served API document
+    try {
+      await loadResources(async () => (await api('GET', '/specs/edge-management/spec')).data);
+    } catch (ex) {
+      if (ex.status !== 401) show(errorBox(ex));
+      return;
+    }
+  }
   if (!document.getElementById('logout')) nav();
   document.querySelectorAll('#nav a').forEach((a) => a.classList.toggle('active', hash.startsWith(a.getAttribute('href')) && a.getAttribute('href') !== '#/' || (hash === '#/' && a.getAttribute('href') === '#/')));
   const parts = path.split('/').filter(Boolean).map(decodeURIComponent);

@@ -1,240 +1,103 @@
-// The Management API's resources as the console shows them: the list's
-// columns, the form's fields (names are the API's), and the related lists of
-// the detail view (sub-paths of the resource).
+// The Management API's resources as the console shows them, read from the
+// OpenAPI document the node serves: the resources, their titles, columns,
+// related lists and operations from x-edgectl-resources, and each form's
+// fields from the request body schemas of the create (POST /path) and the
+// edit (PATCH /path/{id}), with their x-edgectl-* keywords (api/describe.go).
+// Nothing here is written per resource: a resource the API gains shows up
+// here with its forms.
 //
 // Field types: text, number, bool, select (options), list (strings, one per
 // line or comma-separated), roles (a list of role selectors, completed from
 // roleSource), attrs (role attributes, completed from attrSource), json (an
-// object), pem (a PEM text).
+// object), pem (a PEM text), password, datetime.
 
-const tags = { name: 'tags', type: 'json', label: 'Tags (JSON object)' };
-const semantic = { name: 'semantic', type: 'select', options: ['AllOf', 'AnyOf'], required: true, value: 'AllOf' };
+export const resources = [];
+export const byPath = {};
 
-export const resources = [
-  {
-    path: 'identities', title: 'Identities', one: 'identity', roles: true, enrollment: 'identity',
-    attrSource: 'identity-role-attributes',
-    columns: ['name', 'type.name', 'isAdmin', 'roleAttributes', 'hasApiSession', 'createdAt'],
-    fields: [
-      { name: 'name', type: 'text', required: true },
-      { name: 'type', type: 'select', options: ['User', 'Device', 'Service', 'Router'], required: true, value: 'Device', createOnly: false, read: 'typeId' },
-      { name: 'isAdmin', type: 'bool', required: true },
-      { name: 'roleAttributes', type: 'attrs' },
-      { name: 'authPolicyId', type: 'text', placeholder: 'default' },
-      { name: 'externalId', type: 'text' },
-      { name: 'defaultHostingCost', type: 'number' },
-      { name: 'defaultHostingPrecedence', type: 'select', options: ['', 'default', 'required', 'failed'] },
-      { name: 'enrollment', type: 'select', label: 'Enrollment', options: ['ott', 'updb', ''], value: 'ott', createOnly: true,
-        help: 'ott: a one-time token JWT; updb: a password enrollment for the username below' },
-      { name: 'enrollmentUsername', type: 'text', label: 'Username (updb enrollment)', createOnly: true, virtual: true },
-      { name: 'appData', type: 'json', label: 'App data (JSON object)' },
-      tags,
-    ],
-    relations: ['services', 'edge-routers', 'service-policies', 'edge-router-policies', 'enrollments', 'authenticators',
-      'failed-service-requests', 'posture-data', 'service-configs'],
-  },
-  {
-    path: 'services', title: 'Services', one: 'service', roles: true, attrSource: 'service-role-attributes',
-    columns: ['name', 'roleAttributes', 'terminatorStrategy', 'encryptionRequired', 'createdAt'],
-    fields: [
-      { name: 'name', type: 'text', required: true },
-      { name: 'roleAttributes', type: 'attrs' },
-      { name: 'configs', type: 'list', label: 'Configs (names)', ref: 'configs' },
-      { name: 'encryptionRequired', type: 'bool', value: true },
-      { name: 'terminatorStrategy', type: 'select', options: ['smartrouting', 'weighted', 'random', 'ha'] },
-      { name: 'maxIdleTimeMillis', type: 'number' },
-      tags,
-    ],
-    relations: ['identities', 'edge-routers', 'service-policies', 'service-edge-router-policies', 'configs', 'terminators'],
-  },
-  {
-    path: 'service-policies', title: 'Service policies', one: 'service policy',
-    columns: ['name', 'type', 'semantic', 'identityRoles', 'serviceRoles', 'postureCheckRoles'],
-    fields: [
-      { name: 'name', type: 'text', required: true },
-      { name: 'type', type: 'select', options: ['Dial', 'Bind'], required: true },
-      semantic,
-      { name: 'identityRoles', type: 'roles', roleSource: 'identity-role-attributes' },
-      { name: 'serviceRoles', type: 'roles', roleSource: 'service-role-attributes' },
-      { name: 'postureCheckRoles', type: 'roles', roleSource: 'posture-check-role-attributes' },
-      tags,
-    ],
-    relations: ['identities', 'services', 'posture-checks'],
-  },
-  {
-    path: 'edge-router-policies', title: 'Edge router policies', one: 'edge router policy',
-    columns: ['name', 'semantic', 'identityRoles', 'edgeRouterRoles', 'isSystem'],
-    fields: [
-      { name: 'name', type: 'text', required: true },
-      semantic,
-      { name: 'identityRoles', type: 'roles', roleSource: 'identity-role-attributes' },
-      { name: 'edgeRouterRoles', type: 'roles', roleSource: 'edge-router-role-attributes' },
-      tags,
-    ],
-    relations: ['identities', 'edge-routers'],
-  },
-  {
-    path: 'service-edge-router-policies', title: 'Service edge router policies', one: 'service edge router policy',
-    columns: ['name', 'semantic', 'serviceRoles', 'edgeRouterRoles'],
-    fields: [
-      { name: 'name', type: 'text', required: true },
-      semantic,
-      { name: 'serviceRoles', type: 'roles', roleSource: 'service-role-attributes' },
-      { name: 'edgeRouterRoles', type: 'roles', roleSource: 'edge-router-role-attributes' },
-      tags,
-    ],
-    relations: ['services', 'edge-routers'],
-  },
-  {
-    path: 'edge-routers', title: 'Edge routers', one: 'edge router', roles: true, enrollment: 'router',
-    attrSource: 'edge-router-role-attributes',
-    columns: ['name', 'roleAttributes', 'isOnline', 'isVerified', 'cost', 'createdAt'],
-    fields: [
-      { name: 'name', type: 'text', required: true },
-      { name: 'roleAttributes', type: 'attrs' },
-      { name: 'cost', type: 'number' },
-      { name: 'isTunnelerEnabled', type: 'bool' },
-      { name: 'noTraversal', type: 'bool' },
-      { name: 'disabled', type: 'bool' },
-      { name: 'appData', type: 'json', label: 'App data (JSON object)' },
-      tags,
-    ],
-    relations: ['identities', 'services', 'edge-router-policies', 'service-edge-router-policies'],
-  },
-  {
-    path: 'routers', title: 'Routers', one: 'router', enrollment: 'router',
-    columns: ['name', 'isOnline', 'isVerified', 'cost', 'createdAt'],
-    fields: [
-      { name: 'name', type: 'text', required: true },
-      { name: 'cost', type: 'number' },
-      { name: 'noTraversal', type: 'bool' },
-      { name: 'disabled', type: 'bool' },
-      tags,
-    ],
-  },
-  {
-    path: 'posture-checks', title: 'Posture checks', one: 'posture check', roles: true, attrSource: 'posture-check-role-attributes',
-    columns: ['name', 'typeId', 'roleAttributes', 'version'],
-    fields: [
-      { name: 'name', type: 'text', required: true },
-      { name: 'typeId', type: 'select', options: ['MFA', 'OS', 'MAC', 'DOMAIN', 'PROCESS_MULTI'], required: true, patchToo: true },
-      { name: 'roleAttributes', type: 'attrs' },
-      { name: 'timeoutSeconds', type: 'number', help: 'MFA' },
-      { name: 'promptOnWake', type: 'bool', help: 'MFA' },
-      { name: 'promptOnUnlock', type: 'bool', help: 'MFA' },
-      { name: 'macAddresses', type: 'list', help: 'MAC' },
-      { name: 'domains', type: 'list', help: 'DOMAIN' },
-      { name: 'operatingSystems', type: 'json', label: 'Operating systems (JSON array)', help: 'OS: [{"type":"LINUX","versions":[">=5.0.0"]}]' },
-      { name: 'processes', type: 'json', label: 'Processes (JSON array)', help: 'PROCESS_MULTI' },
-      { name: 'semantic', type: 'select', options: ['', 'AllOf', 'OneOf'], help: 'PROCESS_MULTI' },
-      tags,
-    ],
-    relations: [],
-  },
-  {
-    path: 'configs', title: 'Configs', one: 'config',
-    columns: ['name', 'configType.name', 'createdAt'],
-    fields: [
-      { name: 'name', type: 'text', required: true },
-      { name: 'configTypeId', type: 'text', required: true, createOnly: true, label: 'Config type (name)', ref: 'config-types' },
-      { name: 'data', type: 'json', required: true, label: 'Data (JSON object)' },
-      tags,
-    ],
-    relations: ['services'],
-  },
-  {
-    path: 'config-types', title: 'Config types', one: 'config type',
-    columns: ['name', 'createdAt'],
-    fields: [
-      { name: 'name', type: 'text', required: true },
-      { name: 'schema', type: 'json', label: 'Schema (JSON schema)' },
-      tags,
-    ],
-    relations: ['configs'],
-  },
-  {
-    path: 'auth-policies', title: 'Auth policies', one: 'auth policy',
-    columns: ['name', 'secondary.requireTotp', 'createdAt'],
-    fields: [
-      { name: 'name', type: 'text', required: true },
-      { name: 'primary', type: 'json', required: true, label: 'Primary (JSON object)',
-        value: { cert: { allowed: true, allowExpiredCerts: false }, extJwt: { allowed: false, allowedSigners: [] },
-          updb: { allowed: true, lockoutDurationMinutes: 0, maxAttempts: 0, minPasswordLength: 5, requireMixedCase: false, requireNumberChar: false, requireSpecialChar: false } } },
-      { name: 'secondary', type: 'json', required: true, label: 'Secondary (JSON object)', value: { requireTotp: false, requireExtJwtSigner: null } },
-      tags,
-    ],
-  },
-  {
-    path: 'cas', title: 'Certificate authorities', one: 'CA',
-    columns: ['name', 'isVerified', 'isAuthEnabled', 'isAutoCaEnrollmentEnabled', 'isOttCaEnrollmentEnabled'],
-    fields: [
-      { name: 'name', type: 'text', required: true },
-      { name: 'certPem', type: 'pem', required: true, createOnly: true },
-      { name: 'identityRoles', type: 'attrs', attrSource: 'identity-role-attributes', label: 'Identity roles (attributes given to enrolled identities)' },
-      { name: 'identityNameFormat', type: 'text' },
-      { name: 'isAuthEnabled', type: 'bool', required: true },
-      { name: 'isAutoCaEnrollmentEnabled', type: 'bool', required: true },
-      { name: 'isOttCaEnrollmentEnabled', type: 'bool', required: true },
-      { name: 'externalIdClaim', type: 'json', label: 'External id claim (JSON object)' },
-      tags,
-    ],
-  },
-  {
-    path: 'external-jwt-signers', title: 'External JWT signers', one: 'external JWT signer',
-    columns: ['name', 'issuer', 'audience', 'enabled'],
-    fields: [
-      { name: 'name', type: 'text', required: true },
-      { name: 'issuer', type: 'text', required: true },
-      { name: 'audience', type: 'text', required: true },
-      { name: 'enabled', type: 'bool', required: true, value: true },
-      { name: 'certPem', type: 'pem' },
-      { name: 'jwksEndpoint', type: 'text' },
-      { name: 'kid', type: 'text' },
-      { name: 'claimsProperty', type: 'text' },
-      { name: 'useExternalId', type: 'bool' },
-      { name: 'externalAuthUrl', type: 'text' },
-      tags,
-    ],
-  },
-  {
-    path: 'enrollments', title: 'Enrollments', one: 'enrollment', noEdit: true,
-    columns: ['method', 'identity.name', 'username', 'expiresAt'],
-    fields: [
-      { name: 'identityId', type: 'text', required: true },
-      { name: 'method', type: 'select', options: ['ott', 'ottca', 'updb'], required: true },
-      { name: 'expiresAt', type: 'datetime', required: true },
-      { name: 'caId', type: 'text' },
-      { name: 'username', type: 'text' },
-    ],
-  },
-  { path: 'authenticators', title: 'Authenticators', one: 'authenticator', noCreate: true, noEdit: true,
-    columns: ['method', 'identity.name', 'username', 'fingerprint', 'createdAt'] },
-  { path: 'api-sessions', title: 'API sessions', one: 'API session', noCreate: true, noEdit: true,
-    columns: ['identity.name', 'ipAddress', 'isMfaComplete', 'lastActivityAt', 'createdAt'] },
-  { path: 'sessions', title: 'Sessions', one: 'session', noCreate: true, noEdit: true,
-    columns: ['type', 'identity.name', 'service.name', 'createdAt'] },
-  { path: 'terminators', title: 'Terminators', one: 'terminator', noEdit: true,
-    columns: ['service.name', 'router.name', 'binding', 'address', 'createdAt'],
-    fields: [
-      { name: 'service', type: 'text', required: true, label: 'Service id' },
-      { name: 'router', type: 'text', required: true, label: 'Router id' },
-      { name: 'binding', type: 'text', required: true },
-      { name: 'address', type: 'text', required: true },
-      { name: 'cost', type: 'number' },
-      { name: 'precedence', type: 'select', options: ['', 'default', 'required', 'failed'] },
-    ] },
-  { path: 'identity-types', title: 'Identity types', one: 'identity type', noCreate: true, noEdit: true, noDelete: true, columns: ['name'] },
-  { path: 'posture-check-types', title: 'Posture check types', one: 'posture check type', noCreate: true, noEdit: true, noDelete: true, columns: ['name'] },
-  { path: 'event-subscriptions', title: 'Event subscriptions', one: 'event subscription',
-    columns: ['name', 'url', 'isEnabled', 'lastDeliveredId', 'pending', 'lastError'],
-    fields: [
-      { name: 'name', type: 'text', required: true },
-      { name: 'url', type: 'text', required: true, placeholder: 'https://' },
-      { name: 'filter', type: 'text' },
-      { name: 'secret', type: 'password', required: true, help: 'at least 16 characters; never shown again' },
-      { name: 'caPem', type: 'pem' },
-      { name: 'isEnabled', type: 'bool', value: true },
-    ] },
-];
+let loading = null;
 
-export const byPath = Object.fromEntries(resources.map((r) => [r.path, r]));
+// loadResources fills resources and byPath from the served document, once.
+export function loadResources(fetchSpec) {
+  if (!loading) {
+    loading = fetchSpec().then((doc) => describe(doc)).catch((ex) => { loading = null; throw ex; });
+  }
+  return loading;
+}
+
+function describe(doc) {
+  const described = doc['x-edgectl-resources'] || [];
+  const attrsOf = Object.fromEntries(described.map((r) => [r.path, r.attrs]));
+  const body = (path, method) => {
+    const op = (doc.paths[path] || {})[method];
+    const content = op && op.requestBody && op.requestBody.content['application/json'];
+    return content ? content.schema : null;
+  };
+  resources.length = 0;
+  for (const r of described) {
+    if (!r.columns) continue; // not a list people browse (circuits)
+    const create = r.create ? body(`/${r.path}`, 'post') : null;
+    const edit = r.update ? body(`/${r.path}/{id}`, 'patch') : null;
+    const res = {
+      path: r.path, title: r.title, one: r.one, columns: r.columns, relations: r.relations || [],
+      roles: !!r.attrs, attrSource: r.attrs, enrollment: r.enrollment,
+      noCreate: !create, noEdit: !edit, noDelete: !r.delete,
+      fields: create ? formFields(create, edit, attrsOf) : [],
+    };
+    if (r.enrollment === 'identity') enrollmentChoice(res);
+    resources.push(res);
+    byPath[r.path] = res;
+  }
+  return resources;
+}
+
+// formFields are a create body's fields in the order the API gives them,
+// each marked createOnly when the edit does not take it.
+function formFields(create, edit, attrsOf) {
+  const order = create['x-edgectl-order'] || Object.keys(create.properties);
+  const required = new Set(create.required || []);
+  const editable = new Set(edit ? Object.keys(edit.properties) : []);
+  return order.map((name) => {
+    const f = formField(name, create.properties[name], required.has(name), attrsOf);
+    if (!editable.has(name)) f.createOnly = true;
+    return f;
+  });
+}
+
+function formField(name, sc, required, attrsOf) {
+  const f = {
+    name, required, label: sc['x-edgectl-label'], help: sc.description, placeholder: sc['x-edgectl-placeholder'],
+    ref: sc['x-edgectl-ref'], read: sc['x-edgectl-read'], value: sc['x-edgectl-value'] ?? sc.default,
+  };
+  const input = sc['x-edgectl-input'];
+  if (input) f.type = input;
+  else if (sc.enum) {
+    f.type = 'select';
+    f.options = required ? sc.enum : ['', ...sc.enum];
+  } else if (sc.type === 'boolean') f.type = 'bool';
+  else if (sc.type === 'integer' || sc.type === 'number') f.type = 'number';
+  else if (sc.format === 'date-time') f.type = 'datetime';
+  else if (sc.type === 'array') {
+    if (sc['x-edgectl-roles']) {
+      f.type = 'roles';
+      f.roleSource = attrsOf[sc['x-edgectl-roles']];
+    } else f.type = name === 'roleAttributes' ? 'attrs' : 'list';
+  } else if (sc.type === 'string') f.type = 'text';
+  else f.type = 'json';
+  if (f.type === 'attrs' && sc['x-edgectl-attrs']) f.attrSource = sc['x-edgectl-attrs'];
+  if (f.type === 'select' && f.value === undefined && required) f.value = f.options[0];
+  if (f.ref) f.suffix = sc.type === 'array' ? ' (names)' : ' (name)';
+  else if (f.type === 'json') f.suffix = sc.type === 'array' ? ' (JSON array)' : ' (JSON)';
+  return f;
+}
+
+// enrollmentChoice shows an identity create's enrollment object as a choice
+// of method, and a username for a password enrollment (shapeBody in app.js
+// turns them back into the object).
+function enrollmentChoice(res) {
+  const i = res.fields.findIndex((f) => f.name === 'enrollment');
+  if (i < 0) return;
+  const e = res.fields[i];
+  res.fields.splice(i, 1,
+    { ...e, type: 'select', options: ['ott', 'updb', ''], value: 'ott' },
+    { name: 'enrollmentUsername', type: 'text', label: 'Username (updb enrollment)', createOnly: true, virtual: true });
+}
