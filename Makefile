@@ -4,7 +4,7 @@ VERSION ?= v0.1.0
 REVISION := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 LDFLAGS := -X main.version=$(VERSION) -X main.revision=$(REVISION) -X main.buildDate=$(shell date -u +%Y-%m-%dT%H:%M:%SZ)
 
-.PHONY: build install package run cluster test ziti oracle bench bench-micro bench-load bench-events bench-sidebyside bench-scale bench-dial scale chaos openziti fuzz race vet clean
+.PHONY: build install package run cluster test ziti oracle bench bench-micro bench-load bench-events bench-sidebyside bench-scale bench-dial scale chaos openziti fuzz race vet clean third-party-check
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o bin/edgectl ./cmd/edgectl
@@ -43,10 +43,16 @@ ziti:
 test:
 	EDGECTL_ZITI=$$(sh scripts/ziti.sh) && export EDGECTL_ZITI && \
 	$(GO) vet ./... && \
+	sh scripts/third_party.sh check && \
 	(cd third_party/go-immutable-radix && $(GO) test -count=1 ./...) && \
 	(cd third_party/go-memdb && $(GO) test -count=1 ./...) && \
 	(cd integration/ziti && GOSUMDB=off $(GO) test -count=1 ./...) && \
 	$(GO) test -count=1 -timeout 12m ./...
+
+# third_party/ is exactly the upstream releases plus the patches in third_party/patches (third_party/README.md):
+# the releases come from the module proxy, the patches are applied to a temporary copy, any difference fails.
+third-party-check:
+	sh scripts/third_party.sh check
 
 # The oracle: edgectl's control-channel framing and messages against OpenZiti's own packages (channel/v4 v4.2.41,
 # ziti v1.7.2), in a module of its own that the main module never requires.
