@@ -1,6 +1,6 @@
 // Command scalebench measures edgectl at scale: the figures of issues 4
 // (management at scale), 5 (access decisions) and 7 (posture) in
-// docs/performance.md.
+// docs/performance-history.md (the current figures: docs/performance.md).
 //
 //	go run ./bench/scalebench            # the full model (100,000 identities)
 //	go run ./bench/scalebench -quick     # a model a tenth of the size, for a quick look
