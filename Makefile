@@ -4,7 +4,7 @@ VERSION ?= v0.1.0
 REVISION := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 LDFLAGS := -X main.version=$(VERSION) -X main.revision=$(REVISION) -X main.buildDate=$(shell date -u +%Y-%m-%dT%H:%M:%SZ)
 
-.PHONY: build install package run cluster test ziti oracle bench scale chaos openziti fuzz race vet clean
+.PHONY: build install package run cluster test ziti oracle bench bench-micro bench-load bench-events bench-sidebyside bench-scale bench-dial scale chaos openziti fuzz race vet clean third-party-check
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o bin/edgectl ./cmd/edgectl
@@ -43,21 +43,29 @@ ziti:
 test:
 	EDGECTL_ZITI=$$(sh scripts/ziti.sh) && export EDGECTL_ZITI && \
 	$(GO) vet ./... && \
+	sh scripts/third_party.sh check && \
 	(cd third_party/go-immutable-radix && $(GO) test -count=1 ./...) && \
 	(cd third_party/go-memdb && $(GO) test -count=1 ./...) && \
 	(cd integration/ziti && GOSUMDB=off $(GO) test -count=1 ./...) && \
 	$(GO) test -count=1 -timeout 12m ./...
+
+# third_party/ is exactly the upstream releases plus the patches in third_party/patches (third_party/README.md):
+# the releases come from the module proxy, the patches are applied to a temporary copy, any difference fails.
+third-party-check:
+	sh scripts/third_party.sh check
 
 # The oracle: edgectl's control-channel framing and messages against OpenZiti's own packages (channel/v4 v4.2.41,
 # ziti v1.7.2), in a module of its own that the main module never requires.
 oracle:
 	cd integration/ziti && GOSUMDB=off $(GO) vet ./... && GOSUMDB=off $(GO) test -count=1 ./...
 
-# Benchmarks: micro benchmarks and the HTTPS load figures of docs/performance.md.
-bench: build
+# Benchmarks: every figure of docs/performance.md, each with its command (bench/README.md says what each tool
+# measures). `make bench` runs them all in turn; each part has a target of its own.
+bench: bench-micro bench-load bench-events bench-sidebyside bench-scale bench-dial
+
+# Go micro benchmarks of the packages (filters, the log store, lists, the model, the FSM, the router feed, authn).
+bench-micro:
 	$(GO) test -run '^$$' -bench . -benchtime 2s ./store/filter/ ./cluster/
-	$(GO) run ./integration/cmd/loadbench -bin bin/edgectl
-	$(GO) run ./integration/cmd/loadbench -bin bin/edgectl -cluster -trials 3
 	$(GO) test -run '^$$' -bench 'ListIdentities|ClientServices_List50' -benchtime 2s ./api/
 	$(GO) test -run '^$$' -bench 'OnLargeModel' -benchtime 100x ./store/
 	$(GO) test -run '^$$' -bench 'SnapshotOfLargeModel' -benchtime 3x ./store/
@@ -68,15 +76,32 @@ bench: build
 	$(GO) test -run '^$$' -bench 'ListAfterRename' -benchtime 8000x ./store/
 	$(GO) test -run '^$$' -bench 'BenchmarkAuthn' -benchtime 3s ./api/
 	$(GO) test -run '^$$' -bench 'EventStream_100SlowClients' -benchtime 1x ./api/
+
+# HTTPS load on a real node, then on a three-node cluster (bench/loadbench).
+bench-load: build
+	$(GO) run ./bench/loadbench -bin bin/edgectl
+	$(GO) run ./bench/loadbench -bin bin/edgectl -cluster -trials 3
+
+# Writes with the event log on and off, in interleaved pairs.
+bench-events:
 	bash bench/events-onoff.sh 5 3s
+
+# Three edgectl nodes beside a three-member etcd, same load tool (bench/httpload).
+bench-sidebyside:
 	bash bench/sidebyside.sh 64 10 3
-	$(GO) run ./integration/cmd/scalebench -quick
-	$(GO) run ./integration/cmd/dialbench -edgectl bin/edgectl -ziti $$(sh scripts/ziti.sh)
+
+# The model at scale, a tenth of the full size (bench/scalebench; `make scale` for a million identities).
+bench-scale:
+	$(GO) run ./bench/scalebench -quick
+
+# Dial setup through a real OpenZiti router, edgectl beside OpenZiti's own controller (bench/dialbench).
+bench-dial: build
+	$(GO) run ./bench/dialbench -edgectl bin/edgectl -ziti $$(sh scripts/ziti.sh)
 
 # A million identities beside 100,000, the two sizes in their own processes taking turns request by request,
 # so that the host's slow moments fall on both (issue 16's aims are ratios to 100k): about 8 minutes, 8 GiB of memory.
 scale:
-	$(GO) run ./integration/cmd/scalebench -identities 1000000 -paired 100000 -cluster=false -restart -gc-before -requests 2000
+	$(GO) run ./bench/scalebench -identities 1000000 -paired 100000 -cluster=false -restart -gc-before -requests 2000
 
 # The fault test at length: three nodes, clients over all of them, leader and followers
 # killed, paused and cut off for 3 minutes, then every write and the register histories checked.

@@ -18,7 +18,7 @@ import (
 )
 
 // Benchmarks of authentication over real HTTPS against one in-process node
-// (docs/performance.md, "Issue 6: authentication"). Run with:
+// (docs/performance.md, "Authentication"; the session: docs/performance-history.md, "Issue 6: authentication"). Run with:
 //
 //	go test ./api/ -run '^$' -bench 'BenchmarkAuthn' -benchtime 5s
 //

@@ -42,7 +42,7 @@ func HashToken(token string) string {
 // records of one batch of writes share that path instead of each copying its
 // own; an identity create costs the FSM of every node a quarter (batches of
 // 16, 68 → 51 µs) to nearly half (batches of 5) less than with ids that are
-// random from their first character (docs/performance.md, part 9).
+// random from their first character (docs/performance-history.md, Issue 16, part 9).
 // Random ids did no other job: ids are not secrets, tokens are.
 const (
 	idAlphabet   = "-0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz"

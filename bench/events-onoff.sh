@@ -22,9 +22,11 @@ for _ in $(seq "$pairs"); do
 	echo "pair: events on ${on[-1]} ns/op, off ${off[-1]} ns/op ($(awk -v a="${off[-1]}" -v b="${on[-1]}" 'BEGIN{printf "%.2fx", a/b}'))"
 done
 s1=$(steal)
-median() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END{print (NR%2)? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
+# No comparison inside a print or printf: awk reads an unparenthesized `>` there as a redirection (an earlier
+# `printf ..., dt>0 ? ...` wrote the figure to a file named `0`); the values are computed first.
+median() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END{m = a[(NR+1)/2]; if (NR%2 == 0) m = (a[NR/2]+a[NR/2+1])/2; print m}'; }
 mon=$(median "${on[@]}")
 moff=$(median "${off[@]}")
 read -r t0 st0 <<<"$s0"
 read -r t1 st1 <<<"$s1"
-echo "median: events on $mon ns/op, off $moff ns/op; throughput on/off $(awk -v a="$moff" -v b="$mon" 'BEGIN{printf "%.2fx", a/b}'); steal $(awk -v dt=$((t1 - t0)) -v ds=$((st1 - st0)) 'BEGIN{printf "%.2f%%", (dt>0) ? 100*ds/dt : 0}')"
+echo "median: events on $mon ns/op, off $moff ns/op; throughput on/off $(awk -v a="$moff" -v b="$mon" 'BEGIN{printf "%.2fx", a/b}'); steal $(awk -v dt=$((t1 - t0)) -v ds=$((st1 - st0)) 'BEGIN{p = 0; if (dt+0 > 0) p = 100*ds/dt; printf "%.2f%%", p}')"

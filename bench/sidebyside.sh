@@ -152,7 +152,7 @@ report() {
 		p99=$(field "$m" p99_ms)
 		printf '  %-20s %7s ok/s  p50 %7s ms  p99 %7s ms   (%s)\n' "$m" "$r" "$(field "$m" p50_ms)" "$p99" "$(tr '\n' ' ' <"$work/$m.err")"
 		sum=$(awk -v a="$sum" -v b="$r" 'BEGIN{print a+b}')
-		worst=$(awk -v a="$worst" -v b="$p99" 'BEGIN{print (b>a)?b:a}')
+		worst=$(awk -v a="$worst" -v b="$p99" 'BEGIN{m = a; if (b+0 > a+0) m = b; print m}')
 	done
 	printf '  %-20s %7s ok/s  worst p99 %s ms  steal %s%%\n' "$phase total" "$sum" "$worst" "$steal"
 	eval "${phase//-/_}_rate=$sum ${phase//-/_}_p99=$worst ${phase//-/_}_steal=$steal"
@@ -163,7 +163,7 @@ shares() {
 	local lrate=0 m
 	for m in "$@"; do [[ $m == *-leader ]] && lrate=$(field "$m" ok_per_s); done
 	for m in "$@"; do
-		[[ $m == *-follower ]] && printf '  %-20s %s of the leader'"'"'s rate\n' "$m" "$(awk -v a="$(field "$m" ok_per_s)" -v b="$lrate" 'BEGIN{printf "%.2fx", (b>0)?a/b:0}')"
+		[[ $m == *-follower ]] && printf '  %-20s %s of the leader'"'"'s rate\n' "$m" "$(awk -v a="$(field "$m" ok_per_s)" -v b="$lrate" 'BEGIN{r = 0; if (b+0 > 0) r = a/b; printf "%.2fx", r}')"
 	done
 	return 0
 }
@@ -297,8 +297,8 @@ for run in $(seq 1 "$runs"); do
 	stop_all
 	rm -rf "$work"/e3-"$run" "$work"/etcd-"$run" "$work"/e1-"$run"
 
-	ratio=$(awk -v a="$edgectl3_rate" -v b="$etcd3_rate" 'BEGIN{printf "%.2f", (b>0)?a/b:0}')
-	p99ratio=$(awk -v a="$edgectl3_p99" -v b="$etcd3_p99" 'BEGIN{printf "%.2f", (b>0)?a/b:0}')
+	ratio=$(awk -v a="$edgectl3_rate" -v b="$etcd3_rate" 'BEGIN{r = 0; if (b+0 > 0) r = a/b; printf "%.2f", r}')
+	p99ratio=$(awk -v a="$edgectl3_p99" -v b="$etcd3_p99" 'BEGIN{r = 0; if (b+0 > 0) r = a/b; printf "%.2f", r}')
 	echo " ratio edgectl/etcd (three members): $ratio; worst p99 $edgectl3_p99 ms vs $etcd3_p99 ms (${p99ratio}x); servers' CPU per write $edgectl3_cpu vs $etcd3_cpu µs"
 	echo "| $run | $edgectl3_rate | $edgectl3_p99 | $etcd3_rate | $etcd3_p99 | **$ratio** | $edgectl1_rate | $edgectl3_steal / $etcd3_steal / $edgectl1_steal |"
 done

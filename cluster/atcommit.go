@@ -26,7 +26,7 @@ import (
 // (ResultNoter), which notes the results by the id. Measured with
 // bench/sidebyside.sh: the leader's apply and its answer after it were
 // 1.5 ms of a follower's 3.5 ms more than the leader's own writes at p50
-// (docs/performance.md, part 12).
+// (docs/performance-history.md, Issue 16, part 12).
 
 // extForwardID tags an entry's Extensions as a forwarded write's id: the
 // tag byte, then the id (8 bytes, big-endian).
@@ -182,7 +182,7 @@ func (w *forwardWaits) dropResult(id uint64) {
 // (frameWriter.writeNow): woken instead, the handlers would each wait for
 // a processor, behind the requests the node is serving, to send them.
 // Measured with bench/sidebyside.sh, followers' rates went from
-// 0.78-0.83x to 0.82-0.88x the leader's (docs/performance.md, part 13).
+// 0.78-0.83x to 0.82-0.88x the leader's (docs/performance-history.md, Issue 16, part 13).
 // Otherwise, each handler answers.
 func (w *forwardWaits) committed(logs []*raft.Log) {
 	if w.waiting.Load() == 0 {

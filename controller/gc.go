@@ -13,7 +13,7 @@ import (
 // one runs each time the requests have allocated as much again as the model
 // holds. At 200 they run half as often, which cut the collector's share of
 // the CPU of a loaded node (about a third of it at 100,000 identities, see
-// docs/performance.md), for a heap that peaks at about three times the live
+// docs/performance-history.md, Session 2), for a heap that peaks at about three times the live
 // model instead of two (1.2 GiB instead of 0.8 GiB at 100,000 identities).
 const DefaultGCPercent = 200
 

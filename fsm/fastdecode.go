@@ -16,7 +16,7 @@ import (
 // (a burst of enrollments, a bulk import). Every node decodes every entry,
 // and with encoding/json/v2 that was a ninth of the three nodes' CPU under
 // bench/sidebyside.sh's identity creates (about 11 µs per entry per node,
-// docs/performance.md, part 14).
+// docs/performance-history.md, Issue 16, part 14).
 //
 // The fast path reads only the JSON this package writes: the writer's
 // envelope around encoding/json's encoding of the payload, without

@@ -53,7 +53,7 @@ func (s *snapshot) Persist(sink raft.SnapshotSink) error {
 // that, a request woken on the same processor could wait for the
 // scheduler's preemption, every 10 ms (measured beside a dump of 300,000
 // identities: the wake-up delay of request-like goroutines went from p50
-// 0.6 ms, p99 14–17 ms to p50 0.1 ms, p99 7–9 ms; docs/performance.md,
+// 0.6 ms, p99 14–17 ms to p50 0.1 ms, p99 7–9 ms; docs/performance-history.md,
 // issue 16, part 10). The snapshot takes as long.
 const snapshotBuf = 1 << 16
 

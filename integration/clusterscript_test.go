@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"edgectl/integration/benchkit"
+	"edgectl/bench/benchkit"
 )
 
 // TestClusterScript: scripts/cluster.sh, as the README's users run it,

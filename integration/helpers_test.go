@@ -23,7 +23,7 @@ import (
 	"testing"
 	"time"
 
-	"edgectl/integration/benchkit"
+	"edgectl/bench/benchkit"
 )
 
 // binPath is the edgectl binary TestMain builds once for the whole package.

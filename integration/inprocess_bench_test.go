@@ -15,7 +15,7 @@ import (
 
 // BenchmarkCreateIdentity_InProcess prices the write path of one node
 // (Raft with its fsync, the FSM, the API in process), with the event log on
-// and off in the same run (docs/performance.md, issue 15: on must be at
+// and off in the same run (docs/performance-history.md, issue 15: on must be at
 // least 0.9x off).
 func BenchmarkCreateIdentity_InProcess(b *testing.B) {
 	for _, events := range []bool{true, false} {

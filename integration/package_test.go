@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"edgectl/integration/benchkit"
+	"edgectl/bench/benchkit"
 )
 
 // TestDebianPackage: `make package` builds dist/edgectl_VERSION_amd64.deb

@@ -1,7 +1,7 @@
 package integration
 
 import (
-	"edgectl/integration/benchkit"
+	"edgectl/bench/benchkit"
 	"errors"
 	"fmt"
 	"io"

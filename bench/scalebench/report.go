@@ -72,7 +72,7 @@ func errCell(s *stats) string {
 func (r *report) print(w io.Writer) {
 	c, m := r.cfg, r.model
 	fmt.Fprintf(w, "\n==== Markdown (docs/performance.md) ====\n\n")
-	fmt.Fprintf(w, "Command: `go run ./integration/cmd/scalebench %s`. Run on %s (UTC), %s/%s, %d CPUs (shared; the load generator "+
+	fmt.Fprintf(w, "Command: `go run ./bench/scalebench %s`. Run on %s (UTC), %s/%s, %d CPUs (shared; the load generator "+
 		"runs in the same process as the node(s)), %s.\n\n", strings.Join(os.Args[1:], " "), r.started.Format("2006-01-02 15:04"),
 		runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version())
 	fmt.Fprintf(w, "Model: %d identities with 1–3 of %d role attributes each, %d services and %d edge routers likewise, %d service policies, "+

@@ -19,7 +19,7 @@ import (
 	"syscall"
 	"time"
 
-	"edgectl/integration/benchkit"
+	"edgectl/bench/benchkit"
 )
 
 // The -cluster mode: a one-node figure, then a three-node cluster on

@@ -10,8 +10,8 @@ import (
 	"path/filepath"
 	"time"
 
+	"edgectl/bench/benchkit"
 	"edgectl/controller"
-	"edgectl/integration/benchkit"
 )
 
 // joinTimeout bounds how long a joining node may take to be a voter that

@@ -264,7 +264,7 @@ func takeTurns(children []*pairedChild) {
 // of their p99 (and of their rates, for the concurrent phases).
 func printPaired(w io.Writer, big, small summary) {
 	fmt.Fprintf(w, "\n==== Paired (docs/performance.md) ====\n\n")
-	fmt.Fprintf(w, "Command: `go run ./integration/cmd/scalebench %s`. Two processes, %d and %d identities, took turns request "+
+	fmt.Fprintf(w, "Command: `go run ./bench/scalebench %s`. Two processes, %d and %d identities, took turns request "+
 		"by request (concurrent phases: in %d slices each). Live heap after the fill: %.2f GiB and %.2f GiB.\n\n",
 		strings.Join(os.Args[1:], " "), big.Identities, small.Identities, turnSlices, gib(big.HeapLive), gib(small.HeapLive))
 	fmt.Fprintf(w, "| phase | p50 / p99 ms at %d | p50 / p99 ms at %d | p99 ratio | per second ratio | CPU stolen | within 2x |\n|---|---|---|---|---|---|---|\n",

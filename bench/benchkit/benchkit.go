@@ -1,4 +1,4 @@
-// Package benchkit holds what the load and scale benchmarks (integration/cmd)
+// Package benchkit holds what the load and scale benchmarks (bench/)
 // share: free ports, a node's log buffer, the binary check and the admin
 // login, and the `ziti router` configuration the benchmarks and the tests
 // both write. It starts nothing by itself.

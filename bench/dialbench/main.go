@@ -9,7 +9,7 @@
 // byte echoed. It prints p50 and p99 of sequential dials and the dials per
 // second of concurrent dialers, for both controllers, side by side.
 //
-//	go run ./integration/cmd/dialbench -edgectl bin/edgectl -ziti $(sh scripts/ziti.sh)
+//	go run ./bench/dialbench -edgectl bin/edgectl -ziti $(sh scripts/ziti.sh)
 package main
 
 import (
@@ -31,7 +31,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"edgectl/integration/benchkit"
+	"edgectl/bench/benchkit"
 )
 
 var (

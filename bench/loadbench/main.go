@@ -2,12 +2,12 @@
 // identity creates per second with 1 and with many concurrent clients, then
 // list latency (p50, p99) with a full table of identities, plain and filtered.
 //
-//	go run ./integration/cmd/loadbench -bin bin/edgectl
+//	go run ./bench/loadbench -bin bin/edgectl
 //
 // With -cluster it measures a three-node cluster instead (see cluster.go):
 // creates per second next to one node, and failover times.
 //
-//	go run ./integration/cmd/loadbench -bin bin/edgectl -cluster -trials 7
+//	go run ./bench/loadbench -bin bin/edgectl -cluster -trials 7
 //
 // It starts the node in a temporary data dir on free loopback ports, trusts
 // only the node's CA bundle, stops the node with SIGTERM at the end and
@@ -41,7 +41,7 @@ import (
 	"syscall"
 	"time"
 
-	"edgectl/integration/benchkit"
+	"edgectl/bench/benchkit"
 )
 
 const (

@@ -12,8 +12,8 @@ import (
 	"path/filepath"
 	"time"
 
+	"edgectl/bench/benchkit"
 	"edgectl/controller"
-	"edgectl/integration/benchkit"
 )
 
 // bench is the node(s) under test and the HTTPS client that measures them.

@@ -191,7 +191,7 @@ func (b *bench) buildModel(ctx context.Context) (*model, error) {
 
 	// The policies go in before most identities, as they did when a policy
 	// written over 100,000 identities wrote ~10,000 link rows (see
-	// docs/performance.md); the identities the policies name by @id must
+	// docs/performance-history.md, Issue 4); the identities the policies name by @id must
 	// exist first.
 	named := map[string]bool{}
 	for _, l := range [][]any{spBodies, erpBodies} {

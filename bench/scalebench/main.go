@@ -1,10 +1,10 @@
 // Command scalebench measures edgectl at scale: the figures of issues 4
 // (management at scale), 5 (access decisions) and 7 (posture) in
-// docs/performance.md.
+// docs/performance-history.md (the current figures: docs/performance.md).
 //
-//	go run ./integration/cmd/scalebench            # the full model (100,000 identities)
-//	go run ./integration/cmd/scalebench -quick     # a model a tenth of the size, for a quick look
-//	go run ./integration/cmd/scalebench -identities 1000000 -paired 100000 -cluster=false
+//	go run ./bench/scalebench            # the full model (100,000 identities)
+//	go run ./bench/scalebench -quick     # a model a tenth of the size, for a quick look
+//	go run ./bench/scalebench -identities 1000000 -paired 100000 -cluster=false
 //	                                               # two sizes taking turns, side by side (pair.go; make scale)
 //
 // It starts a node in-process (controller.Start, temporary data dir,
