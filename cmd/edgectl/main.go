@@ -20,6 +20,7 @@ import (
 	"syscall"
 	"time"
 
+	"edgectl"
 	"edgectl/controller"
 
 	"github.com/hashicorp/go-hclog"
@@ -27,9 +28,10 @@ import (
 	"github.com/spf13/pflag"
 )
 
-// Set at build time with -ldflags "-X main.version=...".
+// Set at build time with -ldflags "-X main.version=..."; an empty version
+// is the release in the file VERSION (edgectl.Version).
 var (
-	version   = "v0.1.0"
+	version   = ""
 	revision  = "unknown"
 	buildDate = "unknown"
 )
@@ -40,6 +42,9 @@ type usageError struct{ error }
 func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
 
 func main() {
+	if version == "" {
+		version = edgectl.Version
+	}
 	root := rootCmd()
 	err := root.Execute()
 	if err == nil {
