@@ -1,6 +1,7 @@
 # edgectl: the two commands a new user needs are `make run` and `make test`.
 GO ?= go
-VERSION ?= v0.1.0
+# The release number: the file VERSION (CHANGELOG.md says what each release holds).
+VERSION ?= $(shell cat VERSION)
 REVISION := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 LDFLAGS := -X main.version=$(VERSION) -X main.revision=$(REVISION) -X main.buildDate=$(shell date -u +%Y-%m-%dT%H:%M:%SZ)
 

@@ -9,10 +9,9 @@ require (
 	github.com/hashicorp/go-immutable-radix v1.3.1
 	// go-memdb: the in-memory model (MVCC reads, secondary indexes); go-immutable-radix: its side trees.
 	github.com/hashicorp/go-memdb v1.3.5
-	// raft stays at 1.7.3: 1.8 needs a go-metrics version that raft-boltdb/v2 2.3.1 does not provide.
+	// raft stays at 1.7.3: 1.8 needed a go-metrics version that raft-boltdb/v2 2.3.1 did not provide (raft-boltdb
+	// is gone since v0.2.0; moving to 1.8 is a change of its own).
 	github.com/hashicorp/raft v1.7.3
-	// raft-boltdb: read only to move an earlier release's raft.db into the WAL (cluster/logstore.go).
-	github.com/hashicorp/raft-boltdb/v2 v2.3.1
 	// raft-wal: the Raft log, term and vote; one append and one fsync per batch (cluster/logstore.go, docs/performance.md).
 	github.com/hashicorp/raft-wal v0.4.2
 	github.com/julienschmidt/httprouter v1.3.0
@@ -20,8 +19,8 @@ require (
 	github.com/prometheus/client_golang v1.25.0
 	// jsonschema: config type schemas, a complete validator that reports the failing path.
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
-	// bbolt (raft-boltdb's and raft-wal's meta store): named directly to set its file lock timeout.
-	go.etcd.io/bbolt v1.3.6
+	// bbolt: raft-wal's meta store.
+	go.etcd.io/bbolt v1.3.6 // indirect
 	golang.org/x/crypto v0.58.0
 	golang.org/x/text v0.43.0
 )
@@ -36,6 +35,7 @@ require (
 	github.com/spf13/pflag v1.0.9
 	golang.org/x/sys v0.49.0
 	golang.org/x/term v0.47.0
+	google.golang.org/protobuf v1.36.12
 	gopkg.in/yaml.v3 v3.0.1
 )
 
@@ -43,7 +43,6 @@ require (
 	github.com/armon/go-metrics v0.4.1 // indirect
 	github.com/benbjohnson/immutable v0.4.0 // indirect
 	github.com/beorn7/perks v1.0.1 // indirect
-	github.com/boltdb/bolt v1.3.1 // indirect
 	github.com/boombuler/barcode v1.0.1-0.20190219062509-6c824513bacc // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/chromedp/sysutil v1.1.0 // indirect
@@ -69,7 +68,6 @@ require (
 	github.com/prometheus/common v0.72.0 // indirect
 	github.com/prometheus/procfs v0.22.0 // indirect
 	golang.org/x/exp v0.0.0-20220827204233-334a2380cb91 // indirect
-	google.golang.org/protobuf v1.36.12 // indirect
 )
 
 // Patched copies: watch channels made on first use, a cheaper set of writable nodes (third_party/README.md).

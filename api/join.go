@@ -82,7 +82,8 @@ func (s *Server) listJoinTokens(c *call) error {
 }
 
 // deleteJoinToken revokes an outstanding join token (a leaked one, say).
-// It is a command of version 2: refused while a member runs an older binary.
+// It is a command of version 2, which every release applies (v0.1.0, the
+// oldest a cluster may upgrade from, applies up to version 8).
 func (s *Server) deleteJoinToken(c *call) error {
 	if _, err := s.Writer.Do(c.r.Context(), fsm.CmdJoinTokenDelete, fsm.Delete{ID: c.param("id")}); err != nil {
 		return err
@@ -113,7 +114,8 @@ type JoinRequest struct {
 	NodeCSR     string `json:"nodeCsr"`
 	ServerCSR   string `json:"serverCsr"`
 	// CommandVersion is the newest command version the joining binary
-	// applies (absent: an older binary, version 1).
+	// applies (every release sends it; absent counts as version 1, below
+	// every release's, so such a node cannot join).
 	CommandVersion int `json:"commandVersion,omitempty"`
 }
 

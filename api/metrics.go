@@ -90,8 +90,7 @@ var (
 			"waited (for raft).", []string{"how"}, nil)
 	descAnswered = prometheus.NewDesc("edgectl_raft_forwarded_answers_total",
 		"Writes this node forwarded to the leader since it started, by when the leader answered: at commit (the result "+
-			"being this node's own apply's) or after the leader's own apply (with its result: this node far behind, or a "+
-			"leader of an older release).", []string{"when"}, nil)
+			"being this node's own apply's) or after the leader's own apply (with its result: this node far behind).", []string{"when"}, nil)
 	descCommitAnswers = prometheus.NewDesc("edgectl_raft_commit_answers_total",
 		"Forwarded writes this node answered at commit as the leader since it started, by who sent the answer: raft's "+
 			"apply goroutine with the commit, or the request's handler (the connection was busy, or its peer slow to "+

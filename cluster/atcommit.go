@@ -46,8 +46,8 @@ func forwardID(l *raft.Log) uint64 {
 
 // ResultNoter is an FSM that passes the entries it applies, with their
 // results, to a function, before its applied index moves past them
-// (fsm.FSM.OnApplied). A node forwards writes as cluster.apply_commit only
-// with such an FSM, and sets forwardWaits.applied as that function.
+// (fsm.FSM.OnApplied). Every node's FSM is one (FSM): the node sets
+// forwardWaits.applied as that function.
 type ResultNoter interface {
 	OnApplied(func(logs []*raft.Log, results []any))
 }

@@ -90,7 +90,7 @@ func TestApplyAtCommit_AFollowerFarBehindGetsTheLeadersResult(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp, idx, term, here, err := decodeApplyResult(out, true)
+	resp, idx, term, here, err := decodeApplyResult(out)
 	if err != nil || here || string(resp) != "v" || term == 0 {
 		t.Fatalf("a follower at index 1, entry %d: result %q, here %v, term %d, %v; want the leader's result %q", idx, resp, here, term, err, "v")
 	}
@@ -99,7 +99,7 @@ func TestApplyAtCommit_AFollowerFarBehindGetsTheLeadersResult(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, idx2, term, here, err := decodeApplyResult(out, true); err != nil || !here || idx2 <= idx || term == 0 {
+	if _, idx2, term, here, err := decodeApplyResult(out); err != nil || !here || idx2 <= idx || term == 0 {
 		t.Fatalf("a follower close behind: entry %d, term %d, here %v, %v; want answered at commit after %d", idx2, term, here, err, idx)
 	}
 	if _, err := leader.applyAtCommit(ctx, []byte("short")); err == nil {

@@ -2,7 +2,6 @@ package cluster
 
 import (
 	"context"
-	"path/filepath"
 	"strconv"
 	"sync/atomic"
 	"testing"
@@ -10,7 +9,6 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
-	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
 )
 
 // BenchmarkApplySingleNode measures committed writes per second on a
@@ -66,11 +64,12 @@ func BenchmarkReadIndex(b *testing.B) {
 	}
 }
 
-// BenchmarkLogStore compares the Raft log store (the WAL) with raft-boltdb,
-// the store of earlier releases, on what a leader's group commit writes: one
-// call per batch of 16 entries of 700 bytes (an identity create's command is
-// about that size), each call durable on return. Run with -cpu 1 and read
-// the process's CPU time beside ns/op (docs/performance.md).
+// BenchmarkLogStore measures the Raft log store (the WAL) on what a
+// leader's group commit writes: one call per batch of 16 entries of 700
+// bytes (an identity create's command is about that size), each call
+// durable on return. Run with -cpu 1 and read the process's CPU time beside
+// ns/op (docs/performance.md, issue 16, part 4, which also measured
+// raft-boltdb, the store of builds before v0.1.0).
 func BenchmarkLogStore(b *testing.B) {
 	const perBatch = 16
 	data := make([]byte, 700)
@@ -90,14 +89,6 @@ func BenchmarkLogStore(b *testing.B) {
 	}
 	b.Run("wal", func(b *testing.B) {
 		s, err := openLogStore(b.TempDir(), hclog.NewNullLogger(), 0)
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer s.Close()
-		run(b, s)
-	})
-	b.Run("raft-boltdb", func(b *testing.B) {
-		s, err := raftboltdb.NewBoltStore(filepath.Join(b.TempDir(), legacyLogFile))
 		if err != nil {
 			b.Fatal(err)
 		}

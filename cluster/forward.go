@@ -13,11 +13,11 @@ import (
 
 // Internal RPC names (the "cluster." prefix is reserved for them).
 const (
-	rpcApply     = "cluster.apply"
-	rpcApplyTerm = "cluster.apply_term" // cluster.apply, with the entry's term in the answer
-	// cluster.apply_commit: a write answered once committed, with the
-	// entry's index and term; the follower takes the result from its own
-	// apply (atcommit.go).
+	// cluster.apply_commit: a forwarded write, answered once committed,
+	// with the entry's index and term; the follower takes the result from
+	// its own apply (atcommit.go). It is the only forwarding RPC since
+	// v0.1.0, the oldest release a cluster may upgrade from: a v0.1.0
+	// node sends it first and answers it.
 	rpcApplyCommit  = "cluster.apply_commit"
 	rpcBarrier      = "cluster.barrier"
 	rpcAddVoter     = "cluster.add_voter"
@@ -26,14 +26,13 @@ const (
 	rpcTransfer     = "cluster.transfer_leadership"
 )
 
-// Apply result kinds in a forwarded apply response: index:u64 kind:u8
-// payload (cluster.apply), or index:u64 term:u64 kind:u8 payload
-// (cluster.apply_term, cluster.apply_commit).
+// Apply result kinds in a forwarded apply response: index:u64 term:u64
+// kind:u8 payload.
 const (
 	resultNil   byte = 0
 	resultBytes byte = 1
 	resultError byte = 2 // the FSM returned an error; payload is its text
-	resultHere  byte = 3 // committed, not yet applied on the leader: the follower's own apply gives the result (cluster.apply_commit)
+	resultHere  byte = 3 // committed, not yet applied on the leader: the follower's own apply gives the result
 )
 
 // Apply replicates cmd and returns the FSM's result for it and its log
@@ -57,34 +56,19 @@ func (n *Node) Apply(ctx context.Context, cmd []byte) ([]byte, uint64, error) {
 			return resp, idx, err
 		}
 	}
-	local := func(withTerm bool) func(context.Context) ([]byte, error) {
-		return func(ctx context.Context) ([]byte, error) { return n.applyLocalEncoded(ctx, cmd, withTerm) }
-	}
-	withTerm := true
-	var id uint64
-	var out []byte
-	err := ErrUnknownRPC // an FSM that does not note results: the older RPCs below
-	if _, ok := n.fsm.(ResultNoter); ok {
-		// The write's id, for the leader to put in its entry and this
-		// node's FSM to note the result of that entry by (atcommit.go).
-		id = n.waits.expectResult()
-		defer n.waits.dropResult(id)
-		req := binary.BigEndian.AppendUint64(make([]byte, 0, 16+len(cmd)), id)
-		req = binary.BigEndian.AppendUint64(req, n.fsm.AppliedIndex())
-		out, err = n.leaderCall(ctx, rpcApplyCommit, append(req, cmd...), false, local(true))
-	}
-	if errors.Is(err, ErrUnknownRPC) {
-		// A leader of an older release (a rolling upgrade) ran nothing.
-		out, err = n.leaderCall(ctx, rpcApplyTerm, cmd, false, local(true))
-	}
-	if errors.Is(err, ErrUnknownRPC) {
-		withTerm = false
-		out, err = n.leaderCall(ctx, rpcApply, cmd, false, local(false))
-	}
+	// The write's id, for the leader to put in its entry and this node's
+	// FSM to note the result of that entry by (atcommit.go).
+	id := n.waits.expectResult()
+	defer n.waits.dropResult(id)
+	req := binary.BigEndian.AppendUint64(make([]byte, 0, 16+len(cmd)), id)
+	req = binary.BigEndian.AppendUint64(req, n.fsm.AppliedIndex())
+	out, err := n.leaderCall(ctx, rpcApplyCommit, append(req, cmd...), false, func(ctx context.Context) ([]byte, error) {
+		return n.applyLocalEncoded(ctx, cmd)
+	})
 	if err != nil {
 		return nil, 0, err
 	}
-	resp, idx, term, here, err := decodeApplyResult(out, withTerm)
+	resp, idx, term, here, err := decodeApplyResult(out)
 	if idx == 0 {
 		return nil, 0, err
 	}
@@ -170,18 +154,18 @@ func fsmResult(r any) ([]byte, error) {
 }
 
 // applyLocalEncoded proposes cmd on this node (the leader) and encodes the
-// answer of a forwarded apply, with the entry's term if withTerm.
-func (n *Node) applyLocalEncoded(ctx context.Context, cmd []byte, withTerm bool) ([]byte, error) {
+// answer of a forwarded apply.
+func (n *Node) applyLocalEncoded(ctx context.Context, cmd []byte) ([]byte, error) {
 	resp, idx, err := n.applyLocal(ctx, cmd)
-	return n.encodeApplied(resp, idx, err, withTerm)
+	return n.encodeApplied(resp, idx, err)
 }
 
 // applyAtCommit runs a cluster.apply_commit on this node (the leader):
 // req is the follower's id for the write, the follower's applied index
 // when it sent it, then the command. It answers as soon as the entry is
 // committed (resultHere), or, when raft answers the proposal first (an
-// error, say), as cluster.apply_term does. It also answers as
-// cluster.apply_term, after its own apply, when the follower is so far
+// error, say), with its own result. It also answers with its own result,
+// after its own apply, when the follower is so far
 // behind the entry that raft might bring it a snapshot instead of the
 // entries (a node catching up), which would lose the result: more than
 // half the trailing logs raft keeps after a snapshot. A follower closer
@@ -220,11 +204,12 @@ func (n *Node) applyAtCommit(ctx context.Context, req []byte) ([]byte, error) {
 	case <-done:
 	}
 	resp, idx, err := n.applied(ctx, f)
-	return n.encodeApplied(resp, idx, err, true)
+	return n.encodeApplied(resp, idx, err)
 }
 
-// encodeApplied encodes the answer of a forwarded apply.
-func (n *Node) encodeApplied(resp []byte, idx uint64, err error, withTerm bool) ([]byte, error) {
+// encodeApplied encodes the answer of a forwarded apply, with the entry's
+// index and term.
+func (n *Node) encodeApplied(resp []byte, idx uint64, err error) ([]byte, error) {
 	if idx == 0 {
 		return nil, err // not committed: travels as an error code
 	}
@@ -237,37 +222,29 @@ func (n *Node) encodeApplied(resp []byte, idx uint64, err error, withTerm bool) 
 	}
 	out := make([]byte, 0, 17+len(payload))
 	out = binary.BigEndian.AppendUint64(out, idx)
-	if withTerm {
-		// The entry is committed, so the leader's log keeps it as it is.
-		// 0 (never a real term) if it is gone already: the follower then
-		// waits for raft.
-		var l raft.Log
-		var term uint64
-		if n.logs.GetLog(idx, &l) == nil {
-			term = l.Term
-		}
-		out = binary.BigEndian.AppendUint64(out, term)
+	// The entry is committed, so the leader's log keeps it as it is. 0
+	// (never a real term) if it is gone already: the follower then waits
+	// for raft.
+	var l raft.Log
+	var term uint64
+	if n.logs.GetLog(idx, &l) == nil {
+		term = l.Term
 	}
+	out = binary.BigEndian.AppendUint64(out, term)
 	out = append(out, kind)
 	return append(out, payload...), nil
 }
 
 // decodeApplyResult reads a forwarded apply's answer (encodeApplied,
-// applyAtCommit); term is 0 when withTerm is false or the leader did not
-// know it, and here is true when the result is this node's to find
-// (resultHere).
-func decodeApplyResult(b []byte, withTerm bool) (resp []byte, idx, term uint64, here bool, err error) {
-	head := 9
-	if withTerm {
-		head = 17
-	}
+// applyAtCommit); term is 0 when the leader did not know it, and here is
+// true when the result is this node's to find (resultHere).
+func decodeApplyResult(b []byte) (resp []byte, idx, term uint64, here bool, err error) {
+	const head = 17
 	if len(b) < head {
 		return nil, 0, 0, false, errors.New("cluster: malformed apply response")
 	}
 	idx = binary.BigEndian.Uint64(b)
-	if withTerm {
-		term = binary.BigEndian.Uint64(b[8:])
-	}
+	term = binary.BigEndian.Uint64(b[8:])
 	switch b[head-1] {
 	case resultNil:
 		return nil, idx, term, false, nil
@@ -276,7 +253,7 @@ func decodeApplyResult(b []byte, withTerm bool) (resp []byte, idx, term uint64, 
 	case resultError:
 		return nil, idx, term, false, errors.New(string(b[head:]))
 	case resultHere:
-		if withTerm && term != 0 {
+		if term != 0 {
 			return nil, idx, term, true, nil
 		}
 	}
@@ -308,9 +285,9 @@ type CommittedApplier interface {
 // it follows the leader's log), it applies its log up to it itself: by the
 // Log Matching Property the entries up to it are the leader's, and they are
 // committed. Until then it waits for the entry to arrive or for raft to
-// deliver it, whichever comes first. Without a term
-// (a leader of an older release), with an FSM that cannot apply ahead, or
-// when the entry here turns out to be another (a term that differs: this
+// deliver it, whichever comes first. Without a term (the leader's log no
+// longer held the entry), with an FSM that cannot apply ahead, or when the
+// entry here turns out to be another (a term that differs: this
 // node's log still holds an old leader's entries there) or too far ahead, it
 // waits for raft.
 func (n *Node) awaitForwarded(ctx context.Context, index, term uint64) error {
@@ -556,14 +533,6 @@ func timeoutOf(ctx context.Context) time.Duration {
 // disagree on the leader): a non-leader answers ErrNotLeader and the caller
 // retries.
 func (n *Node) registerInternalRPCs() {
-	for name, withTerm := range map[string]bool{rpcApply: false, rpcApplyTerm: true} {
-		n.registerRPC(name, func(ctx context.Context, _ *x509.Certificate, req []byte) ([]byte, error) {
-			if n.raft.State() != raft.Leader {
-				return nil, ErrNotLeader
-			}
-			return n.applyLocalEncoded(ctx, req, withTerm)
-		})
-	}
 	n.registerRPC(rpcApplyCommit, func(ctx context.Context, _ *x509.Certificate, req []byte) ([]byte, error) {
 		if n.raft.State() != raft.Leader {
 			return nil, ErrNotLeader

@@ -73,52 +73,6 @@ func catchesUp(t *testing.T, ctx context.Context, leader, f *testNode, want map[
 	}
 }
 
-// TestForward_ALeaderOfAnOlderReleaseStillAnswers: a leader that does not
-// know cluster.apply_commit (a rolling upgrade) runs the write through
-// cluster.apply_term, and the follower applies ahead as before; one that
-// knows neither runs it through cluster.apply, and the follower waits for
-// raft's delivery. Either way the result is the leader's.
-func TestForward_ALeaderOfAnOlderReleaseStillAnswers(t *testing.T) {
-	t.Parallel()
-	for _, tc := range []struct {
-		name    string
-		unknown []string
-		waited  bool
-	}{
-		{"without apply_commit", []string{rpcApplyCommit}, false},
-		{"without apply_commit and apply_term", []string{rpcApplyCommit, rpcApplyTerm}, true},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			c := mustNewCluster(t, 3)
-			ctx := ctxTimeout(t, 20*time.Second)
-			leader := c.Leader()
-			leader.handlersMu.Lock()
-			for _, name := range tc.unknown {
-				delete(leader.handlers, name)
-			}
-			leader.handlersMu.Unlock()
-			f := c.Followers()[0]
-			mustApply(t, ctx, f, setCmd("k", "v"))
-			resp, idx, err := f.Apply(ctx, setCmd("k", "w"))
-			if err != nil || string(resp) != "v" {
-				t.Fatalf("the second set's result: %q, %v; want the previous value %q", resp, err, "v")
-			}
-			if v, _ := f.fsm.get("k"); v != "w" || f.fsm.AppliedIndex() < idx {
-				t.Fatalf("k=%q, applied %d < %d", v, f.fsm.AppliedIndex(), idx)
-			}
-			st := f.Stats()
-			if waited := st.ForwardedWaited == 2 && st.ForwardedAhead+st.ForwardedApplied == 0; waited != tc.waited {
-				t.Fatalf("forwarded writes counted as %d waited, %d ahead, %d already applied; want all waited: %v",
-					st.ForwardedWaited, st.ForwardedAhead, st.ForwardedApplied, tc.waited)
-			}
-			if st.ForwardedAfterApply != 2 || st.ForwardedAtCommit != 0 {
-				t.Fatalf("answers counted as %d after the leader's apply, %d at commit; want 2 and 0", st.ForwardedAfterApply, st.ForwardedAtCommit)
-			}
-		})
-	}
-}
-
 // TestCommittedEntries_OnlyTheLeadersEntries: the entries a follower applies
 // ahead of raft are read only when its entry at the committed index has the
 // term the leader gave, and only within maxApplyAhead.

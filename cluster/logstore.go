@@ -1,27 +1,23 @@
 package cluster
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"sync/atomic"
-	"time"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
-	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
 	wal "github.com/hashicorp/raft-wal"
-	"github.com/hashicorp/raft-wal/migrate"
 	"github.com/hashicorp/raft-wal/segment"
-	"go.etcd.io/bbolt"
 )
 
 // The Raft log, term and vote live in a write-ahead log (hashicorp/raft-wal)
-// under raft/wal/. Releases before it kept them in raft/raft.db
-// (raft-boltdb); a node of this release moves such a file into a new WAL when
-// it first opens the data dir.
+// under raft/wal/. Development builds before v0.1.0 kept them in
+// raft/raft.db (raft-boltdb); v0.1.0 moved such a file into a new WAL when
+// it first opened the data dir. This release no longer does: a node whose
+// data dir still holds only raft.db refuses to start (ErrLogBeforeFloor).
 //
 // Why the WAL: raft-boltdb commits a B+tree transaction per batch of entries,
 // with two fsyncs, page copies and a freelist that grows with the log, and
@@ -32,12 +28,20 @@ import (
 // 0.64 ms and 0.29 ms for the WAL. It is HashiCorp's log store for raft,
 // written for Consul, with raft-boltdb as the thing it replaces.
 const (
-	walDirName    = "wal"
+	walDirName = "wal"
+	// legacyLogFile is the raft-boltdb log of builds before v0.1.0.
 	legacyLogFile = "raft.db"
 )
 
-// HasLogStore reports whether dataDir holds a node's Raft log store, of
-// this release or an earlier one.
+// ErrLogBeforeFloor: the data dir holds the raft-boltdb log of a build
+// older than v0.1.0, the oldest release a cluster may upgrade from, and no
+// WAL. The node does not start: starting with an empty log would lose the
+// node's state.
+var ErrLogBeforeFloor = errors.New("cluster: the data dir holds the Raft log of a release older than v0.1.0")
+
+// HasLogStore reports whether dataDir holds a node's Raft log store (the
+// WAL, or the raft.db of a build older than v0.1.0, which openLogStore then
+// refuses).
 func HasLogStore(dataDir string) bool {
 	dir := filepath.Join(dataDir, "raft")
 	return exists(filepath.Join(dir, walDirName)) || exists(filepath.Join(dir, legacyLogFile))
@@ -49,21 +53,23 @@ func exists(path string) bool {
 }
 
 // openLogStore opens (or creates) the log store under dir, the data dir's
-// raft directory, first moving an earlier release's raft.db into it.
+// raft directory. It refuses a dir that holds raft.db and no WAL
+// (ErrLogBeforeFloor).
 func openLogStore(dir string, logger hclog.Logger, segmentSize int) (*logStore, error) {
 	walDir := filepath.Join(dir, walDirName)
 	legacy := filepath.Join(dir, legacyLogFile)
 	switch {
 	case exists(walDir) && exists(legacy):
-		// A move finished but the old file was not removed: the WAL is the
-		// state (the rename is the move's commit point).
+		// v0.1.0 finished moving raft.db into the WAL but stopped before
+		// removing it: the WAL is the state (the rename was the move's
+		// commit point).
 		if err := os.Remove(legacy); err != nil {
 			return nil, fmt.Errorf("cluster: remove the moved %s: %w", legacy, err)
 		}
 	case exists(legacy):
-		if err := moveLegacyLog(legacy, walDir, logger, segmentSize); err != nil {
-			return nil, err
-		}
+		return nil, fmt.Errorf("%w: %s is raft-boltdb's log, which this release no longer moves into the WAL: "+
+			"upgrade this node through v0.1.0 first (start v0.1.0 once on this data dir: it moves the log), "+
+			"or remove the node from the cluster and join it again with an empty data dir", ErrLogBeforeFloor, legacy)
 	}
 	if err := os.MkdirAll(walDir, 0o700); err != nil {
 		return nil, fmt.Errorf("cluster: %w", err)
@@ -149,108 +155,6 @@ func (s *logStore) Close() error {
 	err := s.WAL.Close()
 	s.files.close()
 	return err
-}
-
-// moveLegacyLog copies the entries, term and vote of an earlier release's
-// raft.db into a new WAL at walDir, then removes raft.db. It builds the WAL
-// beside walDir and renames it into place, so that a crash in the middle
-// leaves either the old file alone (and the move starts over) or the
-// finished WAL.
-func moveLegacyLog(legacy, walDir string, logger hclog.Logger, segmentSize int) error {
-	start := time.Now()
-	tmp := walDir + ".moving"
-	if err := os.RemoveAll(tmp); err != nil {
-		return fmt.Errorf("cluster: %w", err)
-	}
-	if err := os.MkdirAll(tmp, 0o700); err != nil {
-		return fmt.Errorf("cluster: %w", err)
-	}
-	last, err := copyLegacyLog(legacy, tmp, logger, segmentSize)
-	if err == nil {
-		err = os.Rename(tmp, walDir)
-	}
-	if err != nil {
-		os.RemoveAll(tmp)
-		return fmt.Errorf("cluster: move %s into the WAL: %w", legacy, err)
-	}
-	if err := syncDir(filepath.Dir(walDir)); err != nil {
-		return err
-	}
-	if err := os.Remove(legacy); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("cluster: remove the moved %s: %w", legacy, err)
-	}
-	logger.Info("moved the raft log of an earlier release into the WAL", "from", legacy, "to", walDir,
-		"lastIndex", last, "took", time.Since(start).Round(time.Millisecond))
-	return nil
-}
-
-// copyLegacyLog copies raft.db's log, term and vote into a new WAL in dir
-// and closes both; it returns the last index copied.
-func copyLegacyLog(legacy, dir string, logger hclog.Logger, segmentSize int) (last uint64, err error) {
-	src, err := raftboltdb.New(raftboltdb.Options{Path: legacy, BoltOptions: &bbolt.Options{Timeout: 5 * time.Second}})
-	if err != nil {
-		return 0, err
-	}
-	defer src.Close()
-	dst, err := wal.Open(dir, wal.WithLogger(logger.Named("wal")), wal.WithSegmentSize(segmentSize))
-	if err != nil {
-		return 0, fmt.Errorf("create the WAL: %w", err)
-	}
-	defer func() {
-		if cerr := dst.Close(); err == nil && cerr != nil {
-			err = fmt.Errorf("close the WAL: %w", cerr)
-		}
-	}()
-	if last, err = src.LastIndex(); err != nil {
-		return 0, err
-	}
-	if last > 0 {
-		if err := migrate.CopyLogs(context.Background(), dst, src, 4<<20, nil); err != nil {
-			return 0, fmt.Errorf("copy the log: %w", err)
-		}
-	}
-	if err := copyTermAndVote(dst, src); err != nil {
-		return 0, fmt.Errorf("copy the term and vote: %w", err)
-	}
-	return last, nil
-}
-
-// raft's stable-store keys (its constants are unexported; the names are part
-// of its on-disk format). A node that never voted has no vote keys, and one
-// that never started has no term.
-var (
-	stableUint64Keys = []string{"CurrentTerm", "LastVoteTerm"}
-	stableKeys       = []string{"LastVoteCand"}
-)
-
-// copyTermAndVote copies them key by key, through the typed calls: the two
-// stores encode a uint64 in different byte orders, so raw bytes would not do.
-func copyTermAndVote(dst, src raft.StableStore) error {
-	for _, k := range stableUint64Keys {
-		v, err := src.GetUint64([]byte(k))
-		if errors.Is(err, raftboltdb.ErrKeyNotFound) {
-			continue
-		}
-		if err != nil {
-			return fmt.Errorf("%s: %w", k, err)
-		}
-		if err := dst.SetUint64([]byte(k), v); err != nil {
-			return fmt.Errorf("%s: %w", k, err)
-		}
-	}
-	for _, k := range stableKeys {
-		v, err := src.Get([]byte(k))
-		if errors.Is(err, raftboltdb.ErrKeyNotFound) {
-			continue
-		}
-		if err != nil {
-			return fmt.Errorf("%s: %w", k, err)
-		}
-		if err := dst.Set([]byte(k), v); err != nil {
-			return fmt.Errorf("%s: %w", k, err)
-		}
-	}
-	return nil
 }
 
 // syncDir makes a rename in dir durable.

@@ -2,8 +2,7 @@
 //
 // It owns everything below the state machine: the hashicorp/raft instance
 // and its storage (the raft-wal log and stable store, and file snapshots,
-// under DataDir/raft; raft-boltdb only to move the log of an older data
-// dir), the cluster port (one mutual-TLS listener that multiplexes
+// under DataDir/raft), the cluster port (one mutual-TLS listener that multiplexes
 // raft and a small framed RPC protocol), forwarding of writes from followers
 // to the leader, membership changes and snapshots.
 //
@@ -44,6 +43,9 @@ type FSM interface {
 	AppliedIndex() uint64
 	// WaitApplied blocks until AppliedIndex() >= index or ctx ends.
 	WaitApplied(ctx context.Context, index uint64) error
+	// ResultNoter: a follower takes a forwarded write's result from its
+	// own apply of the entry (atcommit.go).
+	ResultNoter
 }
 
 // Config configures a Node. Zero durations mean the defaults listed below,
@@ -265,9 +267,7 @@ func New(cfg Config) (_ *Node, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("cluster: %w", err)
 	}
-	if rn, ok := cfg.FSM.(ResultNoter); ok {
-		rn.OnApplied(n.waits.applied)
-	}
+	cfg.FSM.OnApplied(n.waits.applied)
 	n.raft, err = raft.NewRaft(rc, resultFSM{FSM: cfg.FSM, waits: &n.waits}, n.logs, n.store, n.snaps, n.trans)
 	if err != nil {
 		return nil, fmt.Errorf("cluster: start raft: %w", err)

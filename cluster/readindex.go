@@ -40,11 +40,6 @@ func (n *Node) AppliedIndex() uint64 { return n.fsm.AppliedIndex() }
 // readIndex returns the FSM index a linearizable read must wait for.
 func (n *Node) readIndex(ctx context.Context) (uint64, error) {
 	out, err := n.leaderCall(ctx, rpcReadIndex, nil, true, n.readIndexLocal)
-	if errors.Is(err, ErrUnknownRPC) {
-		// A leader of an older version (a rolling upgrade): its barrier
-		// gives the same guarantee, at the cost of a log entry.
-		out, err = n.leaderCall(ctx, rpcBarrier, nil, true, n.barrierLocal)
-	}
 	if err != nil {
 		return 0, err
 	}

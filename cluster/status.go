@@ -47,15 +47,14 @@ type Stats struct {
 	// the leader's answer came (by raft, or ahead of raft for another
 	// write), applied ahead of raft for this write (as soon as this node's
 	// log held the entry the leader said was committed), or waited for
-	// raft's delivery (a leader of an older release, or this node's log
-	// holding another entry there).
+	// raft's delivery (the leader's log no longer held the entry, or this
+	// node's log holding another entry there).
 	ForwardedApplied uint64
 	ForwardedAhead   uint64
 	ForwardedWaited  uint64
 	// The same writes by the leader's answer: at commit, the result being
 	// this node's own FSM's (cluster.apply_commit), or after the leader's
-	// apply, with the leader's result (a follower far behind, or a leader
-	// of an older release).
+	// apply, with the leader's result (a follower far behind).
 	ForwardedAtCommit   uint64
 	ForwardedAfterApply uint64
 	// As the leader, the forwarded writes it answered at commit, by who

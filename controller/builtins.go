@@ -83,8 +83,9 @@ func BuiltinRecords(at time.Time) *store.Builtins {
 const upgradeCheckInterval = 5 * time.Second
 
 // runUpgradeSteps brings the model up to what this release expects, from
-// the leader, in the background: the built-in records, and enrollment JWTs
-// signed the way OpenZiti's enrollers verify them. Each step is a command
+// the leader, in the background: the built-in records, the event log and
+// the data-plane keys. (Reissuing enrollment JWTs signed the old way, which
+// only builds before v0.1.0 made, is gone since v0.2.0.) Each step is a command
 // of this release's command version, so a cluster with an older member
 // waits (the writer's gate refuses until then).
 func (n *Node) runUpgradeSteps() {
@@ -104,11 +105,7 @@ func (n *Node) runUpgradeSteps() {
 			missing, eventsOff := tx.MissingBuiltins(b), !tx.Events().Enabled && !n.cfg.NoEventLog
 			clusterOff := !tx.Events().Cluster && !n.cfg.NoEventLog
 			noKeys := tx.DataPlaneKeys() == nil
-			jwts, err := n.API.LegacyJWTReissues(100)
-			if err != nil {
-				n.log.Warn("upgrade step: enrollment JWTs", "error", err)
-			}
-			if !missing && !eventsOff && !clusterOff && !noKeys && len(jwts) == 0 && err == nil {
+			if !missing && !eventsOff && !clusterOff && !noKeys {
 				return
 			}
 			if !n.Raft.IsLeader() {
@@ -136,13 +133,6 @@ func (n *Node) runUpgradeSteps() {
 					n.log.Warn("upgrade step: data-plane keys", "error", err)
 				} else if _, err := n.Writer.Do(ctx, fsm.CmdDataPlaneKeysEnsure, keys); err != nil {
 					n.log.Info("upgrade step: data-plane keys not made yet", "reason", err)
-				}
-			}
-			if len(jwts) > 0 {
-				if _, err := n.Writer.Do(ctx, fsm.CmdJWTsReissue, jwts); err != nil {
-					n.log.Info("upgrade step: enrollment JWTs not reissued yet", "reason", err)
-				} else {
-					wait = 0 // the next batch
 				}
 			}
 			cancel()

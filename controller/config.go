@@ -7,6 +7,7 @@ import (
 	"net"
 	"time"
 
+	"edgectl"
 	"edgectl/api"
 )
 
@@ -117,7 +118,7 @@ func (c *Config) Defaults() {
 		c.ReadyTimeout = 30 * time.Second
 	}
 	if c.Version == "" {
-		c.Version = "v0.1.0"
+		c.Version = edgectl.Version
 	}
 }
 

@@ -71,24 +71,36 @@ func (n *Node) needsRegister(rec *store.Controller) bool {
 }
 
 // commandGate refuses a command that some member of the cluster cannot
-// apply, by the command versions the members published (a member without
-// one runs an older binary: version 1).
+// apply, by the command versions the members published (gateCommand).
 func (n *Node) commandGate(t fsm.CommandType) error {
-	need := fsm.VersionOf(t)
 	members, err := n.Raft.Members()
 	if err != nil {
 		return err
 	}
-	for _, m := range members {
-		if m.ID == n.Raft.ID() {
-			continue // this binary: it applies what it proposes, record or not
+	ids := make([]string, len(members))
+	for i, m := range members {
+		ids[i] = m.ID
+	}
+	return gateCommand(t, n.Raft.ID(), ids, n.memberRecord)
+}
+
+// gateCommand refuses t with a *fsm.VersionError naming the first member
+// (other than self, this binary, which applies what it proposes) whose
+// controller record, as record gives it, shows a command version below
+// t's. A member without a record (one that has not written it yet) counts
+// as version 1: it is refused every command newer than that until it does.
+func gateCommand(t fsm.CommandType, self string, members []string, record func(id string) *store.Controller) error {
+	need := fsm.VersionOf(t)
+	for _, id := range members {
+		if id == self {
+			continue
 		}
 		release, cv := "", 1
-		if c := n.memberRecord(m.ID); c != nil {
+		if c := record(id); c != nil {
 			release, cv = c.Version, max(c.CommandVersion, 1)
 		}
 		if cv < need {
-			return &fsm.VersionError{Command: t, Need: need, NodeID: m.ID, NodeVersion: release, NodeCommandVersion: cv}
+			return &fsm.VersionError{Command: t, Need: need, NodeID: id, NodeVersion: release, NodeCommandVersion: cv}
 		}
 	}
 	return nil
@@ -100,8 +112,7 @@ func (n *Node) commandGate(t fsm.CommandType) error {
 const recordWait = 5 * time.Second
 
 // memberRecord is the controller record of member id, waiting up to
-// recordWait for a member that has not written one yet (nil after that: an
-// older binary, which never does).
+// recordWait for a member that has not written one yet (nil after that).
 func (n *Node) memberRecord(id string) *store.Controller {
 	deadline := time.Now().Add(recordWait)
 	for {

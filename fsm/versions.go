@@ -46,14 +46,14 @@ type VersionError struct {
 	Command            CommandType
 	Need               int    // the command's version
 	NodeID             string // the member that lacks it
-	NodeVersion        string // its release ("" = older than command versions)
+	NodeVersion        string // its release ("" = not known: it has published no controller record yet)
 	NodeCommandVersion int
 }
 
 func (e *VersionError) Error() string {
 	release := e.NodeVersion
 	if release == "" {
-		release = "a release older than command versions"
+		release = "a release not known yet (no controller record)"
 	}
 	return fmt.Sprintf("member %s runs %s (command version %d), which cannot apply %s (command version %d): upgrade it first",
 		e.NodeID, release, e.NodeCommandVersion, e.Command, e.Need)

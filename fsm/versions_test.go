@@ -1,6 +1,8 @@
 package fsm
 
 import (
+	"context"
+	"errors"
 	"slices"
 	"testing"
 
@@ -130,5 +132,38 @@ func TestCommandsOfVersionOneArePinned(t *testing.T) {
 		} else if VersionOf(CommandType(typ)) != 1 {
 			t.Errorf("command %s shipped in version 1 but is now of version %d", typ, VersionOf(CommandType(typ)))
 		}
+	}
+}
+
+// countingProposer counts the commands proposed through it and fails them.
+type countingProposer struct{ n int }
+
+var errProposed = errors.New("proposed")
+
+func (p *countingProposer) Apply(context.Context, []byte) ([]byte, uint64, error) {
+	p.n++
+	return nil, 0, errProposed
+}
+
+// The Writer asks its gate before proposing a command newer than version
+// 1, and proposes nothing the gate refuses; commands of version 1 go
+// without asking.
+func TestWriter_TheGateRefusesBeforeProposing(t *testing.T) {
+	p := &countingProposer{}
+	w := NewWriter(p, nil)
+	var asked []CommandType
+	refusal := &VersionError{Command: CmdLoginFailedAudit, Need: VersionOf(CmdLoginFailedAudit), NodeID: "n2", NodeVersion: "v0.0.9", NodeCommandVersion: 1}
+	w.SetGate(func(t CommandType) error {
+		asked = append(asked, t)
+		return refusal
+	})
+	if _, err := w.Do(context.Background(), CmdLoginFailedAudit, struct{}{}); !errors.Is(err, refusal) || p.n != 0 {
+		t.Fatalf("a refused command: %v, %d proposed", err, p.n)
+	}
+	if _, err := w.Do(context.Background(), CmdIdentityCreate, struct{}{}); !errors.Is(err, errProposed) || p.n != 1 {
+		t.Fatalf("a command of version 1: %v, %d proposed", err, p.n)
+	}
+	if !slices.Equal(asked, []CommandType{CmdLoginFailedAudit}) {
+		t.Errorf("the gate was asked about %v", asked)
 	}
 }

@@ -14,13 +14,19 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 
+	"edgectl"
 	"edgectl/fsm"
 )
 
-// upgradeFrom is the release the upgrade test starts from: the last commit
-// before command versions and read indexes. Its binary publishes no command
-// version (it applies version 1) and has no cluster.read_index RPC.
-const upgradeFrom = "97870bb"
+// The release the upgrade test starts from: v0.1.0, the oldest release a
+// cluster may upgrade from (docs/operations.md, "Upgrades and the
+// compatibility floor"; CHANGELOG.md), built from its commit. Its binary
+// publishes release v0.1.0 and command version 8.
+const (
+	upgradeFrom               = "d6ea2f4"
+	upgradeFromRelease        = "v0.1.0"
+	upgradeFromCommandVersion = 8
+)
 
 // buildAt builds the edgectl binary of commit into a temporary directory,
 // from `git archive` of this repository (the test needs the history: a
@@ -53,23 +59,36 @@ func buildAt(t *testing.T, commit string) string {
 	return bin
 }
 
-// controllerVersions maps member id to the commandVersion n's /controllers shows.
-func controllerVersions(t *testing.T, n *node, token string) map[string]any {
+// memberRelease is what a member publishes in its controller record.
+type memberRelease struct {
+	version        string
+	commandVersion float64
+}
+
+// controllerVersions maps member id to the release and command version n's
+// /controllers shows.
+func controllerVersions(t *testing.T, n *node, token string) map[string]memberRelease {
 	t.Helper()
 	status, m := do(t, http.MethodGet, n.mgmt("/controllers"), token, nil)
 	mustStatus(t, "controllers", status, m, http.StatusOK)
-	out := map[string]any{}
+	out := map[string]memberRelease{}
 	for _, v := range m["data"].([]any) {
 		ctl := v.(map[string]any)
-		out[ctl["id"].(string)] = ctl["commandVersion"]
+		r := memberRelease{}
+		r.version, _ = ctl["version"].(string)
+		r.commandVersion, _ = ctl["commandVersion"].(float64)
+		out[ctl["id"].(string)] = r
 	}
 	return out
 }
 
-// A cluster of the earlier release is upgraded one node at a time under
-// writes: old commands work throughout, the command the old nodes lack is
-// refused (naming one of them) until the last one is upgraded, and no
-// acknowledged write is lost.
+// A cluster of the oldest release a cluster may upgrade from (v0.1.0) is
+// upgraded one node at a time under writes: old commands work throughout,
+// through old and new nodes, each forwarding to a leader of the other
+// release; no acknowledged write is lost; and the cluster ends on the new
+// binary, every member publishing its release and command version. (No
+// command is newer than v0.1.0's yet: that the gate refuses one some member
+// cannot apply is TestCommandGate_RefusesACommandAMemberCannotApply's.)
 func TestRollingUpgradeFromAnEarlierRelease(t *testing.T) {
 	t.Parallel()
 	old := buildAt(t, upgradeFrom)
@@ -124,17 +143,32 @@ func TestRollingUpgradeFromAnEarlierRelease(t *testing.T) {
 		c.nodes[i] = nn
 	}
 
-	// An enrollment made by the old release: its JWT is signed the old way.
+	// An enrollment made by the old release.
 	legacy := createIdentity(t, c.nodes[0], c.token, map[string]any{"name": "legacy-enrollee", "type": "Device", "isAdmin": false,
 		"enrollment": map[string]any{"ott": true}})
+
+	oldRelease := memberRelease{upgradeFromRelease, upgradeFromCommandVersion}
+	newRelease := memberRelease{edgectl.Version, fsm.CommandVersion}
+	if newRelease == oldRelease {
+		t.Fatalf("this tree's release %v is the one the test upgrades from", newRelease)
+	}
+	waitUntil(t, "every node publishes the old release", 15*time.Second, func() error {
+		vs := controllerVersions(t, c.nodes[0], c.token)
+		for _, id := range c.ids {
+			if vs[id] != oldRelease {
+				return fmt.Errorf("before the upgrade, %s publishes %v, want %v", id, vs[id], oldRelease)
+			}
+		}
+		return nil
+	})
 
 	// One node upgraded: a mixed cluster.
 	upgrade(2)
 	newNode := c.nodes[2]
-	waitUntil(t, "the upgraded node publishes its command version", 15*time.Second, func() error {
+	waitUntil(t, "the upgraded node publishes its release", 15*time.Second, func() error {
 		vs := controllerVersions(t, newNode, c.token)
-		if vs[c.ids[2]] != float64(fsm.CommandVersion) || vs[c.ids[0]] != float64(1) || vs[c.ids[1]] != float64(1) {
-			return fmt.Errorf("command versions %v", vs)
+		if vs[c.ids[2]] != newRelease || vs[c.ids[0]] != oldRelease || vs[c.ids[1]] != oldRelease {
+			return fmt.Errorf("releases %v", vs)
 		}
 		return nil
 	})
@@ -146,40 +180,36 @@ func TestRollingUpgradeFromAnEarlierRelease(t *testing.T) {
 	if n := jint(t, m, "meta", "pagination", "totalCount"); n != 1 {
 		t.Fatalf("linearizable read on the new node found %d", n)
 	}
-	// The built-in config types wait for the last old node.
-	status, m = do(t, http.MethodGet, newNode.mgmt(`/config-types?filter=name%3D%22intercept.v1%22`), c.token, nil)
-	mustStatus(t, "config types on the new node", status, m, http.StatusOK)
-	if n := jint(t, m, "meta", "pagination", "totalCount"); n != 0 {
-		t.Fatalf("the built-in config types were added while old nodes remain")
-	}
-	// The command the old nodes lack is refused, naming one of them.
-	status, m = do(t, http.MethodPost, newNode.mgmt("/cluster/join-tokens"), c.token, map[string]any{"ttlSeconds": 600})
-	mustStatus(t, "a join token", status, m, http.StatusCreated)
-	tokenID, _ := jget(m, "data", "id").(string)
-	status, m = do(t, http.MethodDelete, newNode.mgmt("/cluster/join-tokens/"+tokenID), c.token, nil)
-	wantError(t, "revoking a join token in a mixed cluster", status, m, http.StatusServiceUnavailable, "CLUSTER_UNAVAILABLE", "")
-	if msg, _ := jget(m, "error", "message").(string); !strings.Contains(msg, c.ids[0]) && !strings.Contains(msg, c.ids[1]) {
-		t.Errorf("the refusal does not name an old node: %q", msg)
+	// The newest of v0.1.0's commands, taken by both.
+	for _, n := range []*node{newNode, c.nodes[0]} {
+		status, m = do(t, http.MethodPost, n.mgmt("/cluster/join-tokens"), c.token, map[string]any{"ttlSeconds": 600})
+		mustStatus(t, "a join token in a mixed cluster", status, m, http.StatusCreated)
+		tokenID, _ := jget(m, "data", "id").(string)
+		status, m = do(t, http.MethodDelete, n.mgmt("/cluster/join-tokens/"+tokenID), c.token, nil)
+		mustStatus(t, "revoking a join token in a mixed cluster", status, m, http.StatusOK)
 	}
 
 	// The others, one by one.
 	upgrade(0)
 	upgrade(1)
-	waitUntil(t, "every node publishes the new command version", 15*time.Second, func() error {
+	waitUntil(t, "every node publishes the new release", 15*time.Second, func() error {
 		for _, n := range c.nodes {
 			vs := controllerVersions(t, n, c.token)
 			for _, id := range c.ids {
-				if vs[id] != float64(fsm.CommandVersion) {
+				if vs[id] != newRelease {
 					return fmt.Errorf("%s shows %v", n.name, vs)
 				}
 			}
 		}
 		return nil
 	})
+	status, m = do(t, http.MethodPost, c.nodes[0].mgmt("/cluster/join-tokens"), c.token, map[string]any{"ttlSeconds": 600})
+	mustStatus(t, "a join token once every node is upgraded", status, m, http.StatusCreated)
+	tokenID, _ := jget(m, "data", "id").(string)
 	status, m = do(t, http.MethodDelete, c.nodes[0].mgmt("/cluster/join-tokens/"+tokenID), c.token, nil)
 	mustStatus(t, "revoking the join token once every node is upgraded", status, m, http.StatusOK)
-	// The upgrade step adds the built-in config types once every member can
-	// apply the command that adds them.
+	// The built-in config types, made by v0.1.0 with the cluster, are on
+	// every node.
 	waitUntil(t, "the built-in config types on every node", 30*time.Second, func() error {
 		for _, n := range c.nodes {
 			status, m := do(t, http.MethodGet, n.mgmt(`/config-types?filter=name%3D%22intercept.v1%22`), c.token, nil)
@@ -189,9 +219,9 @@ func TestRollingUpgradeFromAnEarlierRelease(t *testing.T) {
 		}
 		return nil
 	})
-	// The upgrade step reissues the old enrollment's JWT so that OpenZiti's
-	// enrollers verify it (issuer's server certificate key, bare issuer).
-	waitUntil(t, "the legacy enrollment JWT verifies as the SDK checks it", 30*time.Second, func() error {
+	// The old release's enrollment JWT verifies as OpenZiti's enrollers
+	// check it (issuer's server certificate key, bare issuer).
+	waitUntil(t, "the old release's enrollment JWT verifies as the SDK checks it", 30*time.Second, func() error {
 		tok, _ := jget(getIdentity(t, c.nodes[1], c.token, legacy), "enrollment", "ott", "jwt").(string)
 		_, err := verifyAsSDK(tok)
 		return err

@@ -43,17 +43,6 @@ func (a *Authority) SignEnrollmentJWT(claims EnrollmentClaims) (string, error) {
 	return SignEnrollmentJWTWith(a.signKey, a.kid, claims)
 }
 
-// AuthorityClaims returns the claims of token when the authority's key
-// signed it and it has not expired at now (an enrollment JWT made before
-// nodes signed with their API server keys), else nil.
-func (a *Authority) AuthorityClaims(token string, now time.Time) *EnrollmentClaims {
-	c, err := a.ParseEnrollmentJWT(token, now)
-	if err != nil {
-		return nil
-	}
-	return c
-}
-
 // signingMethod is the JWT algorithm of a key.
 func signingMethod(key crypto.Signer) (jwt.SigningMethod, error) {
 	switch k := key.Public().(type) {

@@ -10,8 +10,7 @@ type Controller struct {
 	APIURL      string `json:"apiUrl"`
 	ClusterAddr string `json:"clusterAddr"`
 	// Version is the node's release; CommandVersion the newest command
-	// version its binary applies (0: a binary older than command versions,
-	// which applies version 1).
+	// version its binary applies (every release publishes both).
 	Version        string `json:"version,omitempty"`
 	CommandVersion int    `json:"commandVersion,omitempty"`
 	// JWK is the public key the node signs enrollment JWTs with.

@@ -5,16 +5,21 @@ package main
 import (
 	"os"
 
+	"edgectl"
 	"edgectl/cli"
 )
 
-// Set at build time with -ldflags "-X main.version=...".
+// Set at build time with -ldflags "-X main.version=..."; an empty version
+// is the release in the file VERSION (edgectl.Version).
 var (
-	version   = "v0.1.0"
+	version   = ""
 	revision  = "unknown"
 	buildDate = "unknown"
 )
 
 func main() {
+	if version == "" {
+		version = edgectl.Version
+	}
 	os.Exit(cli.Main(cli.Build{Version: version, Revision: revision, Date: buildDate}))
 }
