@@ -3,6 +3,7 @@ package api
 import (
 	"testing"
 
+	"edgectl/fsm"
 	"edgectl/store"
 )
 
@@ -96,6 +97,11 @@ func TestResources_EveryResourceIsDescribedForEveryConsumer(t *testing.T) {
 	has := map[*store.Kind]bool{}
 	for _, r := range s.resources {
 		has[r.kind] = true
+		// The audit stream and webhooks name a changed record by its resource.
+		info := served[r.path]
+		if typ, ok := fsm.EntityType(r.kind); (info.Create || info.Update) && (!ok || typ != r.path) {
+			t.Errorf("%s: its changes are not entity events named %q (fsm/events.go, entityTypes: %q)", r.path, r.path, typ)
+		}
 	}
 	for _, k := range store.AllKinds {
 		if !has[k] && internal[k] == "" {

@@ -38,3 +38,25 @@ func TestEveryCommandIsInTheDocs(t *testing.T) {
 	}
 	walk(rootCmd())
 }
+
+// docs/cli.md names every resource an export writes.
+func TestTheDocsNameEveryExportedResource(t *testing.T) {
+	raw, err := os.ReadFile("../docs/cli.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(raw)
+	start := strings.Index(doc, "## Declarative: export and apply")
+	if start < 0 {
+		t.Fatal("docs/cli.md has no export section")
+	}
+	section := doc[start:]
+	if end := strings.Index(section[3:], "\n## "); end > 0 {
+		section = section[:end+3]
+	}
+	for _, k := range exportKinds() {
+		if !strings.Contains(section, "`"+k+"`") {
+			t.Errorf("docs/cli.md's export section does not name %s", k)
+		}
+	}
+}

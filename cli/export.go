@@ -210,6 +210,8 @@ func exportCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "export [RESOURCE...]",
 		Short: "Write the network as names, not ids (no secrets, no generated fields), as YAML or JSON",
+		Long: "Write the network as names, not ids (no secrets, no generated fields), as YAML or JSON.\n" +
+			"Resources, in apply order: " + strings.Join(exportKinds(), ", ") + ".",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if output != "yaml" && output != "json" {
 				return usagef("-o %q: use yaml or json", output)

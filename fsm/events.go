@@ -98,6 +98,13 @@ var entityTypes = map[*store.Kind]string{
 	store.KindExternalJWTSigner: "external-jwt-signers", store.KindEventSubscription: "event-subscriptions",
 }
 
+// EntityType is the API resource name under which changes of kind k are
+// entity events ("" and false when they are none).
+func EntityType(k *store.Kind) (string, bool) {
+	t, ok := entityTypes[k]
+	return t, ok
+}
+
 // secretFields never appear in an event.
 var secretFields = map[string]bool{"passwordHash": true, "tokenHash": true, "token": true, "secret": true,
 	"recoveryCodes": true, "jwt": true, "enrollmentJwt": true, "enrollmentToken": true, "verificationToken": true,

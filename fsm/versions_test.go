@@ -30,10 +30,10 @@ func TestCommandVersions(t *testing.T) {
 	}
 }
 
-// The command types of version 1, pinned: a command added without a version
-// in commandSince would get version 1, and a node of an older release would
-// stop on it in a rolling upgrade; here it shows as a command of version 1
-// that is not in this list. Give it the next version (and raise
+// The command types of version 1, pinned: a command declared with version
+// 1 by mistake would reach a node of an older release, which would stop on
+// it in a rolling upgrade; here it shows as a command of version 1 that is
+// not in this list. Declare it with the next version (and raise
 // CommandVersion); only a command that really shipped in version 1 belongs
 // here.
 func TestCommandsOfVersionOneArePinned(t *testing.T) {
@@ -123,7 +123,7 @@ func TestCommandsOfVersionOneArePinned(t *testing.T) {
 	f := New(store.New())
 	for typ := range f.handlers {
 		if VersionOf(typ) == 1 && !slices.Contains(pinned, string(typ)) {
-			t.Errorf("command %s has no version: add it to commandSince with the next version and raise CommandVersion", typ)
+			t.Errorf("command %s has no version: declare it with command(name, N), N the next version, and raise CommandVersion", typ)
 		}
 	}
 	for _, typ := range pinned {
