@@ -39,9 +39,10 @@ func printValue(v any, output string) error {
 	return printJSON(v)
 }
 
-// printRecords prints a list: a table (id, name and a few telling fields;
+// printRecords prints a list: a table (id and the columns the API's
+// description gives the resource, else id, name and a few telling fields;
 // wide: every scalar field), or the records as the API gave them.
-func printRecords(items []map[string]any, output string) error {
+func printRecords(items []map[string]any, output string, columns []string) error {
 	if items == nil {
 		items = []map[string]any{}
 	}
@@ -49,6 +50,9 @@ func printRecords(items []map[string]any, output string) error {
 		return printValue(items, output)
 	}
 	cols := tableColumns(items, output == "wide")
+	if output == "table" && len(columns) > 0 {
+		cols = append([]string{"id"}, columns...)
+	}
 	tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
 	labels := make([]string, len(cols))
 	for i, c := range cols {
@@ -58,7 +62,7 @@ func printRecords(items []map[string]any, output string) error {
 	for _, it := range items {
 		var cells []string
 		for _, c := range cols {
-			cells = append(cells, humanCell(it[c], time.Now()))
+			cells = append(cells, humanCell(field(it, c), time.Now()))
 		}
 		fmt.Fprintln(tw, strings.Join(cells, "\t"))
 	}
@@ -211,9 +215,28 @@ func printDetail(rec map[string]any) error {
 
 func readAllStdin() ([]byte, error) { return io.ReadAll(os.Stdin) }
 
-// columnLabel is a table column's heading: the field in capitals, a
+// field is the value at a dotted path of a record (type.name).
+func field(rec map[string]any, path string) any {
+	var v any = rec
+	for _, k := range strings.Split(path, ".") {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return nil
+		}
+		v = m[k]
+	}
+	return v
+}
+
+// columnLabel is a table column's heading: the field in capitals (of a
+// dotted path, the record it names, type.name: TYPE, else its last part), a
 // boolean's "is" left out (isOnline: ONLINE).
 func columnLabel(field string) string {
+	if named, ok := strings.CutSuffix(field, ".name"); ok {
+		field = named
+	} else if i := strings.LastIndex(field, "."); i >= 0 {
+		field = field[i+1:]
+	}
 	if len(field) > 2 && strings.HasPrefix(field, "is") && field[2] >= 'A' && field[2] <= 'Z' {
 		field = field[2:]
 	}

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"strings"
 	"testing"
 	"time"
 )
@@ -27,5 +28,22 @@ func TestHumanCell(t *testing.T) {
 		if got := humanCell(c.v, now); got != c.want {
 			t.Errorf("humanCell(%v) = %q, want %q", c.v, got, c.want)
 		}
+	}
+}
+
+// A list's table shows the id and the columns of the resource's description,
+// dotted paths by the record they name.
+func TestTablesShowTheDescribedColumns(t *testing.T) {
+	items := []map[string]any{{"id": "i1", "name": "alice", "type": map[string]any{"name": "User"}, "isAdmin": false,
+		"secondary": map[string]any{"requireTotp": true}, "extra": "not shown"}}
+	out := captureStdout(t, func() {
+		if err := printRecords(items, "table", []string{"name", "type.name", "isAdmin", "secondary.requireTotp"}); err != nil {
+			t.Fatal(err)
+		}
+	})
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 2 || strings.Join(strings.Fields(lines[0]), " ") != "ID NAME TYPE ADMIN REQUIRETOTP" ||
+		strings.Join(strings.Fields(lines[1]), " ") != "i1 alice User false true" {
+		t.Fatalf("table:\n%s", out)
 	}
 }

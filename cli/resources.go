@@ -212,7 +212,7 @@ func listCmd() *cobra.Command {
 			if output == "table" || output == "wide" {
 				c.namesForIDs(items)
 			}
-			return printRecords(items, output)
+			return printRecords(items, output, r.Columns)
 		},
 	}
 	cmd.Flags().StringVarP(&output, "output", "o", "table", "table, wide, json or yaml")
@@ -249,7 +249,11 @@ func getCmd() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				return printRecords(items, output)
+				var cols []string // the relation's own resource's columns
+				if rel, err := resourceByName(args[2]); err == nil {
+					cols = rel.Columns
+				}
+				return printRecords(items, output, cols)
 			}
 			data, _, err := c.do(http.MethodGet, "/"+r.Path+"/"+url.PathEscape(id), nil)
 			if err != nil {
