@@ -70,10 +70,12 @@ func ManagementResources() []ResourceInfo {
 }
 
 // extraResources are served but are not model resources with fields:
-// circuits are node-local (listed and deleted only), posture check types a
-// fixed list.
+// circuits and router links are node-local (listed; circuits deleted),
+// posture check types a fixed list.
 var extraResources = []ResourceInfo{
 	{Path: "circuits", Title: "Circuits", One: "circuit", Delete: true},
+	{Path: "links", Title: "Links", One: "link",
+		Columns: []string{"sourceRouter.name", "destRouter.name", "state", "cost", "protocol", "dialAddress"}},
 	{Path: "posture-check-types", Title: "Posture check types", One: "posture check type", Named: true, Columns: []string{"name"}},
 }
 

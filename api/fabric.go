@@ -13,10 +13,10 @@ import (
 // list routers|terminators|services|circuits|links`, `ziti fabric delete
 // circuit`, `ziti edge validate service-hosting`): routers (edge and
 // transit) with whether they are connected to this node, terminators,
-// services, this node's circuits, and links (none: routers are not linked
-// yet). Admins only, as the Management API. Circuits are also listed and
-// deleted on the Management API (`edgectl list circuits`, `edgectl delete
-// circuit`): an edgectl extension.
+// services, this node's circuits, and the router links reported to this
+// node. Admins only, as the Management API. Circuits and links are also
+// served on the Management API (`edgectl list circuits|links`, `edgectl
+// delete circuit`): an edgectl extension.
 
 // fabricRoutes are the Fabric API's operations.
 func (s *Server) fabricRoutes() []route {
@@ -30,7 +30,8 @@ func (s *Server) fabricRoutes() []route {
 		{fabricAPI | managementAPI, get, "/circuits", "listCircuits", "Circuit", admin, s.listCircuits},
 		{fabricAPI | managementAPI, get, "/circuits/:id", "detailCircuit", "Circuit", admin, s.getCircuit},
 		{fabricAPI | managementAPI, del, "/circuits/:id", "deleteCircuit", "Circuit", admin, s.deleteCircuit},
-		{fabricAPI, get, "/links", "listLinks", "Link", admin, s.listLinks},
+		{fabricAPI | managementAPI, get, "/links", "listLinks", "Link", admin, s.listLinks},
+		{fabricAPI | managementAPI, get, "/links/:id", "detailLink", "Link", admin, s.getLink},
 	}
 }
 
@@ -119,16 +120,30 @@ var circuitFields = store.BaseFields(map[string]filter.Field{
 	"routerId":   filter.StringField(func(r any) string { return r.(*circuitRecord).c.RouterID }),
 })
 
+// routerRef is a reference to an edge router or a transit router.
+func (s *Server) routerRef(tx *store.Tx, id string) any {
+	if tx.Exists(store.KindRouter, id) {
+		return s.entityRef(tx, store.KindRouter, "routers", id)
+	}
+	return s.entityRef(tx, store.KindEdgeRouter, "edge-routers", id)
+}
+
 // circuitView is a circuit as OpenZiti shows it: its client (the session),
-// service, terminator and path (one router, no links).
+// service, terminator and path (its routers and the links between them).
 func (s *Server) circuitView(tx *store.Tx, c *dataplane.Circuit) map[string]any {
-	router := s.entityRef(tx, store.KindEdgeRouter, "edge-routers", c.RouterID)
+	nodes, links := []any{}, []any{}
+	for _, id := range c.Path {
+		nodes = append(nodes, s.routerRef(tx, id))
+	}
+	for _, id := range c.Links {
+		links = append(links, map[string]any{"id": id, "_links": selfLinks("links", id)})
+	}
 	return map[string]any{
 		"_links": selfLinks("circuits", c.ID), "id": c.ID, "createdAt": c.CreatedAt, "updatedAt": c.CreatedAt, "tags": map[string]any{},
 		"clientId": c.SessionID, "identityId": c.IdentityID, "apiSessionId": c.APISessionID,
 		"service":    s.entityRef(tx, store.KindService, "services", c.ServiceID),
 		"terminator": s.entityRef(tx, store.KindTerminator, "terminators", c.TerminatorID),
-		"path":       map[string]any{"nodes": []any{router}, "links": []any{}, "ingressId": c.IngressID, "egressId": c.EgressID},
+		"path":       map[string]any{"nodes": nodes, "links": links, "ingressId": c.IngressID, "egressId": c.EgressID},
 	}
 }
 
@@ -178,11 +193,62 @@ func (s *Server) deleteCircuit(c *call) error {
 	return nil
 }
 
-// listLinks lists router links: none, routers are not linked to each other yet.
+// linkRecord lets the list machinery page and filter the links.
+type linkRecord struct {
+	store.Base
+	l dataplane.Link
+}
+
+var linkFields = store.BaseFields(map[string]filter.Field{
+	"sourceRouterId": filter.StringField(func(r any) string { return r.(*linkRecord).l.SrcRouterID }),
+	"destRouterId":   filter.StringField(func(r any) string { return r.(*linkRecord).l.DstRouterID }),
+	"protocol":       filter.StringField(func(r any) string { return r.(*linkRecord).l.Protocol }),
+})
+
+// linkView is a router link as OpenZiti's fabric API shows it: its two
+// routers, its state (Connected while both are connected to this node, else
+// Unusable), its cost and each end's latency in nanoseconds.
+func (s *Server) linkView(tx *store.Tx, l dataplane.Link) map[string]any {
+	state, down := "Connected", false
+	if s.Routers == nil || !s.Routers.LinkUsable(l) {
+		state, down = "Unusable", true
+	}
+	return map[string]any{
+		"_links": selfLinks("links", l.ID), "id": l.ID, "createdAt": l.ReportedAt, "updatedAt": l.ReportedAt,
+		"sourceRouter": s.routerRef(tx, l.SrcRouterID), "destRouter": s.routerRef(tx, l.DstRouterID),
+		"protocol": l.Protocol, "dialAddress": l.DialAddress, "iteration": l.Iteration, "state": state, "down": down,
+		"cost": l.Cost(), "staticCost": l.StaticCost, "sourceLatency": l.SrcLatency.Nanoseconds(), "destLatency": l.DstLatency.Nanoseconds(),
+		"connections": []any{},
+	}
+}
+
+func (s *Server) linkList() []dataplane.Link {
+	if s.Routers == nil {
+		return nil
+	}
+	return s.Routers.Links()
+}
+
+// listLinks lists the router links reported to this node.
 func (s *Server) listLinks(c *call) error {
-	lr, err := c.parseList(store.BaseFields(nil), false)
+	lr, err := c.parseList(linkFields, false)
 	if err != nil {
 		return err
 	}
-	return c.page(lr, recordsSource(nil), 0, func(store.Record) any { return nil })
+	var recs []store.Record
+	for _, l := range s.linkList() {
+		recs = append(recs, &linkRecord{Base: store.Base{ID: l.ID, CreatedAt: l.ReportedAt, UpdatedAt: l.ReportedAt}, l: l})
+	}
+	return c.page(lr, recordsSource(recs), len(recs), func(r store.Record) any { return s.linkView(c.tx, r.(*linkRecord).l) })
+}
+
+func (s *Server) getLink(c *call) error {
+	id := c.param("id")
+	for _, l := range s.linkList() {
+		if l.ID == id {
+			c.ok(s.linkView(c.tx, l))
+			return nil
+		}
+	}
+	return notFound("link", id)
 }

@@ -109,6 +109,8 @@ type RouterStatus interface {
 	ValidateDataModel(ctx context.Context, id string) (*dataplane.DataModelReport, error)
 	Circuits() []*dataplane.Circuit
 	EndCircuit(id string) error
+	Links() []dataplane.Link
+	LinkUsable(l dataplane.Link) bool
 }
 
 // Peers reports the last known state of a cluster member.

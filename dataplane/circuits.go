@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -21,22 +22,31 @@ import (
 // router; the router asks this node for a circuit with the client's Dial
 // session. The node checks the session as for terminators, picks a
 // terminator of the service (the one the client named by instance id, else
-// by precedence, then cost), routes the circuit on the router (one Route:
-// ingress to egress and back, the egress dialing the terminator), waits
-// for the router's route result and answers with the circuit's id, its
-// ingress address and the host's peer data. Circuits live in memory on the
-// node that made them; they end when either end closes (a fault), when the
-// router no longer has them (its confirmations), when the router goes, and
-// when access is lost (the session ends: logout, expiry, a policy or
-// posture change, a disabled identity), each with an Unroute.
+// by precedence, then its cost plus the cost of the path to its router),
+// routes the circuit on every router of the path (paths.go: a Route each,
+// forwarding between the ingress, the links and the egress, the last one
+// dialing the terminator), waits for every router's route result and
+// answers with the circuit's id, its ingress address and the host's peer
+// data. Circuits live in memory on the node that made them. A link that
+// fails, or a router in the middle that goes, moves the circuits that used
+// it to another path between the same ends (reroute), or ends them where
+// there is none. They end when either end closes (a fault), when the
+// routers no longer have them (their confirmations), when an end router
+// goes, and when access is lost (the session ends: logout, expiry, a
+// policy or posture change, a disabled identity), each with an Unroute to
+// every router of the path.
 
 // routeTimeout bounds a route's answer.
 const routeTimeout = 10 * time.Second
 
 // Circuit is a circuit this node routed.
 type Circuit struct {
-	ID           string    `json:"id"`
-	RouterID     string    `json:"routerId"`
+	ID       string `json:"id"`
+	RouterID string `json:"routerId"` // the ingress router
+	// Path is the routers it crosses, the ingress first; Links the link
+	// between each two.
+	Path         []string  `json:"path"`
+	Links        []string  `json:"links"`
 	IngressID    string    `json:"ingressId"`
 	EgressID     string    `json:"egressId"`
 	TerminatorID string    `json:"terminatorId"`
@@ -51,7 +61,16 @@ type Circuit struct {
 type circuits struct {
 	mu      sync.Mutex
 	byID    map[string]*Circuit
-	waiting map[string]chan *ctrlchan.Message
+	waiting map[string]chan routeAnswer
+	// rerouting serializes reroutes (they are rare; a circuit is moved by
+	// one at a time).
+	rerouting sync.Mutex
+}
+
+// routeAnswer is a router's route result.
+type routeAnswer struct {
+	router string
+	msg    *ctrlchan.Message
 }
 
 func (c *circuits) add(ci *Circuit) {
@@ -91,13 +110,13 @@ func (c *circuits) removeWhere(end func(*Circuit) bool) []*Circuit {
 	return out
 }
 
-func (c *circuits) wait(id string) chan *ctrlchan.Message {
+func (c *circuits) wait(id string) chan routeAnswer {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.waiting == nil {
-		c.waiting = map[string]chan *ctrlchan.Message{}
+		c.waiting = map[string]chan routeAnswer{}
 	}
-	ch := make(chan *ctrlchan.Message, 1)
+	ch := make(chan routeAnswer, 16)
 	c.waiting[id] = ch
 	return ch
 }
@@ -108,7 +127,7 @@ func (c *circuits) done(id string) {
 	c.mu.Unlock()
 }
 
-func (c *circuits) deliver(id string, m *ctrlchan.Message) bool {
+func (c *circuits) deliver(id string, a routeAnswer) bool {
 	c.mu.Lock()
 	ch := c.waiting[id]
 	c.mu.Unlock()
@@ -116,7 +135,7 @@ func (c *circuits) deliver(id string, m *ctrlchan.Message) bool {
 		return false
 	}
 	select {
-	case ch <- m:
+	case ch <- a:
 	default:
 	}
 	return true
@@ -144,7 +163,7 @@ func (m *Manager) EndCircuit(id string) error {
 	if ci == nil {
 		return ErrNoCircuit
 	}
-	m.unroute(ci.RouterID, id, true)
+	m.unrouteAll(ci.Path, id, true)
 	m.log.Info("circuit ended", "circuit", id, "reason", "deleted by an admin")
 	return nil
 }
@@ -158,6 +177,13 @@ func (m *Manager) unroute(routerID, id string, now bool) {
 		return
 	}
 	_ = m.send(r, ctrlchan.NewMessage(wire.UnrouteType, wire.Unroute(id, now)))
+}
+
+// unrouteAll tells every router of a path to drop circuit id.
+func (m *Manager) unrouteAll(path []string, id string, now bool) {
+	for _, r := range path {
+		m.unroute(r, id, now)
+	}
 }
 
 // dialRequest is the header-encoded CreateCircuitV2Request.
@@ -196,39 +222,122 @@ func precedenceRank(p string) int {
 	return 1
 }
 
-// pickTerminator chooses the terminator of a service that a dial through
-// router routerID goes to: those of the instance id the dial names (or of
-// none), by precedence, then cost, then id. Only terminators on the dialing router
-// can be reached (paths across routers need links).
-func pickTerminator(tx *store.Tx, serviceID, routerID, instanceID string, skip map[string]bool) (*store.Terminator, error) {
+// pickRoute chooses the terminator of a service that a dial through
+// router ingress goes to, and the path to its router: among those of the
+// instance id the dial names (or of none) whose router a path reaches, by
+// precedence, then the terminator's cost plus the path's, then id. A
+// terminator on the ingress router has a path of no cost.
+func pickRoute(tx *store.Tx, g *graph, serviceID, ingress, instanceID string, skip map[string]bool) (*store.Terminator, Path, error) {
 	var best *store.Terminator
-	any := false
+	var bestPath Path
+	any, candidates := false, false
+	paths := map[string]*Path{} // by router: nil when none reaches it
 	tx.Each(store.KindTerminator, "service", func(r store.Record) bool {
 		t := r.(*store.Terminator)
 		any = true
-		if skip[t.ID] {
-			return true
-		}
 		// Without an instance id only terminators without one are
 		// candidates, as in OpenZiti: addressable instances are dialed by name.
-		if t.RouterID != routerID || t.Identity != instanceID {
+		if skip[t.ID] || t.Identity != instanceID {
 			return true
 		}
-		if best == nil || precedenceRank(t.Precedence) < precedenceRank(best.Precedence) ||
-			(precedenceRank(t.Precedence) == precedenceRank(best.Precedence) && (t.Cost < best.Cost || (t.Cost == best.Cost && t.ID < best.ID))) {
-			best = t
+		candidates = true
+		p, seen := paths[t.RouterID]
+		if !seen {
+			if found, err := g.path(ingress, t.RouterID); err == nil {
+				p = &found
+			}
+			paths[t.RouterID] = p
+		}
+		if p == nil {
+			return true
+		}
+		rank, cost := precedenceRank(t.Precedence), t.Cost+p.Cost
+		if best == nil || rank < precedenceRank(best.Precedence) ||
+			(rank == precedenceRank(best.Precedence) && (cost < best.Cost+bestPath.Cost || (cost == best.Cost+bestPath.Cost && t.ID < best.ID))) {
+			best, bestPath = t, *p
 		}
 		return true
 	}, serviceID)
 	switch {
 	case best != nil:
-		return best, nil
+		return best, bestPath, nil
 	case !any:
-		return nil, fmt.Errorf("service %s has no terminators: no host is binding it", serviceID)
-	case instanceID != "":
-		return nil, fmt.Errorf("service %s has no terminator of instance %q on this edge router", serviceID, instanceID)
+		return nil, Path{}, fmt.Errorf("service %s has no terminators: no host is binding it", serviceID)
+	case !candidates && instanceID != "":
+		return nil, Path{}, fmt.Errorf("service %s has no terminator of instance %q", serviceID, instanceID)
+	case !candidates:
+		return nil, Path{}, fmt.Errorf("service %s has no terminator left to try", serviceID)
 	}
-	return nil, fmt.Errorf("service %s has no terminator on this edge router", serviceID)
+	return nil, Path{}, fmt.Errorf("service %s has no terminator on a router this edge router has a path to", serviceID)
+}
+
+// routes are the Route messages of a circuit on each router of its path:
+// the ingress forwards to the first link (and back to the client), each
+// router in the middle from link to link, the last from the last link to
+// its egress, which dials the terminator (unless reroute: it has it). One
+// router forwards ingress to egress and back.
+func routes(ci *Circuit, attempt uint32, egress *wire.Egress, timeout time.Duration) [][]byte {
+	n := len(ci.Path)
+	out := make([][]byte, n)
+	for i := range ci.Path {
+		var fw []wire.Forward
+		var eg *wire.Egress
+		switch {
+		case n == 1:
+			fw = []wire.Forward{{Src: ci.IngressID, Dst: ci.EgressID, DstType: wire.DestEnd}, {Src: ci.EgressID, Dst: ci.IngressID, DstType: wire.DestStart}}
+		case i == 0:
+			fw = []wire.Forward{{Src: ci.IngressID, Dst: ci.Links[0], DstType: wire.DestLink}, {Src: ci.Links[0], Dst: ci.IngressID, DstType: wire.DestStart}}
+		case i == n-1:
+			fw = []wire.Forward{{Src: ci.EgressID, Dst: ci.Links[i-1], DstType: wire.DestLink}, {Src: ci.Links[i-1], Dst: ci.EgressID, DstType: wire.DestEnd}}
+		default:
+			fw = []wire.Forward{{Src: ci.Links[i-1], Dst: ci.Links[i], DstType: wire.DestLink}, {Src: ci.Links[i], Dst: ci.Links[i-1], DstType: wire.DestLink}}
+		}
+		if i == n-1 {
+			eg = egress
+		}
+		out[i] = wire.Route(ci.ID, attempt, eg, fw, uint64(timeout), nil)
+	}
+	return out
+}
+
+// routeOn sends a circuit's routes to every router of its path and waits
+// for each one's result (answers collects them): it returns the egress
+// router's result, or why the route failed.
+func (m *Manager) routeOn(ci *Circuit, attempt uint32, egress *wire.Egress, answers chan routeAnswer) (*ctrlchan.Message, error) {
+	msgs := routes(ci, attempt, egress, routeTimeout)
+	waiting := map[string]bool{}
+	for i, id := range ci.Path {
+		r := m.router(id)
+		if r == nil {
+			return nil, fmt.Errorf("router %s of the path is not connected to this node", id)
+		}
+		if err := m.send(r, ctrlchan.NewMessage(wire.RouteType, msgs[i])); err != nil {
+			return nil, fmt.Errorf("the route could not be sent to router %s: %w", id, err)
+		}
+		waiting[id] = true
+	}
+	timeout := time.NewTimer(routeTimeout)
+	defer timeout.Stop()
+	var last *ctrlchan.Message
+	for len(waiting) > 0 {
+		select {
+		case a := <-answers:
+			if n, ok := a.msg.Headers.Uint32(wire.RouteResultAttemptHeader); (ok && n != attempt) || !waiting[a.router] {
+				continue
+			}
+			delete(waiting, a.router)
+			if _, ok := a.msg.Headers[wire.RouteResultSuccessHeader]; !ok {
+				reason, _ := a.msg.Headers.String(wire.RouteResultErrorHeader)
+				return a.msg, fmt.Errorf("router %s: %s", a.router, reason)
+			}
+			if a.router == ci.Path[len(ci.Path)-1] {
+				last = a.msg
+			}
+		case <-timeout.C:
+			return nil, fmt.Errorf("the routers did not answer within %s", routeTimeout)
+		}
+	}
+	return last, nil
 }
 
 // dial handles CreateCircuitV2Request.
@@ -268,14 +377,15 @@ func (m *Manager) dial(r *Router, msg *ctrlchan.Message) {
 	}
 	ci := &Circuit{ID: auth.NewID(), RouterID: r.ID, ServiceID: s.ServiceID, IdentityID: s.IdentityID, SessionID: s.ID,
 		APISessionID: as.ID, CreatedAt: m.cfg.Now().UTC()}
-	results := m.circuits.wait(ci.ID)
+	answers := m.circuits.wait(ci.ID)
 	defer m.circuits.done(ci.ID)
 	// Two attempts, as OpenZiti's: a terminator that fails is left out of
 	// the second, and one its router no longer has is removed.
 	var result *ctrlchan.Message
 	failed := map[string]bool{}
 	for attempt := uint32(0); ; attempt++ {
-		t, err := pickTerminator(m.cfg.Store.Read(), s.ServiceID, r.ID, req.instanceID, failed)
+		tx := m.cfg.Store.Read()
+		t, path, err := pickRoute(tx, m.graph(tx), s.ServiceID, r.ID, req.instanceID, failed)
 		if err != nil {
 			if attempt > 0 {
 				err = fmt.Errorf("%w (after %d failed attempts)", err, attempt)
@@ -284,48 +394,23 @@ func (m *Manager) dial(r *Router, msg *ctrlchan.Message) {
 			return
 		}
 		ci.TerminatorID, ci.IngressID, ci.EgressID = t.ID, auth.NewToken()[:22], auth.NewToken()[:22]
-		route := wire.Route(ci.ID, attempt, &wire.Egress{Binding: t.Binding, Address: ci.EgressID, Destination: t.Address, PeerData: req.peerData},
-			[]wire.Forward{{Src: ci.IngressID, Dst: ci.EgressID, DstType: wire.DestEnd}, {Src: ci.EgressID, Dst: ci.IngressID, DstType: wire.DestStart}},
-			uint64(routeTimeout), nil)
-		m.circuits.add(ci) // before the route: a fault or confirmation may come before the result
-		if err := m.send(r, ctrlchan.NewMessage(wire.RouteType, route)); err != nil {
-			m.circuits.remove(ci.ID)
-			fail(fmt.Errorf("the route could not be sent: %w", err), ci.ID)
-			return
-		}
-		result = nil
-		timeout := time.NewTimer(routeTimeout)
-	wait:
-		for {
-			select {
-			case result = <-results:
-				if n, ok := result.Headers.Uint32(wire.RouteResultAttemptHeader); !ok || n == attempt {
-					break wait
-				}
-			case <-timeout.C:
-				break wait
-			case <-r.channel().Done():
-				break wait
-			}
-		}
-		timeout.Stop()
-		if result != nil {
-			if _, ok := result.Headers[wire.RouteResultSuccessHeader]; ok {
-				break
-			}
+		ci.Path, ci.Links = path.Nodes, path.Links
+		m.circuits.add(ci) // before the routes: a fault or confirmation may come before the results
+		var routeErr error
+		result, routeErr = m.routeOn(ci, attempt, &wire.Egress{Binding: t.Binding, Address: ci.EgressID, Destination: t.Address, PeerData: req.peerData}, answers)
+		if routeErr == nil {
+			break
 		}
 		m.circuits.remove(ci.ID)
-		m.unroute(r.ID, ci.ID, true)
-		reason := "the router did not answer within " + routeTimeout.String()
+		m.unrouteAll(ci.Path, ci.ID, true)
 		if result != nil {
-			reason, _ = result.Headers.String(wire.RouteResultErrorHeader)
 			if code, ok := result.Headers[wire.RouteResultErrorCodeHeader]; ok && len(code) == 1 && code[0] == wire.RouteErrInvalidTerminator && t.IsSystem {
 				m.removeTerminator(t, "its router no longer has it")
 			}
 		}
 		failed[t.ID] = true
 		if attempt+1 >= 2 || r.channel().Err() != nil {
-			fail(fmt.Errorf("the host could not be reached: %s", reason), ci.ID)
+			fail(fmt.Errorf("the host could not be reached: %s", routeErr), ci.ID)
 			return
 		}
 	}
@@ -348,16 +433,19 @@ func (m *Manager) dial(r *Router, msg *ctrlchan.Message) {
 	}
 	m.metrics.dials.WithLabelValues("routed").Inc()
 	m.metrics.dialSeconds.Observe(time.Since(start).Seconds())
-	m.log.Debug("circuit routed", "circuit", ci.ID, "router", r.ID, "service", ci.ServiceID, "terminator", ci.TerminatorID, "took", time.Since(start))
+	m.log.Debug("circuit routed", "circuit", ci.ID, "path", strings.Join(ci.Path, ">"), "service", ci.ServiceID, "terminator", ci.TerminatorID, "took", time.Since(start))
 }
 
 // routeResult hands a router's route result to the dial waiting for it.
 func (m *Manager) routeResult(r *Router, msg *ctrlchan.Message) {
 	id := string(msg.Body)
-	if !m.circuits.deliver(id, msg) {
-		// A result nobody waits for: a late one, after the dial gave up.
-		if m.circuits.get(id) == nil {
-			m.unroute(r.ID, id, true)
+	if !m.circuits.deliver(id, routeAnswer{router: r.ID, msg: msg}) {
+		// A result nobody waits for: a late one, after the dial gave up
+		// (a reroute's late results are of circuits that go on).
+		if ci := m.circuits.get(id); ci == nil || !slices.Contains(ci.Path, r.ID) {
+			if n, _ := msg.Headers.Uint32(wire.RouteResultAttemptHeader); n != wire.SmartRerouteAttempt {
+				m.unroute(r.ID, id, true)
+			}
 		}
 	}
 }
@@ -372,16 +460,28 @@ func (m *Manager) fault(r *Router, msg *ctrlchan.Message) {
 	switch f.Subject {
 	case wire.IngressFault, wire.EgressFault:
 		if ci := m.circuits.remove(f.ID); ci != nil {
-			m.unroute(ci.RouterID, ci.ID, false)
+			m.unrouteAll(ci.Path, ci.ID, false)
 		}
 	case wire.ForwardFault, wire.UnknownOwnerForwardFault:
 		for _, id := range strings.Fields(f.ID) {
-			if ci := m.circuits.remove(id); ci != nil {
-				m.unroute(ci.RouterID, id, true)
-			} else {
-				m.unroute(r.ID, id, true)
+			ci := m.circuits.get(id)
+			switch {
+			case ci == nil:
+				if f.Subject == wire.ForwardFault {
+					m.unroute(r.ID, id, true)
+				}
+			case len(ci.Path) > 1:
+				// A router of the path could not forward: its link may be
+				// gone; a new path may have none of it.
+				go m.reroute(ci.ID, "a router could not forward it")
+			default:
+				if ci = m.circuits.remove(id); ci != nil {
+					m.unrouteAll(ci.Path, id, true)
+				}
 			}
 		}
+	case wire.LinkFault, wire.LinkDuplicate:
+		m.linkFault(r, f)
 	}
 }
 
@@ -394,7 +494,7 @@ func (m *Manager) confirmCircuits(r *Router, msg *ctrlchan.Message) {
 		return
 	}
 	for _, id := range ids {
-		if ci := m.circuits.get(id); ci == nil || ci.RouterID != r.ID {
+		if ci := m.circuits.get(id); ci == nil || !slices.Contains(ci.Path, r.ID) {
 			m.unroute(r.ID, id, true)
 		}
 	}
@@ -409,14 +509,103 @@ func (m *Manager) endCircuitsOf(sessions, apiSessions, identities map[string]boo
 	for _, ci := range m.circuits.removeWhere(func(c *Circuit) bool {
 		return sessions[c.SessionID] || apiSessions[c.APISessionID] || identities[c.IdentityID]
 	}) {
-		m.unroute(ci.RouterID, ci.ID, true)
+		m.unrouteAll(ci.Path, ci.ID, true)
 		m.log.Info("circuit ended: access lost", "circuit", ci.ID, "identity", ci.IdentityID, "service", ci.ServiceID)
 	}
 }
 
-// dropRouterCircuits forgets the circuits of a router that left.
+// dropRouterCircuits ends the circuits that began or ended on a router
+// that left (the other routers of their paths unroute them), and moves
+// those that crossed it to other paths.
 func (m *Manager) dropRouterCircuits(routerID string) {
-	m.circuits.removeWhere(func(c *Circuit) bool { return c.RouterID == routerID })
+	for _, ci := range m.circuits.removeWhere(func(c *Circuit) bool {
+		return c.Path[0] == routerID || c.Path[len(c.Path)-1] == routerID
+	}) {
+		for _, id := range ci.Path {
+			if id != routerID {
+				m.unroute(id, ci.ID, true)
+			}
+		}
+	}
+	var crossing []string
+	for _, ci := range m.Circuits() {
+		if slices.Contains(ci.Path, routerID) {
+			crossing = append(crossing, ci.ID)
+		}
+	}
+	for _, id := range crossing {
+		go m.reroute(id, "router "+routerID+" of its path left")
+	}
+}
+
+// rerouteLink moves the circuits that used link id to other paths.
+func (m *Manager) rerouteLink(id string) {
+	for _, ci := range m.Circuits() {
+		if slices.Contains(ci.Links, id) {
+			go m.reroute(ci.ID, "link "+id+" of its path failed")
+		}
+	}
+}
+
+// reroute moves circuit id to the cheapest path between the same ingress
+// and egress routers, keeping its ingress and egress (the client's stream
+// goes on: only the routers' forwarding changes): each router of the new
+// path gets its route, the ingress first, each awaited. With no path, or a
+// route refused, the circuit ends on every router of its old path.
+func (m *Manager) reroute(id, why string) {
+	m.circuits.rerouting.Lock()
+	defer m.circuits.rerouting.Unlock()
+	ci := m.circuits.get(id)
+	if ci == nil || len(ci.Path) == 0 {
+		return
+	}
+	old := ci.Path
+	tx := m.cfg.Store.Read()
+	path, err := m.graph(tx).path(old[0], old[len(old)-1])
+	if err == nil {
+		next := *ci
+		next.Path, next.Links = path.Nodes, path.Links
+		err = m.routeInOrder(&next)
+		if err == nil {
+			m.circuits.mu.Lock()
+			if cur := m.circuits.byID[id]; cur != nil {
+				cur.Path, cur.Links = next.Path, next.Links
+			}
+			m.circuits.mu.Unlock()
+			m.metrics.reroutes.WithLabelValues("moved").Inc()
+			m.log.Info("circuit rerouted", "circuit", id, "reason", why, "path", strings.Join(path.Nodes, ">"))
+			return
+		}
+	}
+	if ci = m.circuits.remove(id); ci != nil {
+		m.unrouteAll(old, id, true)
+	}
+	m.metrics.reroutes.WithLabelValues("ended").Inc()
+	m.log.Info("circuit ended: no other path", "circuit", id, "reason", why, "error", err.Error())
+}
+
+// routeInOrder sends a rerouted circuit's routes one router at a time, the
+// ingress first, each waiting for its result: a router forwards to a link
+// only once the router at the link's other end knows the circuit.
+func (m *Manager) routeInOrder(ci *Circuit) error {
+	msgs := routes(ci, wire.SmartRerouteAttempt, nil, routeTimeout)
+	for i, id := range ci.Path {
+		r := m.router(id)
+		if r == nil {
+			return fmt.Errorf("router %s of the path is not connected to this node", id)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), routeTimeout)
+		reply, err := m.request(ctx, r, ctrlchan.NewMessage(wire.RouteType, msgs[i]))
+		cancel()
+		if err != nil {
+			return fmt.Errorf("router %s: %w", id, err)
+		}
+		if _, ok := reply.Headers[wire.RouteResultSuccessHeader]; !ok {
+			reason, _ := reply.Headers.String(wire.RouteResultErrorHeader)
+			return fmt.Errorf("router %s: %s", id, reason)
+		}
+	}
+	return nil
 }
 
 // removeTerminator removes a router-made terminator that proved stale.

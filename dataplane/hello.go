@@ -36,12 +36,14 @@ func (v VersionInfo) encode() []byte {
 const ProtocolLevel = "v1.7.2"
 
 // capabilities is the mask this node advertises: the router data model,
-// terminators (V2) and circuits (V2).
+// terminators (V2), circuits (V2), and links reported by the router that
+// dialed them only.
 // A router restarts itself when the data model bit changes between two
 // connections, so it is never taken back.
 func capabilities() *big.Int {
 	c := new(big.Int).SetBit(new(big.Int), wire.CapRouterDataModel, 1)
 	c.SetBit(c, wire.CapCreateCircuitV2, 1)
+	c.SetBit(c, wire.CapSingleRouterLinkSource, 1)
 	return c.SetBit(c, wire.CapCreateTerminatorV2, 1)
 }
 
@@ -74,5 +76,7 @@ var contentNames = map[int32]string{
 	wire.EnrollmentCertsResponseType: "enrollment_certs", wire.MetricsType: "metrics", wire.CircuitConfirmationType: "circuit_confirmation",
 	wire.RouterLinksType: "router_links", wire.UpdateCtrlAddressesType: "update_ctrl_addresses",
 	wire.UpdateRouterInterfacesType: "update_router_interfaces", wire.LinkStateType: "link_state", wire.AlertsType: "alerts",
+	wire.VerifyRouterType: "verify_router", wire.PeerStateChangesType: "peer_state_changes", wire.RouteType: "route",
+	wire.UnrouteType: "unroute", wire.FaultType: "fault", wire.RouteResultType: "route_result",
 	ctrlchan.ContentHeartbeat: "heartbeat", ctrlchan.ContentPing: "ping", ctrlchan.ContentResult: "result",
 }

@@ -21,6 +21,7 @@ import (
 
 	"edgectl/auth"
 	"edgectl/ctrlchan"
+	"edgectl/dataplane/wire"
 	"edgectl/fsm"
 	"edgectl/pki"
 	"edgectl/store"
@@ -88,6 +89,8 @@ type Manager struct {
 	verifier sessionVerifier
 	// circuits are the circuits this node routed (circuits.go).
 	circuits circuits
+	// links are the router links reported to this node (links.go).
+	links links
 
 	stop chan struct{}
 	wg   sync.WaitGroup
@@ -113,6 +116,8 @@ type Router struct {
 	hostname    string
 	protocols   map[string]string
 	sync        string
+	// listeners are its link listeners, as its hello announced them.
+	listeners []wire.LinkListener
 
 	edge routerSync
 }
@@ -331,8 +336,12 @@ func (m *Manager) admit(conn *tls.Conn) (*Router, error) {
 	if id := string(hello.Body); id != rec.GetID() {
 		return refuse(reasonIDMismatch, fmt.Sprintf("the hello names router %q, the certificate is router %s's", id, rec.GetID()))
 	}
+	listeners, err := wire.DecodeListeners(hello.Headers[wire.ListenersHeader])
+	if err != nil {
+		return refuse(reasonProtocol, "the hello's link listeners could not be read: "+err.Error())
+	}
 	r := &Router{ID: rec.GetID(), Kind: kind, fingerprint: fp, ConnectedAt: m.cfg.Now().UTC(), sync: SyncNew,
-		Version: decodeVersionInfo(hello.Headers[ctrlchan.HeaderHelloVersion])}
+		Version: decodeVersionInfo(hello.Headers[ctrlchan.HeaderHelloVersion]), listeners: listeners}
 	r.edge.wake = make(chan struct{}, 1)
 	m.mu.Lock()
 	switch {
@@ -376,6 +385,8 @@ func (m *Manager) drop(r *Router) {
 	}
 	m.mu.Unlock()
 	m.metrics.connected.Dec()
+	m.retire(r)
+	m.links.removeFrom(r.ID)
 	m.dropRouterCircuits(r.ID)
 	m.log.Info("router disconnected", "router", r.ID, "reason", fmt.Sprint(r.channel().Err()))
 }

@@ -14,6 +14,7 @@ type metrics struct {
 	healthEvents  *prometheus.CounterVec
 	dials         *prometheus.CounterVec
 	dialSeconds   prometheus.Histogram
+	reroutes      *prometheus.CounterVec
 }
 
 func newMetrics() *metrics {
@@ -33,6 +34,8 @@ func newMetrics() *metrics {
 		dialSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "edgectl_circuit_dial_seconds",
 			Help:    "Time from a router's dial request to this node's answer, for routed circuits.",
 			Buckets: []float64{0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 1}}),
+		reroutes: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "edgectl_circuit_reroutes_total",
+			Help: "Circuits this node moved to another path after a link or router of theirs failed, by result (moved, ended: no other path)."}, []string{"result"}),
 		healthEvents: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "edgectl_terminator_health_checks_total",
 			Help: "Health check results routers reported for the terminators of their hosts, by result."}, []string{"passed"}),
 		eventsDropped: prometheus.NewCounter(prometheus.CounterOpts{Name: "edgectl_router_events_dropped_total",
@@ -46,6 +49,9 @@ func newMetrics() *metrics {
 	for _, r := range []string{"routed", "refused"} {
 		m.dials.WithLabelValues(r)
 	}
+	for _, r := range []string{"moved", "ended"} {
+		m.reroutes.WithLabelValues(r)
+	}
 	return m
 }
 
@@ -53,7 +59,9 @@ func newMetrics() *metrics {
 func (m *Manager) Collectors() []prometheus.Collector {
 	lag := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "edgectl_router_sync_lag_entries",
 		Help: "Raft entries this node applied past the oldest change not yet sent to every connected edge router (0: all sent)."}, m.syncLag)
-	return []prometheus.Collector{lag, m.metrics.connected, m.metrics.refused, m.metrics.received, m.metrics.sent, m.metrics.extended, m.metrics.eventsDropped, m.metrics.healthEvents, m.metrics.dials, m.metrics.dialSeconds,
+	return []prometheus.Collector{lag, m.metrics.connected, m.metrics.refused, m.metrics.received, m.metrics.sent, m.metrics.extended, m.metrics.eventsDropped, m.metrics.healthEvents, m.metrics.dials, m.metrics.dialSeconds, m.metrics.reroutes,
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "edgectl_router_links", Help: "Router links reported to this node."},
+			func() float64 { return float64(len(m.Links())) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "edgectl_circuits", Help: "Circuits this node routed that are open."},
 			func() float64 { return float64(len(m.Circuits())) })}
 }

@@ -48,9 +48,11 @@ type zitiRouter struct {
 	name     string
 	id       string
 	edgeAddr string // the edge listener's host:port
-	cmd      *exec.Cmd
-	out      *syncBuffer
-	done     chan struct{}
+	// config writes its configuration (nil: benchkit.ZitiRouterConfig).
+	config func(ctrl string) string
+	cmd    *exec.Cmd
+	out    *syncBuffer
+	done   chan struct{}
 }
 
 // newZitiRouter creates edge router name on n (tunneler enabled, role
@@ -58,12 +60,19 @@ type zitiRouter struct {
 // `ziti router enroll` and returns it, not yet running.
 func newZitiRouter(t *testing.T, n *node, token, name string) *zitiRouter {
 	t.Helper()
-	bin := zitiBinary(t)
-	st, m := do(t, "POST", n.mgmt("/edge-routers"), token, map[string]any{"name": name, "isTunnelerEnabled": true, "roleAttributes": []string{"public"}})
-	mustStatus(t, "create edge router", st, m, 201)
-	r := &zitiRouter{t: t, bin: bin, dir: t.TempDir(), name: name, id: jget(m, "data", "id").(string), edgeAddr: fmt.Sprintf("127.0.0.1:%d", freePort(t))}
+	r := createZitiRouter(t, n, token, name, "public")
 	r.enroll(n, token)
 	return r
+}
+
+// createZitiRouter creates edge router name on n, with role attribute
+// attr, and its directory; it is not enrolled yet.
+func createZitiRouter(t *testing.T, n *node, token, name, attr string) *zitiRouter {
+	t.Helper()
+	bin := zitiBinary(t)
+	st, m := do(t, "POST", n.mgmt("/edge-routers"), token, map[string]any{"name": name, "isTunnelerEnabled": true, "roleAttributes": []string{attr}})
+	mustStatus(t, "create edge router", st, m, 201)
+	return &zitiRouter{t: t, bin: bin, dir: t.TempDir(), name: name, id: jget(m, "data", "id").(string), edgeAddr: fmt.Sprintf("127.0.0.1:%d", freePort(t))}
 }
 
 // enroll writes the router's config and enrolls it with the edge router's current JWT.
@@ -80,6 +89,9 @@ func (r *zitiRouter) enroll(n *node, token string) {
 		t.Fatal(err)
 	}
 	config := benchkit.ZitiRouterConfig(r.dir, n.host(), r.edgeAddr)
+	if r.config != nil {
+		config = r.config(n.host())
+	}
 	if err := os.WriteFile(filepath.Join(r.dir, "config.yml"), []byte(config), 0o600); err != nil {
 		t.Fatal(err)
 	}

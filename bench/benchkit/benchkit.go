@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 )
 
@@ -134,8 +135,38 @@ func Login(ctx context.Context, do Requester, apiPrefix, user, pass string) (str
 // ZitiRouterConfig is the configuration of an edge router for `ziti router
 // enroll` and `ziti router run`: its identity files in dir (written by the
 // enrollment), the controller at ctrl (HOST:PORT of a node's API) and its
-// edge listener at edge (HOST:PORT), advertised as is.
+// edge listener at edge (HOST:PORT), advertised as is. It dials links to
+// the routers whose listeners are in the default group, and listens for
+// none.
 func ZitiRouterConfig(dir, ctrl, edge string) string {
+	return ZitiMeshRouterConfig(dir, ctrl, edge, nil, []string{"default"})
+}
+
+// LinkListener is a router's link listener: where it binds (HOST:PORT),
+// where its peers dial it (HOST:PORT, a proxy's for example), and the
+// groups of the dialers that may dial it.
+type LinkListener struct {
+	Bind, Advertise string
+	Groups          []string
+}
+
+// ZitiMeshRouterConfig is ZitiRouterConfig with link listeners and a link
+// dialer for the given groups (none: it dials no link).
+func ZitiMeshRouterConfig(dir, ctrl, edge string, listeners []LinkListener, dialGroups []string) string {
+	var link strings.Builder
+	if len(listeners) > 0 || len(dialGroups) > 0 {
+		link.WriteString("link:\n")
+	}
+	if len(listeners) > 0 {
+		link.WriteString("  listeners:\n")
+		for _, l := range listeners {
+			fmt.Fprintf(&link, "    - binding: transport\n      bind: tls:%s\n      advertise: tls:%s\n      groups: [%s]\n",
+				l.Bind, l.Advertise, strings.Join(l.Groups, ", "))
+		}
+	}
+	if len(dialGroups) > 0 {
+		fmt.Fprintf(&link, "  dialers:\n    - binding: transport\n      groups: [%s]\n", strings.Join(dialGroups, ", "))
+	}
 	return fmt.Sprintf(`v: 3
 identity:
   cert: %[1]s/client.cert
@@ -144,10 +175,7 @@ identity:
   ca: %[1]s/ca.pem
 ctrl:
   endpoint: tls:%[2]s
-link:
-  dialers:
-    - binding: transport
-listeners:
+%[4]slisteners:
   - binding: edge
     address: tls:%[3]s
     options:
@@ -162,5 +190,5 @@ edge:
     sans:
       dns: [localhost]
       ip: ["127.0.0.1"]
-`, dir, ctrl, edge)
+`, dir, ctrl, edge, link.String())
 }

@@ -1,0 +1,295 @@
+package dataplane
+
+import (
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"edgectl/ctrlchan"
+	"edgectl/dataplane/wire"
+	"edgectl/store"
+)
+
+// Links between routers (docs/openziti.md, "Links and paths"). Each router
+// announces its link listeners in its hello; this node tells every
+// connected router the listeners of the others (PeerStateChanges), and
+// routers dial each other. The listening router asks a node whether the
+// dialer is who it says (VerifyRouter); the dialing router reports its
+// links to every node (RouterLinks), their faults (Fault) and their
+// latency (Metrics). Each node keeps the links reported to it, in memory:
+// every router reports to every node, so a node's death removes no link
+// from the others. Paths (paths.go) run over the usable links: both ends
+// connected to this node.
+
+// initialLinkLatency is a link end's latency until its router reports one
+// (OpenZiti's: a new link is dear until measured, but usable).
+const initialLinkLatency = 65 * time.Second
+
+// Link is a router link as this node knows it.
+type Link struct {
+	ID          string
+	SrcRouterID string // the router that dialed it and reports it
+	DstRouterID string
+	Protocol    string
+	DialAddress string
+	Iteration   uint32
+	StaticCost  int
+	SrcLatency  time.Duration
+	DstLatency  time.Duration
+	ReportedAt  time.Time
+}
+
+// Cost is the link's cost in a path: its static cost plus the latency
+// measured at each end, in milliseconds (OpenZiti's).
+func (l *Link) Cost() int {
+	return l.StaticCost + int(l.SrcLatency/time.Millisecond) + int(l.DstLatency/time.Millisecond)
+}
+
+// other is the end of the link that is not routerID.
+func (l *Link) other(routerID string) string {
+	if l.SrcRouterID == routerID {
+		return l.DstRouterID
+	}
+	return l.SrcRouterID
+}
+
+// links is the node's link table.
+type links struct {
+	mu   sync.Mutex
+	byID map[string]*Link
+}
+
+// report records a link a router reports; an older iteration of a known
+// link changes nothing. It says whether the table changed.
+func (t *links) report(src string, rl wire.RouterLink, now time.Time) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if old := t.byID[rl.ID]; old != nil && old.Iteration >= rl.Iteration {
+		return false
+	}
+	if t.byID == nil {
+		t.byID = map[string]*Link{}
+	}
+	t.byID[rl.ID] = &Link{ID: rl.ID, SrcRouterID: src, DstRouterID: rl.DestRouterID, Protocol: rl.Protocol,
+		DialAddress: rl.DialAddress, Iteration: rl.Iteration, StaticCost: 1,
+		SrcLatency: initialLinkLatency, DstLatency: initialLinkLatency, ReportedAt: now}
+	return true
+}
+
+// fault removes link id unless the fault is of an older iteration than
+// the link's; it returns the link removed.
+func (t *links) fault(id string, iteration uint32) *Link {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	l := t.byID[id]
+	if l == nil || (iteration != 0 && l.Iteration != 0 && iteration < l.Iteration) {
+		return nil
+	}
+	delete(t.byID, id)
+	return l
+}
+
+// removeFrom removes the links router id dialed (it reports them again
+// when it reconnects) and returns them.
+func (t *links) removeFrom(id string) []*Link {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var out []*Link
+	for lid, l := range t.byID {
+		if l.SrcRouterID == id {
+			out = append(out, l)
+			delete(t.byID, lid)
+		}
+	}
+	return out
+}
+
+// latency sets the latency router routerID measured on link id.
+func (t *links) latency(routerID, id string, d time.Duration) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	l := t.byID[id]
+	switch {
+	case l == nil:
+	case l.SrcRouterID == routerID:
+		l.SrcLatency = d
+	case l.DstRouterID == routerID:
+		l.DstLatency = d
+	}
+}
+
+// all returns copies of the links, by id.
+func (t *links) all() []Link {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	out := make([]Link, 0, len(t.byID))
+	for _, l := range t.byID {
+		out = append(out, *l)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
+
+// Links lists the links reported to this node, by id.
+func (m *Manager) Links() []Link { return m.links.all() }
+
+// LinkUsable says whether both ends of l are connected to this node (a
+// path may use it).
+func (m *Manager) LinkUsable(l Link) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.routers[l.SrcRouterID] != nil && m.routers[l.DstRouterID] != nil
+}
+
+// routerLinks takes the links a router dialed.
+func (m *Manager) routerLinks(r *Router, msg *ctrlchan.Message) {
+	ls, err := wire.DecodeRouterLinks(msg.Body)
+	if err != nil {
+		m.log.Warn("a router's links could not be read", "router", r.ID, "error", err)
+		return
+	}
+	for _, l := range ls {
+		if l.ID == "" || l.DestRouterID == "" || l.DestRouterID == r.ID {
+			continue
+		}
+		if m.links.report(r.ID, l, m.cfg.Now().UTC()) {
+			m.log.Info("link up", "link", l.ID, "from", r.ID, "to", l.DestRouterID, "iteration", l.Iteration)
+		}
+	}
+}
+
+// linkFault takes a router's report that a link closed (or is a
+// duplicate of another): the link goes, its circuits move to other paths,
+// and the router at its other end is told, so that it closes its end too.
+func (m *Manager) linkFault(r *Router, f wire.Fault) {
+	l := m.links.fault(f.ID, f.Iteration)
+	if l == nil {
+		return
+	}
+	m.log.Info("link down", "link", l.ID, "reported by", r.ID, "subject", f.Subject)
+	usable := m.LinkUsable(*l)
+	m.rerouteLink(l.ID)
+	if !usable {
+		return
+	}
+	if other := m.router(l.other(r.ID)); other != nil {
+		_ = m.send(other, ctrlchan.NewMessage(wire.FaultType, wire.EncodeFault(wire.Fault{Subject: wire.LinkFault, ID: l.ID, Iteration: l.Iteration})))
+	}
+}
+
+// linkMetrics takes a router's link latencies from its metrics: the mean
+// round trip plus the mean queue time of each of its links.
+func (m *Manager) linkMetrics(r *Router, msg *ctrlchan.Message) {
+	_, means, err := wire.DecodeMetrics(msg.Body)
+	if err != nil {
+		return
+	}
+	for name, mean := range means {
+		id, ok := strings.CutPrefix(name, "link.")
+		if !ok {
+			continue
+		}
+		if id, ok = strings.CutSuffix(id, ".latency"); !ok {
+			continue
+		}
+		m.links.latency(r.ID, id, time.Duration(mean+means["link."+id+".queue_time"]))
+	}
+}
+
+// verifyRouter answers a router that accepted a link: is the dialer the
+// router it names, an enrolled router whose certificate it presented?
+func (m *Manager) verifyRouter(r *Router, msg *ctrlchan.Message) {
+	id, fps, err := wire.DecodeVerifyRouter(msg.Body)
+	ok, why := false, "the request could not be read"
+	if err == nil {
+		ok, why = verifiedRouter(m.cfg.Store.Read(), id, fps)
+	}
+	if !ok {
+		m.log.Warn("a link's dialer was not verified", "router", r.ID, "dialer", id, "reason", why)
+	}
+	_ = r.channel().Reply(msg, ctrlchan.NewResult(ok, why))
+}
+
+// verifiedRouter says whether router id is enrolled with one of the
+// certificate fingerprints fps.
+func verifiedRouter(tx *store.Tx, id string, fps []string) (bool, string) {
+	for _, k := range []*store.Kind{store.KindEdgeRouter, store.KindRouter} {
+		rec, err := tx.Get(k, id)
+		if err != nil {
+			continue
+		}
+		e := enrollmentOf(rec)
+		if !e.IsVerified || e.Fingerprint == nil {
+			return false, "router " + id + " is not enrolled"
+		}
+		for _, fp := range fps {
+			if strings.ToLower(strings.ReplaceAll(fp, ":", "")) == *e.Fingerprint {
+				return true, ""
+			}
+		}
+		return false, "router " + id + " did not present its certificate"
+	}
+	return false, "no router " + id
+}
+
+// router is the connected router id (nil when it is not connected).
+func (m *Manager) router(id string) *Router {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if r := m.routers[id]; r != nil && r.channel() != nil {
+		return r
+	}
+	return nil
+}
+
+// peerState is router r as its peers are told of it.
+func peerState(r *Router, state uint64) wire.PeerStateChange {
+	c := wire.PeerStateChange{ID: r.ID, State: state}
+	if state == wire.PeerHealthy {
+		c.Version, c.Listeners = r.Version.Version, r.listeners
+	}
+	return c
+}
+
+// announce tells router r the link listeners of every other connected
+// router, and them r's: routers dial their links from these.
+func (m *Manager) announce(r *Router) {
+	var others []*Router
+	m.mu.Lock()
+	for _, o := range m.routers {
+		if o != r && o.channel() != nil {
+			others = append(others, o)
+		}
+	}
+	m.mu.Unlock()
+	var changes []wire.PeerStateChange
+	for _, o := range others {
+		changes = append(changes, peerState(o, wire.PeerHealthy))
+		_ = m.send(o, ctrlchan.NewMessage(wire.PeerStateChangesType, wire.PeerStateChanges([]wire.PeerStateChange{peerState(r, wire.PeerHealthy)})))
+	}
+	if len(changes) > 0 {
+		_ = m.send(r, ctrlchan.NewMessage(wire.PeerStateChangesType, wire.PeerStateChanges(changes)))
+	}
+}
+
+// retire tells the other routers that r left: unhealthy while its record
+// exists (it may come back), removed once it is deleted.
+func (m *Manager) retire(r *Router) {
+	state := uint64(wire.PeerUnhealthy)
+	if _, err := m.cfg.Store.Read().Get(r.Kind, r.ID); err != nil {
+		state = wire.PeerRemoved
+	}
+	body := wire.PeerStateChanges([]wire.PeerStateChange{peerState(r, state)})
+	m.mu.Lock()
+	var others []*Router
+	for _, o := range m.routers {
+		if o != r && o.channel() != nil {
+			others = append(others, o)
+		}
+	}
+	m.mu.Unlock()
+	for _, o := range others {
+		_ = m.send(o, ctrlchan.NewMessage(wire.PeerStateChangesType, body))
+	}
+}

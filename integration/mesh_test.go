@@ -1,0 +1,217 @@
+package integration
+
+import (
+	"fmt"
+	"io"
+	"net"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"edgectl/bench/benchkit"
+)
+
+// meshNet is three linked routers on one node: A (the client's only edge
+// router), B, C (the host's only edge router); links A-B and B-C direct,
+// A-C through a proxy the test can cut.
+type meshNet struct {
+	n          *node
+	token      string
+	a, b, c    *zitiRouter
+	acProxy    *tcpProxy
+	dir        string
+	proxyAddr  string
+	clientFile string
+	hostFile   string
+}
+
+// newMeshNet starts the three routers with their links as above: A listens
+// for B (group ab), C for B (bc) and for A through the proxy (ac); A dials
+// ac, B dials ab and bc, C dials none; so there is one link per pair.
+func newMeshNet(t *testing.T) *meshNet {
+	t.Helper()
+	n := startNode(t, nodeOpts{})
+	token := login(t, n, adminUser, adminPassword)
+	mn := &meshNet{n: n, token: token, dir: t.TempDir()}
+	pa := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	pc1 := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	pc2 := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	mn.acProxy = newTCPProxy(t, pc2)
+	mk := func(name, attr string, ls []benchkit.LinkListener, dial []string) *zitiRouter {
+		r := createZitiRouter(t, n, token, name, attr)
+		r.config = func(ctrl string) string { return benchkit.ZitiMeshRouterConfig(r.dir, ctrl, r.edgeAddr, ls, dial) }
+		r.enroll(n, token)
+		return r
+	}
+	mn.a = mk("router-a", "a", []benchkit.LinkListener{{Bind: pa, Advertise: pa, Groups: []string{"ab"}}}, []string{"ac"})
+	mn.b = mk("router-b", "b", nil, []string{"ab", "bc"})
+	mn.c = mk("router-c", "c", []benchkit.LinkListener{{Bind: pc1, Advertise: pc1, Groups: []string{"bc"}},
+		{Bind: pc2, Advertise: mn.acProxy.addr(), Groups: []string{"ac"}}}, nil)
+	for _, r := range []*zitiRouter{mn.a, mn.b, mn.c} {
+		r.start()
+	}
+	for _, r := range []*zitiRouter{mn.a, mn.b, mn.c} {
+		waitOnline(t, n, token, r.id, true, 15*time.Second)
+	}
+	return mn
+}
+
+// links are the node's links, as "A-C state" lines by router name, sorted.
+func (mn *meshNet) links(t *testing.T) ([]string, error) {
+	items, err := listAll(t, mn.n, mn.token, "/links")
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, it := range items {
+		a, _ := jget(it, "sourceRouter", "name").(string)
+		b, _ := jget(it, "destRouter", "name").(string)
+		if a > b {
+			a, b = b, a
+		}
+		out = append(out, fmt.Sprintf("%s-%s %v", strings.TrimPrefix(a, "router-"), strings.TrimPrefix(b, "router-"), jget(it, "state")))
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+func (mn *meshNet) waitLinks(t *testing.T, what string, want ...string) {
+	t.Helper()
+	waitUntil(t, what, 30*time.Second, func() error {
+		got, err := mn.links(t)
+		if err != nil {
+			return err
+		}
+		if strings.Join(got, ", ") != strings.Join(want, ", ") {
+			return fmt.Errorf("links: %v", got)
+		}
+		return nil
+	})
+}
+
+// circuitPath is the routers (by name, without "router-") of the node's only circuit.
+func (mn *meshNet) circuitPath(t *testing.T) (string, error) {
+	items, err := listAll(t, mn.n, mn.token, "/circuits")
+	if err != nil {
+		return "", err
+	}
+	if len(items) != 1 {
+		return "", fmt.Errorf("%d circuits", len(items))
+	}
+	var names []string
+	nodes, _ := jget(items[0], "path", "nodes").([]any)
+	for _, nd := range nodes {
+		name, _ := jget(nd, "name").(string)
+		names = append(names, strings.TrimPrefix(name, "router-"))
+	}
+	return strings.Join(names, ">"), nil
+}
+
+func (mn *meshNet) waitPath(t *testing.T, what, want string) {
+	t.Helper()
+	waitUntil(t, what, 20*time.Second, func() error {
+		got, err := mn.circuitPath(t)
+		if err != nil {
+			return err
+		}
+		if got != want {
+			return fmt.Errorf("path %s", got)
+		}
+		return nil
+	})
+}
+
+// The client's only edge router is A, the host's is C: bytes flow A→C over
+// their link; cutting that link moves the open stream to A→B→C without
+// breaking it; stopping B as well ends the circuit; the links show their
+// state throughout.
+func TestMesh_CircuitsCrossLinksAndMoveWhenALinkFails(t *testing.T) {
+	mn := newMeshNet(t)
+	n, token := mn.n, mn.token
+	mn.waitLinks(t, "the three links", "a-b Connected", "a-c Connected", "b-c Connected")
+
+	echo := echoServer(t)
+	mk := func(path string, body map[string]any) string {
+		t.Helper()
+		st, m := do(t, "POST", n.mgmt(path), token, body)
+		mustStatus(t, "create "+path, st, m, 201)
+		return jget(m, "data", "id").(string)
+	}
+	host := mk("/configs", map[string]any{"name": "echo-host", "configTypeId": "NH5p4FpGR",
+		"data": map[string]any{"protocol": "tcp", "address": "127.0.0.1", "port": echo}})
+	mk("/services", map[string]any{"name": "echo", "roleAttributes": []string{"echo"}, "configs": []string{host}})
+	mk("/service-policies", map[string]any{"name": "echo-dial", "type": "Dial", "semantic": "AnyOf",
+		"identityRoles": []string{"#clients"}, "serviceRoles": []string{"#echo"}})
+	mk("/service-policies", map[string]any{"name": "echo-bind", "type": "Bind", "semantic": "AnyOf",
+		"identityRoles": []string{"#hosts"}, "serviceRoles": []string{"#echo"}})
+	mk("/edge-router-policies", map[string]any{"name": "clients-a", "semantic": "AnyOf", "identityRoles": []string{"#clients"}, "edgeRouterRoles": []string{"#a"}})
+	mk("/edge-router-policies", map[string]any{"name": "hosts-c", "semantic": "AnyOf", "identityRoles": []string{"#hosts"}, "edgeRouterRoles": []string{"#c"}})
+	mk("/service-edge-router-policies", map[string]any{"name": "all", "semantic": "AnyOf", "serviceRoles": []string{"#all"}, "edgeRouterRoles": []string{"#all"}})
+	_, mn.hostFile = enrolledIdentity(t, n, token, mn.dir, "echo-host", "hosts")
+	_, mn.clientFile = enrolledIdentity(t, n, token, mn.dir, "echo-client", "clients")
+	startZiti(t, mn.dir, "tunnel host", "tunnel", "host", "-i", mn.hostFile)
+	waitTerminators(t, "the host's terminator on C", n, token, "echo", 1)
+	port := freePort(t)
+	mn.proxyAddr = fmt.Sprintf("127.0.0.1:%d", port)
+	startZiti(t, mn.dir, "tunnel proxy", "tunnel", "proxy", fmt.Sprintf("echo:%d", port), "-i", mn.clientFile)
+
+	// The first stream goes A→C, the cheapest path.
+	var stream net.Conn
+	waitUntil(t, "a stream through the proxy", 30*time.Second, func() error {
+		c, err := net.DialTimeout("tcp", mn.proxyAddr, 5*time.Second)
+		if err != nil {
+			return err
+		}
+		if err := echoOn(c, "hello"); err != nil {
+			c.Close()
+			return err
+		}
+		stream = c
+		return nil
+	})
+	defer stream.Close()
+	mn.waitPath(t, "the circuit on A→C", "a>c")
+
+	// Cut A-C: the stream moves to A→B→C and keeps echoing.
+	mn.acProxy.cut()
+	mn.waitLinks(t, "A-C gone, the others up", "a-b Connected", "b-c Connected")
+	mn.waitPath(t, "the circuit moved to A→B→C", "a>b>c")
+	for i := 0; i < 5; i++ {
+		if err := echoOn(stream, fmt.Sprintf("after the cut %d", i)); err != nil {
+			t.Fatalf("the open stream broke when its link was cut: %v", err)
+		}
+	}
+
+	// Stop B as well: no path is left, the circuit ends and the stream closes.
+	mn.b.stop()
+	waitClosed(t, "the stream with no path left", stream, 30*time.Second)
+	waitUntil(t, "no circuit", 20*time.Second, func() error {
+		items, err := listAll(t, n, token, "/circuits")
+		if err != nil {
+			return err
+		}
+		if len(items) != 0 {
+			return fmt.Errorf("%d circuits", len(items))
+		}
+		return nil
+	})
+	mn.waitLinks(t, "B's links gone with it (it dialed them)")
+}
+
+// echoOn writes s on c and reads it back.
+func echoOn(c net.Conn, s string) error {
+	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
+	defer c.SetDeadline(time.Time{})
+	if _, err := c.Write([]byte(s)); err != nil {
+		return err
+	}
+	b := make([]byte, len(s))
+	if _, err := io.ReadFull(c, b); err != nil {
+		return err
+	}
+	if string(b) != s {
+		return fmt.Errorf("echoed %q, want %q", b, s)
+	}
+	return nil
+}
