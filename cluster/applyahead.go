@@ -4,6 +4,8 @@ package cluster
 // answered by the leader as soon as it commits; the follower then applies
 // its own log up to that entry (the FSM's ApplyCommitted) instead of
 // waiting for raft to tell it of the commit with a later AppendEntries.
+// Design note: docs/design/apply-ahead.md. Setting: Config.NoApplyAhead
+// (edgectl run --apply-ahead=false).
 //
 // Guarded by
 //
@@ -11,7 +13,8 @@ package cluster
 //	             edgectl_raft_forwarded_writes_total{how}; docs/performance.md, issue 16 part 10);
 //	             no go benchmark covers it. The apply itself: go test -run '^$' -bench 'ApplyBatch_IdentityCreate' ./fsm/
 //	correctness: TestForward_AFollowerAppliesItsWriteAheadOfRaft, TestForward_AFollowerAppliesItsWriteBeforeItsOwnFsync,
-//	             TestCommittedEntries_OnlyTheLeadersEntries, TestCommittedEntries_TakesTheBatchBeingStored (./cluster/);
+//	             TestCommittedEntries_OnlyTheLeadersEntries, TestCommittedEntries_TakesTheBatchBeingStored,
+//	             TestForward_WithApplyAheadOffAFollowerWaitsForRaft (./cluster/);
 //	             TestApplyCommitted_* (./fsm/)
 //
 // A change must keep: only entries known to be the leader's are applied
@@ -59,7 +62,7 @@ type CommittedApplier interface {
 // waits for raft.
 func (n *Node) awaitForwarded(ctx context.Context, index, term uint64) error {
 	ca, ok := n.fsm.(CommittedApplier)
-	if !ok || term == 0 {
+	if !ok || term == 0 || n.cfg.NoApplyAhead {
 		n.forwarded[forwardWaited].Add(1)
 		return n.WaitForApplied(ctx, index)
 	}

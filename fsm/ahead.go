@@ -2,7 +2,8 @@ package fsm
 
 // Speed-tuned: the apply of committed entries ahead of raft's delivery
 // (ApplyCommitted), which the cluster's Node calls for a write this
-// follower forwarded (cluster/applyahead.go).
+// follower forwarded (cluster/applyahead.go; design note:
+// docs/design/apply-ahead.md; off with cluster.Config.NoApplyAhead).
 //
 // Guarded by
 //
