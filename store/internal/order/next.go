@@ -90,7 +90,7 @@ func compareKeys(an, ai, bn, bi string) int {
 // newest order, so that every generation's name search goes through a
 // root's suffix array.
 func Next[R Record](newest *List[R], db any, gen uint64, log *Log, get func(id string) (R, bool)) *List[R] {
-	nx := &next[R]{db: db, log: log, get: get}
+	nx := &next[R]{db: db, get: get}
 	if newest.db == nx.db && newest.gen == gen {
 		// Kept by a reader of this generation since this one looked
 		// (current): it is the entry. Made again from the middle entry
@@ -98,30 +98,30 @@ func Next[R Record](newest *List[R], db any, gen uint64, log *Log, get func(id s
 		return newest
 	}
 	if newest.d == nil {
-		return nx.derive(newest, gen)
+		return nx.derive(log, newest, gen)
 	}
 	nested, large := newest.d.root.d != nil, newest.d.size() >= deltaNestFrom
 	if nested || !large {
-		if c := nx.extend(newest, newest.d, gen); c != nil {
+		if c := nx.extend(log, newest, newest.d, gen); c != nil {
 			return c
 		}
 	}
 	switch {
 	case nested: // the middle entry's delta with every change since it
 		m := newest.d.root
-		if c := nx.extend(m, m.d, gen); c != nil {
+		if c := nx.extend(log, m, m.d, gen); c != nil {
 			return c
 		}
 	case large: // a delta over newest, or else newest's with the changes
-		if c := nx.derive(newest, gen); c != nil {
+		if c := nx.derive(log, newest, gen); c != nil {
 			return c
 		}
-		if c := nx.extend(newest, newest.d, gen); c != nil {
+		if c := nx.extend(log, newest, newest.d, gen); c != nil {
 			return c
 		}
 	}
 	root := newest.root()
-	if c := nx.derive(root, gen); c != nil {
+	if c := nx.derive(log, root, gen); c != nil {
 		return c
 	}
 	if newest.db != nx.db || newest.gen >= gen {
@@ -131,13 +131,15 @@ func Next[R Record](newest *List[R], db any, gen uint64, log *Log, get func(id s
 	if names := newest.readyNames(); names != nil {
 		root.setNames(names.folded())
 	}
-	return nx.derive(root, gen)
+	return nx.derive(log, root, gen)
 }
 
-// next is one call of Next: the database wanted, the table's log and how to read a record of that generation.
+// next is one call of Next: the database wanted and how to read a record of
+// that generation. The table's log is passed on its own: a Log leaks to the
+// heap (its mutex), and it would take get with it, allocating the caller's
+// closure on every call.
 type next[R Record] struct {
 	db  any
-	log *Log
 	get func(id string) (R, bool)
 }
 
@@ -152,11 +154,11 @@ func (e *List[R]) root() *List[R] {
 
 // derive makes the entry of generation gen from base (a root, or a delta
 // over one) and the log: base's order with no changes, extended.
-func (nx *next[R]) derive(base *List[R], gen uint64) *List[R] {
+func (nx *next[R]) derive(log *Log, base *List[R], gen uint64) *List[R] {
 	if base.d != nil && base.d.root.d != nil || base.Len() < deltaFrom {
 		return nil
 	}
-	return nx.extend(base, &delta[R]{root: base}, gen)
+	return nx.extend(log, base, &delta[R]{root: base}, gen)
 }
 
 // extend makes the entry of generation gen from d0, the order of entry e
@@ -165,12 +167,12 @@ func (nx *next[R]) derive(base *List[R], gen uint64) *List[R] {
 // since e and a copy of d0, not all the changes since the base again (a
 // page of the list after every write at 100,000 identities went from 0.2 to
 // 1.5 ms as they piled up).
-func (nx *next[R]) extend(e *List[R], d0 *delta[R], gen uint64) *List[R] {
+func (nx *next[R]) extend(log *Log, e *List[R], d0 *delta[R], gen uint64) *List[R] {
 	base := d0.root
 	if e.db != nx.db || e.gen >= gen {
 		return nil
 	}
-	ids, oldNames, had, ok := nx.log.since(nx.db, e.gen, gen)
+	ids, oldNames, had, ok := log.since(nx.db, e.gen, gen)
 	// A change can add two entries to the delta (a rename: its old place
 	// gone, its new one fresh), so the bound counts two per change. A bound
 	// of one let a delta from the root pass where extending the newest one
@@ -240,7 +242,7 @@ func (nx *next[R]) extend(e *List[R], d0 *delta[R], gen uint64) *List[R] {
 			j++
 		}
 	}
-	return &List[R]{db: nx.db, gen: gen, d: d}
+	return &List[R]{db: e.db, gen: gen, d: d} // e.db is nx.db (above); nx's fields must not leak (see next)
 }
 
 // find returns the index of the record named name with id in recs (in list
