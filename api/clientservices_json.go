@@ -1,5 +1,18 @@
 package api
 
+// Speed-tuned: the Client API service list, written by hand, with the parts
+// that do not depend on the caller cached per record version (fragCache).
+//
+// Guarded by
+//
+//	speed:       go test -run '^$' -bench 'ClientServices_List50' ./api/
+//	correctness: TestClientServicesAnswerSameBytesAsBefore, TestClientServicesFollowRecordChanges,
+//	             TestFragCacheBounded (./api/)
+//
+// A change must keep: the bytes of the answer before the hand encoder;
+// fragments keyed by the record's pointer (a stored record is immutable,
+// so a key never names a changed record) and nothing per caller in them.
+
 import (
 	"encoding/json"
 	"slices"

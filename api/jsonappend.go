@@ -1,5 +1,20 @@
 package api
 
+// Speed-tuned: the helpers of the hand-written JSON encoders (strings,
+// arrays, the head every record view starts with, list meta, pooled
+// buffers), used by identities_json.go, clientservices_json.go,
+// sessions_json.go and http_call.go's created answer.
+//
+// Guarded by
+//
+//	speed:       go test -run '^$' -bench 'ListIdentities|ClientServices_List50' ./api/
+//	correctness: TestAppendJSONStringMatchesEncodingJSON, FuzzAppendJSONString, TestFragCacheBounded,
+//	             TestAppendIdentity_SameBytesAsTheView, TestListIdentities_SameAnswerAsTheGenericList (./api/)
+//
+// A change must keep: the bytes are exactly encoding/json's (HTML-safe
+// escaping, the view's key order); anything the fast path does not copy as
+// is goes to encoding/json.
+
 import (
 	"encoding/json"
 	"strconv"

@@ -1,5 +1,17 @@
 package api
 
+// Speed-tuned: a session's JSON, with each edge router's entry cached per
+// router record version (frags).
+//
+// Guarded by
+//
+//	speed:       go test -run '^$' -bench 'Sessions_Create' ./api/
+//	correctness: TestSessionAnswerSameBytesAsMapView, TestSessionAnswerFollowsRouterChanges (./api/)
+//
+// A change must keep: the bytes of the map view this replaced (sorted
+// keys); a cached entry depends only on what its key holds (the router
+// record, online, sync status).
+
 import (
 	"edgectl/dataplane"
 	"encoding/json"

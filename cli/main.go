@@ -112,6 +112,7 @@ func versionCmd() *cobra.Command {
 func runCmd() *cobra.Command {
 	var cfg controller.Config
 	var configFile, logLevel, logFormat string
+	applyAhead := true
 	cmd := &cobra.Command{
 		Use:   "run",
 		Short: "Run a node (a one-node cluster with no flags)",
@@ -134,6 +135,7 @@ func runCmd() *cobra.Command {
 			if f := cmd.Flags().Lookup("event-retention"); f.Changed && cfg.EventRetention < time.Minute {
 				return usagef("--event-retention %s: must be at least 1m", cfg.EventRetention)
 			}
+			cfg.NoApplyAhead = !applyAhead
 			cfg.Version, cfg.Revision, cfg.BuildDate = version, revision, buildDate
 			log := hclog.New(&hclog.LoggerOptions{Name: "edgectl", Level: hclog.LevelFromString(logLevel), Output: os.Stderr,
 				JSONFormat: logFormat == "json"})
@@ -158,6 +160,7 @@ func runCmd() *cobra.Command {
 	fs.Uint64Var(&cfg.TrailingLogs, "trailing-logs", 10240, "log entries kept after a snapshot, for followers that fall behind (at least; the log is freed by whole --raft-segment-size segments; a follower behind what is left gets the snapshot)")
 	fs.Int64Var(&cfg.RaftSegmentSize, "raft-segment-size", 64<<20, "size in bytes of the Raft log's segment files; the log is freed by whole segments after a snapshot")
 	fs.DurationVar(&cfg.SnapshotInterval, "snapshot-interval", 2*time.Minute, "how often to check whether to snapshot")
+	fs.BoolVar(&applyAhead, "apply-ahead", true, "a follower applies a write it forwarded as soon as the leader says it committed, without waiting for raft to tell it (false: it waits)")
 	fs.StringVar(&logLevel, "log-level", "info", "trace, debug, info, warn or error")
 	fs.StringVar(&logFormat, "log-format", "text", "text or json")
 	fs.IntVar(&cfg.GCPercent, "gc-percent", controller.DefaultGCPercent, "the Go garbage collector's GOGC for this process (the GOGC environment variable wins)")

@@ -73,6 +73,31 @@ func catchesUp(t *testing.T, ctx context.Context, leader, f *testNode, want map[
 	}
 }
 
+// TestForward_WithApplyAheadOffAFollowerWaitsForRaft: with the apply-ahead
+// off (Config.NoApplyAhead), a follower's forwarded writes still answer
+// with the leader's result, applied on the follower before the answer,
+// and every one of them by raft's delivery, none ahead of it.
+func TestForward_WithApplyAheadOffAFollowerWaitsForRaft(t *testing.T) {
+	t.Parallel()
+	c := mustNewCluster(t, 3, func(cfg *Config) { cfg.NoApplyAhead = true })
+	ctx := ctxTimeout(t, 20*time.Second)
+	leader := c.Leader()
+	f := c.Followers()[0]
+	mustApply(t, ctx, f, setCmd("k", "v"))
+	resp, idx, err := f.Apply(ctx, setCmd("k", "w"))
+	if err != nil || string(resp) != "v" {
+		t.Fatalf("the second set's result: %q, %v; want the previous value %q", resp, err, "v")
+	}
+	if v, _ := f.fsm.get("k"); v != "w" || f.fsm.AppliedIndex() < idx {
+		t.Fatalf("the follower answered before applying its write: k=%q, applied %d < %d", v, f.fsm.AppliedIndex(), idx)
+	}
+	if st := f.Stats(); st.ForwardedWaited != 2 || st.ForwardedAhead+st.ForwardedApplied != 0 {
+		t.Fatalf("forwarded writes counted as %d waited, %d ahead, %d already applied; want 2 waited",
+			st.ForwardedWaited, st.ForwardedAhead, st.ForwardedApplied)
+	}
+	catchesUp(t, ctx, leader, f, map[string]string{"k": "w"})
+}
+
 // TestCommittedEntries_OnlyTheLeadersEntries: the entries a follower applies
 // ahead of raft are read only when its entry at the committed index has the
 // term the leader gave, and only within maxApplyAhead.

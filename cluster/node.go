@@ -77,6 +77,11 @@ type Config struct {
 	// ForwardStallTimeout: a follower abandons the writes it forwarded to a
 	// leader it has not heard from (no heartbeat) for this long; 0 = 2 s.
 	ForwardStallTimeout time.Duration
+	// NoApplyAhead turns the follower's apply-ahead off: a write this node
+	// forwarded is then answered once raft has delivered its entry here,
+	// not as soon as the entry is in this node's log with the leader's term
+	// (applyahead.go, docs/design/apply-ahead.md). false = on.
+	NoApplyAhead bool
 
 	// VerifyPeer, if set, is called with the leaf certificate of every peer
 	// (inbound and outbound) after the TLS handshake; an error drops the

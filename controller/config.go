@@ -71,6 +71,10 @@ type Config struct {
 	ReadyTimeout time.Duration
 	// Raft timing; zero means the cluster package's defaults.
 	HeartbeatTimeout, ElectionTimeout time.Duration
+	// NoApplyAhead turns the follower's apply-ahead off (--apply-ahead=false):
+	// a write this node forwards is answered once raft delivered it here
+	// (cluster.Config.NoApplyAhead, docs/design/apply-ahead.md). false = on.
+	NoApplyAhead bool
 
 	Version, Revision, BuildDate string
 

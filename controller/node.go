@@ -128,7 +128,8 @@ func Start(ctx context.Context, cfg Config, log hclog.Logger, out io.Writer) (_ 
 		SnapshotThreshold: cfg.SnapshotThreshold, SnapshotInterval: cfg.SnapshotInterval, TrailingLogs: cfg.TrailingLogs,
 		LogSegmentSize:   int(cfg.RaftSegmentSize),
 		HeartbeatTimeout: cfg.HeartbeatTimeout, ElectionTimeout: cfg.ElectionTimeout,
-		VerifyPeer: verifyNodePeer,
+		NoApplyAhead: cfg.NoApplyAhead,
+		VerifyPeer:   verifyNodePeer,
 	})
 	if err != nil {
 		return nil, err

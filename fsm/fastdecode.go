@@ -1,5 +1,21 @@
 package fsm
 
+// Speed-tuned: a hand-written decoder of the entries nodes apply most
+// (identity creates), tried before store.DecodeJSON.
+//
+// Guarded by
+//
+//	speed:       go test -run '^$' -bench 'DecodeEntry_IdentityCreate|ApplyBatch_IdentityCreate' ./fsm/
+//	correctness: TestFastDecode_AFullEntryTakesTheFastPath, TestFastDecode_GivesUpOnWhatItDoesNotRead,
+//	             FuzzFastDecode, TestDecodeEntry_ReadsWhatEncodingJSONReads (./fsm/); every fsm test
+//	             cross-checks each fast decode against store.DecodeJSON (TestMain turns
+//	             store.CrossCheckDecoding on)
+//
+// A change must keep: where the fast path answers, it reads exactly what
+// store.DecodeJSON reads (the same value, reflect.DeepEqual); anything it
+// does not read it gives up on (false), never guesses; a field added to a
+// payload sends entries down the slow path until the fast one learns it.
+
 import (
 	"encoding/binary"
 	"fmt"

@@ -280,51 +280,6 @@ func (f *FSM) applyBatch(logs []*raft.Log, out []any) {
 	f.setApplied(logs[len(logs)-1].Index)
 }
 
-// ApplyCommitted applies this node's log entries after the applied index up
-// to and including last, which the caller knows the cluster has committed,
-// without waiting for raft to hand them over: a follower learns that its
-// forwarded write committed from the leader's answer, while raft tells it
-// only with a later AppendEntries, queued behind the ones before it, each
-// with its fsync.
-//
-// read returns the entries from..to of this node's log. They must be known
-// to be the leader's (the cluster's Node.awaitForwarded checks that the
-// entry at to has the term the leader gave: by the Log Matching Property,
-// every entry before it then is the leader's too); on an error nothing is
-// applied. The entries are applied as raft would hand them over (commands
-// and configuration entries; no-ops and barriers only move the index), and
-// raft's later delivery of them is skipped (ApplyBatch). A snapshot of a
-// model applied ahead of raft's index records the model's own index
-// (Snapshot), so a restore from it skips them too. It reports whether it
-// applied anything (false: the FSM had applied last already).
-func (f *FSM) ApplyCommitted(last uint64, read func(from, to uint64) ([]*raft.Log, error)) (bool, error) {
-	f.applyMu.Lock()
-	defer f.applyMu.Unlock()
-	from := f.applied.Load() + 1
-	if from > last {
-		return false, nil
-	}
-	logs, err := read(from, last)
-	if err != nil {
-		return false, err
-	}
-	if len(logs) != int(last-from+1) {
-		return false, fmt.Errorf("fsm: apply committed: %d entries read for %d..%d", len(logs), from, last)
-	}
-	send := make([]*raft.Log, 0, len(logs))
-	for i, l := range logs {
-		if l == nil || l.Index != from+uint64(i) {
-			return false, fmt.Errorf("fsm: apply committed: entry %d missing", from+uint64(i))
-		}
-		if l.Type == raft.LogCommand || l.Type == raft.LogConfiguration {
-			send = append(send, l)
-		}
-	}
-	f.applyBatch(send, make([]any, len(send)))
-	f.setApplied(last)
-	return true, nil
-}
-
 // applyEntry applies one entry to tx: a command (its encoded result, its
 // events, and whether it failed, in which case tx holds whatever it wrote
 // before failing) or a configuration entry (its membership events).

@@ -11,7 +11,7 @@ import (
 // The first page of the identity list, and a page of a name search, right
 // after each write to a large table: what a console shows under a stream of
 // renames. Each write leaves a new generation, whose list order is made
-// from the last one and the changes (sorteddelta.go), so its cost must not
+// from the last one and the changes (store/internal/order), so its cost must not
 // grow with the changes since the order's root, nor much with the table.
 //
 //	go test -run '^$' -bench ListAfterRename -benchtime 8000x ./store/

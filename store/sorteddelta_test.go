@@ -2,7 +2,6 @@ package store
 
 import (
 	"fmt"
-	"index/suffixarray"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -110,7 +109,7 @@ func TestSortedFromDelta_SameAsAWalk(t *testing.T) {
 		}
 		recs, col := tx.SortedNames(KindIdentity)
 		checkOrder(t, round, "SortedNames", recs.c, want)
-		if recs.c.d != nil && recs.c.d.root.d != nil {
+		if recs.c.Base() != nil && recs.c.Base().Base() != nil {
 			nested++
 		}
 		// The column, read name by name and made into a blob, is the one
@@ -124,21 +123,23 @@ func TestSortedFromDelta_SameAsAWalk(t *testing.T) {
 				t.Fatalf("round %d: name %d is %q, want %q", round, i, col.At(i), w.At(i))
 			}
 		}
-		if m := col.materialize(); m.blob != w.blob || !slices.Equal(m.ends, w.ends) || m.count != w.count || col.count != w.count {
+		mBlob, mEnds, mCount := col.Packed()
+		wBlob, wEnds, wCount := w.Packed()
+		if mBlob != wBlob || !slices.Equal(mEnds, wEnds) || mCount != wCount || col.ByteCounts() != wCount {
 			t.Fatalf("round %d: the column differs from a build", round)
 		}
 		if rng.IntN(4) == 0 { // the next entries start from a copy of this one
 			tx.Sorted(KindIdentity)
 		}
 		// Searches through the root's suffix array find what a scan finds.
-		if col.root != nil && col.sa.Load() == nil {
+		if col.Base() != nil && !col.HasSuffixArray() {
 			throughRoot++
-			root := col.root
-			for root.root != nil {
-				root = root.root
+			root := col.Base()
+			for root.Base() != nil {
+				root = root.Base()
 			}
-			if root.sa.Load() == nil && rng.IntN(2) == 0 {
-				root.sa.Store(suffixarray.New([]byte(root.blob)))
+			if !root.HasSuffixArray() && rng.IntN(2) == 0 {
+				root.BuildSuffixArray()
 			}
 		}
 		for range 10 {
@@ -156,7 +157,7 @@ func TestSortedFromDelta_SameAsAWalk(t *testing.T) {
 				}
 			}
 			if !slices.Equal(found, scan) {
-				t.Fatalf("round %d: %q found at %v, a scan finds it at %v (root array %v)", round, sub, found, scan, col.root != nil && col.root.sa.Load() != nil)
+				t.Fatalf("round %d: %q found at %v, a scan finds it at %v (root array %v)", round, sub, found, scan, col.Base() != nil && col.Base().HasSuffixArray())
 			}
 			if len(scan) > 0 { // stopping early stops, after the first matches
 				stop := 1 + rng.IntN(len(scan))
@@ -183,26 +184,26 @@ func TestSortedFromDelta_SameAsAWalk(t *testing.T) {
 // checkOrder compares an entry, read every way, with the order of a walk.
 func checkOrder(t *testing.T, round int, what string, c *sortedRecords, want []Record) {
 	t.Helper()
-	if c.len() != len(want) {
-		t.Fatalf("round %d: %s: %d records, want %d", round, what, c.len(), len(want))
+	if c.Len() != len(want) {
+		t.Fatalf("round %d: %s: %d records, want %d", round, what, c.Len(), len(want))
 	}
 	for i, r := range want {
-		if c.at(i) != r {
-			t.Fatalf("round %d: %s: record %d is %q, want %q", round, what, i, c.at(i).RecordName(), r.RecordName())
+		if c.At(i) != r {
+			t.Fatalf("round %d: %s: record %d is %q, want %q", round, what, i, c.At(i).RecordName(), r.RecordName())
 		}
 	}
 	var each []Record
-	c.each(func(r Record) bool { each = append(each, r); return true })
+	c.Each(func(r Record) bool { each = append(each, r); return true })
 	if !slices.Equal(each, want) {
 		t.Fatalf("round %d: %s: each differs from the walk", round, what)
 	}
 	stop := len(want) / 3
 	n := 0
-	c.each(func(Record) bool { n++; return n < stop })
+	c.Each(func(Record) bool { n++; return n < stop })
 	if n != stop {
 		t.Fatalf("round %d: %s: each went on after false (%d calls, want %d)", round, what, n, stop)
 	}
-	if !slices.Equal(c.slice(), want) {
+	if !slices.Equal(c.Slice(), want) {
 		t.Fatalf("round %d: %s: the slice differs from the walk", round, what)
 	}
 }
@@ -279,7 +280,7 @@ func TestSortedFromDelta_ConcurrentReaders(t *testing.T) {
 			go func() {
 				tx := s.Read() // a view per reader, as per request; they share the kept entry
 				recs, col := tx.SortedNames(KindIdentity)
-				if recs.c.d == nil || recs.c.d.root.d == nil {
+				if recs.c.Base() == nil || recs.c.Base().Base() == nil {
 					errs <- fmt.Sprintf("round %d: not a delta over a delta", round)
 					return
 				}
@@ -293,7 +294,7 @@ func TestSortedFromDelta_ConcurrentReaders(t *testing.T) {
 					}
 				case 1:
 					i := 0
-					recs.c.each(func(r Record) bool {
+					recs.c.Each(func(r Record) bool {
 						if r != want[i] {
 							errs <- fmt.Sprintf("round %d: iteration differs at %d", round, i)
 							i = -1
@@ -347,10 +348,10 @@ func TestSortedFromDelta_StaysWithinItsShare(t *testing.T) {
 	for i := range 3 * len(names) / deltaShare {
 		rename(t, s, "id-"+names[i], fmt.Sprintf("renamed-%05d", i))
 		c := newestOrder(t, s)
-		root := c.root()
-		for e := c; e.d != nil; e = e.d.root {
-			if size, most := e.d.size(), len(root.recs)/deltaShare; size > most {
-				t.Fatalf("rename %d: a delta of %d entries over a root of %d (at most %d)", i, size, len(root.recs), most)
+		root := c.Root()
+		for e := c; e.Base() != nil; e = e.Base() {
+			if size, most := e.Changes(), root.Len()/deltaShare; size > most {
+				t.Fatalf("rename %d: a delta of %d entries over a root of %d (at most %d)", i, size, root.Len(), most)
 			}
 		}
 		if last != nil && root != last {
@@ -385,10 +386,10 @@ func TestSortedFromDelta_NewGenerationsCopyLittle(t *testing.T) {
 		n := (i * 7919) % len(names)
 		rename(t, s, "id-"+names[n], fmt.Sprintf("renamed-%06d-%d", n, i))
 		c := newestOrder(t, s)
-		if c.d.size() > deltaTopMost {
+		if c.Changes() > deltaTopMost {
 			large++
 		}
-		if c.d.root.d != nil {
+		if c.Base().Base() != nil {
 			nested++
 		}
 	}
@@ -419,145 +420,8 @@ func newestOrder(t *testing.T, s *Store) *sortedRecords {
 	t.Helper()
 	v, _ := s.sorted.Load(KindIdentity.Table)
 	c := v.(*sortedRecords)
-	if c.d == nil {
+	if c.Base() == nil {
 		t.Fatal("the order was walked again")
 	}
 	return c
-}
-
-// TestNames_ManyFreshNamesSearchedAsABlob: a column read through its root
-// with many fresh names (packed into a column of their own) finds, in
-// order, the names a scan of the whole order finds, with few fresh names
-// and with many, for substrings of names, of two names run together and of
-// none.
-func TestNames_ManyFreshNamesSearchedAsABlob(t *testing.T) {
-	t.Parallel()
-	rng := rand.New(rand.NewPCG(7, 8))
-	word := func() string {
-		b := make([]byte, 1+rng.IntN(8))
-		for i := range b {
-			b[i] = "abcxyz-0"[rng.IntN(8)]
-		}
-		return string(b)
-	}
-	var recs []Record
-	for i := range 3000 {
-		recs = append(recs, &Identity{Base: Base{ID: fmt.Sprintf("id-%05d", i)}, Named: Named{Name: word()}})
-	}
-	slices.SortFunc(recs, compareNamed)
-	for _, fresh := range []int{packFreshFrom / 2, packFreshFrom, 4 * packFreshFrom} {
-		root := &sortedRecords{recs: recs}
-		d := &delta{root: root}
-		var added []Record
-		for i := range fresh {
-			added = append(added, &Identity{Base: Base{ID: fmt.Sprintf("new-%05d", i)}, Named: Named{Name: word()}})
-		}
-		slices.SortFunc(added, compareNamed)
-		for _, r := range added {
-			d.fresh, d.at = append(d.fresh, r), append(d.at, root.place(r))
-		}
-		for i := range recs {
-			if rng.IntN(5) == 0 {
-				d.gone = append(d.gone, i)
-			}
-		}
-		c := &sortedRecords{d: d}
-		col := c.columnNames()
-		if (col.freshCol != nil) != (fresh >= packFreshFrom) {
-			t.Fatalf("%d fresh names: packed %v", fresh, col.freshCol != nil)
-		}
-		var all []string
-		c.each(func(r Record) bool { all = append(all, r.RecordName()); return true })
-		for range 200 {
-			sub := word()
-			if rng.IntN(2) == 0 {
-				i := rng.IntN(len(all) - 1)
-				two := all[i] + all[i+1]
-				a := rng.IntN(len(two))
-				sub = two[a:min(len(two), a+1+rng.IntN(6))]
-			}
-			var found, scan []int
-			col.EachContaining(sub, func(i int) bool { found = append(found, i); return true })
-			for i, name := range all {
-				if strings.Contains(name, sub) {
-					scan = append(scan, i)
-				}
-			}
-			if !slices.Equal(found, scan) {
-				t.Fatalf("%d fresh names: %q found at %v, a scan finds it at %v", fresh, sub, found, scan)
-			}
-		}
-	}
-}
-
-// TestNames_AFoldOfAnIndexedColumnIsSearchedThroughTheOldArray: the column
-// a fold makes from a column read through a root with a suffix array
-// starts building its own array at once and, until it is there, is
-// searched through the old column (the old root's array and the fresh
-// names), with what a scan finds; once it is, it is searched by itself.
-// A root without an array gives a column that builds none by itself.
-func TestNames_AFoldOfAnIndexedColumnIsSearchedThroughTheOldArray(t *testing.T) {
-	// Not parallel: it holds indexBuilds, the process's one build slot.
-	var recs []Record
-	for i := range 3000 {
-		recs = append(recs, &Identity{Base: Base{ID: fmt.Sprintf("id-%05d", i)}, Named: Named{Name: fmt.Sprintf("name-%05d", i)}})
-	}
-	folded := func(indexed bool) (*Names, []string) {
-		root := &sortedRecords{recs: recs}
-		rootCol := root.columnNames()
-		rootCol.indexFrom = len(rootCol.blob) / 2
-		if indexed {
-			rootCol.sa.Store(suffixarray.New([]byte(rootCol.blob)))
-		}
-		d := &delta{root: root}
-		for i := range 400 {
-			r := &Identity{Base: Base{ID: fmt.Sprintf("new-%05d", i)}, Named: Named{Name: fmt.Sprintf("name-%05d-new", i*7)}}
-			d.fresh, d.at = append(d.fresh, r), append(d.at, root.place(r))
-		}
-		for i := 0; i < len(recs); i += 3 {
-			d.gone = append(d.gone, i)
-		}
-		c := &sortedRecords{d: d}
-		var all []string
-		c.each(func(r Record) bool { all = append(all, r.RecordName()); return true })
-		return c.columnNames().folded(), all
-	}
-	check := func(n *Names, all []string, when string) {
-		t.Helper()
-		for _, sub := range []string{"name-0012", "-new", "1-new", "e-0", "name-00120-", "zzz"} {
-			var found, want []int
-			n.EachContaining(sub, func(i int) bool { found = append(found, i); return true })
-			for i, name := range all {
-				if strings.Contains(name, sub) {
-					want = append(want, i)
-				}
-			}
-			if !slices.Equal(found, want) {
-				t.Fatalf("%s: %q found %v, want %v", when, sub, found, want)
-			}
-		}
-	}
-
-	indexBuilds <- struct{}{} // no build can start
-	m, all := folded(true)
-	if m.via.Load() == nil || m.sa.Load() != nil {
-		t.Fatal("the fold of an indexed column is not searched through the old one")
-	}
-	check(m, all, "before its array")
-	if m.via.Load() == nil {
-		t.Fatal("a search without the array let go of the old column")
-	}
-	plain, plainAll := folded(false)
-	<-indexBuilds
-
-	check(m, all, "with a build free to start") // the next search starts the build the fold could not
-	waitFor(t, "the folded column got no array of its own", func() bool { return m.sa.Load() != nil })
-	check(m, all, "with its array")
-	if m.via.Load() != nil {
-		t.Fatal("the old column is kept after the new array is built")
-	}
-	if plain.via.Load() != nil || plain.build.Load() != nil || plain.sa.Load() != nil {
-		t.Fatal("a fold of a column without an array started one")
-	}
-	check(plain, plainAll, "a fold without an array")
 }

@@ -6,6 +6,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"edgectl/store/internal/order"
+
 	iradix "github.com/hashicorp/go-immutable-radix"
 	"github.com/hashicorp/go-memdb"
 )
@@ -35,16 +37,16 @@ type Store struct {
 	// selecting them tells the change tracking of one by one (access.go).
 	coarseLoss int
 	// deltas keeps, per named table, the records the last commits changed
-	// (sorteddelta.go). The map is fixed at New.
-	deltas map[string]*deltaLog
+	// (sorted.go, package order). The map is fixed at New.
+	deltas map[string]*order.Log
 }
 
 // New returns an empty store.
 func New() *Store {
-	s := &Store{coarseLoss: defaultCoarseLoss, deltas: map[string]*deltaLog{}}
+	s := &Store{coarseLoss: defaultCoarseLoss, deltas: map[string]*order.Log{}}
 	for _, k := range AllKinds {
 		if k.Named {
-			s.deltas[k.Table] = &deltaLog{}
+			s.deltas[k.Table] = &order.Log{}
 		}
 	}
 	s.db.Store(newDB())
@@ -91,7 +93,7 @@ type Tx struct {
 	// transaction's writes; Commit writes them (flushCounts).
 	pend *pendingCounts
 	// delta collects the records the transaction changed in named tables,
-	// for the list order of the next generation (sorteddelta.go).
+	// for the list order of the next generation (sorted.go, package order).
 	delta []*txDelta
 }
 
