@@ -10,7 +10,7 @@ package cluster
 // Guarded by
 //
 //	speed:       bash bench/sidebyside.sh 64 10 1 (followers' writes against the leader's, and
-//	             edgectl_raft_forwarded_writes_total{how}; docs/performance.md, issue 16 part 10);
+//	             edgectl_raft_forwarded_writes_total{how}; docs/performance-history.md, issue 16 part 10);
 //	             no go benchmark covers it. The apply itself: go test -run '^$' -bench 'ApplyBatch_IdentityCreate' ./fsm/
 //	correctness: TestForward_AFollowerAppliesItsWriteAheadOfRaft, TestForward_AFollowerAppliesItsWriteBeforeItsOwnFsync,
 //	             TestCommittedEntries_OnlyTheLeadersEntries, TestCommittedEntries_TakesTheBatchBeingStored,

@@ -68,7 +68,7 @@ func BenchmarkReadIndex(b *testing.B) {
 // leader's group commit writes: one call per batch of 16 entries of 700
 // bytes (an identity create's command is about that size), each call
 // durable on return. Run with -cpu 1 and read the process's CPU time beside
-// ns/op (docs/performance.md, issue 16, part 4, which also measured
+// ns/op (docs/performance-history.md, issue 16, part 4, which also measured
 // raft-boltdb, the store of builds before v0.1.0).
 func BenchmarkLogStore(b *testing.B) {
 	const perBatch = 16
