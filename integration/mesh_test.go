@@ -32,7 +32,12 @@ type meshNet struct {
 func newMeshNet(t *testing.T) *meshNet {
 	t.Helper()
 	n := startNode(t, nodeOpts{})
-	token := login(t, n, adminUser, adminPassword)
+	return newMeshNetOn(t, n, login(t, n, adminUser, adminPassword))
+}
+
+// newMeshNetOn starts the mesh's routers, enrolled through node n.
+func newMeshNetOn(t *testing.T, n *node, token string) *meshNet {
+	t.Helper()
 	mn := &meshNet{n: n, token: token, dir: t.TempDir()}
 	pa := fmt.Sprintf("127.0.0.1:%d", freePort(t))
 	pc1 := fmt.Sprintf("127.0.0.1:%d", freePort(t))
@@ -57,9 +62,9 @@ func newMeshNet(t *testing.T) *meshNet {
 	return mn
 }
 
-// links are the node's links, as "A-C state" lines by router name, sorted.
-func (mn *meshNet) links(t *testing.T) ([]string, error) {
-	items, err := listAll(t, mn.n, mn.token, "/links")
+// links are node n's links, as "A-C state" lines by router name, sorted.
+func (mn *meshNet) links(t *testing.T, n *node) ([]string, error) {
+	items, err := listAll(t, n, mn.token, "/links")
 	if err != nil {
 		return nil, err
 	}
@@ -78,8 +83,13 @@ func (mn *meshNet) links(t *testing.T) ([]string, error) {
 
 func (mn *meshNet) waitLinks(t *testing.T, what string, want ...string) {
 	t.Helper()
+	mn.waitLinksOn(t, mn.n, what, want...)
+}
+
+func (mn *meshNet) waitLinksOn(t *testing.T, n *node, what string, want ...string) {
+	t.Helper()
 	waitUntil(t, what, 30*time.Second, func() error {
-		got, err := mn.links(t)
+		got, err := mn.links(t, n)
 		if err != nil {
 			return err
 		}
@@ -90,9 +100,10 @@ func (mn *meshNet) waitLinks(t *testing.T, what string, want ...string) {
 	})
 }
 
-// circuitPath is the routers (by name, without "router-") of the node's only circuit.
-func (mn *meshNet) circuitPath(t *testing.T) (string, error) {
-	items, err := listAll(t, mn.n, mn.token, "/circuits")
+// circuitPath is the routers (by name, without "router-") of node n's
+// only circuit.
+func (mn *meshNet) circuitPath(t *testing.T, n *node) (string, error) {
+	items, err := listAll(t, n, mn.token, "/circuits")
 	if err != nil {
 		return "", err
 	}
@@ -110,8 +121,13 @@ func (mn *meshNet) circuitPath(t *testing.T) (string, error) {
 
 func (mn *meshNet) waitPath(t *testing.T, what, want string) {
 	t.Helper()
+	mn.waitPathOn(t, mn.n, what, want)
+}
+
+func (mn *meshNet) waitPathOn(t *testing.T, n *node, what, want string) {
+	t.Helper()
 	waitUntil(t, what, 20*time.Second, func() error {
-		got, err := mn.circuitPath(t)
+		got, err := mn.circuitPath(t, n)
 		if err != nil {
 			return err
 		}
@@ -122,19 +138,15 @@ func (mn *meshNet) waitPath(t *testing.T, what, want string) {
 	})
 }
 
-// The client's only edge router is A, the host's is C: bytes flow A→C over
-// their link; cutting that link moves the open stream to A→B→C without
-// breaking it; stopping B as well ends the circuit; the links show their
-// state throughout.
-func TestMesh_CircuitsCrossLinksAndMoveWhenALinkFails(t *testing.T) {
-	mn := newMeshNet(t)
-	n, token := mn.n, mn.token
-	mn.waitLinks(t, "the three links", "a-b Connected", "a-c Connected", "b-c Connected")
-
+// serve hosts an echo service with `ziti tunnel host` on C (the host's
+// only edge router) and reaches it with `ziti tunnel proxy` through A (the
+// client's only edge router).
+func (mn *meshNet) serve(t *testing.T) {
+	t.Helper()
 	echo := echoServer(t)
 	mk := func(path string, body map[string]any) string {
 		t.Helper()
-		st, m := do(t, "POST", n.mgmt(path), token, body)
+		st, m := do(t, "POST", mn.n.mgmt(path), mn.token, body)
 		mustStatus(t, "create "+path, st, m, 201)
 		return jget(m, "data", "id").(string)
 	}
@@ -148,28 +160,30 @@ func TestMesh_CircuitsCrossLinksAndMoveWhenALinkFails(t *testing.T) {
 	mk("/edge-router-policies", map[string]any{"name": "clients-a", "semantic": "AnyOf", "identityRoles": []string{"#clients"}, "edgeRouterRoles": []string{"#a"}})
 	mk("/edge-router-policies", map[string]any{"name": "hosts-c", "semantic": "AnyOf", "identityRoles": []string{"#hosts"}, "edgeRouterRoles": []string{"#c"}})
 	mk("/service-edge-router-policies", map[string]any{"name": "all", "semantic": "AnyOf", "serviceRoles": []string{"#all"}, "edgeRouterRoles": []string{"#all"}})
-	_, mn.hostFile = enrolledIdentity(t, n, token, mn.dir, "echo-host", "hosts")
-	_, mn.clientFile = enrolledIdentity(t, n, token, mn.dir, "echo-client", "clients")
+	_, mn.hostFile = enrolledIdentity(t, mn.n, mn.token, mn.dir, "echo-host", "hosts")
+	_, mn.clientFile = enrolledIdentity(t, mn.n, mn.token, mn.dir, "echo-client", "clients")
 	startZiti(t, mn.dir, "tunnel host", "tunnel", "host", "-i", mn.hostFile)
-	waitTerminators(t, "the host's terminator on C", n, token, "echo", 1)
+	waitTerminators(t, "the host's terminator on C", mn.n, mn.token, "echo", 1)
 	port := freePort(t)
 	mn.proxyAddr = fmt.Sprintf("127.0.0.1:%d", port)
 	startZiti(t, mn.dir, "tunnel proxy", "tunnel", "proxy", fmt.Sprintf("echo:%d", port), "-i", mn.clientFile)
 
+}
+
+// The client's only edge router is A, the host's is C: bytes flow A→C over
+// their link; cutting that link moves the open stream to A→B→C without
+// breaking it; stopping B as well ends the circuit; the links show their
+// state throughout.
+func TestMesh_CircuitsCrossLinksAndMoveWhenALinkFails(t *testing.T) {
+	t.Parallel()
+	mn := newMeshNet(t)
+	n, token := mn.n, mn.token
+	mn.waitLinks(t, "the three links", "a-b Connected", "a-c Connected", "b-c Connected")
+
+	mn.serve(t)
+
 	// The first stream goes A→C, the cheapest path.
-	var stream net.Conn
-	waitUntil(t, "a stream through the proxy", 30*time.Second, func() error {
-		c, err := net.DialTimeout("tcp", mn.proxyAddr, 5*time.Second)
-		if err != nil {
-			return err
-		}
-		if err := echoOn(c, "hello"); err != nil {
-			c.Close()
-			return err
-		}
-		stream = c
-		return nil
-	})
+	stream := mn.stream(t)
 	defer stream.Close()
 	mn.waitPath(t, "the circuit on A→C", "a>c")
 
@@ -197,6 +211,69 @@ func TestMesh_CircuitsCrossLinksAndMoveWhenALinkFails(t *testing.T) {
 		return nil
 	})
 	mn.waitLinks(t, "B's links gone with it (it dialed them)")
+}
+
+// stream opens a connection through the client's proxy that echoes.
+func (mn *meshNet) stream(t *testing.T) net.Conn {
+	t.Helper()
+	var stream net.Conn
+	waitUntil(t, "a stream through the proxy", 30*time.Second, func() error {
+		c, err := net.DialTimeout("tcp", mn.proxyAddr, 5*time.Second)
+		if err != nil {
+			return err
+		}
+		if err := echoOn(c, "hello"); err != nil {
+			c.Close()
+			return err
+		}
+		stream = c
+		return nil
+	})
+	return stream
+}
+
+// On three nodes every node knows every link (routers report to each), and
+// a node's death takes no link from the others: a stream dialed through a
+// survivor crosses A→C, and moves to A→B→C when A-C is cut.
+func TestMesh_EveryNodeKnowsTheLinks(t *testing.T) {
+	t.Parallel()
+	zitiBinary(t)
+	c := startCluster(t, clusterOpts{size: 3})
+	waitControllerRecords(t, c)
+	mn := newMeshNetOn(t, c.nodes[0], c.token)
+	for i, n := range c.nodes {
+		for _, r := range []*zitiRouter{mn.a, mn.b, mn.c} {
+			waitOnline(t, n, c.token, r.id, true, 15*time.Second)
+		}
+		mn.waitLinksOn(t, n, fmt.Sprintf("node %d: the three links", i+1), "a-b Connected", "a-c Connected", "b-c Connected")
+	}
+	// Node 1 serves the tunnelers' Client API calls: another one dies.
+	c.nodes[2].kill()
+	for i, n := range c.nodes[:2] {
+		mn.waitLinksOn(t, n, fmt.Sprintf("node %d after node 3 died: the three links", i+1), "a-b Connected", "a-c Connected", "b-c Connected")
+	}
+	mn.serve(t)
+	stream := mn.stream(t)
+	defer stream.Close()
+	// The circuit is on the node router A asked.
+	var on *node
+	waitUntil(t, "the node that routed the circuit", 10*time.Second, func() error {
+		for _, n := range c.nodes[:2] {
+			if p, err := mn.circuitPath(t, n); err == nil {
+				if p != "a>c" {
+					return fmt.Errorf("path %s", p)
+				}
+				on = n
+				return nil
+			}
+		}
+		return fmt.Errorf("no node lists the circuit")
+	})
+	mn.acProxy.cut()
+	mn.waitPathOn(t, on, "the circuit moved to A→B→C", "a>b>c")
+	if err := echoOn(stream, "after the cut"); err != nil {
+		t.Fatalf("the open stream broke when its link was cut: %v", err)
+	}
 }
 
 // echoOn writes s on c and reads it back.
