@@ -1,0 +1,179 @@
+package dataplane
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"edgectl/ctrlchan"
+	"edgectl/dataplane/wire"
+)
+
+// Routing a circuit on the routers of its path, and moving it to another
+// path when a link or a router of its path fails (docs/openziti.md, "Links
+// and paths").
+
+// routes are the Route messages of a circuit on each router of its path:
+// the ingress forwards to the first link (and back to the client), each
+// router in the middle from link to link, the last from the last link to
+// its egress, which dials the terminator (unless reroute: it has it). One
+// router forwards ingress to egress and back.
+func routes(ci *Circuit, attempt uint32, egress *wire.Egress, timeout time.Duration) [][]byte {
+	n := len(ci.Path)
+	out := make([][]byte, n)
+	for i := range ci.Path {
+		var fw []wire.Forward
+		var eg *wire.Egress
+		switch {
+		case n == 1:
+			fw = []wire.Forward{{Src: ci.IngressID, Dst: ci.EgressID, DstType: wire.DestEnd}, {Src: ci.EgressID, Dst: ci.IngressID, DstType: wire.DestStart}}
+		case i == 0:
+			fw = []wire.Forward{{Src: ci.IngressID, Dst: ci.Links[0], DstType: wire.DestLink}, {Src: ci.Links[0], Dst: ci.IngressID, DstType: wire.DestStart}}
+		case i == n-1:
+			fw = []wire.Forward{{Src: ci.EgressID, Dst: ci.Links[i-1], DstType: wire.DestLink}, {Src: ci.Links[i-1], Dst: ci.EgressID, DstType: wire.DestEnd}}
+		default:
+			fw = []wire.Forward{{Src: ci.Links[i-1], Dst: ci.Links[i], DstType: wire.DestLink}, {Src: ci.Links[i], Dst: ci.Links[i-1], DstType: wire.DestLink}}
+		}
+		if i == n-1 {
+			eg = egress
+		}
+		out[i] = wire.Route(ci.ID, attempt, eg, fw, uint64(timeout), nil)
+	}
+	return out
+}
+
+// routeOn sends a circuit's routes to every router of its path and waits
+// for each one's result (answers collects them): it returns the egress
+// router's result, or why the route failed.
+func (m *Manager) routeOn(ci *Circuit, attempt uint32, egress *wire.Egress, answers chan routeAnswer) (*ctrlchan.Message, error) {
+	msgs := routes(ci, attempt, egress, routeTimeout)
+	waiting := map[string]bool{}
+	for i, id := range ci.Path {
+		r := m.router(id)
+		if r == nil {
+			return nil, fmt.Errorf("router %s of the path is not connected to this node", id)
+		}
+		if err := m.send(r, ctrlchan.NewMessage(wire.RouteType, msgs[i])); err != nil {
+			return nil, fmt.Errorf("the route could not be sent to router %s: %w", id, err)
+		}
+		waiting[id] = true
+	}
+	timeout := time.NewTimer(routeTimeout)
+	defer timeout.Stop()
+	var last *ctrlchan.Message
+	for len(waiting) > 0 {
+		select {
+		case a := <-answers:
+			if n, ok := a.msg.Headers.Uint32(wire.RouteResultAttemptHeader); (ok && n != attempt) || !waiting[a.router] {
+				continue
+			}
+			delete(waiting, a.router)
+			if _, ok := a.msg.Headers[wire.RouteResultSuccessHeader]; !ok {
+				reason, _ := a.msg.Headers.String(wire.RouteResultErrorHeader)
+				return a.msg, fmt.Errorf("router %s: %s", a.router, reason)
+			}
+			if a.router == ci.Path[len(ci.Path)-1] {
+				last = a.msg
+			}
+		case <-timeout.C:
+			return nil, fmt.Errorf("the routers did not answer within %s", routeTimeout)
+		}
+	}
+	return last, nil
+}
+
+// dropRouterCircuits ends the circuits that began or ended on a router
+// that left (the other routers of their paths unroute them), and moves
+// those that crossed it to other paths.
+func (m *Manager) dropRouterCircuits(routerID string) {
+	for _, ci := range m.circuits.removeWhere(func(c *Circuit) bool {
+		return c.Path[0] == routerID || c.Path[len(c.Path)-1] == routerID
+	}) {
+		for _, id := range ci.Path {
+			if id != routerID {
+				m.unroute(id, ci.ID, true)
+			}
+		}
+	}
+	var crossing []string
+	for _, ci := range m.Circuits() {
+		if slices.Contains(ci.Path, routerID) {
+			crossing = append(crossing, ci.ID)
+		}
+	}
+	for _, id := range crossing {
+		go m.reroute(id, "router "+routerID+" of its path left")
+	}
+}
+
+// rerouteLink moves the circuits that used link id to other paths.
+func (m *Manager) rerouteLink(id string) {
+	for _, ci := range m.Circuits() {
+		if slices.Contains(ci.Links, id) {
+			go m.reroute(ci.ID, "link "+id+" of its path failed")
+		}
+	}
+}
+
+// reroute moves circuit id to the cheapest path between the same ingress
+// and egress routers, keeping its ingress and egress (the client's stream
+// goes on: only the routers' forwarding changes): each router of the new
+// path gets its route, the ingress first, each awaited. With no path, or a
+// route refused, the circuit ends on every router of its old path.
+func (m *Manager) reroute(id, why string) {
+	m.circuits.rerouting.Lock()
+	defer m.circuits.rerouting.Unlock()
+	ci := m.circuits.get(id)
+	if ci == nil || len(ci.Path) == 0 {
+		return
+	}
+	old := ci.Path
+	tx := m.cfg.Store.Read()
+	path, err := m.graph(tx).path(old[0], old[len(old)-1])
+	if err == nil {
+		next := *ci
+		next.Path, next.Links = path.Nodes, path.Links
+		err = m.routeInOrder(&next)
+		if err == nil {
+			m.circuits.mu.Lock()
+			if cur := m.circuits.byID[id]; cur != nil {
+				cur.Path, cur.Links = next.Path, next.Links
+			}
+			m.circuits.mu.Unlock()
+			m.metrics.reroutes.WithLabelValues("moved").Inc()
+			m.log.Info("circuit rerouted", "circuit", id, "reason", why, "path", strings.Join(path.Nodes, ">"))
+			return
+		}
+	}
+	if ci = m.circuits.remove(id); ci != nil {
+		m.unrouteAll(old, id, true)
+	}
+	m.metrics.reroutes.WithLabelValues("ended").Inc()
+	m.log.Info("circuit ended: no other path", "circuit", id, "reason", why, "error", err.Error())
+}
+
+// routeInOrder sends a rerouted circuit's routes one router at a time, the
+// ingress first, each waiting for its result: a router forwards to a link
+// only once the router at the link's other end knows the circuit.
+func (m *Manager) routeInOrder(ci *Circuit) error {
+	msgs := routes(ci, wire.SmartRerouteAttempt, nil, routeTimeout)
+	for i, id := range ci.Path {
+		r := m.router(id)
+		if r == nil {
+			return fmt.Errorf("router %s of the path is not connected to this node", id)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), routeTimeout)
+		reply, err := m.request(ctx, r, ctrlchan.NewMessage(wire.RouteType, msgs[i]))
+		cancel()
+		if err != nil {
+			return fmt.Errorf("router %s: %w", id, err)
+		}
+		if _, ok := reply.Headers[wire.RouteResultSuccessHeader]; !ok {
+			reason, _ := reply.Headers.String(wire.RouteResultErrorHeader)
+			return fmt.Errorf("router %s: %s", id, reason)
+		}
+	}
+	return nil
+}
