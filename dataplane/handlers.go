@@ -34,9 +34,9 @@ func (m *Manager) handlers(r *Router) map[int32]ctrlchan.Handler {
 		wire.SubscribeToDataModelRequestType: count(func(_ *ctrlchan.Channel, msg *ctrlchan.Message) { m.subscribe(r, msg) }),
 		wire.EnrollmentExtendRouterType:      count(func(_ *ctrlchan.Channel, msg *ctrlchan.Message) { go m.extend(r, msg) }),
 		wire.EnrollmentExtendRouterVerify:    count(func(_ *ctrlchan.Channel, msg *ctrlchan.Message) { go m.extendVerify(r, msg) }),
-		wire.RouterLinksType:  count(func(_ *ctrlchan.Channel, msg *ctrlchan.Message) { m.routerLinks(r, msg) }),
-		wire.VerifyRouterType: count(func(_ *ctrlchan.Channel, msg *ctrlchan.Message) { go m.verifyRouter(r, msg) }),
-		wire.MetricsType:      count(func(_ *ctrlchan.Channel, msg *ctrlchan.Message) { m.linkMetrics(r, msg) }),
+		wire.RouterLinksType:                 count(func(_ *ctrlchan.Channel, msg *ctrlchan.Message) { m.routerLinks(r, msg) }),
+		wire.VerifyRouterType:                count(func(_ *ctrlchan.Channel, msg *ctrlchan.Message) { go m.verifyRouter(r, msg) }),
+		wire.MetricsType:                     count(func(_ *ctrlchan.Channel, msg *ctrlchan.Message) { m.linkMetrics(r, msg) }),
 		// The router reports its network interfaces and waits for a result;
 		// this node does not keep them (docs/openziti.md).
 		wire.UpdateRouterInterfacesType: count(func(ch *ctrlchan.Channel, msg *ctrlchan.Message) {
