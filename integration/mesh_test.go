@@ -179,6 +179,10 @@ func TestMesh_CircuitsCrossLinksAndMoveWhenALinkFails(t *testing.T) {
 	mn := newMeshNet(t)
 	n, token := mn.n, mn.token
 	mn.waitLinks(t, "the three links", "a-b Connected", "a-c Connected", "b-c Connected")
+	ziti := zitiCLI(t, n)
+	if out := ziti("fabric", "list", "links"); strings.Count(out, "Connected") != 3 || !strings.Contains(out, "router-a") {
+		t.Fatalf("ziti fabric list links:\n%s", out)
+	}
 
 	mn.serve(t)
 
@@ -186,6 +190,9 @@ func TestMesh_CircuitsCrossLinksAndMoveWhenALinkFails(t *testing.T) {
 	stream := mn.stream(t)
 	defer stream.Close()
 	mn.waitPath(t, "the circuit on A→C", "a>c")
+	if out := ziti("fabric", "list", "circuits"); !strings.Contains(out, "echo") {
+		t.Fatalf("ziti fabric list circuits:\n%s", out)
+	}
 
 	// Cut A-C: the stream moves to A→B→C and keeps echoing.
 	mn.acProxy.cut()

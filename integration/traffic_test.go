@@ -4,8 +4,6 @@ import (
 	"crypto/rand"
 	"fmt"
 	"net"
-	"os"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -40,18 +38,7 @@ func TestTraffic_TunnelersThroughOneRouter(t *testing.T) {
 	// An open stream is a circuit: OpenZiti's CLI lists it (and the rest of
 	// the Fabric API subset), and deleting it closes the stream.
 	stream := tn.openStream(t)
-	home := t.TempDir()
-	ziti := func(args ...string) string {
-		t.Helper()
-		cmd := exec.Command(zitiBinary(t), args...)
-		cmd.Env = append(os.Environ(), "HOME="+home)
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("ziti %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-		return string(out)
-	}
-	ziti("edge", "login", tn.n.host(), "-u", adminUser, "-p", adminPassword, "-y")
+	ziti := zitiCLI(t, tn.n)
 	for _, c := range []struct{ args, want string }{
 		{"fabric list routers", "er1"}, {"fabric list terminators", "echo"}, {"fabric list services", "echo"},
 		{"fabric list circuits", "echo"}, {"fabric list links", "results: none"},

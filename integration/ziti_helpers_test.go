@@ -218,3 +218,23 @@ func tail(s string, n int) string {
 	}
 	return strings.Join(lines, "\n")
 }
+
+// zitiCLI logs OpenZiti's `ziti` CLI in to node n as the admin, in a home
+// of its own, and returns a function that runs it and returns its output
+// (the test fails when it fails).
+func zitiCLI(t *testing.T, n *node) func(args ...string) string {
+	t.Helper()
+	home := t.TempDir()
+	ziti := func(args ...string) string {
+		t.Helper()
+		cmd := exec.Command(zitiBinary(t), args...)
+		cmd.Env = append(os.Environ(), "HOME="+home)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("ziti %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return string(out)
+	}
+	ziti("edge", "login", n.host(), "-u", adminUser, "-p", adminPassword, "-y")
+	return ziti
+}
