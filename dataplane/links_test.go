@@ -134,7 +134,9 @@ func TestVerifiedRouter_OnlyTheEnrolledFingerprint(t *testing.T) {
 	s := store.New()
 	tx := s.Write()
 	fp := "0123456789abcdef0123456789abcdef01234567"
-	base := func(id string) store.Base { return store.Base{ID: id, CreatedAt: time.Unix(1, 0), UpdatedAt: time.Unix(1, 0)} }
+	base := func(id string) store.Base {
+		return store.Base{ID: id, CreatedAt: time.Unix(1, 0), UpdatedAt: time.Unix(1, 0)}
+	}
 	for _, r := range []store.Record{
 		&store.Router{Base: base("fabric"), Named: store.Named{Name: "fabric"}, RouterEnrollment: store.RouterEnrollment{IsVerified: true, Fingerprint: &fp}},
 		&store.Router{Base: base("unenrolled"), Named: store.Named{Name: "unenrolled"}},
