@@ -1,11 +1,15 @@
 package dataplane
 
 import (
+	"math"
 	"testing"
 	"time"
 
+	"edgectl/ctrlchan"
 	"edgectl/dataplane/wire"
 	"edgectl/store"
+
+	"google.golang.org/protobuf/encoding/protowire"
 )
 
 func TestLinks_ReportReplacesOnlyOnANewerIteration(t *testing.T) {
@@ -167,5 +171,41 @@ func TestVerifiedRouter_OnlyTheEnrolledFingerprint(t *testing.T) {
 		if ok, why := verifiedRouter(read, c.id, c.fps); ok != c.ok || (!ok && why == "") {
 			t.Errorf("router %s with %v: %v %q, want %v", c.id, c.fps, ok, why, c.ok)
 		}
+	}
+}
+
+// metricsBody is a metrics_pb.MetricsMessage of source with histograms of these means.
+func metricsBody(source string, means map[string]float64) []byte {
+	b := protowire.AppendTag(nil, 2, protowire.BytesType)
+	b = protowire.AppendString(b, source)
+	for name, mean := range means {
+		h := protowire.AppendTag(nil, 3, protowire.Fixed64Type)
+		h = protowire.AppendFixed64(h, math.Float64bits(mean))
+		e := protowire.AppendTag(nil, 1, protowire.BytesType)
+		e = protowire.AppendString(e, name)
+		e = protowire.AppendTag(e, 2, protowire.BytesType)
+		e = protowire.AppendBytes(e, h)
+		b = protowire.AppendTag(b, 8, protowire.BytesType)
+		b = protowire.AppendBytes(b, e)
+	}
+	return b
+}
+
+func TestLinkMetrics_RoundTripPlusQueueTimeAtTheReportersEnd(t *testing.T) {
+	m := New(Config{Store: store.New()})
+	m.links.report("A", wire.RouterLink{ID: "l1", DestRouterID: "B", Iteration: 1}, time.Unix(1, 0))
+	m.links.report("B", wire.RouterLink{ID: "l2", DestRouterID: "C", Iteration: 1}, time.Unix(1, 0))
+	// A dialed l1: its measure is the src end's; B's of l1 the dst end's.
+	m.linkMetrics(&Router{ID: "A"}, ctrlchan.NewMessage(wire.MetricsType, metricsBody("A", map[string]float64{
+		"link.l1.latency": 3_400_000, "link.l1.queue_time": 1_700_000.5, "link.l2.latency": 99e9, "other.latency": 1, "link.l9.latency": 1})))
+	m.linkMetrics(&Router{ID: "B"}, ctrlchan.NewMessage(wire.MetricsType, metricsBody("B", map[string]float64{
+		"link.l1.latency": 2_000_000, "link.l1.queue_time_other": 5e9, "link.l2.queue_time": 7e9})))
+	ls := m.Links()
+	if ls[0].SrcLatency != 5_100_000 || ls[0].DstLatency != 2_000_000 || ls[0].Cost() != 1+5+2 {
+		t.Errorf("l1: src %v dst %v cost %d", ls[0].SrcLatency, ls[0].DstLatency, ls[0].Cost())
+	}
+	// l2's src is B, which reported no latency of it (a queue time alone is no measure); A is at neither end.
+	if ls[1].SrcLatency != initialLinkLatency || ls[1].DstLatency != initialLinkLatency {
+		t.Errorf("l2: src %v dst %v", ls[1].SrcLatency, ls[1].DstLatency)
 	}
 }
