@@ -216,10 +216,13 @@ func TestPickRoute_TheIngressRoutersTerminatorWinsWhenCheapest(t *testing.T) {
 
 func TestPickRoute_PrecedenceBeatsCost(t *testing.T) {
 	g := meshGraph()
-	tx := terminatorStore(t, term("t-local", "I", 0, "default"), term("t-far", "F", 500, "required"))
-	checkPick(t, tx, g, "", "t-far", []string{"I", "M", "F"}, 30)
-	tx = terminatorStore(t, term("t-local", "I", 0, "failed"), term("t-far", "F", 500, ""))
-	checkPick(t, tx, g, "", "t-far", []string{"I", "M", "F"}, 30)
+	// Whichever comes first (the store lists them by id).
+	for _, far := range []string{"t-a-far", "t-z-far"} {
+		tx := terminatorStore(t, term("t-local", "I", 0, "default"), term(far, "F", 500, "required"))
+		checkPick(t, tx, g, "", far, []string{"I", "M", "F"}, 30)
+		tx = terminatorStore(t, term("t-local", "I", 0, "failed"), term(far, "F", 500, ""))
+		checkPick(t, tx, g, "", far, []string{"I", "M", "F"}, 30)
+	}
 }
 
 func TestPickRoute_SkipsTerminatorsNoPathReaches(t *testing.T) {
