@@ -124,6 +124,10 @@ race:
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzReadMessage -fuzztime 60s ./ctrlchan/
 	$(GO) test -run '^$$' -fuzz FuzzDecoders -fuzztime 60s ./dataplane/wire/
+	$(GO) test -run '^$$' -fuzz '^FuzzListeners$$' -fuzztime 60s ./dataplane/wire/
+	$(GO) test -run '^$$' -fuzz '^FuzzVerifyRouter$$' -fuzztime 60s ./dataplane/wire/
+	$(GO) test -run '^$$' -fuzz '^FuzzRouterLinks$$' -fuzztime 60s ./dataplane/wire/
+	$(GO) test -run '^$$' -fuzz '^FuzzMetrics$$' -fuzztime 60s ./dataplane/wire/
 	$(GO) test -run '^$$' -fuzz FuzzCompile -fuzztime 60s ./store/filter/
 	$(GO) test -run '^$$' -fuzz FuzzFastDecode -fuzztime 60s ./fsm/
 

@@ -146,8 +146,14 @@ type pathItem struct {
 
 type pathQueue []pathItem
 
-func (q pathQueue) Len() int           { return len(q) }
-func (q pathQueue) Less(i, j int) bool { return q[i].dist < q[j].dist }
-func (q pathQueue) Swap(i, j int)      { q[i], q[j] = q[j], q[i] }
-func (q *pathQueue) Push(x any)        { *q = append(*q, x.(pathItem)) }
-func (q *pathQueue) Pop() any          { old := *q; it := old[len(old)-1]; *q = old[:len(old)-1]; return it }
+func (q pathQueue) Len() int { return len(q) }
+
+// Less orders by distance, then by router id: of paths of equal cost, the
+// one through the routers settled first (the smaller ids) wins, the same
+// every time whatever order the maps give.
+func (q pathQueue) Less(i, j int) bool {
+	return q[i].dist < q[j].dist || (q[i].dist == q[j].dist && q[i].id < q[j].id)
+}
+func (q pathQueue) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
+func (q *pathQueue) Push(x any)   { *q = append(*q, x.(pathItem)) }
+func (q *pathQueue) Pop() any     { old := *q; it := old[len(old)-1]; *q = old[:len(old)-1]; return it }

@@ -1,0 +1,117 @@
+package dataplane
+
+import (
+	"errors"
+	"reflect"
+	"testing"
+	"time"
+)
+
+// testGraph builds a graph of routers (id → cost) and links ("a-b" → cost
+// in ms, spread as the static cost 1 plus the src latency).
+type testLink struct {
+	id, src, dst string
+	cost         int
+}
+
+func testGraph(routers map[string]int, noTraversal []string, ls ...testLink) *graph {
+	g := &graph{cost: map[string]int{}, noTraversal: map[string]bool{}, edges: map[string]map[string]Link{}}
+	for id, c := range routers {
+		g.cost[id] = max(c, minRouterCost)
+	}
+	for _, id := range noTraversal {
+		g.noTraversal[id] = true
+	}
+	for _, tl := range ls {
+		l := Link{ID: tl.id, SrcRouterID: tl.src, DstRouterID: tl.dst, StaticCost: 1, SrcLatency: time.Duration(tl.cost-1) * time.Millisecond}
+		g.add(tl.src, tl.dst, l)
+		g.add(tl.dst, tl.src, l)
+	}
+	return g
+}
+
+func checkPath(t *testing.T, g *graph, src, dst string, nodes, links []string, cost int) {
+	t.Helper()
+	p, err := g.path(src, dst)
+	if err != nil {
+		t.Fatalf("path %s→%s: %v", src, dst, err)
+	}
+	if !reflect.DeepEqual(p.Nodes, nodes) || !reflect.DeepEqual(p.Links, links) || p.Cost != cost {
+		t.Fatalf("path %s→%s = %v %v cost %d, want %v %v cost %d", src, dst, p.Nodes, p.Links, p.Cost, nodes, links, cost)
+	}
+}
+
+func TestGraphPath_TakesTheCheapestByLinkAndRouterCost(t *testing.T) {
+	// A–D directly costs 100 + D's 10 = 110; through B: (5+10) + (5+10) =
+	// 30; through C: C's cost 50 makes it (1+50) + (1+10) = 62.
+	g := testGraph(map[string]int{"A": 0, "B": 0, "C": 50, "D": 0}, nil,
+		testLink{"l-ad", "A", "D", 100},
+		testLink{"l-ab", "A", "B", 5}, testLink{"l-bd", "B", "D", 5},
+		testLink{"l-ac", "A", "C", 1}, testLink{"l-cd", "C", "D", 1})
+	checkPath(t, g, "A", "D", []string{"A", "B", "D"}, []string{"l-ab", "l-bd"}, 30)
+	// The router cost counts, not only the links: with B dear, C wins.
+	g = testGraph(map[string]int{"A": 0, "B": 60, "C": 50, "D": 0}, nil,
+		testLink{"l-ad", "A", "D", 100},
+		testLink{"l-ab", "A", "B", 5}, testLink{"l-bd", "B", "D", 5},
+		testLink{"l-ac", "A", "C", 1}, testLink{"l-cd", "C", "D", 1})
+	checkPath(t, g, "A", "D", []string{"A", "C", "D"}, []string{"l-ac", "l-cd"}, 62)
+	// A router cost below the minimum counts as the minimum; the source's cost is not counted.
+	g = testGraph(map[string]int{"A": 1000, "B": 3}, nil, testLink{"l", "A", "B", 7})
+	checkPath(t, g, "A", "B", []string{"A", "B"}, []string{"l"}, 7+minRouterCost)
+}
+
+func TestGraphAdd_KeepsTheCheapestLinkOfAPair(t *testing.T) {
+	g := testGraph(map[string]int{"A": 0, "B": 0}, nil,
+		testLink{"l-dear", "A", "B", 40}, testLink{"l-cheap", "B", "A", 3}, testLink{"l-also-dear", "A", "B", 40})
+	checkPath(t, g, "A", "B", []string{"A", "B"}, []string{"l-cheap"}, 13)
+	checkPath(t, g, "B", "A", []string{"B", "A"}, []string{"l-cheap"}, 13)
+	// Of two links of equal cost, the smaller id, whatever the order they came in.
+	for _, ls := range [][]testLink{{{"l2", "A", "B", 3}, {"l1", "B", "A", 3}}, {{"l1", "B", "A", 3}, {"l2", "A", "B", 3}}} {
+		checkPath(t, testGraph(map[string]int{"A": 0, "B": 0}, nil, ls...), "A", "B", []string{"A", "B"}, []string{"l1"}, 13)
+	}
+}
+
+func TestGraphPath_NoTraversalRoutersOnlyEndAPath(t *testing.T) {
+	// B is the cheap way from A to C, but may not carry the circuit.
+	g := testGraph(map[string]int{"A": 0, "B": 0, "C": 0, "D": 0}, []string{"B"},
+		testLink{"l-ab", "A", "B", 1}, testLink{"l-bc", "B", "C", 1},
+		testLink{"l-ad", "A", "D", 50}, testLink{"l-dc", "D", "C", 50})
+	checkPath(t, g, "A", "C", []string{"A", "D", "C"}, []string{"l-ad", "l-dc"}, 120)
+	// It may start or end one.
+	checkPath(t, g, "A", "B", []string{"A", "B"}, []string{"l-ab"}, 11)
+	checkPath(t, g, "B", "C", []string{"B", "C"}, []string{"l-bc"}, 11)
+	// With no other way, there is no path through it.
+	g = testGraph(map[string]int{"A": 0, "B": 0, "C": 0}, []string{"B"}, testLink{"l-ab", "A", "B", 1}, testLink{"l-bc", "B", "C", 1})
+	if _, err := g.path("A", "C"); !errors.Is(err, errNoPath) {
+		t.Fatalf("a path through a noTraversal router: %v", err)
+	}
+}
+
+func TestGraphPath_NoPath(t *testing.T) {
+	g := testGraph(map[string]int{"A": 0, "B": 0, "C": 0, "D": 0}, nil, testLink{"l-ab", "A", "B", 1}, testLink{"l-cd", "C", "D", 1})
+	for _, c := range [][2]string{{"A", "C"}, {"D", "B"}, {"A", "gone"}, {"gone", "A"}, {"gone", "gone"}} {
+		if p, err := g.path(c[0], c[1]); !errors.Is(err, errNoPath) {
+			t.Errorf("path %s→%s = %+v, %v; want errNoPath", c[0], c[1], p, err)
+		}
+	}
+}
+
+func TestGraphPath_ToItselfIsOneRouterAtNoCost(t *testing.T) {
+	g := testGraph(map[string]int{"A": 70, "B": 0}, []string{"A"}, testLink{"l", "A", "B", 1})
+	checkPath(t, g, "A", "A", []string{"A"}, nil, 0)
+	checkPath(t, testGraph(map[string]int{"lonely": 0}, nil), "lonely", "lonely", []string{"lonely"}, nil, 0)
+}
+
+func TestGraphPath_TiesAreBrokenTheSameWayEveryTime(t *testing.T) {
+	// Four paths of equal cost from S to D: through A, B, C or E (each
+	// 1+10 + 1+10 = 22). Whatever the order maps give them, the answer is
+	// the same: the way through the router of the smallest id.
+	for i := 0; i < 200; i++ {
+		g := testGraph(map[string]int{"S": 0, "A": 0, "B": 0, "C": 0, "E": 0, "D": 0}, nil,
+			testLink{"l-se", "S", "E", 1}, testLink{"l-ed", "E", "D", 1},
+			testLink{"l-sc", "S", "C", 1}, testLink{"l-cd", "C", "D", 1},
+			testLink{"l-sb", "S", "B", 1}, testLink{"l-bd", "B", "D", 1},
+			testLink{"l-sa", "S", "A", 1}, testLink{"l-ad", "A", "D", 1})
+		checkPath(t, g, "S", "D", []string{"S", "A", "D"}, []string{"l-sa", "l-ad"}, 22)
+	}
+}
