@@ -345,7 +345,15 @@ func (m *Manager) dial(r *Router, msg *ctrlchan.Message) {
 			return
 		}
 	}
+	// The host's peer data: what its SDK told its router when it bound
+	// (its public key, for end-to-end encryption), then what the egress
+	// router answered, as OpenZiti's controller gives it.
 	peer := map[uint32][]byte{}
+	if t, err := store.GetAs[*store.Terminator](m.cfg.Store.Read(), store.KindTerminator, ci.TerminatorID); err == nil {
+		for k, v := range t.PeerData {
+			peer[k] = v
+		}
+	}
 	for k, v := range result.Headers {
 		if k >= 1000 && (k < wire.RouteResultAttemptHeader || k > wire.RouteResultErrorCodeHeader) &&
 			(k < wire.TerminatorLocalAddressHeader || k > wire.InitiatorRemoteAddressHeader) {

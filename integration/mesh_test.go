@@ -152,7 +152,7 @@ func (mn *meshNet) serve(t *testing.T) {
 	}
 	host := mk("/configs", map[string]any{"name": "echo-host", "configTypeId": "NH5p4FpGR",
 		"data": map[string]any{"protocol": "tcp", "address": "127.0.0.1", "port": echo}})
-	mk("/services", map[string]any{"name": "echo", "roleAttributes": []string{"echo"}, "configs": []string{host}})
+	mk("/services", map[string]any{"name": "echo", "roleAttributes": []string{"echo"}, "configs": []string{host}, "encryptionRequired": true})
 	mk("/service-policies", map[string]any{"name": "echo-dial", "type": "Dial", "semantic": "AnyOf",
 		"identityRoles": []string{"#clients"}, "serviceRoles": []string{"#echo"}})
 	mk("/service-policies", map[string]any{"name": "echo-bind", "type": "Bind", "semantic": "AnyOf",
