@@ -5,7 +5,7 @@ VERSION ?= $(shell cat VERSION)
 REVISION := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 LDFLAGS := -X main.version=$(VERSION) -X main.revision=$(REVISION) -X main.buildDate=$(shell date -u +%Y-%m-%dT%H:%M:%SZ)
 
-.PHONY: build install package run cluster test ziti oracle bench bench-micro bench-load bench-events bench-sidebyside bench-scale bench-dial scale chaos openziti fuzz race vet clean third-party-check
+.PHONY: build install package run cluster test ziti oracle bench bench-micro bench-load bench-events bench-sidebyside bench-scale bench-dial bench-mesh scale chaos openziti fuzz race vet clean third-party-check
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o bin/edgectl ./cmd/edgectl
@@ -62,7 +62,7 @@ oracle:
 
 # Benchmarks: every figure of docs/performance.md, each with its command (bench/README.md says what each tool
 # measures). `make bench` runs them all in turn; each part has a target of its own.
-bench: bench-micro bench-load bench-events bench-sidebyside bench-scale bench-dial
+bench: bench-micro bench-load bench-events bench-sidebyside bench-scale bench-dial bench-mesh
 
 # Go micro benchmarks of the packages (filters, the log store, lists, the model, the FSM, the router feed, authn).
 bench-micro:
@@ -98,6 +98,11 @@ bench-scale:
 # Dial setup through a real OpenZiti router, edgectl beside OpenZiti's own controller (bench/dialbench).
 bench-dial: build
 	$(GO) run ./bench/dialbench -edgectl bin/edgectl -ziti $$(sh scripts/ziti.sh)
+
+# Three real OpenZiti routers in a mesh, edgectl beside OpenZiti's own controller (bench/meshbench): time to a
+# usable path after the routers start, time to reroute an open stream when a link is cut, two-hop dial setup.
+bench-mesh: build
+	$(GO) run ./bench/meshbench -edgectl bin/edgectl -ziti $$(sh scripts/ziti.sh) -dials 100
 
 # A million identities beside 100,000, the two sizes in their own processes taking turns request by request,
 # so that the host's slow moments fall on both (issue 16's aims are ratios to 100k): about 8 minutes, 8 GiB of memory.

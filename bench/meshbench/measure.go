@@ -1,0 +1,439 @@
+package main
+
+import (
+	"crypto/tls"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"edgectl/bench/benchkit"
+)
+
+// mesh is the three routers of one measurement and the A–C link's proxy.
+type mesh struct {
+	routers []*router // A, B, C
+	acProxy *cutProxy
+}
+
+// router is an enrolled `ziti router` directory, not yet running.
+type router struct{ name, id, dir, config string }
+
+func measure(ctrl string) (*result, error) {
+	r := &result{name: ctrl}
+	dir, err := os.MkdirTemp("", "meshbench-"+ctrl+"-")
+	if err != nil {
+		return nil, err
+	}
+	if *keep {
+		fmt.Printf("%s: logs in %s\n", ctrl, dir)
+	} else {
+		defer os.RemoveAll(dir)
+	}
+	var p procs
+	defer p.stop()
+	stat0 := cpuStat()
+	apiPort := freePort()
+	switch ctrl {
+	case "edgectl":
+		_, err = p.start(dir, "controller.log", *edgectlBin, "run", "--data-dir", filepath.Join(dir, "data"),
+			"--api-addr", loopback(apiPort), "--cluster-addr", loopback(freePort()), "--admin-password", password)
+	default:
+		_, err = p.start(dir, "controller.log", *zitiBin, "edge", "quickstart", "--home", filepath.Join(dir, "qs"),
+			"--ctrl-address", "127.0.0.1", "--ctrl-port", fmt.Sprint(apiPort), "--no-router", "-p", password)
+	}
+	if err != nil {
+		return nil, err
+	}
+	a := &api{base: "https://" + loopback(apiPort), c: &http.Client{Timeout: 30 * time.Second,
+		Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}} // loopback, a fresh CA per run
+	if err := waitFor("the controller's login", 120*time.Second, func() error {
+		out, err := a.do(http.MethodPost, "/authenticate?method=password", map[string]any{"username": "admin", "password": password})
+		if err != nil {
+			return err
+		}
+		a.token, _ = jget(out, "data", "token").(string)
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	fmt.Printf("%s: controller up\n", ctrl)
+	echo, err := echoServer()
+	if err != nil {
+		return nil, err
+	}
+	defer echo.Close()
+	m, err := setup(a, dir, echo.Addr().(*net.TCPAddr).Port)
+	if err != nil {
+		return nil, err
+	}
+	defer m.acProxy.close()
+	fmt.Printf("%s: three routers enrolled; starting them\n", ctrl)
+
+	// (a) The routers start; the tunnelers as soon as the controller has the
+	// three online; then a dial every 50 ms until one echoes.
+	start := time.Now()
+	for _, rt := range m.routers {
+		if _, err := p.start(rt.dir, "router.log", *zitiBin, "router", "run", rt.config); err != nil {
+			return nil, err
+		}
+	}
+	if err := waitFor("the three routers online", 60*time.Second, func() error {
+		for _, rt := range m.routers {
+			out, err := a.do(http.MethodGet, "/edge-routers/"+rt.id, nil)
+			if err != nil {
+				return err
+			}
+			if on, _ := jget(out, "data", "isOnline").(bool); !on {
+				return fmt.Errorf("router %s offline", rt.name)
+			}
+		}
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	r.online = time.Since(start)
+	if _, err := p.start(dir, "host.log", *zitiBin, "tunnel", "host", "-i", filepath.Join(dir, "host.json")); err != nil {
+		return nil, err
+	}
+	proxy := loopback(freePort())
+	if _, err := p.start(dir, "proxy.log", *zitiBin, "tunnel", "proxy", "echo:"+strings.TrimPrefix(proxy, "127.0.0.1:"), "-i", filepath.Join(dir, "client.json")); err != nil {
+		return nil, err
+	}
+	if err := waitFor("a first echo", 120*time.Second, func() error {
+		c, path, echoed, err := openStream(a, proxy)
+		if err != nil {
+			return err
+		}
+		r.usable, r.firstPath = echoed.Sub(start), path
+		c.Close()
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	fmt.Printf("%s: routers online after %s, first echo after %s over %s\n", ctrl, r.online.Round(time.Millisecond), r.usable.Round(time.Millisecond), r.firstPath)
+
+	// (b) With the three links up and a stream open on A→C, cut A–C.
+	if err := waitLinks(a, 60*time.Second, "a-b", "a-c", "b-c"); err != nil {
+		return nil, err
+	}
+	var stream net.Conn
+	var before map[string]string
+	if err := waitFor("a stream on A→C", 60*time.Second, func() error {
+		if before, err = circuits(a); err != nil {
+			return err
+		}
+		c, path, _, err := openStream(a, proxy)
+		if err != nil {
+			return err
+		}
+		if path != "a>c" {
+			c.Close()
+			return fmt.Errorf("the stream's path is %s", path)
+		}
+		stream = c
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	r.reroute, r.rerouted, r.reroutePath, err = cutAndProbe(a, m.acProxy, stream, before)
+	stream.Close()
+	if err != nil {
+		return nil, fmt.Errorf("reroute: %w", err)
+	}
+	fmt.Printf("%s: A–C cut; the open stream echoed again after %s, over %s\n", ctrl, r.reroute.Round(time.Millisecond), r.reroutePath)
+
+	// (c) Two hops only: new connections through the client tunneler.
+	if err := waitLinks(a, 60*time.Second, "a-b", "b-c"); err != nil {
+		return nil, err
+	}
+	if err := waitFor("a two-hop stream", 30*time.Second, func() error {
+		c, path, _, err := openStream(a, proxy)
+		if err != nil {
+			return err
+		}
+		c.Close()
+		r.dialPath = path
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	for range 10 { // warm-up
+		_, _ = dialOnce(proxy, 10*time.Second)
+	}
+	var lat []time.Duration
+	for range *dials {
+		d, err := dialOnce(proxy, 10*time.Second)
+		if err != nil {
+			return nil, fmt.Errorf("two-hop dial %d: %w", len(lat)+1, err)
+		}
+		lat = append(lat, d)
+	}
+	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	r.n, r.p50, r.p99 = len(lat), lat[len(lat)/2], lat[len(lat)*99/100]
+	time.Sleep(2 * time.Second)
+	if cs, err := circuits(a); err == nil {
+		r.left = len(cs)
+	}
+	r.stolen = stolenPct(stat0, cpuStat())
+	fmt.Printf("%s: %d two-hop dials over %s: p50 %s, p99 %s\n", ctrl, r.n, r.dialPath, r.p50.Round(10*time.Microsecond), r.p99.Round(10*time.Microsecond))
+	return r, nil
+}
+
+// cutAndProbe cuts the proxy under the open stream c (idle: its last echo
+// came back), then writes a byte every 10 ms; it returns the time from the
+// cut to the first byte echoed, the time from the cut to the controller
+// listing the stream's circuit (the one not in before) on A→B→C, and that
+// path once the stream echoed.
+func cutAndProbe(a *api, p *cutProxy, c net.Conn, before map[string]string) (echoed, rerouted time.Duration, path string, err error) {
+	stop, wrote, polled := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	start := time.Now()
+	p.cut()
+	go func() {
+		defer close(wrote)
+		t := time.NewTicker(10 * time.Millisecond)
+		defer t.Stop()
+		for {
+			if _, err := c.Write([]byte{'p'}); err != nil {
+				return
+			}
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	go func() {
+		defer close(polled)
+		for time.Since(start) < 60*time.Second {
+			if newPath(a, before) == "a>b>c" {
+				rerouted = time.Since(start)
+				return
+			}
+			select {
+			case <-stop:
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+		}
+	}()
+	_ = c.SetReadDeadline(time.Now().Add(60 * time.Second))
+	_, err = c.Read(make([]byte, 1))
+	echoed = time.Since(start)
+	if err == nil {
+		select { // the poller may not have seen the new path yet
+		case <-polled:
+		case <-time.After(5 * time.Second):
+		}
+	}
+	close(stop)
+	<-wrote
+	<-polled
+	if err != nil {
+		return 0, 0, "", fmt.Errorf("the open stream after the cut: %w", err)
+	}
+	return echoed, rerouted, newPath(a, before), nil
+}
+
+// circuits are the controller's circuits: id → path ("a>b>c", by router name).
+func circuits(a *api) (map[string]string, error) {
+	items, err := a.list(fabric + "/circuits")
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	for _, it := range items {
+		var names []string
+		nodes, _ := jget(it, "path", "nodes").([]any)
+		for _, nd := range nodes {
+			name, _ := jget(nd, "name").(string)
+			names = append(names, name)
+		}
+		id, _ := jget(it, "id").(string)
+		out[id] = strings.Join(names, ">")
+	}
+	return out, nil
+}
+
+// newPath is the path of the circuits that are not in before (those of a
+// stream opened since), joined by ", " if several.
+func newPath(a *api, before map[string]string) string {
+	now, err := circuits(a)
+	if err != nil {
+		return "? (" + err.Error() + ")"
+	}
+	var paths []string
+	for id, p := range now {
+		if _, ok := before[id]; !ok {
+			paths = append(paths, p)
+		}
+	}
+	if len(paths) == 0 {
+		return "(no new circuit)"
+	}
+	sort.Strings(paths)
+	return strings.Join(paths, ", ")
+}
+
+// openStream connects through the client tunneler, echoes hello and
+// returns the connection, its circuit's path and when hello came back.
+func openStream(a *api, proxy string) (net.Conn, string, time.Time, error) {
+	before, err := circuits(a)
+	if err != nil {
+		return nil, "", time.Time{}, err
+	}
+	c, err := net.DialTimeout("tcp", proxy, 5*time.Second)
+	if err != nil {
+		return nil, "", time.Time{}, err
+	}
+	if err := echoOn(c, "hello", 10*time.Second); err != nil {
+		c.Close()
+		return nil, "", time.Time{}, err
+	}
+	echoed := time.Now()
+	return c, newPath(a, before), echoed, nil
+}
+
+// waitLinks waits until the controller's connected links are exactly want
+// ("a-b": one link between routers a and b, either way).
+func waitLinks(a *api, timeout time.Duration, want ...string) error {
+	return waitFor("links "+strings.Join(want, ", "), timeout, func() error {
+		items, err := a.list(fabric + "/links")
+		if err != nil {
+			return err
+		}
+		var got []string
+		for _, it := range items {
+			if st, _ := jget(it, "state").(string); st != "Connected" {
+				continue
+			}
+			x, _ := jget(it, "sourceRouter", "name").(string)
+			y, _ := jget(it, "destRouter", "name").(string)
+			if x > y {
+				x, y = y, x
+			}
+			got = append(got, x+"-"+y)
+		}
+		sort.Strings(got)
+		if strings.Join(got, ",") != strings.Join(want, ",") {
+			return fmt.Errorf("connected links %v", got)
+		}
+		return nil
+	})
+}
+
+// setup makes the three routers (tunneler enabled, role attributes a, b,
+// c), the client and host identities, the echo service and its policies
+// (the client may use A only, the host C only, the service every router)
+// through the Management API; it enrolls the identities and the routers,
+// with the mesh's link listeners and dialers, and starts the A–C proxy.
+func setup(a *api, dir string, echoPort int) (*mesh, error) {
+	mk := func(path string, body map[string]any) error { _, err := a.create(path, body); return err }
+	if err := mk("/configs", map[string]any{"name": "echo-host", "configTypeId": "NH5p4FpGR",
+		"data": map[string]any{"protocol": "tcp", "address": "127.0.0.1", "port": echoPort}}); err != nil {
+		return nil, err
+	}
+	cfgs, err := a.list("/configs?" + filter(`name="echo-host"`))
+	if err != nil || len(cfgs) != 1 {
+		return nil, fmt.Errorf("the echo-host config: %v (%d found)", err, len(cfgs))
+	}
+	cfgID, _ := jget(cfgs[0], "id").(string)
+	for _, s := range []struct {
+		path string
+		body map[string]any
+	}{
+		{"/services", map[string]any{"name": "echo", "roleAttributes": []string{"echo"}, "configs": []string{cfgID}, "encryptionRequired": *encrypt}},
+		{"/service-policies", map[string]any{"name": "dial", "type": "Dial", "semantic": "AnyOf", "identityRoles": []string{"#clients"}, "serviceRoles": []string{"#echo"}}},
+		{"/service-policies", map[string]any{"name": "bind", "type": "Bind", "semantic": "AnyOf", "identityRoles": []string{"#hosts"}, "serviceRoles": []string{"#echo"}}},
+		{"/edge-router-policies", map[string]any{"name": "clients-a", "semantic": "AnyOf", "identityRoles": []string{"#clients"}, "edgeRouterRoles": []string{"#a"}}},
+		{"/edge-router-policies", map[string]any{"name": "hosts-c", "semantic": "AnyOf", "identityRoles": []string{"#hosts"}, "edgeRouterRoles": []string{"#c"}}},
+		{"/service-edge-router-policies", map[string]any{"name": "all", "semantic": "AnyOf", "serviceRoles": []string{"#all"}, "edgeRouterRoles": []string{"#all"}}},
+	} {
+		if err := mk(s.path, s.body); err != nil {
+			return nil, err
+		}
+	}
+	for name, attr := range map[string]string{"host": "hosts", "client": "clients"} {
+		id, err := a.create("/identities", map[string]any{"name": name, "type": "Device", "isAdmin": false,
+			"roleAttributes": []string{attr}, "enrollment": map[string]any{"ott": true}})
+		if err != nil {
+			return nil, err
+		}
+		jwt, err := a.field("/identities/"+id, "enrollment", "ott", "jwt")
+		if err != nil {
+			return nil, err
+		}
+		if err := os.WriteFile(filepath.Join(dir, name+".jwt"), []byte(jwt), 0o600); err != nil {
+			return nil, err
+		}
+		if out, err := exec.Command(*zitiBin, "edge", "enroll", filepath.Join(dir, name+".jwt"), "-o", filepath.Join(dir, name+".json")).CombinedOutput(); err != nil {
+			return nil, fmt.Errorf("enroll %s: %v: %s", name, err, out)
+		}
+	}
+
+	// The links, as in integration/mesh_test.go: A listens for ab and dials
+	// ac; B dials ab and bc; C listens for bc, and for ac behind the proxy.
+	pa, pc1, pc2 := loopback(freePort()), loopback(freePort()), loopback(freePort())
+	proxy, err := newCutProxy(pc2)
+	if err != nil {
+		return nil, err
+	}
+	m := &mesh{acProxy: proxy}
+	links := map[string]struct {
+		ls   []benchkit.LinkListener
+		dial []string
+	}{
+		"a": {[]benchkit.LinkListener{{Bind: pa, Advertise: pa, Groups: []string{"ab"}}}, []string{"ac"}},
+		"b": {nil, []string{"ab", "bc"}},
+		"c": {[]benchkit.LinkListener{{Bind: pc1, Advertise: pc1, Groups: []string{"bc"}},
+			{Bind: pc2, Advertise: proxy.addr(), Groups: []string{"ac"}}}, nil},
+	}
+	ctrl := strings.TrimPrefix(a.base, "https://")
+	for _, name := range []string{"a", "b", "c"} {
+		id, err := a.create("/edge-routers", map[string]any{"name": name, "isTunnelerEnabled": true, "roleAttributes": []string{name}})
+		if err != nil {
+			proxy.close()
+			return nil, err
+		}
+		rt := &router{name: name, id: id, dir: filepath.Join(dir, "router-"+name)}
+		rt.config = filepath.Join(rt.dir, "config.yml")
+		if err := enrollRouter(a, rt, ctrl, links[name].ls, links[name].dial); err != nil {
+			proxy.close()
+			return nil, err
+		}
+		m.routers = append(m.routers, rt)
+	}
+	return m, nil
+}
+
+// enrollRouter writes rt's configuration and runs `ziti router enroll` with
+// its enrollment JWT.
+func enrollRouter(a *api, rt *router, ctrl string, ls []benchkit.LinkListener, dial []string) error {
+	if err := os.MkdirAll(rt.dir, 0o700); err != nil {
+		return err
+	}
+	jwt, err := a.field("/edge-routers/"+rt.id, "enrollmentJwt")
+	if err != nil {
+		return err
+	}
+	jwtFile := filepath.Join(rt.dir, "router.jwt")
+	if err := os.WriteFile(jwtFile, []byte(jwt), 0o600); err != nil {
+		return err
+	}
+	config := benchkit.ZitiMeshRouterConfig(rt.dir, ctrl, loopback(freePort()), ls, dial)
+	if err := os.WriteFile(rt.config, []byte(config), 0o600); err != nil {
+		return err
+	}
+	cmd := exec.Command(*zitiBin, "router", "enroll", rt.config, "--jwt", jwtFile)
+	cmd.Dir = rt.dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("router %s enroll: %v: %s", rt.name, err, out)
+	}
+	return nil
+}
