@@ -427,6 +427,18 @@ func doErr(method, url, token string, body any) (int, map[string]any, error) {
 	return doWith(c, method, url, token, body)
 }
 
+// creator returns a function that creates a record of a Management API
+// collection on n and returns its id; it fails the test unless the answer
+// is 201.
+func creator(t *testing.T, n *node, token string) func(path string, body map[string]any) string {
+	return func(path string, body map[string]any) string {
+		t.Helper()
+		st, m := do(t, "POST", n.mgmt(path), token, body)
+		mustStatus(t, "create "+path, st, m, 201)
+		return jget(m, "data", "id").(string)
+	}
+}
+
 // do is doErr that fails the test on a transport or decoding error.
 func do(t *testing.T, method, url, token string, body any) (int, map[string]any) {
 	t.Helper()
