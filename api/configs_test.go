@@ -66,9 +66,7 @@ func TestConfigTypes_GetPatchPutDelete(t *testing.T) {
 	wantError(t, st, out, 400, "COULD_NOT_VALIDATE", "name")
 	st, out = ts.do(http.MethodPatch, mgmt("/config-types/"+id), map[string]any{"schema": map[string]any{"type": "nope"}})
 	wantError(t, st, out, 400, "COULD_NOT_VALIDATE", "schema")
-	if st, out := ts.do(http.MethodDelete, mgmt("/config-types/"+id), nil); st != 200 {
-		t.Fatalf("delete: %d %v", st, out)
-	}
+	ts.mustDelete("/config-types/" + id)
 	for _, m := range []string{http.MethodGet, http.MethodPatch, http.MethodDelete} {
 		st, out := ts.do(m, mgmt("/config-types/"+id), map[string]any{})
 		wantError(t, st, out, 404, "NOT_FOUND", "")
@@ -175,12 +173,8 @@ func TestConfigTypes_SchemaChangeMustKeepExistingConfigsValidAndDeleteIsReferenc
 	st, out = ts.do(http.MethodDelete, mgmt("/config-types/"+typeID), nil)
 	wantError(t, st, out, 409, "REFERENCED", "")
 	ts.get("/config-types/" + typeID)
-	if st, out := ts.do(http.MethodDelete, mgmt("/configs/"+cfg), nil); st != 200 {
-		t.Fatalf("delete config: %d %v", st, out)
-	}
-	if st, out := ts.do(http.MethodDelete, mgmt("/config-types/"+typeID), nil); st != 200 {
-		t.Fatalf("delete unused type: %d %v", st, out)
-	}
+	ts.mustDelete("/configs/" + cfg)
+	ts.mustDelete("/config-types/" + typeID)
 }
 
 func TestConfigs_ListsFilterAndListByType(t *testing.T) {

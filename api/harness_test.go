@@ -367,6 +367,15 @@ func (ts *testServer) refusesCreates(t *testing.T, collection string, cases []ba
 // mgmt is the Management API path of p.
 func mgmt(p string) string { return "/edge/management/v1" + p }
 
+// mustDelete deletes the Management API record at path and fails the test
+// unless the answer is 200.
+func (ts *testServer) mustDelete(path string) {
+	ts.t.Helper()
+	if st, out := ts.do(http.MethodDelete, mgmt(path), nil); st != 200 {
+		ts.t.Fatalf("delete %s: %d %v", path, st, out)
+	}
+}
+
 // create posts body to a Management collection, expects 201 and returns the id.
 func (ts *testServer) create(collection string, body any) string {
 	ts.t.Helper()
