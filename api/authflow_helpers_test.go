@@ -66,12 +66,17 @@ type req struct {
 	client       *http.Client // nil: the server's client (no client certificate)
 }
 
-// send sends r and returns the status, the decoded body and the headers.
+// send sends r and returns the status, the decoded body and the headers. A
+// string body is sent as is, anything else as JSON.
 func (ts *testServer) send(r req) (int, map[string]any, http.Header) {
 	ts.t.Helper()
 	var rd io.Reader
-	if r.body != nil {
-		raw, err := json.Marshal(r.body)
+	switch b := r.body.(type) {
+	case nil:
+	case string:
+		rd = bytes.NewBufferString(b)
+	default:
+		raw, err := json.Marshal(b)
 		if err != nil {
 			ts.t.Fatal(err)
 		}

@@ -8,6 +8,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"encoding/pem"
+	"maps"
 	"math/big"
 	"net/http"
 	"net/http/httptest"
@@ -224,19 +225,30 @@ func TestExtJWTAuth_CertSignerExternalIdDisabledSignersAndPolicies(t *testing.T)
 	wantError(t, st, out, 401, "INVALID_AUTH", "")
 }
 
-func TestExtJWTAuth_SecondarySignerIsRequiredOnEveryRequest(t *testing.T) {
-	t.Parallel()
+// secondaryJWTServer starts a server whose user "two-factor-"+name, password
+// "right-password", has an auth policy that requires a JWT of the external
+// signer name with issuer iss (more fields of its body in extra), whose
+// JWKS (kid "k", key) a test IdP serves. It returns the user's id.
+func secondaryJWTServer(t *testing.T, name, iss string, extra map[string]any) (*testServer, *testClock, crypto.Signer, string) {
+	t.Helper()
 	idp := newTestIdP(t)
 	key := testKey(t, false)
 	idp.add("k", key)
 	ts, clock := newAuthFlowServer(t, idp.roots())
+	body := map[string]any{"name": name, "enabled": true, "issuer": iss, "audience": nil, "jwksEndpoint": idp.srv.URL + "/jwks"}
+	maps.Copy(body, extra)
+	signer := ts.create("/external-jwt-signers", body)
+	pol := ts.policyWith("needs-"+name, func(_, s map[string]any) { s["requireExtJwtSigner"] = signer })
+	id := ts.userWithPassword("two-factor-"+name, "right-password", map[string]any{"authPolicyId": pol})
+	return ts, clock, key, id
+}
+
+func TestExtJWTAuth_SecondarySignerIsRequiredOnEveryRequest(t *testing.T) {
+	t.Parallel()
 	const iss = "https://second.test"
-	signer := ts.create("/external-jwt-signers", map[string]any{"name": "second", "enabled": true, "issuer": iss, "audience": nil,
-		"jwksEndpoint": idp.srv.URL + "/jwks"})
-	pol := ts.policyWith("needs-jwt", func(_, s map[string]any) { s["requireExtJwtSigner"] = signer })
-	id := ts.userWithPassword("two-factor", "right-password", map[string]any{"authPolicyId": pol})
+	ts, clock, key, id := secondaryJWTServer(t, "second", iss, nil)
 	other := ts.authnIdentity("someone-else", nil)
-	token, _ := ts.okSession(ts.passwordLogin("two-factor", "right-password"))
+	token, _ := ts.okSession(ts.passwordLogin("two-factor-second", "right-password"))
 	bearer := func(sub string) map[string]string {
 		return map[string]string{"Authorization": "Bearer " + signJWT(t, jwt.SigningMethodES256, key, "k",
 			jwt.MapClaims{"iss": iss, "sub": sub, "exp": clock.Now().Add(time.Minute).Unix()})}

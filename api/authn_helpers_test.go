@@ -59,10 +59,13 @@ func newAuthnCA(t *testing.T, cn string) *authnCA {
 // leaf issues a client certificate with common name cn, signed by the CA.
 func (ca *authnCA) leaf(t *testing.T, cn string) string {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
+	return authnPEM(ca.issue(t, cn, enrollKey(t)))
+}
+
+// issue signs a client certificate with common name cn for key and returns
+// its DER.
+func (ca *authnCA) issue(t *testing.T, cn string, key *ecdsa.PrivateKey) []byte {
+	t.Helper()
 	tmpl := &x509.Certificate{SerialNumber: authnNextSerial(), Subject: pkix.Name{CommonName: cn},
 		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(12 * time.Hour),
 		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}
@@ -70,7 +73,7 @@ func (ca *authnCA) leaf(t *testing.T, cn string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return authnPEM(der)
+	return der
 }
 
 // authnRaw sends a request with a raw body and content type as the admin and

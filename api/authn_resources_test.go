@@ -98,15 +98,8 @@ func TestAuthnResources_SpecDetails(t *testing.T) {
 // carry lists an EXT-JWT auth query; with the JWT, none.
 func TestAuthnResources_SecondaryJWTIsListedAsAnAuthQuery(t *testing.T) {
 	t.Parallel()
-	idp := newTestIdP(t)
-	key := testKey(t, false)
-	idp.add("k", key)
-	ts, clock := newAuthFlowServer(t, idp.roots())
 	const iss = "https://second-review.test"
-	signer := ts.create("/external-jwt-signers", map[string]any{"name": "second-review", "enabled": true, "issuer": iss,
-		"audience": nil, "jwksEndpoint": idp.srv.URL + "/jwks", "externalAuthUrl": "https://idp.example/login"})
-	pol := ts.policyWith("needs-jwt-review", func(_, s map[string]any) { s["requireExtJwtSigner"] = signer })
-	id := ts.userWithPassword("two-factor-review", "right-password", map[string]any{"authPolicyId": pol})
+	ts, clock, key, id := secondaryJWTServer(t, "review", iss, map[string]any{"externalAuthUrl": "https://idp.example/login"})
 
 	_, data := ts.okSession(ts.passwordLogin("two-factor-review", "right-password"))
 	qs, _ := data["authQueries"].([]any)

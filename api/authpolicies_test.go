@@ -166,12 +166,8 @@ func TestAuthPolicies_DefaultIsUpdatableNotDeletableAndAPolicyInUseIsReferenced(
 	ident := ts.authnIdentity("user-of-policy", map[string]any{"authPolicyId": id})
 	st, out = ts.do(http.MethodDelete, mgmt("/auth-policies/"+id), nil)
 	wantError(t, st, out, 409, "REFERENCED", "")
-	if st, out := ts.do(http.MethodDelete, mgmt("/identities/"+ident), nil); st != 200 {
-		t.Fatalf("delete identity: %d %v", st, out)
-	}
-	if st, out := ts.do(http.MethodDelete, mgmt("/auth-policies/"+id), nil); st != 200 {
-		t.Fatalf("delete unused policy: %d %v", st, out)
-	}
+	ts.mustDelete("/identities/" + ident)
+	ts.mustDelete("/auth-policies/" + id)
 }
 
 func TestAuthPolicies_SignerReferencesMustExistAndPinTheSigner(t *testing.T) {
@@ -198,7 +194,5 @@ func TestAuthPolicies_SignerReferencesMustExistAndPinTheSigner(t *testing.T) {
 	if st, out := ts.do(http.MethodPatch, mgmt("/auth-policies/"+id), map[string]any{"secondary": map[string]any{"requireExtJwtSigner": nil}}); st != 200 {
 		t.Fatalf("clear required signer: %d %v", st, out)
 	}
-	if st, out := ts.do(http.MethodDelete, mgmt("/external-jwt-signers/"+other), nil); st != 200 {
-		t.Fatalf("delete signer no longer used: %d %v", st, out)
-	}
+	ts.mustDelete("/external-jwt-signers/" + other)
 }

@@ -161,9 +161,7 @@ func TestCAs_DeleteRemovesItsOttcaEnrollmentsAndTheCertAuthenticatorsItIssued(t 
 	if data, _ := ts.list("/identities/" + enrolling + "/enrollments"); len(data) != 1 || data[0].(map[string]any)["caId"] != id {
 		t.Fatalf("ottca enrollment from identity create: %v", data)
 	}
-	if st, out := ts.do(http.MethodDelete, mgmt("/cas/"+id), nil); st != 200 {
-		t.Fatalf("delete: %d %v", st, out)
-	}
+	ts.mustDelete("/cas/" + id)
 	if data, _ := ts.list("/identities/" + enrolling + "/enrollments"); len(data) != 0 {
 		t.Fatalf("ottca enrollment survived its CA: %v", data)
 	}

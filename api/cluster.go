@@ -15,6 +15,7 @@ import (
 
 	"edgectl/cluster"
 	"edgectl/fsm"
+	"edgectl/internal/atomicfile"
 	"edgectl/store"
 )
 
@@ -148,32 +149,12 @@ func (s *Server) createSnapshot(c *call) error {
 		return err
 	}
 	path := filepath.Join(s.cfg.BackupDir, info.ID+".snapshot")
-	size, err := copyToFile(path, rc)
+	size, err := atomicfile.Copy(path, path+".tmp", rc)
 	if err != nil {
 		return err
 	}
 	c.ok(map[string]any{"id": info.ID, "index": info.Index, "term": info.Term, "path": path, "size": size})
 	return nil
-}
-
-func copyToFile(path string, r io.Reader) (int64, error) {
-	tmp := path + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
-	if err != nil {
-		return 0, err
-	}
-	n, err := io.Copy(f, r)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return 0, err
-	}
-	return n, os.Rename(tmp, path)
 }
 
 func (s *Server) downloadSnapshot(c *call) error {

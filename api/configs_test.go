@@ -21,12 +21,7 @@ var portSchema = map[string]any{
 func TestConfigTypes_CreateValidatesTheSchemaAndStoresNothingOnError(t *testing.T) {
 	t.Parallel()
 	ts := newTestServer(t)
-	_, before := ts.list("/config-types")
-	cases := []struct {
-		name  string
-		body  any
-		field string
-	}{
+	ts.refusesCreates(t, "/config-types", []badCreate{
 		{"missing name", map[string]any{"schema": map[string]any{}}, "name"},
 		{"empty name", map[string]any{"name": ""}, "name"},
 		{"schema not an object", map[string]any{"name": "x", "schema": "object"}, "schema"},
@@ -35,14 +30,7 @@ func TestConfigTypes_CreateValidatesTheSchemaAndStoresNothingOnError(t *testing.
 		{"bad minimum keyword", map[string]any{"name": "x", "schema": map[string]any{"properties": map[string]any{"a": map[string]any{"minimum": "x"}}}}, "schema"},
 		{"remote reference", map[string]any{"name": "x", "schema": map[string]any{"$ref": "http://example.com/s.json"}}, "schema"},
 		{"nested tag", map[string]any{"name": "x", "tags": map[string]any{"a": []any{}}}, "tags.a"},
-	}
-	for _, c := range cases {
-		st, out := ts.do(http.MethodPost, mgmt("/config-types"), c.body)
-		t.Run(c.name, func(t *testing.T) { wantError(t, st, out, http.StatusBadRequest, "COULD_NOT_VALIDATE", c.field) })
-	}
-	if _, after := ts.list("/config-types"); after != before {
-		t.Fatalf("config types %d after bad creates, want %d", after, before)
-	}
+	})
 	ts.create("/config-types", map[string]any{"name": "same"})
 	st, out := ts.do(http.MethodPost, mgmt("/config-types"), map[string]any{"name": "same"})
 	wantError(t, st, out, http.StatusConflict, "CONFLICT", "name")
@@ -78,9 +66,7 @@ func TestConfigTypes_GetPatchPutDelete(t *testing.T) {
 	wantError(t, st, out, 400, "COULD_NOT_VALIDATE", "name")
 	st, out = ts.do(http.MethodPatch, mgmt("/config-types/"+id), map[string]any{"schema": map[string]any{"type": "nope"}})
 	wantError(t, st, out, 400, "COULD_NOT_VALIDATE", "schema")
-	if st, out := ts.do(http.MethodDelete, mgmt("/config-types/"+id), nil); st != 200 {
-		t.Fatalf("delete: %d %v", st, out)
-	}
+	ts.mustDelete("/config-types/" + id)
 	for _, m := range []string{http.MethodGet, http.MethodPatch, http.MethodDelete} {
 		st, out := ts.do(m, mgmt("/config-types/"+id), map[string]any{})
 		wantError(t, st, out, 404, "NOT_FOUND", "")
@@ -91,12 +77,7 @@ func TestConfigs_DataIsValidatedAgainstTheSchemaNamingThePath(t *testing.T) {
 	t.Parallel()
 	ts := newTestServer(t)
 	typeID := ts.create("/config-types", map[string]any{"name": "port.v1", "schema": portSchema})
-	_, before := ts.list("/configs")
-	cases := []struct {
-		name  string
-		body  any
-		field string
-	}{
+	ts.refusesCreates(t, "/configs", []badCreate{
 		{"missing type", map[string]any{"name": "c", "data": map[string]any{"port": 1}}, "configTypeId"},
 		{"unknown type", map[string]any{"name": "c", "configTypeId": "nope", "data": map[string]any{"port": 1}}, "configTypeId"},
 		{"missing name", map[string]any{"configTypeId": typeID, "data": map[string]any{"port": 1}}, "name"},
@@ -107,14 +88,7 @@ func TestConfigs_DataIsValidatedAgainstTheSchemaNamingThePath(t *testing.T) {
 		{"wrong type", map[string]any{"name": "c", "configTypeId": typeID, "data": map[string]any{"port": "80"}}, "data.port"},
 		{"above maximum", map[string]any{"name": "c", "configTypeId": typeID, "data": map[string]any{"port": 70000}}, "data.port"},
 		{"array item", map[string]any{"name": "c", "configTypeId": typeID, "data": map[string]any{"port": 80, "hosts": []any{"a", 3}}}, "data.hosts[1]"},
-	}
-	for _, c := range cases {
-		st, out := ts.do(http.MethodPost, mgmt("/configs"), c.body)
-		t.Run(c.name, func(t *testing.T) { wantError(t, st, out, http.StatusBadRequest, "COULD_NOT_VALIDATE", c.field) })
-	}
-	if _, after := ts.list("/configs"); after != before {
-		t.Fatalf("configs %d after bad creates, want %d", after, before)
-	}
+	})
 
 	id := ts.create("/configs", map[string]any{"name": "web", "configTypeId": typeID, "data": map[string]any{"port": 443, "hosts": []string{"a"}}})
 	got := ts.get("/configs/" + id)
@@ -199,12 +173,8 @@ func TestConfigTypes_SchemaChangeMustKeepExistingConfigsValidAndDeleteIsReferenc
 	st, out = ts.do(http.MethodDelete, mgmt("/config-types/"+typeID), nil)
 	wantError(t, st, out, 409, "REFERENCED", "")
 	ts.get("/config-types/" + typeID)
-	if st, out := ts.do(http.MethodDelete, mgmt("/configs/"+cfg), nil); st != 200 {
-		t.Fatalf("delete config: %d %v", st, out)
-	}
-	if st, out := ts.do(http.MethodDelete, mgmt("/config-types/"+typeID), nil); st != 200 {
-		t.Fatalf("delete unused type: %d %v", st, out)
-	}
+	ts.mustDelete("/configs/" + cfg)
+	ts.mustDelete("/config-types/" + typeID)
 }
 
 func TestConfigs_ListsFilterAndListByType(t *testing.T) {

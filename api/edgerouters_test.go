@@ -64,9 +64,7 @@ func TestEdgeRouters_CreateGetPatchPutDelete(t *testing.T) {
 		v3["enrollmentJwt"] != v["enrollmentJwt"] {
 		t.Fatalf("after put: %v", v3)
 	}
-	if st, out := ts.do(http.MethodDelete, mgmt("/edge-routers/"+id), nil); st != 200 {
-		t.Fatalf("delete: %d %v", st, out)
-	}
+	ts.mustDelete("/edge-routers/" + id)
 	st, out := ts.do(http.MethodGet, mgmt("/edge-routers/"+id), nil)
 	wantError(t, st, out, 404, "NOT_FOUND", "")
 	for _, m := range []string{http.MethodPut, http.MethodPatch, http.MethodDelete} {
@@ -177,9 +175,7 @@ func TestEdgeRouters_DeleteDropsPolicyReferencesToIt(t *testing.T) {
 	if data, _ := ts.list("/edge-router-policies/" + p + "/edge-routers"); len(data) != 2 {
 		t.Fatalf("policy selects %d routers, want 2", len(data))
 	}
-	if st, out := ts.do(http.MethodDelete, mgmt("/edge-routers/"+er), nil); st != 200 {
-		t.Fatalf("delete: %d %v", st, out)
-	}
+	ts.mustDelete("/edge-routers/" + er)
 	roles := ts.get("/edge-router-policies/" + p)["edgeRouterRoles"].([]any)
 	if len(roles) != 2 || roles[0] != "@"+keep || roles[1] != "#x" {
 		t.Fatalf("policy roles after delete: %v", roles)
@@ -231,9 +227,7 @@ func TestRouters_BothPathsServeTheSameRouters(t *testing.T) {
 	if _, n := ts.list("/routers?filter=name%20%3D%20%22r2%22"); n != 1 {
 		t.Fatalf("bad creates stored routers: %d", n)
 	}
-	if st, out := ts.do(http.MethodDelete, mgmt("/transit-routers/"+id), nil); st != 200 {
-		t.Fatalf("delete: %d %v", st, out)
-	}
+	ts.mustDelete("/transit-routers/" + id)
 	st, out = ts.do(http.MethodGet, mgmt("/routers/"+id), nil)
 	wantError(t, st, out, 404, "NOT_FOUND", "")
 }

@@ -84,13 +84,7 @@ func enrollTLS(t *testing.T, chainPEM string, key *ecdsa.PrivateKey) *tls.Certif
 func (ca *authnCA) leafTLS(t *testing.T, cn string) (*tls.Certificate, *x509.Certificate) {
 	t.Helper()
 	key := enrollKey(t)
-	tmpl := &x509.Certificate{SerialNumber: authnNextSerial(), Subject: pkix.Name{CommonName: cn},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(12 * time.Hour),
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, &key.PublicKey, ca.key)
-	if err != nil {
-		t.Fatal(err)
-	}
+	der := ca.issue(t, cn, key)
 	leaf, _ := x509.ParseCertificate(der)
 	return &tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}, leaf
 }

@@ -153,21 +153,26 @@ var enrollmentCreateFields = []field{
 // expiresAtFields is the body of refresh and re-enroll.
 var expiresAtFields = []field{{name: "expiresAt", kind: fTime, required: true}}
 
-// futureExpiry reads a required expiresAt that must be later than now.
-func futureExpiry(c *call, now time.Time) (time.Time, error) {
+// renewedEnrollment is a new enrollment of the identity (method, caID and
+// username as newEnrollment takes them) that ends at the body's required
+// expiresAt, which must be later than now: the enrollment of refresh and of
+// re-enroll. It returns the enrollment and now.
+func (s *Server) renewedEnrollment(c *call, identityID, method string, caID, username *string) (*store.Enrollment, time.Time, error) {
+	now := s.now()
 	raw, err := decodeObject(c.r)
 	if err != nil {
-		return time.Time{}, err
+		return nil, now, err
 	}
 	p, err := parseFields(raw, expiresAtFields, modeCreate)
 	if err != nil {
-		return time.Time{}, err
+		return nil, now, err
 	}
-	t := p.values["expiresAt"].(time.Time)
-	if !t.After(now) {
-		return time.Time{}, invalidField("expiresAt", "must be in the future", t)
+	exp := p.values["expiresAt"].(time.Time)
+	if !exp.After(now) {
+		return nil, now, invalidField("expiresAt", "must be in the future", exp)
 	}
-	return t, nil
+	e, err := s.newEnrollment(c.tx, identityID, method, caID, username, exp)
+	return e, now, err
 }
 
 func (s *Server) createEnrollment(c *call) error {
@@ -225,12 +230,7 @@ func (s *Server) refreshEnrollment(c *call) error {
 	if err != nil {
 		return err
 	}
-	now := s.now()
-	exp, err := futureExpiry(c, now)
-	if err != nil {
-		return err
-	}
-	fresh, err := s.newEnrollment(c.tx, old.IdentityID, old.Method, old.CaID, old.Username, exp)
+	fresh, now, err := s.renewedEnrollment(c, old.IdentityID, old.Method, old.CaID, old.Username)
 	if err != nil {
 		return err
 	}
@@ -282,11 +282,6 @@ func (s *Server) reEnrollAuthenticator(c *call) error {
 	if err != nil {
 		return err
 	}
-	now := s.now()
-	exp, err := futureExpiry(c, now)
-	if err != nil {
-		return err
-	}
 	method := "ott"
 	var caID, username *string
 	switch {
@@ -297,7 +292,7 @@ func (s *Server) reEnrollAuthenticator(c *call) error {
 			method, caID = "ottca", &ca.ID
 		}
 	}
-	e, err := s.newEnrollment(c.tx, a.IdentityID, method, caID, username, exp)
+	e, now, err := s.renewedEnrollment(c, a.IdentityID, method, caID, username)
 	if err != nil {
 		return err
 	}

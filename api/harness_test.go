@@ -1,7 +1,6 @@
 package api_test
 
 import (
-	"bytes"
 	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -333,41 +332,49 @@ func (ts *testServer) do(method, path string, body any) (int, map[string]any) {
 // doAs sends a request with token (none when "").
 func (ts *testServer) doAs(token, method, path string, body any) (int, map[string]any) {
 	ts.t.Helper()
-	var rd io.Reader
-	switch b := body.(type) {
-	case nil:
-	case string:
-		rd = bytes.NewBufferString(b)
-	default:
-		raw, err := json.Marshal(b)
-		if err != nil {
-			ts.t.Fatal(err)
+	st, out, _ := ts.send(req{method: method, path: path, token: token, body: body})
+	return st, out
+}
+
+// badCreate is a create the API must refuse with 400 naming field: a string
+// body is sent as is and must be COULD_NOT_PARSE_BODY, any other body
+// COULD_NOT_VALIDATE.
+type badCreate struct {
+	name  string
+	body  any
+	field string
+}
+
+// refusesCreates posts each case to the Management collection, one subtest
+// a case, and fails unless the collection holds as many records after as
+// before.
+func (ts *testServer) refusesCreates(t *testing.T, collection string, cases []badCreate) {
+	t.Helper()
+	_, before := ts.list(collection)
+	for _, c := range cases {
+		st, out := ts.do(http.MethodPost, mgmt(collection), c.body)
+		code := "COULD_NOT_VALIDATE"
+		if _, raw := c.body.(string); raw {
+			code = "COULD_NOT_PARSE_BODY"
 		}
-		rd = bytes.NewReader(raw)
+		t.Run(c.name, func(t *testing.T) { wantError(t, st, out, http.StatusBadRequest, code, c.field) })
 	}
-	req, err := http.NewRequest(method, ts.base+path, rd)
-	if err != nil {
-		ts.t.Fatal(err)
+	if _, after := ts.list(collection); after != before {
+		t.Fatalf("%s: %d after bad creates, want %d", collection, after, before)
 	}
-	if token != "" {
-		req.Header.Set("svc-session", token)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := ts.client.Do(req)
-	if err != nil {
-		ts.t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
-	out := map[string]any{}
-	if len(raw) > 0 && json.Unmarshal(raw, &out) != nil {
-		out["raw"] = string(raw)
-	}
-	return resp.StatusCode, out
 }
 
 // mgmt is the Management API path of p.
 func mgmt(p string) string { return "/edge/management/v1" + p }
+
+// mustDelete deletes the Management API record at path and fails the test
+// unless the answer is 200.
+func (ts *testServer) mustDelete(path string) {
+	ts.t.Helper()
+	if st, out := ts.do(http.MethodDelete, mgmt(path), nil); st != 200 {
+		ts.t.Fatalf("delete %s: %d %v", path, st, out)
+	}
+}
 
 // create posts body to a Management collection, expects 201 and returns the id.
 func (ts *testServer) create(collection string, body any) string {

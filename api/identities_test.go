@@ -8,37 +8,24 @@ import (
 func TestIdentities_CreateValidatesEveryFieldAndStoresNothingOnError(t *testing.T) {
 	t.Parallel()
 	ts := newTestServer(t)
-	_, before := ts.list("/identities")
-	cases := []struct {
-		name  string
-		body  any
-		code  string
-		field string
-	}{
-		{"missing name", map[string]any{"type": "User", "isAdmin": false}, "COULD_NOT_VALIDATE", "name"},
-		{"empty name", map[string]any{"name": "", "type": "User", "isAdmin": false}, "COULD_NOT_VALIDATE", "name"},
-		{"bad type", map[string]any{"name": "x", "type": "Robot", "isAdmin": false}, "COULD_NOT_VALIDATE", "type"},
-		{"isAdmin missing", map[string]any{"name": "x", "type": "User"}, "COULD_NOT_VALIDATE", "isAdmin"},
-		{"isAdmin string", map[string]any{"name": "x", "type": "User", "isAdmin": "yes"}, "COULD_NOT_VALIDATE", "isAdmin"},
-		{"cost too high", map[string]any{"name": "x", "type": "User", "isAdmin": false, "defaultHostingCost": 70000}, "COULD_NOT_VALIDATE", "defaultHostingCost"},
-		{"cost negative", map[string]any{"name": "x", "type": "User", "isAdmin": false, "defaultHostingCost": -1}, "COULD_NOT_VALIDATE", "defaultHostingCost"},
-		{"cost fraction", map[string]any{"name": "x", "type": "User", "isAdmin": false, "defaultHostingCost": 1.5}, "COULD_NOT_VALIDATE", "defaultHostingCost"},
-		{"bad precedence", map[string]any{"name": "x", "type": "User", "isAdmin": false, "defaultHostingPrecedence": "top"}, "COULD_NOT_VALIDATE", "defaultHostingPrecedence"},
-		{"bad service precedence", map[string]any{"name": "x", "type": "User", "isAdmin": false, "serviceHostingPrecedences": map[string]any{"s": "top"}}, "COULD_NOT_VALIDATE", "serviceHostingPrecedences.s"},
-		{"bad service cost", map[string]any{"name": "x", "type": "User", "isAdmin": false, "serviceHostingCosts": map[string]any{"s": 99999}}, "COULD_NOT_VALIDATE", "serviceHostingCosts.s"},
-		{"nested tag", map[string]any{"name": "x", "type": "User", "isAdmin": false, "tags": map[string]any{"a": map[string]any{}}}, "COULD_NOT_VALIDATE", "tags.a"},
-		{"role not string", map[string]any{"name": "x", "type": "User", "isAdmin": false, "roleAttributes": []any{1}}, "COULD_NOT_VALIDATE", "roleAttributes"},
-		{"unknown auth policy", map[string]any{"name": "x", "type": "User", "isAdmin": false, "authPolicyId": "nope"}, "COULD_NOT_VALIDATE", "authPolicyId"},
-		{"malformed json", `{"name": `, "COULD_NOT_PARSE_BODY", ""},
-		{"array body", `[]`, "COULD_NOT_PARSE_BODY", ""},
-	}
-	for _, c := range cases {
-		st, out := ts.do(http.MethodPost, mgmt("/identities"), c.body)
-		t.Run(c.name, func(t *testing.T) { wantError(t, st, out, http.StatusBadRequest, c.code, c.field) })
-	}
-	if _, after := ts.list("/identities"); after != before {
-		t.Fatalf("identities %d after bad creates, want %d", after, before)
-	}
+	ts.refusesCreates(t, "/identities", []badCreate{
+		{"missing name", map[string]any{"type": "User", "isAdmin": false}, "name"},
+		{"empty name", map[string]any{"name": "", "type": "User", "isAdmin": false}, "name"},
+		{"bad type", map[string]any{"name": "x", "type": "Robot", "isAdmin": false}, "type"},
+		{"isAdmin missing", map[string]any{"name": "x", "type": "User"}, "isAdmin"},
+		{"isAdmin string", map[string]any{"name": "x", "type": "User", "isAdmin": "yes"}, "isAdmin"},
+		{"cost too high", map[string]any{"name": "x", "type": "User", "isAdmin": false, "defaultHostingCost": 70000}, "defaultHostingCost"},
+		{"cost negative", map[string]any{"name": "x", "type": "User", "isAdmin": false, "defaultHostingCost": -1}, "defaultHostingCost"},
+		{"cost fraction", map[string]any{"name": "x", "type": "User", "isAdmin": false, "defaultHostingCost": 1.5}, "defaultHostingCost"},
+		{"bad precedence", map[string]any{"name": "x", "type": "User", "isAdmin": false, "defaultHostingPrecedence": "top"}, "defaultHostingPrecedence"},
+		{"bad service precedence", map[string]any{"name": "x", "type": "User", "isAdmin": false, "serviceHostingPrecedences": map[string]any{"s": "top"}}, "serviceHostingPrecedences.s"},
+		{"bad service cost", map[string]any{"name": "x", "type": "User", "isAdmin": false, "serviceHostingCosts": map[string]any{"s": 99999}}, "serviceHostingCosts.s"},
+		{"nested tag", map[string]any{"name": "x", "type": "User", "isAdmin": false, "tags": map[string]any{"a": map[string]any{}}}, "tags.a"},
+		{"role not string", map[string]any{"name": "x", "type": "User", "isAdmin": false, "roleAttributes": []any{1}}, "roleAttributes"},
+		{"unknown auth policy", map[string]any{"name": "x", "type": "User", "isAdmin": false, "authPolicyId": "nope"}, "authPolicyId"},
+		{"malformed json", `{"name": `, ""},
+		{"array body", `[]`, ""},
+	})
 }
 
 func TestIdentities_PatchChangesOnlyGivenFieldsAndPutResetsTheRest(t *testing.T) {

@@ -99,9 +99,7 @@ func TestPolicies_DisplayPutPatchAndDelete(t *testing.T) {
 	if got := ts.get("/edge-router-policies/" + id); len(got["identityRoles"].([]any)) != 0 || got["semantic"] != "AllOf" {
 		t.Fatalf("put kept old roles: %v", got)
 	}
-	if st, _ := ts.do(http.MethodDelete, mgmt("/edge-router-policies/"+id), nil); st != 200 {
-		t.Fatalf("delete %d", st)
-	}
+	ts.mustDelete("/edge-router-policies/" + id)
 	st, out := ts.do(http.MethodGet, mgmt("/edge-router-policies/"+id), nil)
 	wantError(t, st, out, 404, "NOT_FOUND", "")
 }

@@ -195,9 +195,7 @@ func TestPostureChecks_ListByRoleAndDeleteDropsPolicyReferences(t *testing.T) {
 	}
 	sp := ts.create("/service-policies", map[string]any{"name": "sp", "type": "Dial", "semantic": "AnyOf",
 		"postureCheckRoles": []string{"@" + a, "#lax"}})
-	if st, out := ts.do(http.MethodDelete, mgmt("/posture-checks/"+a), nil); st != 200 {
-		t.Fatalf("delete: %d %v", st, out)
-	}
+	ts.mustDelete("/posture-checks/" + a)
 	if roles := ts.get("/service-policies/" + sp)["postureCheckRoles"].([]any); len(roles) != 1 || roles[0] != "#lax" {
 		t.Fatalf("policy roles after delete: %v", roles)
 	}

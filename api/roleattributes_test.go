@@ -60,9 +60,7 @@ func TestRoleAttributes_ListTheAttributesInUsePerKind(t *testing.T) {
 	wantError(t, st, out, 400, "INVALID_FILTER", "")
 
 	// An attribute leaves the list when its last holder drops it.
-	if st, out := ts.do(http.MethodDelete, mgmt("/edge-routers/"+er), nil); st != 200 {
-		t.Fatalf("delete: %d %v", st, out)
-	}
+	ts.mustDelete("/edge-routers/" + er)
 	if data, _ := ts.list("/edge-router-role-attributes"); attrList(data) != "east,edge" {
 		t.Fatalf("after delete: %v", data)
 	}
@@ -79,12 +77,8 @@ func TestRouters_DeleteRemovesTheirTerminators(t *testing.T) {
 	for _, r := range []string{er, tr} {
 		ts.create("/terminators", map[string]any{"service": svc, "router": r, "binding": "transport", "address": "tcp:10.0.0.1:80"})
 	}
-	if st, out := ts.do(http.MethodDelete, mgmt("/edge-routers/"+er), nil); st != 200 {
-		t.Fatalf("delete edge router: %d %v", st, out)
-	}
-	if st, out := ts.do(http.MethodDelete, mgmt("/transit-routers/"+tr), nil); st != 200 {
-		t.Fatalf("delete transit router: %d %v", st, out)
-	}
+	ts.mustDelete("/edge-routers/" + er)
+	ts.mustDelete("/transit-routers/" + tr)
 	data, total := ts.list("/terminators")
 	if total != 1 || data[0].(map[string]any)["id"] != keep {
 		t.Fatalf("terminators left: %v", data)

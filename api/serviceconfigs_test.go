@@ -110,28 +110,18 @@ func TestIdentityServiceConfigs_GoWithTheirServiceOrIdentity(t *testing.T) {
 		}
 	}
 
-	if st, out := ts.do(http.MethodDelete, mgmt("/services/"+svc), nil); st != 200 {
-		t.Fatalf("delete service: %d %v", st, out)
-	}
+	ts.mustDelete("/services/" + svc)
 	st, out := ts.do(http.MethodGet, mgmt("/terminators/"+term), nil)
 	wantError(t, st, out, 404, "NOT_FOUND", "")
 	if got := serviceConfigPairs(ts, i1); len(got) != 1 || !got[keep+":"+a1] {
 		t.Fatalf("i1 after its service went: %v", got)
 	}
 	// b1 was used only by the deleted service.
-	if st, out := ts.do(http.MethodDelete, mgmt("/configs/"+b1), nil); st != 200 {
-		t.Fatalf("delete config freed by the service delete: %d %v", st, out)
-	}
+	ts.mustDelete("/configs/" + b1)
 
-	if st, out := ts.do(http.MethodDelete, mgmt("/identities/"+i1), nil); st != 200 {
-		t.Fatalf("delete identity: %d %v", st, out)
-	}
+	ts.mustDelete("/identities/" + i1)
 	st, out = ts.do(http.MethodDelete, mgmt("/configs/"+a1), nil)
 	wantError(t, st, out, 409, "REFERENCED", "") // i2 still uses it
-	if st, out := ts.do(http.MethodDelete, mgmt("/identities/"+i2), nil); st != 200 {
-		t.Fatalf("delete identity: %d %v", st, out)
-	}
-	if st, out := ts.do(http.MethodDelete, mgmt("/configs/"+a1), nil); st != 200 {
-		t.Fatalf("config still referenced after both identities went: %d %v", st, out)
-	}
+	ts.mustDelete("/identities/" + i2)
+	ts.mustDelete("/configs/" + a1)
 }

@@ -21,12 +21,7 @@ func TestServices_CreateValidatesEveryFieldAndStoresNothingOnError(t *testing.T)
 	t.Parallel()
 	ts := newTestServer(t)
 	a1, a2, _ := configFixture(ts)
-	_, before := ts.list("/services")
-	cases := []struct {
-		name  string
-		body  any
-		field string
-	}{
+	ts.refusesCreates(t, "/services", []badCreate{
 		{"missing name", map[string]any{}, "name"},
 		{"empty name", map[string]any{"name": ""}, "name"},
 		{"bad strategy", map[string]any{"name": "s", "terminatorStrategy": "roundrobin"}, "terminatorStrategy"},
@@ -38,14 +33,7 @@ func TestServices_CreateValidatesEveryFieldAndStoresNothingOnError(t *testing.T)
 		{"unknown config", map[string]any{"name": "s", "configs": []string{a1, "nope"}}, "configs[1]"},
 		{"two configs of one type", map[string]any{"name": "s", "configs": []string{a1, a2}}, "configs[1]"},
 		{"same config twice", map[string]any{"name": "s", "configs": []string{a1, a1}}, "configs[1]"},
-	}
-	for _, c := range cases {
-		st, out := ts.do(http.MethodPost, mgmt("/services"), c.body)
-		t.Run(c.name, func(t *testing.T) { wantError(t, st, out, http.StatusBadRequest, "COULD_NOT_VALIDATE", c.field) })
-	}
-	if _, after := ts.list("/services"); after != before {
-		t.Fatalf("services %d after bad creates, want %d", after, before)
-	}
+	})
 	ts.create("/services", map[string]any{"name": "same"})
 	st, out := ts.do(http.MethodPost, mgmt("/services"), map[string]any{"name": "same"})
 	wantError(t, st, out, 409, "CONFLICT", "name")
@@ -125,9 +113,7 @@ func TestServices_ConfigRelationsAndConfigInUseIsReferenced(t *testing.T) {
 	if st, out := ts.do(http.MethodPatch, mgmt("/services/"+s1), map[string]any{"configs": []string{a2}}); st != 200 {
 		t.Fatalf("patch configs: %d %v", st, out)
 	}
-	if st, out := ts.do(http.MethodDelete, mgmt("/configs/"+b1), nil); st != 200 {
-		t.Fatalf("delete freed config: %d %v", st, out)
-	}
+	ts.mustDelete("/configs/" + b1)
 	if _, total := ts.list("/configs/" + a1 + "/services"); total != 1 {
 		t.Fatalf("a1 should be left with s2, got %d", total)
 	}

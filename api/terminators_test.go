@@ -93,9 +93,7 @@ func TestTerminators_PatchPutDelete(t *testing.T) {
 	if got["binding"] != "udp" || got["cost"].(float64) != 0 || got["identity"] != "" || got["precedence"] != "default" {
 		t.Fatalf("after put: %v", got)
 	}
-	if st, out := ts.do(http.MethodDelete, mgmt("/terminators/"+id), nil); st != 200 {
-		t.Fatalf("delete: %d %v", st, out)
-	}
+	ts.mustDelete("/terminators/" + id)
 	st, out = ts.do(http.MethodGet, mgmt("/terminators/"+id), nil)
 	wantError(t, st, out, 404, "NOT_FOUND", "")
 	st, out = ts.do(http.MethodDelete, mgmt("/terminators/"+id), nil)

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"edgectl/api"
+	"edgectl/internal/atomicfile"
 
 	"github.com/spf13/cobra"
 )
@@ -211,23 +212,8 @@ func backupCmd() *cobra.Command {
 				raw, _ := io.ReadAll(resp.Body)
 				return fmt.Errorf("download answered %d: %.200s", resp.StatusCode, raw)
 			}
-			tmp := args[0] + ".part"
-			f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
+			n, err := atomicfile.Copy(args[0], args[0]+".part", resp.Body)
 			if err != nil {
-				return err
-			}
-			n, err := io.Copy(f, resp.Body)
-			if err == nil {
-				err = f.Sync()
-			}
-			if cerr := f.Close(); err == nil {
-				err = cerr
-			}
-			if err != nil {
-				os.Remove(tmp)
-				return err
-			}
-			if err := os.Rename(tmp, args[0]); err != nil {
 				return err
 			}
 			fmt.Printf("%s: snapshot %s (log index %d), %d bytes\n", args[0], snap.ID, snap.Index, n)

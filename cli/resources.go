@@ -182,6 +182,17 @@ func resourceClient(cmd *cobra.Command, name string, check func(api.ResourceInfo
 	return r, c, err
 }
 
+// recordClient is resourceClient for the resource args[0], with the id of
+// its record args[1] (a name or an id).
+func recordClient(cmd *cobra.Command, args []string, check func(api.ResourceInfo) error) (api.ResourceInfo, *client, string, error) {
+	r, c, err := resourceClient(cmd, args[0], check)
+	if err != nil {
+		return r, c, "", err
+	}
+	id, err := c.resolve(r, args[1])
+	return r, c, id, err
+}
+
 func listCmd() *cobra.Command {
 	var output string
 	var limit int
@@ -228,7 +239,7 @@ func getCmd() *cobra.Command {
 		Args:              argsSpec("get", []string{"RESOURCE", "NAME|ID"}, []string{"RELATION"}),
 		ValidArgsFunction: completeRecords(true),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			r, c, err := resourceClient(cmd, args[0], func(r api.ResourceInfo) error {
+			r, c, id, err := recordClient(cmd, args, func(r api.ResourceInfo) error {
 				if err := checkOutput(output); err != nil {
 					return err
 				}
@@ -237,10 +248,6 @@ func getCmd() *cobra.Command {
 				}
 				return nil
 			})
-			if err != nil {
-				return err
-			}
-			id, err := c.resolve(r, args[1])
 			if err != nil {
 				return err
 			}
@@ -398,7 +405,7 @@ func updateCmd() *cobra.Command {
 		ValidArgsFunction: completeRecords(true),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			roles := cmd.Flags().Changed("role-attributes")
-			r, c, err := resourceClient(cmd, args[0], func(r api.ResourceInfo) error {
+			r, c, id, err := recordClient(cmd, args, func(r api.ResourceInfo) error {
 				if typ != "" && r.Path != "identities" {
 					return usagef("--type is for identities; use --set")
 				}
@@ -407,10 +414,6 @@ func updateCmd() *cobra.Command {
 				}
 				return nil
 			})
-			if err != nil {
-				return err
-			}
-			id, err := c.resolve(r, args[1])
 			if err != nil {
 				return err
 			}

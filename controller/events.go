@@ -107,51 +107,40 @@ const restoredMarker = "restored.json"
 // records the same event; a report that cannot be written (no leader) is
 // tried again while it is still true.
 func (n *Node) reportClusterEvents() {
-	n.wg.Add(1)
-	go func() {
-		defer n.wg.Done()
-		lastSnap := n.Raft.Stats().LastSnapshotIndex
-		var reportedTerm uint64
-		t := time.NewTicker(250 * time.Millisecond)
-		defer t.Stop()
-		for {
-			select {
-			case <-n.stopping:
-				return
-			case <-t.C:
+	lastSnap := n.Raft.Stats().LastSnapshotIndex
+	var reportedTerm uint64
+	n.every(250*time.Millisecond, func() {
+		if !n.Store.Read().Events().Cluster {
+			return
+		}
+		report := func(ev fsm.ClusterEvent) bool {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			_, err := n.Writer.Do(ctx, fsm.CmdClusterEvent, ev)
+			if err != nil {
+				n.log.Debug("cluster event not recorded yet", "action", ev.Action, "reason", err)
 			}
-			if !n.Store.Read().Events().Cluster {
-				continue
-			}
-			report := func(ev fsm.ClusterEvent) bool {
-				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-				defer cancel()
-				_, err := n.Writer.Do(ctx, fsm.CmdClusterEvent, ev)
-				if err != nil {
-					n.log.Debug("cluster event not recorded yet", "action", ev.Action, "reason", err)
-				}
-				return err == nil
-			}
-			st := n.Raft.Stats()
-			if n.Raft.IsLeader() && st.Term > reportedTerm {
-				if report(fsm.ClusterEvent{Action: fsm.ClusterLeaderChanged, NodeID: n.Raft.ID(), Term: st.Term}) {
-					reportedTerm = st.Term
-				}
-			}
-			if st.LastSnapshotIndex > lastSnap {
-				if report(fsm.ClusterEvent{Action: fsm.ClusterSnapshotTaken, NodeID: n.Raft.ID(),
-					Detail: map[string]any{"index": st.LastSnapshotIndex}}) {
-					lastSnap = st.LastSnapshotIndex
-				}
-			}
-			marker := filepath.Join(n.cfg.DataDir, restoredMarker)
-			if raw, err := os.ReadFile(marker); err == nil {
-				var detail map[string]any
-				_ = json.Unmarshal(raw, &detail)
-				if report(fsm.ClusterEvent{Action: fsm.ClusterRestored, NodeID: n.Raft.ID(), Detail: detail}) {
-					_ = os.Remove(marker)
-				}
+			return err == nil
+		}
+		st := n.Raft.Stats()
+		if n.Raft.IsLeader() && st.Term > reportedTerm {
+			if report(fsm.ClusterEvent{Action: fsm.ClusterLeaderChanged, NodeID: n.Raft.ID(), Term: st.Term}) {
+				reportedTerm = st.Term
 			}
 		}
-	}()
+		if st.LastSnapshotIndex > lastSnap {
+			if report(fsm.ClusterEvent{Action: fsm.ClusterSnapshotTaken, NodeID: n.Raft.ID(),
+				Detail: map[string]any{"index": st.LastSnapshotIndex}}) {
+				lastSnap = st.LastSnapshotIndex
+			}
+		}
+		marker := filepath.Join(n.cfg.DataDir, restoredMarker)
+		if raw, err := os.ReadFile(marker); err == nil {
+			var detail map[string]any
+			_ = json.Unmarshal(raw, &detail)
+			if report(fsm.ClusterEvent{Action: fsm.ClusterRestored, NodeID: n.Raft.ID(), Detail: detail}) {
+				_ = os.Remove(marker)
+			}
+		}
+	})
 }

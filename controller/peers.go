@@ -34,6 +34,12 @@ func (n *Node) startPeerProbe(interval time.Duration) {
 	n.Raft.RegisterRPC(rpcStatus, func(context.Context, *x509.Certificate, []byte) ([]byte, error) {
 		return binary.BigEndian.AppendUint64(nil, n.FSM.AppliedIndex()), nil
 	})
+	n.every(interval, func() { n.probePeers(2 * interval) })
+}
+
+// every runs fn every interval, in a goroutine of the node, until the node
+// stops.
+func (n *Node) every(interval time.Duration, fn func()) {
 	n.wg.Add(1)
 	go func() {
 		defer n.wg.Done()
@@ -44,8 +50,8 @@ func (n *Node) startPeerProbe(interval time.Duration) {
 			case <-n.stopping:
 				return
 			case <-t.C:
-				n.probePeers(2 * interval)
 			}
+			fn()
 		}
 	}()
 }

@@ -46,6 +46,17 @@ func resultErr(t *testing.T, v any) error {
 
 func bootstrapped(t *testing.T) *FSM {
 	t.Helper()
+	return bootstrappedWith(t, func(b *store.Bootstrap) {
+		for _, n := range []string{"User", "Device"} {
+			b.IdentityTypes = append(b.IdentityTypes, &store.IdentityType{Base: store.Base{ID: n, CreatedAt: t0}, Named: store.Named{Name: n}})
+		}
+	})
+}
+
+// bootstrappedWith is an FSM after the bootstrap of the default auth policy
+// and admin, which edit completes.
+func bootstrappedWith(t *testing.T, edit func(b *store.Bootstrap)) *FSM {
+	t.Helper()
 	f := New(store.New())
 	b := &store.Bootstrap{At: t0, PKI: []byte(`{}`),
 		AuthPolicy: &store.AuthPolicy{Base: store.Base{ID: "default", CreatedAt: t0}, Named: store.Named{Name: "Default"}},
@@ -53,9 +64,7 @@ func bootstrapped(t *testing.T) *FSM {
 			TypeID: "User", IsAdmin: true, IsDefaultAdmin: true, AuthPolicyID: "default"},
 		AdminAuthenticator: &store.Authenticator{Base: store.Base{ID: "a1", CreatedAt: t0}, IdentityID: "admin", Method: "updb", Username: "admin", PasswordHash: "h"},
 	}
-	for _, n := range []string{"User", "Device"} {
-		b.IdentityTypes = append(b.IdentityTypes, &store.IdentityType{Base: store.Base{ID: n, CreatedAt: t0}, Named: store.Named{Name: n}})
-	}
+	edit(b)
 	if err := resultErr(t, f.Apply(entry(t, 1, CmdBootstrap, b))); err != nil {
 		t.Fatal(err)
 	}
@@ -206,7 +215,6 @@ func TestApply_UndecodableEntryStopsLoudly(t *testing.T) {
 	f.Apply(&raft.Log{Index: 2, Type: raft.LogCommand, Data: []byte("{not json")})
 }
 
-// memSink is an in-memory raft.SnapshotSink.
 // snapshotRoundTrip snapshots f's model and restores it into a new FSM.
 func snapshotRoundTrip(t *testing.T, f *FSM) *FSM {
 	t.Helper()
@@ -214,6 +222,12 @@ func snapshotRoundTrip(t *testing.T, f *FSM) *FSM {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return restored(t, snap)
+}
+
+// restored persists snap and restores it into a new FSM.
+func restored(t *testing.T, snap raft.FSMSnapshot) *FSM {
+	t.Helper()
 	sink := &memSink{}
 	if err := snap.Persist(sink); err != nil {
 		t.Fatal(err)
@@ -225,6 +239,7 @@ func snapshotRoundTrip(t *testing.T, f *FSM) *FSM {
 	return g
 }
 
+// memSink is an in-memory raft.SnapshotSink.
 type memSink struct {
 	bytes.Buffer
 	cancelled bool
@@ -246,14 +261,7 @@ func TestSnapshot_RoundTripKeepsEveryRecordAndIndex(t *testing.T) {
 	}
 	// Writes after the snapshot must not leak into it.
 	f.Apply(entry(t, 4, CmdIdentityCreate, IdentityCreate{Identity: identity("i2", "two")}))
-	sink := &memSink{}
-	if err := snap.Persist(sink); err != nil {
-		t.Fatal(err)
-	}
-	g := New(store.New())
-	if err := g.Restore(io.NopCloser(bytes.NewReader(sink.Bytes()))); err != nil {
-		t.Fatal(err)
-	}
+	g := restored(t, snap)
 	if g.AppliedIndex() != 3 {
 		t.Fatalf("restored index %d, want 3", g.AppliedIndex())
 	}

@@ -14,21 +14,12 @@ import (
 // posture check types (bootstrapped leaves them out).
 func withPostureTypes(t *testing.T) *FSM {
 	t.Helper()
-	f := New(store.New())
-	b := &store.Bootstrap{At: t0, PKI: []byte(`{}`),
-		AuthPolicy: &store.AuthPolicy{Base: store.Base{ID: "default", CreatedAt: t0}, Named: store.Named{Name: "Default"}},
-		Admin: &store.Identity{Base: store.Base{ID: "admin", CreatedAt: t0}, Named: store.Named{Name: "Default Admin"},
-			TypeID: "User", IsAdmin: true, IsDefaultAdmin: true, AuthPolicyID: "default"},
-		AdminAuthenticator: &store.Authenticator{Base: store.Base{ID: "a1", CreatedAt: t0}, IdentityID: "admin", Method: "updb", Username: "admin", PasswordHash: "h"},
-		IdentityTypes:      []*store.IdentityType{{Base: store.Base{ID: "User", CreatedAt: t0}, Named: store.Named{Name: "User"}}},
-	}
-	for _, n := range []string{"OS", "MFA", "DOMAIN"} {
-		b.PostureCheckTypes = append(b.PostureCheckTypes, &store.PostureCheckType{Base: store.Base{ID: n, CreatedAt: t0}, Named: store.Named{Name: n}, Version: "1"})
-	}
-	if err := resultErr(t, f.Apply(entry(t, 1, CmdBootstrap, b))); err != nil {
-		t.Fatal(err)
-	}
-	return f
+	return bootstrappedWith(t, func(b *store.Bootstrap) {
+		b.IdentityTypes = []*store.IdentityType{{Base: store.Base{ID: "User", CreatedAt: t0}, Named: store.Named{Name: "User"}}}
+		for _, n := range []string{"OS", "MFA", "DOMAIN"} {
+			b.PostureCheckTypes = append(b.PostureCheckTypes, &store.PostureCheckType{Base: store.Base{ID: n, CreatedAt: t0}, Named: store.Named{Name: n}, Version: "1"})
+		}
+	})
 }
 
 func routerStr(s string) *string { return &s }

@@ -381,14 +381,23 @@ func (n *node) restartArgs() []string {
 	return out
 }
 
-// doWith sends one request with client (not the node's registered one):
-// body as JSON, the answer decoded as a JSON object. It does not fail the test.
+// doWith sends one request with client (not the node's registered one).
+// body: nil, []byte or string (sent as is), or anything else (sent as JSON).
+// The answer is decoded as a JSON object. It does not fail the test.
 func doWith(client *http.Client, method, u, token string, body any) (int, map[string]any, error) {
 	var rd io.Reader
 	if body != nil {
-		raw, err := json.Marshal(body)
-		if err != nil {
-			return 0, nil, err
+		var raw []byte
+		switch b := body.(type) {
+		case []byte:
+			raw = b
+		case string:
+			raw = []byte(b)
+		default:
+			var err error
+			if raw, err = json.Marshal(b); err != nil {
+				return 0, nil, err
+			}
 		}
 		rd = bytes.NewReader(raw)
 	}
@@ -411,11 +420,12 @@ func doWith(client *http.Client, method, u, token string, body any) (int, map[st
 	if err != nil {
 		return resp.StatusCode, nil, err
 	}
+	if len(bytes.TrimSpace(data)) == 0 {
+		return resp.StatusCode, nil, nil
+	}
 	var m map[string]any
-	if len(bytes.TrimSpace(data)) > 0 {
-		if err := json.Unmarshal(data, &m); err != nil {
-			return resp.StatusCode, nil, fmt.Errorf("%s %s: answer is not a JSON object: %.300s", method, u, data)
-		}
+	if err := json.Unmarshal(data, &m); err != nil {
+		return resp.StatusCode, nil, fmt.Errorf("%s %s: answer is not a JSON object (%v): %.300s", method, u, err, data)
 	}
 	return resp.StatusCode, m, nil
 }

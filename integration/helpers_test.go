@@ -412,8 +412,9 @@ func newTLSClient(bundlePath string, maxConns int) (*http.Client, error) {
 	return &http.Client{Transport: tr, Timeout: 30 * time.Second}, nil
 }
 
-// doErr sends one request. body: nil, []byte or string (sent as is), or
-// anything else (sent as JSON). The answer is decoded as a JSON object.
+// doErr sends one request with the client of the node at the URL's host
+// (doWith). body: nil, []byte or string (sent as is), or anything else (sent
+// as JSON). The answer is decoded as a JSON object.
 func doErr(method, url, token string, body any) (int, map[string]any, error) {
 	req, err := http.NewRequest(method, url, nil)
 	if err != nil {
@@ -423,44 +424,19 @@ func doErr(method, url, token string, body any) (int, map[string]any, error) {
 	if c == nil {
 		return 0, nil, fmt.Errorf("no running node at %s", req.URL.Host)
 	}
-	var raw []byte
-	switch b := body.(type) {
-	case nil:
-	case []byte:
-		raw = b
-	case string:
-		raw = []byte(b)
-	default:
-		if raw, err = json.Marshal(b); err != nil {
-			return 0, nil, err
-		}
+	return doWith(c, method, url, token, body)
+}
+
+// creator returns a function that creates a record of a Management API
+// collection on n and returns its id; it fails the test unless the answer
+// is 201.
+func creator(t *testing.T, n *node, token string) func(path string, body map[string]any) string {
+	return func(path string, body map[string]any) string {
+		t.Helper()
+		st, m := do(t, "POST", n.mgmt(path), token, body)
+		mustStatus(t, "create "+path, st, m, 201)
+		return jget(m, "data", "id").(string)
 	}
-	if body != nil {
-		req.Body = io.NopCloser(bytes.NewReader(raw))
-		req.ContentLength = int64(len(raw))
-		req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(raw)), nil }
-		req.Header.Set("Content-Type", "application/json")
-	}
-	if token != "" {
-		req.Header.Set("svc-session", token)
-	}
-	resp, err := c.Do(req)
-	if err != nil {
-		return 0, nil, err
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return resp.StatusCode, nil, err
-	}
-	if len(bytes.TrimSpace(data)) == 0 {
-		return resp.StatusCode, nil, nil
-	}
-	var m map[string]any
-	if err := json.Unmarshal(data, &m); err != nil {
-		return resp.StatusCode, nil, fmt.Errorf("%s %s: answer is not a JSON object (%v): %.300s", method, url, err, data)
-	}
-	return resp.StatusCode, m, nil
 }
 
 // do is doErr that fails the test on a transport or decoding error.

@@ -5,7 +5,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -21,34 +20,15 @@ import (
 func TestOpenZitiDoc_RouterWalkthrough(t *testing.T) {
 	t.Parallel()
 	ziti := zitiBinary(t)
-	raw, err := os.ReadFile(filepath.Join("..", "docs", "openziti.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := regexp.MustCompile("(?s)<!-- routers[^>]*-->\\s*```sh\\n(.*?)```\\s*<!-- /routers -->").FindSubmatch(raw)
-	if m == nil {
-		t.Fatal("docs/openziti.md has no routers block")
-	}
+	routers, traffic := docBlock(t, "docs/openziti.md", "routers"), docBlock(t, "docs/openziti.md", "traffic")
 	n := startNode(t, nodeOpts{})
 	edge := fmt.Sprintf("127.0.0.1:%d", freePort(t))
-	script := strings.ReplaceAll(string(m[1]), "127.0.0.1:1280", n.host())
+	script := strings.ReplaceAll(routers, "127.0.0.1:1280", n.host())
 	script = strings.ReplaceAll(script, "127.0.0.1:3022", edge)
 	script = "edgectl login https://" + n.host() + " -u admin -p '" + n.password + "' --ca " +
 		filepath.Join(n.dataDir, "pki", "ca-bundle.pem") + " >/dev/null\n" + script
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "bin")
-	if err := os.Mkdir(bin, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	for name, target := range map[string]string{"edgectl": binPath, "ziti": ziti} {
-		if err := os.Symlink(target, filepath.Join(bin, name)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	cmd := exec.Command("bash", "-euo", "pipefail", "-c", script)
-	cmd.Dir = dir
-	cmd.Env = append(envWithout("EDGECTL_ADMIN_PASSWORD"), "PATH="+bin+":"+os.Getenv("PATH"),
-		"XDG_CONFIG_HOME="+filepath.Join(dir, "cfg"), "EDGECTL_PROFILE=")
+	cmd := docScript(t, dir, script, map[string]string{"edgectl": binPath, "ziti": ziti})
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // the router it starts stays in its group
 	t.Cleanup(func() {
 		if cmd.Process != nil {
@@ -80,13 +60,9 @@ func TestOpenZitiDoc_RouterWalkthrough(t *testing.T) {
 		return nil
 	})
 
-	tm := regexp.MustCompile("(?s)<!-- traffic[^>]*-->\\s*```sh\\n(.*?)```\\s*<!-- /traffic -->").FindSubmatch(raw)
-	if tm == nil {
-		t.Fatal("docs/openziti.md has no traffic block")
-	}
 	app := echoServer(t)
 	proxy := freePort(t)
-	traffic := strings.ReplaceAll(string(tm[1]), "127.0.0.1:1280", n.host())
+	traffic = strings.ReplaceAll(traffic, "127.0.0.1:1280", n.host())
 	traffic = strings.ReplaceAll(traffic, `"port":7000`, fmt.Sprintf(`"port":%d`, app))
 	traffic = strings.ReplaceAll(traffic, "echo:7001", fmt.Sprintf("echo:%d", proxy))
 	tcmd := exec.Command("bash", "-euo", "pipefail", "-c", traffic)

@@ -35,29 +35,26 @@ func TestPostureAcrossTheCluster(t *testing.T) {
 	}
 	tok := jget(m, "data", "token").(string)
 
-	// A passing response on A; a session on C (which may lag A by a commit: poll).
-	if st, m := do(t, http.MethodPost, a.client("/posture-response"), tok, map[string]any{"id": check, "typeId": "DOMAIN", "domain": "corp.example"}); st != http.StatusCreated {
-		t.Fatalf("posture response on A: %d %s", st, js(m))
-	}
-	waitUntil(t, "a session on C after the passing response on A", 15*time.Second, func() error {
-		st, m := do(t, http.MethodPost, cn.client("/sessions"), tok, map[string]any{"serviceId": svc, "type": "Dial"})
-		if st != http.StatusCreated {
-			return fmt.Errorf("%d %s", st, js(m))
+	// respond sends the DOMAIN response domain on A, then waits until a
+	// session on n (which may lag A by a commit: poll) answers want.
+	respond := func(domain string, n *node, want int, what string) {
+		t.Helper()
+		if st, m := do(t, http.MethodPost, a.client("/posture-response"), tok, map[string]any{"id": check, "typeId": "DOMAIN", "domain": domain}); st != http.StatusCreated {
+			t.Fatalf("posture response %q on A: %d %s", domain, st, js(m))
 		}
-		return nil
-	})
-
+		waitUntil(t, what, 15*time.Second, func() error {
+			st, m := do(t, http.MethodPost, n.client("/sessions"), tok, map[string]any{"serviceId": svc, "type": "Dial"})
+			if st != want {
+				return fmt.Errorf("%d %s", st, js(m))
+			}
+			return nil
+		})
+	}
+	// A passing response on A; a session on C.
+	respond("corp.example", cn, http.StatusCreated, "a session on C after the passing response on A")
 	// A failing response on A; B refuses and records the failure.
-	if st, m := do(t, http.MethodPost, a.client("/posture-response"), tok, map[string]any{"id": check, "typeId": "DOMAIN", "domain": "home"}); st != http.StatusCreated {
-		t.Fatalf("failing posture response on A: %d %s", st, js(m))
-	}
-	waitUntil(t, "B refuses a session after the failing response", 15*time.Second, func() error {
-		st, m := do(t, http.MethodPost, b.client("/sessions"), tok, map[string]any{"serviceId": svc, "type": "Dial"})
-		if st != http.StatusForbidden {
-			return fmt.Errorf("%d %s", st, js(m))
-		}
-		return nil
-	})
+	respond("home", b, http.StatusForbidden, "B refuses a session after the failing response")
+
 	for _, n := range c.nodes {
 		waitUntil(t, "the failed request visible on "+n.name, 15*time.Second, func() error {
 			st, m := do(t, http.MethodGet, n.mgmt("/identities/"+alice+"/failed-service-requests"), admin, nil)

@@ -17,9 +17,7 @@ func TestRouter_EnrollsConnectsAndIsRefusedOnceDisabled(t *testing.T) {
 	t.Parallel()
 	n := startNode(t, nodeOpts{})
 	token := login(t, n, adminUser, adminPassword)
-	r := newZitiRouter(t, n, token, "er1")
-	r.start()
-	waitOnline(t, n, token, r.id, true, 10*time.Second)
+	r := startZitiRouter(t, n, token, "er1")
 	// The CLI's table shows it online, with the hostname it reported.
 	c := newCLI(t)
 	if _, errOut, code := c.run(adminPassword+"\n", "login", "https://"+n.host(), "-u", adminUser, "--password-stdin", "--yes"); code != 0 {
@@ -103,9 +101,7 @@ func TestRouter_APISessionsReachTheRouter(t *testing.T) {
 	t.Parallel()
 	n := startNode(t, nodeOpts{})
 	token := login(t, n, adminUser, adminPassword)
-	r := newZitiRouter(t, n, token, "er-sync")
-	r.start()
-	waitOnline(t, n, token, r.id, true, 10*time.Second)
+	r := startZitiRouter(t, n, token, "er-sync")
 	waitInSync(t, n, token, r.id, nil)
 	if ok, err := r.knowsAPISession(sessionID(t, n, token)); err != nil || ok {
 		t.Fatalf("the router was sent a JWT API session (%v, %v)", ok, err)
@@ -199,12 +195,7 @@ func TestRouter_DataModelFollowsTheModel(t *testing.T) {
 	n := startNode(t, nodeOpts{})
 	token := login(t, n, adminUser, adminPassword)
 	r := newZitiRouter(t, n, token, "er-rdm")
-	mk := func(path string, body map[string]any) string {
-		t.Helper()
-		st, m := do(t, "POST", n.mgmt(path), token, body)
-		mustStatus(t, "create "+path, st, m, 201)
-		return jget(m, "data", "id").(string)
-	}
+	mk := creator(t, n, token)
 	mk("/services", map[string]any{"name": "before", "roleAttributes": []string{"web"}})
 	policy := mk("/service-policies", map[string]any{"name": "dial-web", "type": "Dial", "semantic": "AnyOf",
 		"identityRoles": []string{"#staff"}, "serviceRoles": []string{"#web"}, "postureCheckRoles": []string{"#checks"}})

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 )
 
 // sdkEcho builds, once per run, integration/sdk: a program that hosts and
@@ -58,15 +57,8 @@ func TestTraffic_SDKListenAndDial(t *testing.T) {
 	n := startNode(t, nodeOpts{})
 	token := login(t, n, adminUser, adminPassword)
 	dir := t.TempDir()
-	router := newZitiRouter(t, n, token, "er1")
-	router.start()
-	waitOnline(t, n, token, router.id, true, 10*time.Second)
-	mk := func(path string, body map[string]any) string {
-		t.Helper()
-		st, m := do(t, "POST", n.mgmt(path), token, body)
-		mustStatus(t, "create "+path, st, m, 201)
-		return jget(m, "data", "id").(string)
-	}
+	startZitiRouter(t, n, token, "er1")
+	mk := creator(t, n, token)
 	mk("/services", map[string]any{"name": "sdk-echo", "roleAttributes": []string{"sdk"}})
 	mk("/service-policies", map[string]any{"name": "sdk-dial", "type": "Dial", "semantic": "AnyOf",
 		"identityRoles": []string{"#clients"}, "serviceRoles": []string{"#sdk"}})

@@ -149,16 +149,9 @@ func newTrafficNet(t *testing.T) *trafficNet {
 func newTrafficNetOn(t *testing.T, n *node, token string) *trafficNet {
 	t.Helper()
 	tn := &trafficNet{n: n, token: token, dir: t.TempDir()}
-	tn.router = newZitiRouter(t, n, token, "er1")
-	tn.router.start()
-	waitOnline(t, n, token, tn.router.id, true, 10*time.Second)
+	tn.router = startZitiRouter(t, n, token, "er1")
 	echo := echoServer(t)
-	mk := func(path string, body map[string]any) string {
-		t.Helper()
-		st, m := do(t, "POST", n.mgmt(path), token, body)
-		mustStatus(t, "create "+path, st, m, 201)
-		return jget(m, "data", "id").(string)
-	}
+	mk := creator(t, n, token)
 	host := mk("/configs", map[string]any{"name": "echo-host", "configTypeId": "NH5p4FpGR",
 		"data": map[string]any{"protocol": "tcp", "address": "127.0.0.1", "port": echo}})
 	tn.serviceID = mk("/services", map[string]any{"name": "echo", "roleAttributes": []string{"echo"}, "configs": []string{host}})

@@ -65,6 +65,16 @@ func newZitiRouter(t *testing.T, n *node, token, name string) *zitiRouter {
 	return r
 }
 
+// startZitiRouter is newZitiRouter, started, once n shows it online (within
+// 10 s).
+func startZitiRouter(t *testing.T, n *node, token, name string) *zitiRouter {
+	t.Helper()
+	r := newZitiRouter(t, n, token, name)
+	r.start()
+	waitOnline(t, n, token, r.id, true, 10*time.Second)
+	return r
+}
+
 // createZitiRouter creates edge router name on n, with role attribute
 // attr, and its directory; it is not enrolled yet.
 func createZitiRouter(t *testing.T, n *node, token, name, attr string) *zitiRouter {

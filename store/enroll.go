@@ -109,6 +109,19 @@ func routerKind(table string) (*Kind, error) {
 	return nil, fmt.Errorf("store: %q is not a router kind", table)
 }
 
+// routerOf reads the router id of the kind table names, with its enrollment.
+func (tx *Tx) routerOf(table, id string) (*Kind, Record, *RouterEnrollment, error) {
+	k, err := routerKind(table)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	r, err := tx.Get(k, id)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return k, r, routerEnrollmentOf(r), nil
+}
+
 // checkRouterFingerprint keeps a client certificate bound to one router at most.
 func (tx *Tx) checkRouterFingerprint(fp, self string) error {
 	for _, k := range []*Kind{KindEdgeRouter, KindRouter} {
@@ -166,15 +179,10 @@ func (tx *Tx) ExtendRouterPending(table, id, oldFP, certPem, fp string, at time.
 // extendRouter applies set to a verified router whose current certificate
 // is oldFP and to which no other router's certificate fp belongs.
 func (tx *Tx) extendRouter(table, id, oldFP, fp string, at time.Time, set func(*RouterEnrollment)) error {
-	k, err := routerKind(table)
+	k, r, e, err := tx.routerOf(table, id)
 	if err != nil {
 		return err
 	}
-	r, err := tx.Get(k, id)
-	if err != nil {
-		return err
-	}
-	e := routerEnrollmentOf(r)
 	if !e.IsVerified || e.Fingerprint == nil || *e.Fingerprint != oldFP {
 		return Conflict("fingerprint", oldFP, "the %s's certificate changed since the request was made", k.Entity)
 	}
@@ -187,15 +195,10 @@ func (tx *Tx) extendRouter(table, id, oldFP, fp string, at time.Time, set func(*
 // VerifyRouterExtension makes the router's unverified certificate, whose
 // fingerprint must be fp, its current one.
 func (tx *Tx) VerifyRouterExtension(table, id, fp string, at time.Time) error {
-	k, err := routerKind(table)
+	k, r, e, err := tx.routerOf(table, id)
 	if err != nil {
 		return err
 	}
-	r, err := tx.Get(k, id)
-	if err != nil {
-		return err
-	}
-	e := routerEnrollmentOf(r)
 	if !e.IsVerified || e.UnverifiedFingerprint == nil || *e.UnverifiedFingerprint != fp || e.UnverifiedCertPem == nil {
 		return Conflict("fingerprint", fp, "the %s has no pending certificate with this fingerprint", k.Entity)
 	}
