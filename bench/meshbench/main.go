@@ -22,11 +22,8 @@
 // it also prints when the controller listed the stream's circuit on A→B→C
 // (most of a reroute is the routers noticing the link is gone).
 //
-// The service does not require end-to-end encryption unless -encrypt (as
-// integration/mesh_test.go's): with it, edgectl's circuits over more than
-// one router echo ciphertext (the client tunneler logs "connection is not
-// end-to-end-encrypted", the host "failed to receive crypto header bytes"),
-// OpenZiti's do not.
+// The service requires end-to-end encryption, as bench/dialbench's and
+// integration/mesh_test.go's do (-encrypt=false: it does not).
 //
 //	go run ./bench/meshbench -edgectl bin/edgectl -ziti $(sh scripts/ziti.sh) -dials 100
 package main
@@ -45,7 +42,7 @@ var (
 	zitiBin    = flag.String("ziti", "", "OpenZiti's ziti v1.7.2 binary (sh scripts/ziti.sh)")
 	dials      = flag.Int("dials", 100, "sequential two-hop dials for the dial-setup figures")
 	only       = flag.String("only", "", "edgectl or openziti: measure one controller")
-	encrypt    = flag.Bool("encrypt", false, "the service requires end-to-end encryption (bench/dialbench's does)")
+	encrypt    = flag.Bool("encrypt", true, "the service requires end-to-end encryption (bench/dialbench's does)")
 	keep       = flag.Bool("keep", false, "keep each controller's directory (logs, configs) and print where")
 )
 
