@@ -255,16 +255,8 @@ func peerState(r *Router, state uint64) wire.PeerStateChange {
 // announce tells router r the link listeners of every other connected
 // router, and them r's: routers dial their links from these.
 func (m *Manager) announce(r *Router) {
-	var others []*Router
-	m.mu.Lock()
-	for _, o := range m.routers {
-		if o != r && o.channel() != nil {
-			others = append(others, o)
-		}
-	}
-	m.mu.Unlock()
 	var changes []wire.PeerStateChange
-	for _, o := range others {
+	for _, o := range m.connectedWhere(func(o *Router) bool { return o != r }) {
 		changes = append(changes, peerState(o, wire.PeerHealthy))
 		_ = m.send(o, ctrlchan.NewMessage(wire.PeerStateChangesType, wire.PeerStateChanges([]wire.PeerStateChange{peerState(r, wire.PeerHealthy)})))
 	}
@@ -281,15 +273,7 @@ func (m *Manager) retire(r *Router) {
 		state = wire.PeerRemoved
 	}
 	body := wire.PeerStateChanges([]wire.PeerStateChange{peerState(r, state)})
-	m.mu.Lock()
-	var others []*Router
-	for _, o := range m.routers {
-		if o != r && o.channel() != nil {
-			others = append(others, o)
-		}
-	}
-	m.mu.Unlock()
-	for _, o := range others {
+	for _, o := range m.connectedWhere(func(o *Router) bool { return o != r }) {
 		_ = m.send(o, ctrlchan.NewMessage(wire.PeerStateChangesType, body))
 	}
 }

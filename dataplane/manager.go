@@ -454,15 +454,7 @@ func (m *Manager) watch() {
 		case <-moved:
 		}
 		tx := m.cfg.Store.Read()
-		m.mu.Lock()
-		rs := make([]*Router, 0, len(m.routers))
-		for _, r := range m.routers {
-			if r.channel() != nil {
-				rs = append(rs, r)
-			}
-		}
-		m.mu.Unlock()
-		for _, r := range rs {
+		for _, r := range m.connectedWhere(nil) {
 			if why := stillAdmitted(tx, r); why != "" {
 				m.log.Info("closing a router's control channel", "router", r.ID, "reason", why)
 				r.channel().CloseWith(errors.New(why))

@@ -40,15 +40,7 @@ type graph struct {
 // records in tx, and the links reported to this node between them.
 func (m *Manager) graph(tx *store.Tx) *graph {
 	g := &graph{cost: map[string]int{}, noTraversal: map[string]bool{}, edges: map[string]map[string]Link{}}
-	m.mu.Lock()
-	rs := make([]*Router, 0, len(m.routers))
-	for _, r := range m.routers {
-		if r.channel() != nil {
-			rs = append(rs, r)
-		}
-	}
-	m.mu.Unlock()
-	for _, r := range rs {
+	for _, r := range m.connectedWhere(nil) {
 		cost, noTraversal := 0, false
 		if rec, err := tx.Get(r.Kind, r.ID); err == nil {
 			switch v := rec.(type) {
