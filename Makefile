@@ -133,6 +133,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzVerifyRouter$$' -fuzztime 60s ./dataplane/wire/
 	$(GO) test -run '^$$' -fuzz '^FuzzRouterLinks$$' -fuzztime 60s ./dataplane/wire/
 	$(GO) test -run '^$$' -fuzz '^FuzzMetrics$$' -fuzztime 60s ./dataplane/wire/
+	$(GO) test -run '^$$' -fuzz '^FuzzLinkStateUpdate$$' -fuzztime 60s ./dataplane/wire/
 	$(GO) test -run '^$$' -fuzz FuzzCompile -fuzztime 60s ./store/filter/
 	$(GO) test -run '^$$' -fuzz FuzzFastDecode -fuzztime 60s ./fsm/
 

@@ -36,6 +36,7 @@ func (m *Manager) handlers(r *Router) map[int32]ctrlchan.Handler {
 		wire.EnrollmentExtendRouterVerify:    count(func(_ *ctrlchan.Channel, msg *ctrlchan.Message) { go m.extendVerify(r, msg) }),
 		wire.RouterLinksType:                 count(func(_ *ctrlchan.Channel, msg *ctrlchan.Message) { m.routerLinks(r, msg) }),
 		wire.VerifyRouterType:                count(func(_ *ctrlchan.Channel, msg *ctrlchan.Message) { go m.verifyRouter(r, msg) }),
+		wire.LinkStateType:                   count(func(_ *ctrlchan.Channel, msg *ctrlchan.Message) { m.linkState(r, msg) }),
 		wire.MetricsType:                     count(func(_ *ctrlchan.Channel, msg *ctrlchan.Message) { m.linkMetrics(r, msg) }),
 		// The router reports its network interfaces and waits for a result;
 		// this node does not keep them (docs/openziti.md).

@@ -38,6 +38,10 @@ type Link struct {
 	SrcLatency  time.Duration
 	DstLatency  time.Duration
 	ReportedAt  time.Time
+	// Conns are its connections (a link may have several), as its
+	// routers last reported them; StateIteration orders those reports.
+	Conns          []wire.LinkConn
+	StateIteration uint32
 }
 
 // Cost is the link's cost in a path: its static cost plus the latency
@@ -71,10 +75,26 @@ func (t *links) report(src string, rl wire.RouterLink, now time.Time) bool {
 	if t.byID == nil {
 		t.byID = map[string]*Link{}
 	}
-	t.byID[rl.ID] = &Link{ID: rl.ID, SrcRouterID: src, DstRouterID: rl.DestRouterID, Protocol: rl.Protocol,
+	l := &Link{ID: rl.ID, SrcRouterID: src, DstRouterID: rl.DestRouterID, Protocol: rl.Protocol,
 		DialAddress: rl.DialAddress, Iteration: rl.Iteration, StaticCost: 1,
 		SrcLatency: initialLinkLatency, DstLatency: initialLinkLatency, ReportedAt: now}
+	if rl.ConnState != nil {
+		l.Conns, l.StateIteration = rl.ConnState.Conns, rl.ConnState.StateIteration
+	}
+	t.byID[rl.ID] = l
 	return true
+}
+
+// connState takes a link's new connections, if the report is of its
+// current iteration and newer than the last one.
+func (t *links) connState(u wire.LinkStateUpdate) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	l := t.byID[u.LinkID]
+	if l == nil || u.ConnState == nil || u.Iteration != l.Iteration || u.ConnState.StateIteration < l.StateIteration {
+		return
+	}
+	l.Conns, l.StateIteration = u.ConnState.Conns, u.ConnState.StateIteration
 }
 
 // fault removes link id unless the fault is of an older iteration than
@@ -157,6 +177,16 @@ func (m *Manager) routerLinks(r *Router, msg *ctrlchan.Message) {
 			m.log.Info("link up", "link", l.ID, "from", r.ID, "to", l.DestRouterID, "iteration", l.Iteration)
 		}
 	}
+}
+
+// linkState takes a router's report that a link's connections changed.
+func (m *Manager) linkState(r *Router, msg *ctrlchan.Message) {
+	u, err := wire.DecodeLinkStateUpdate(msg.Body)
+	if err != nil {
+		m.log.Warn("a link's state could not be read", "router", r.ID, "error", err)
+		return
+	}
+	m.links.connState(u)
 }
 
 // linkFault takes a router's report that a link closed (or is a

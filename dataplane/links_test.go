@@ -2,6 +2,7 @@ package dataplane
 
 import (
 	"math"
+	"reflect"
 	"testing"
 	"time"
 
@@ -20,7 +21,7 @@ func TestLinks_ReportReplacesOnlyOnANewerIteration(t *testing.T) {
 	}
 	want := Link{ID: "l", SrcRouterID: "A", DstRouterID: "B", Protocol: "tls", DialAddress: "tls:b:1", Iteration: 2, StaticCost: 1,
 		SrcLatency: initialLinkLatency, DstLatency: initialLinkLatency, ReportedAt: t0}
-	if got := tab.all(); len(got) != 1 || got[0] != want {
+	if got := tab.all(); len(got) != 1 || !reflect.DeepEqual(got[0], want) {
 		t.Fatalf("links %+v, want %+v", got, want)
 	}
 	tab.latency("A", "l", time.Millisecond)
@@ -39,7 +40,7 @@ func TestLinks_ReportReplacesOnlyOnANewerIteration(t *testing.T) {
 	}
 	want = Link{ID: "l", SrcRouterID: "B", DstRouterID: "A", Protocol: "tls", DialAddress: "tls:a:1", Iteration: 3, StaticCost: 1,
 		SrcLatency: initialLinkLatency, DstLatency: initialLinkLatency, ReportedAt: t1}
-	if got := tab.all(); len(got) != 1 || got[0] != want {
+	if got := tab.all(); len(got) != 1 || !reflect.DeepEqual(got[0], want) {
 		t.Fatalf("links %+v, want %+v", got, want)
 	}
 }
@@ -207,5 +208,31 @@ func TestLinkMetrics_RoundTripPlusQueueTimeAtTheReportersEnd(t *testing.T) {
 	// l2's src is B, which reported no latency of it (a queue time alone is no measure); A is at neither end.
 	if ls[1].SrcLatency != initialLinkLatency || ls[1].DstLatency != initialLinkLatency {
 		t.Errorf("l2: src %v dst %v", ls[1].SrcLatency, ls[1].DstLatency)
+	}
+}
+
+// A link's connections are those of its routers' newest report for its
+// current iteration.
+func TestLinks_ConnStateTakesTheNewestOfTheCurrentIteration(t *testing.T) {
+	var tab links
+	conns := func(addr string) []wire.LinkConn {
+		return []wire.LinkConn{{Type: "payload", LocalAddr: addr, RemoteAddr: "b"}}
+	}
+	tab.report("A", wire.RouterLink{ID: "l", DestRouterID: "B", Iteration: 2,
+		ConnState: &wire.LinkConnState{StateIteration: 3, Conns: conns("first")}}, time.Unix(1, 0))
+	for _, u := range []wire.LinkStateUpdate{
+		{LinkID: "l", Iteration: 2, ConnState: &wire.LinkConnState{StateIteration: 2, Conns: conns("older")}},
+		{LinkID: "l", Iteration: 1, ConnState: &wire.LinkConnState{StateIteration: 9, Conns: conns("old link")}},
+		{LinkID: "other", Iteration: 2, ConnState: &wire.LinkConnState{StateIteration: 9, Conns: conns("other")}},
+		{LinkID: "l", Iteration: 2},
+	} {
+		tab.connState(u)
+	}
+	if got := tab.all()[0].Conns; !reflect.DeepEqual(got, conns("first")) {
+		t.Fatalf("connections %+v after stale updates", got)
+	}
+	tab.connState(wire.LinkStateUpdate{LinkID: "l", Iteration: 2, ConnState: &wire.LinkConnState{StateIteration: 4, Conns: conns("new")}})
+	if got := tab.all()[0]; !reflect.DeepEqual(got.Conns, conns("new")) || got.StateIteration != 4 {
+		t.Fatalf("connections %+v (state %d), want the new ones", got.Conns, got.StateIteration)
 	}
 }

@@ -113,10 +113,80 @@ func DecodeVerifyRouter(b []byte) (routerID string, fingerprints []string, err e
 
 // RouterLink is ctrl_pb.RouterLinks.RouterLink as the dialing router
 // reports it: id 1, destRouterId 2, linkProtocol 3, dialAddress 5,
-// iteration 6.
+// iteration 6, connState 7.
 type RouterLink struct {
 	ID, DestRouterID, Protocol, DialAddress string
 	Iteration                               uint32
+	ConnState                               *LinkConnState
+}
+
+// LinkConnState is ctrl_pb.LinkConnState, a link's connections:
+// stateIteration 1, conns 2.
+type LinkConnState struct {
+	StateIteration uint32
+	Conns          []LinkConn
+}
+
+// LinkConn is ctrl_pb.LinkConn: type 1, localAddr 2, remoteAddr 3.
+type LinkConn struct {
+	Type, LocalAddr, RemoteAddr string
+}
+
+// decodeLinkConnState reads a LinkConnState.
+func decodeLinkConnState(b []byte) (*LinkConnState, error) {
+	s := &LinkConnState{}
+	err := fields(b, func(num protowire.Number, v uint64, raw []byte) error {
+		switch num {
+		case 1:
+			s.StateIteration = uint32(v)
+		case 2:
+			var c LinkConn
+			err := fields(raw, func(num protowire.Number, _ uint64, r []byte) error {
+				switch num {
+				case 1:
+					c.Type = string(r)
+				case 2:
+					c.LocalAddr = string(r)
+				case 3:
+					c.RemoteAddr = string(r)
+				}
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+			s.Conns, err = appendBounded(s.Conns, c)
+			return err
+		}
+		return nil
+	})
+	return s, err
+}
+
+// LinkStateUpdate is ctrl_pb.LinkStateUpdate: a link's connections changed
+// (linkId 1, linkIteration 2, connState 3).
+type LinkStateUpdate struct {
+	LinkID    string
+	Iteration uint32
+	ConnState *LinkConnState
+}
+
+// DecodeLinkStateUpdate reads a LinkStateUpdate.
+func DecodeLinkStateUpdate(b []byte) (LinkStateUpdate, error) {
+	var u LinkStateUpdate
+	err := fields(b, func(num protowire.Number, v uint64, raw []byte) error {
+		var err error
+		switch num {
+		case 1:
+			u.LinkID = string(raw)
+		case 2:
+			u.Iteration = uint32(v)
+		case 3:
+			u.ConnState, err = decodeLinkConnState(raw)
+		}
+		return err
+	})
+	return u, err
 }
 
 // DecodeRouterLinks reads ctrl_pb.RouterLinks: links 1.
@@ -139,6 +209,10 @@ func DecodeRouterLinks(b []byte) ([]RouterLink, error) {
 				l.DialAddress = string(r)
 			case 6:
 				l.Iteration = uint32(v)
+			case 7:
+				var err error
+				l.ConnState, err = decodeLinkConnState(r)
+				return err
 			}
 			return nil
 		})

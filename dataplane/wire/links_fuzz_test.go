@@ -77,3 +77,12 @@ func FuzzMetrics(f *testing.F) {
 		_, _, _ = DecodeMetrics(b)
 	})
 }
+
+func FuzzLinkStateUpdate(f *testing.F) {
+	f.Add([]byte(buf(nil).str(1, "link-1").uint(2, 4).msg(3, buf(nil).uint(1, 9).msg(2, buf(nil).str(1, "payload").str(2, "a").str(3, "b")))))
+	f.Add([]byte(buf(nil).msg(3, buf(nil).msg(2, nil).msg(2, nil))))
+	f.Add([]byte{0x1a, 0x02, 0x12, 0x80})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		_, _ = DecodeLinkStateUpdate(b)
+	})
+}

@@ -117,7 +117,8 @@ func TestDecode_RouterLinks(t *testing.T) {
 		{},
 	}}
 	want := []wire.RouterLink{
-		{ID: "link-1", DestRouterID: "r-2", Protocol: "tls", DialAddress: "tls:127.0.0.1:6005", Iteration: 3},
+		{ID: "link-1", DestRouterID: "r-2", Protocol: "tls", DialAddress: "tls:127.0.0.1:6005", Iteration: 3,
+			ConnState: &wire.LinkConnState{StateIteration: 2, Conns: []wire.LinkConn{{Type: "payload", LocalAddr: "a", RemoteAddr: "b"}}}},
 		{ID: "link-2", DestRouterID: "r-3", Protocol: "tls", DialAddress: "tls:127.0.0.1:6006", Iteration: math.MaxUint32},
 		{},
 	}
@@ -127,6 +128,17 @@ func TestDecode_RouterLinks(t *testing.T) {
 	}
 	got, err := wire.DecodeRouterLinks(marshal(t, &ctrl_pb.RouterLinks{}))
 	checkDecoded(t, "empty RouterLinks", got, []wire.RouterLink(nil), err)
+}
+
+func TestDecode_LinkStateUpdate(t *testing.T) {
+	z := &ctrl_pb.LinkStateUpdate{LinkId: "link-1", LinkIteration: 4, ConnState: &ctrl_pb.LinkConnState{StateIteration: 9,
+		Conns: []*ctrl_pb.LinkConn{{Type: "payload", LocalAddr: "127.0.0.1:1", RemoteAddr: "127.0.0.1:2"}, {Type: "ack", LocalAddr: "x", RemoteAddr: "y"}}}}
+	want := wire.LinkStateUpdate{LinkID: "link-1", Iteration: 4, ConnState: &wire.LinkConnState{StateIteration: 9,
+		Conns: []wire.LinkConn{{Type: "payload", LocalAddr: "127.0.0.1:1", RemoteAddr: "127.0.0.1:2"}, {Type: "ack", LocalAddr: "x", RemoteAddr: "y"}}}}
+	for _, m := range []proto.Message{z, withUnknown(z)} {
+		got, err := wire.DecodeLinkStateUpdate(marshal(t, m))
+		checkDecoded(t, "LinkStateUpdate", got, want, err)
+	}
 }
 
 func TestFault_BothWays(t *testing.T) {
