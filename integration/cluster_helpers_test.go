@@ -17,6 +17,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"edgectl/bench/benchkit"
 )
 
 // Helpers for tests that run several nodes as one cluster.
@@ -25,9 +27,9 @@ import (
 type testCluster struct {
 	t       *testing.T
 	nodes   []*node
-	ids     []string    // node ids, in the order of nodes
-	proxies []*tcpProxy // with clusterOpts.proxies: the proxy in front of each node's cluster port
-	token   string      // an admin session; API sessions are replicated, so it works on every node
+	ids     []string             // node ids, in the order of nodes
+	proxies []*benchkit.TCPProxy // with clusterOpts.proxies: the proxy in front of each node's cluster port
+	token   string               // an admin session; API sessions are replicated, so it works on every node
 	// joinTokens are the tokens the nodes joined with (spent).
 	joinTokens []string
 }
@@ -35,7 +37,7 @@ type testCluster struct {
 // clusterOpts says how to start a cluster.
 type clusterOpts struct {
 	size int
-	// proxies puts a TCP proxy (tcpProxy) in front of each node's cluster
+	// proxies puts a TCP proxy (benchkit.TCPProxy) in front of each node's cluster
 	// port and has the node advertise it with --cluster-advertise, so that a
 	// test can cut the node's cluster traffic.
 	proxies bool
@@ -62,7 +64,7 @@ func startCluster(t *testing.T, o clusterOpts) *testCluster {
 			opts.apiPort, opts.clusterPort = freePort(t), freePort(t)
 			p := newTCPProxy(t, fmt.Sprintf("127.0.0.1:%d", opts.clusterPort))
 			c.proxies = append(c.proxies, p)
-			opts.args = append(opts.args, "--cluster-advertise", p.addr())
+			opts.args = append(opts.args, "--cluster-advertise", p.Addr())
 		}
 		if i > 0 {
 			tok := cliJoinToken(t, c.nodes[0])

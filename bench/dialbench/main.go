@@ -281,20 +281,11 @@ func measure(ctrl string) (result, error) {
 	}
 	fmt.Printf("%s: controller up\n", ctrl)
 
-	echo, err := net.Listen("tcp", "127.0.0.1:0")
+	echo, err := benchkit.EchoServer()
 	if err != nil {
 		return result{}, err
 	}
 	defer echo.Close()
-	go func() {
-		for {
-			c, err := echo.Accept()
-			if err != nil {
-				return
-			}
-			go func() { defer c.Close(); _, _ = io.Copy(c, c) }()
-		}
-	}()
 	if err := network(a, dir, echo.Addr().(*net.TCPAddr).Port, &p); err != nil {
 		return result{}, err
 	}
@@ -441,23 +432,7 @@ func network(a *api, dir string, echoPort int, p *procs) error {
 }
 
 // dialOnce connects through the proxy and times the first byte echoed.
-func dialOnce(addr string) (time.Duration, error) {
-	start := time.Now()
-	c, err := net.DialTimeout("tcp", addr, 10*time.Second)
-	if err != nil {
-		return 0, err
-	}
-	defer c.Close()
-	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
-	if _, err := c.Write([]byte{'x'}); err != nil {
-		return 0, err
-	}
-	b := make([]byte, 1)
-	if _, err := io.ReadFull(c, b); err != nil {
-		return 0, err
-	}
-	return time.Since(start), nil
-}
+func dialOnce(addr string) (time.Duration, error) { return benchkit.DialOnce(addr, 10*time.Second) }
 
 // procCPU is the CPU time (user and system) process pid has used.
 func procCPU(pid int) time.Duration {

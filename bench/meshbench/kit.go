@@ -5,14 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 
 	"edgectl/bench/benchkit"
@@ -155,143 +153,6 @@ func waitFor(what string, timeout time.Duration, fn func() error) error {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-}
-
-// echoServer accepts connections on 127.0.0.1 and echoes them until ln closes.
-func echoServer() (net.Listener, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, err
-	}
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() { defer c.Close(); _, _ = io.Copy(c, c) }()
-		}
-	}()
-	return ln, nil
-}
-
-// dialOnce connects through the proxy and times the first byte echoed.
-func dialOnce(addr string, timeout time.Duration) (time.Duration, error) {
-	start := time.Now()
-	c, err := net.DialTimeout("tcp", addr, timeout)
-	if err != nil {
-		return 0, err
-	}
-	defer c.Close()
-	if err := echoOn(c, "x", timeout); err != nil {
-		return 0, err
-	}
-	return time.Since(start), nil
-}
-
-// echoOn writes s on c and reads it back.
-func echoOn(c net.Conn, s string, timeout time.Duration) error {
-	_ = c.SetDeadline(time.Now().Add(timeout))
-	defer c.SetDeadline(time.Time{})
-	if _, err := c.Write([]byte(s)); err != nil {
-		return err
-	}
-	b := make([]byte, len(s))
-	if _, err := io.ReadFull(c, b); err != nil {
-		return err
-	}
-	if string(b) != s {
-		return fmt.Errorf("echoed %q, want %q", b, s)
-	}
-	return nil
-}
-
-// cutProxy forwards TCP connections to target: the carrier of a link. cut
-// closes every connection and refuses new ones (accepted, then closed).
-type cutProxy struct {
-	ln     net.Listener
-	target string
-
-	mu    sync.Mutex
-	cutOn bool
-	conns map[net.Conn]struct{}
-}
-
-func newCutProxy(target string) (*cutProxy, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, err
-	}
-	p := &cutProxy{ln: ln, target: target, conns: map[net.Conn]struct{}{}}
-	go p.serve()
-	return p, nil
-}
-
-func (p *cutProxy) addr() string { return p.ln.Addr().String() }
-
-func (p *cutProxy) serve() {
-	for {
-		in, err := p.ln.Accept()
-		if err != nil {
-			return
-		}
-		go p.forward(in)
-	}
-}
-
-func (p *cutProxy) forward(in net.Conn) {
-	if !p.track(in) {
-		in.Close()
-		return
-	}
-	out, err := net.DialTimeout("tcp", p.target, 5*time.Second)
-	if err != nil || !p.track(out) {
-		in.Close()
-		if out != nil {
-			out.Close()
-		}
-		return
-	}
-	done := make(chan struct{}, 2)
-	pipe := func(dst, src net.Conn) {
-		_, _ = io.Copy(dst, src)
-		done <- struct{}{}
-	}
-	go pipe(out, in)
-	go pipe(in, out)
-	<-done // one direction ended: end both, as a broken carrier would
-	in.Close()
-	out.Close()
-	<-done
-	p.mu.Lock()
-	delete(p.conns, in)
-	delete(p.conns, out)
-	p.mu.Unlock()
-}
-
-func (p *cutProxy) track(c net.Conn) bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.cutOn {
-		return false
-	}
-	p.conns[c] = struct{}{}
-	return true
-}
-
-// cut drops every connection through the proxy and refuses new ones.
-func (p *cutProxy) cut() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.cutOn = true
-	for c := range p.conns {
-		c.Close()
-	}
-}
-
-func (p *cutProxy) close() {
-	p.cut()
-	p.ln.Close()
 }
 
 // cpuStat is the total and stolen CPU ticks of /proc/stat.

@@ -18,7 +18,7 @@ import (
 // mesh is the three routers of one measurement and the A–C link's proxy.
 type mesh struct {
 	routers []*router // A, B, C
-	acProxy *cutProxy
+	acProxy *benchkit.TCPProxy
 }
 
 // router is an enrolled `ziti router` directory, not yet running.
@@ -63,7 +63,7 @@ func measure(ctrl string) (*result, error) {
 		return nil, err
 	}
 	fmt.Printf("%s: controller up\n", ctrl)
-	echo, err := echoServer()
+	echo, err := benchkit.EchoServer()
 	if err != nil {
 		return nil, err
 	}
@@ -72,7 +72,7 @@ func measure(ctrl string) (*result, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer m.acProxy.close()
+	defer m.acProxy.Close()
 	fmt.Printf("%s: three routers enrolled; starting them\n", ctrl)
 
 	// (a) The routers start; the tunnelers as soon as the controller has the
@@ -164,11 +164,11 @@ func measure(ctrl string) (*result, error) {
 		return nil, err
 	}
 	for range 10 { // warm-up
-		_, _ = dialOnce(proxy, 10*time.Second)
+		_, _ = benchkit.DialOnce(proxy, 10*time.Second)
 	}
 	var lat []time.Duration
 	for range *dials {
-		d, err := dialOnce(proxy, 10*time.Second)
+		d, err := benchkit.DialOnce(proxy, 10*time.Second)
 		if err != nil {
 			return nil, fmt.Errorf("two-hop dial %d: %w", len(lat)+1, err)
 		}
@@ -190,10 +190,10 @@ func measure(ctrl string) (*result, error) {
 // cut to the first byte echoed, the time from the cut to the controller
 // listing the stream's circuit (the one not in before) on A→B→C, and that
 // path once the stream echoed.
-func cutAndProbe(a *api, p *cutProxy, c net.Conn, before map[string]string) (echoed, rerouted time.Duration, path string, err error) {
+func cutAndProbe(a *api, p *benchkit.TCPProxy, c net.Conn, before map[string]string) (echoed, rerouted time.Duration, path string, err error) {
 	stop, wrote, polled := make(chan struct{}), make(chan struct{}), make(chan struct{})
 	start := time.Now()
-	p.cut()
+	p.Cut()
 	go func() {
 		defer close(wrote)
 		t := time.NewTicker(10 * time.Millisecond)
@@ -292,7 +292,7 @@ func openStream(a *api, proxy string) (net.Conn, string, time.Time, error) {
 	if err != nil {
 		return nil, "", time.Time{}, err
 	}
-	if err := echoOn(c, "hello", 10*time.Second); err != nil {
+	if err := benchkit.EchoOn(c, "hello", 10*time.Second); err != nil {
 		c.Close()
 		return nil, "", time.Time{}, err
 	}
@@ -380,7 +380,7 @@ func setup(a *api, dir string, echoPort int) (*mesh, error) {
 	// The links, as in integration/mesh_test.go: A listens for ab and dials
 	// ac; B dials ab and bc; C listens for bc, and for ac behind the proxy.
 	pa, pc1, pc2 := loopback(freePort()), loopback(freePort()), loopback(freePort())
-	proxy, err := newCutProxy(pc2)
+	proxy, err := benchkit.NewTCPProxy(pc2)
 	if err != nil {
 		return nil, err
 	}
@@ -392,19 +392,19 @@ func setup(a *api, dir string, echoPort int) (*mesh, error) {
 		"a": {[]benchkit.LinkListener{{Bind: pa, Advertise: pa, Groups: []string{"ab"}}}, []string{"ac"}},
 		"b": {nil, []string{"ab", "bc"}},
 		"c": {[]benchkit.LinkListener{{Bind: pc1, Advertise: pc1, Groups: []string{"bc"}},
-			{Bind: pc2, Advertise: proxy.addr(), Groups: []string{"ac"}}}, nil},
+			{Bind: pc2, Advertise: proxy.Addr(), Groups: []string{"ac"}}}, nil},
 	}
 	ctrl := strings.TrimPrefix(a.base, "https://")
 	for _, name := range []string{"a", "b", "c"} {
 		id, err := a.create("/edge-routers", map[string]any{"name": name, "isTunnelerEnabled": true, "roleAttributes": []string{name}})
 		if err != nil {
-			proxy.close()
+			proxy.Close()
 			return nil, err
 		}
 		rt := &router{name: name, id: id, dir: filepath.Join(dir, "router-"+name)}
 		rt.config = filepath.Join(rt.dir, "config.yml")
 		if err := enrollRouter(a, rt, ctrl, links[name].ls, links[name].dial); err != nil {
-			proxy.close()
+			proxy.Close()
 			return nil, err
 		}
 		m.routers = append(m.routers, rt)
