@@ -1,7 +1,9 @@
-// Package benchkit holds what the load and scale benchmarks (bench/)
-// share: free ports, a node's log buffer, the binary check and the admin
-// login, and the `ziti router` configuration the benchmarks and the tests
-// both write. It starts nothing by itself.
+// Package benchkit holds what the benchmarks (bench/) and the integration
+// tests share: free ports, a node's log buffer, the binary check and the
+// admin login, the `ziti router` configuration they all write, a TCP proxy
+// that can cut a link and an echo server (net.go), and what the tools that
+// measure edgectl beside OpenZiti's controller share (compare.go). It
+// starts nothing by itself.
 package benchkit
 
 import (

@@ -59,6 +59,16 @@ func (c *Comparison) Check() error {
 	return nil
 }
 
+// Parse registers the flags on flag.CommandLine, parses the command line
+// and checks the binaries; it exits through Fail if they do not pass.
+func (c *Comparison) Parse() {
+	c.Register(flag.CommandLine)
+	flag.Parse()
+	if err := c.Check(); err != nil {
+		Fail(err)
+	}
+}
+
 // Controllers are the controllers to measure, in order: edgectl, then
 // openziti, or the one -only names.
 func (c *Comparison) Controllers() []string {
@@ -69,6 +79,21 @@ func (c *Comparison) Controllers() []string {
 		}
 	}
 	return cs
+}
+
+// MeasureEach runs measure for each of c's controllers in turn and returns
+// the results in that order; it exits through Fail (naming the controller)
+// at the first error.
+func MeasureEach[R any](c *Comparison, measure func(ctrl string) (R, error)) []R {
+	var results []R
+	for _, ctrl := range c.Controllers() {
+		r, err := measure(ctrl)
+		if err != nil {
+			Fail(fmt.Errorf("%s: %w", ctrl, err))
+		}
+		results = append(results, r)
+	}
+	return results
 }
 
 // StartController starts controller ctrl ("edgectl": `edgectl run`;

@@ -41,19 +41,8 @@ var (
 const password = "bench-Admin-1"
 
 func main() {
-	bins.Register(flag.CommandLine)
-	flag.Parse()
-	if err := bins.Check(); err != nil {
-		benchkit.Fail(err)
-	}
-	var results []result
-	for _, ctrl := range bins.Controllers() {
-		r, err := measure(ctrl)
-		if err != nil {
-			benchkit.Fail(fmt.Errorf("%s: %w", ctrl, err))
-		}
-		results = append(results, r)
-	}
+	bins.Parse()
+	results := benchkit.MeasureEach(&bins, measure)
 	fmt.Printf("\n%-10s %10s %10s %10s %12s %14s %8s\n", "controller", "dials", "p50", "p99", "dials/s", "ctrl CPU/dial", "stolen")
 	for _, r := range results {
 		fmt.Printf("%-10s %10d %10s %10s %12.0f %14s %7.1f%%\n", r.name, r.n, r.p50.Round(10*time.Microsecond), r.p99.Round(10*time.Microsecond),

@@ -46,20 +46,9 @@ var (
 const password = "bench-Admin-1"
 
 func main() {
-	bins.Register(flag.CommandLine)
-	flag.Parse()
-	if err := bins.Check(); err != nil {
-		benchkit.Fail(err)
-	}
+	bins.Parse()
 	all := benchkit.ReadCPU()
-	var results []*result
-	for _, ctrl := range bins.Controllers() {
-		r, err := measure(ctrl)
-		if err != nil {
-			benchkit.Fail(fmt.Errorf("%s: %w", ctrl, err))
-		}
-		results = append(results, r)
-	}
+	results := benchkit.MeasureEach(&bins, measure)
 	report(results, benchkit.StolenPct(all, benchkit.ReadCPU()))
 }
 
