@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -297,8 +298,10 @@ func WaitFor(what string, timeout time.Duration, fn func() error) error {
 	}
 }
 
-// CPUTicks are the total and the stolen CPU ticks of /proc/stat at one
-// moment (zero where it cannot be read).
+// CPUTicks are the machine's total and stolen CPU time at one moment
+// (the "cpu" line of /proc/stat, in clock ticks; zero where there is no
+// /proc/stat). On a shared virtual machine the steal share tells a slow
+// run from a slow program.
 type CPUTicks struct{ Total, Stolen uint64 }
 
 // ReadCPU reads the CPU ticks of /proc/stat.
@@ -307,24 +310,35 @@ func ReadCPU() CPUTicks {
 	if err != nil {
 		return CPUTicks{}
 	}
-	var f [10]uint64
-	line := strings.SplitN(string(raw), "\n", 2)[0]
-	_, _ = fmt.Sscanf(line, "cpu %d %d %d %d %d %d %d %d %d %d", &f[0], &f[1], &f[2], &f[3], &f[4], &f[5], &f[6], &f[7], &f[8], &f[9])
-	var total uint64
-	for _, v := range f[:8] { // user nice system idle iowait irq softirq steal (guest time is in user)
-		total += v
+	line, _, _ := strings.Cut(string(raw), "\n")
+	fields := strings.Fields(line)
+	if len(fields) < 9 || fields[0] != "cpu" {
+		return CPUTicks{}
 	}
-	return CPUTicks{Total: total, Stolen: f[7]}
+	var t CPUTicks
+	for i, f := range fields[1:] {
+		n, _ := strconv.ParseUint(f, 10, 64)
+		if i < 8 { // user nice system idle iowait irq softirq steal (guest time is in user)
+			t.Total += n
+		}
+		if i == 7 {
+			t.Stolen = n
+		}
+	}
+	return t
 }
 
-// StolenPct is the share, in percent, of the CPU time between a and b (a
+// StolenShare is the share (0 to 1) of the CPU time between a and b (a
 // read before b) that the host gave to others.
-func StolenPct(a, b CPUTicks) float64 {
+func StolenShare(a, b CPUTicks) float64 {
 	if b.Total <= a.Total {
 		return 0
 	}
-	return 100 * float64(b.Stolen-a.Stolen) / float64(b.Total-a.Total)
+	return float64(b.Stolen-a.Stolen) / float64(b.Total-a.Total)
 }
+
+// StolenPct is StolenShare in percent.
+func StolenPct(a, b CPUTicks) float64 { return 100 * StolenShare(a, b) }
 
 // P50P99 sorts lat (not empty) and returns its elements at the 50th and
 // the 99th percent of its length (index n/2 and n*99/100).
