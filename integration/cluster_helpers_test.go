@@ -387,9 +387,8 @@ func (n *node) restartArgs() []string {
 // body: nil, []byte or string (sent as is), or anything else (sent as JSON).
 // The answer is decoded as a JSON object. It does not fail the test.
 func doWith(client *http.Client, method, u, token string, body any) (int, map[string]any, error) {
-	var rd io.Reader
+	var raw []byte
 	if body != nil {
-		var raw []byte
 		switch b := body.(type) {
 		case []byte:
 			raw = b
@@ -401,35 +400,22 @@ func doWith(client *http.Client, method, u, token string, body any) (int, map[st
 				return 0, nil, err
 			}
 		}
-		rd = bytes.NewReader(raw)
+		if raw == nil {
+			raw = []byte{} // a body, if an empty one
+		}
 	}
-	req, err := http.NewRequest(method, u, rd)
+	st, data, err := benchkit.Send(context.Background(), client, method, u, token, raw)
 	if err != nil {
-		return 0, nil, err
-	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	if token != "" {
-		req.Header.Set("svc-session", token)
-	}
-	resp, err := client.Do(req)
-	if err != nil {
-		return 0, nil, err
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return resp.StatusCode, nil, err
+		return st, nil, err
 	}
 	if len(bytes.TrimSpace(data)) == 0 {
-		return resp.StatusCode, nil, nil
+		return st, nil, nil
 	}
 	var m map[string]any
 	if err := json.Unmarshal(data, &m); err != nil {
-		return resp.StatusCode, nil, fmt.Errorf("%s %s: answer is not a JSON object (%v): %.300s", method, u, err, data)
+		return st, nil, fmt.Errorf("%s %s: answer is not a JSON object (%v): %.300s", method, u, err, data)
 	}
-	return resp.StatusCode, m, nil
+	return st, m, nil
 }
 
 // getRaw GETs a Management API path and returns the body as is.
