@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"os"
@@ -420,20 +419,9 @@ func doWith(client *http.Client, method, u, token string, body any) (int, map[st
 
 // getRaw GETs a Management API path and returns the body as is.
 func getRaw(n *node, token, path string) (int, []byte, error) {
-	req, err := http.NewRequest(http.MethodGet, n.mgmt(path), nil)
-	if err != nil {
-		return 0, nil, err
-	}
-	req.Header.Set("svc-session", token)
 	c := clientFor(n.host())
 	if c == nil {
 		return 0, nil, fmt.Errorf("no running node at %s", n.host())
 	}
-	resp, err := c.Do(req)
-	if err != nil {
-		return 0, nil, err
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	return resp.StatusCode, body, err
+	return benchkit.Send(context.Background(), c, http.MethodGet, n.mgmt(path), token, nil)
 }
