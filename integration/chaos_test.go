@@ -321,9 +321,9 @@ func (r *chaosRun) injectFaults(duration time.Duration) []fault {
 			note("%s restarted", r.c.ids[victim])
 		case "partition-follower":
 			note("cut %s off from the others for 3 s", r.c.ids[f])
-			r.c.proxies[f].cut()
+			r.c.proxies[f].Cut()
 			time.Sleep(3 * time.Second)
-			r.c.proxies[f].heal()
+			r.c.proxies[f].Heal()
 			note("healed %s", r.c.ids[f])
 		}
 		time.Sleep(time.Second)
@@ -362,7 +362,7 @@ func (r *chaosRun) heal() {
 	r.paused = map[int]bool{}
 	r.nodesMu.Unlock()
 	for i, p := range r.c.proxies {
-		p.heal()
+		p.Heal()
 		if r.node(i).exited() {
 			r.restart(i)
 		}

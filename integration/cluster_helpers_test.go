@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"os"
@@ -17,6 +16,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"edgectl/bench/benchkit"
 )
 
 // Helpers for tests that run several nodes as one cluster.
@@ -25,9 +26,9 @@ import (
 type testCluster struct {
 	t       *testing.T
 	nodes   []*node
-	ids     []string    // node ids, in the order of nodes
-	proxies []*tcpProxy // with clusterOpts.proxies: the proxy in front of each node's cluster port
-	token   string      // an admin session; API sessions are replicated, so it works on every node
+	ids     []string             // node ids, in the order of nodes
+	proxies []*benchkit.TCPProxy // with clusterOpts.proxies: the proxy in front of each node's cluster port
+	token   string               // an admin session; API sessions are replicated, so it works on every node
 	// joinTokens are the tokens the nodes joined with (spent).
 	joinTokens []string
 }
@@ -35,7 +36,7 @@ type testCluster struct {
 // clusterOpts says how to start a cluster.
 type clusterOpts struct {
 	size int
-	// proxies puts a TCP proxy (tcpProxy) in front of each node's cluster
+	// proxies puts a TCP proxy (benchkit.TCPProxy) in front of each node's cluster
 	// port and has the node advertise it with --cluster-advertise, so that a
 	// test can cut the node's cluster traffic.
 	proxies bool
@@ -62,7 +63,7 @@ func startCluster(t *testing.T, o clusterOpts) *testCluster {
 			opts.apiPort, opts.clusterPort = freePort(t), freePort(t)
 			p := newTCPProxy(t, fmt.Sprintf("127.0.0.1:%d", opts.clusterPort))
 			c.proxies = append(c.proxies, p)
-			opts.args = append(opts.args, "--cluster-advertise", p.addr())
+			opts.args = append(opts.args, "--cluster-advertise", p.Addr())
 		}
 		if i > 0 {
 			tok := cliJoinToken(t, c.nodes[0])
@@ -385,9 +386,8 @@ func (n *node) restartArgs() []string {
 // body: nil, []byte or string (sent as is), or anything else (sent as JSON).
 // The answer is decoded as a JSON object. It does not fail the test.
 func doWith(client *http.Client, method, u, token string, body any) (int, map[string]any, error) {
-	var rd io.Reader
+	var raw []byte
 	if body != nil {
-		var raw []byte
 		switch b := body.(type) {
 		case []byte:
 			raw = b
@@ -399,53 +399,29 @@ func doWith(client *http.Client, method, u, token string, body any) (int, map[st
 				return 0, nil, err
 			}
 		}
-		rd = bytes.NewReader(raw)
+		if raw == nil {
+			raw = []byte{} // a body, if an empty one
+		}
 	}
-	req, err := http.NewRequest(method, u, rd)
+	st, data, err := benchkit.Send(context.Background(), client, method, u, token, raw)
 	if err != nil {
-		return 0, nil, err
-	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	if token != "" {
-		req.Header.Set("svc-session", token)
-	}
-	resp, err := client.Do(req)
-	if err != nil {
-		return 0, nil, err
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return resp.StatusCode, nil, err
+		return st, nil, err
 	}
 	if len(bytes.TrimSpace(data)) == 0 {
-		return resp.StatusCode, nil, nil
+		return st, nil, nil
 	}
 	var m map[string]any
 	if err := json.Unmarshal(data, &m); err != nil {
-		return resp.StatusCode, nil, fmt.Errorf("%s %s: answer is not a JSON object (%v): %.300s", method, u, err, data)
+		return st, nil, fmt.Errorf("%s %s: answer is not a JSON object (%v): %.300s", method, u, err, data)
 	}
-	return resp.StatusCode, m, nil
+	return st, m, nil
 }
 
 // getRaw GETs a Management API path and returns the body as is.
 func getRaw(n *node, token, path string) (int, []byte, error) {
-	req, err := http.NewRequest(http.MethodGet, n.mgmt(path), nil)
-	if err != nil {
-		return 0, nil, err
-	}
-	req.Header.Set("svc-session", token)
 	c := clientFor(n.host())
 	if c == nil {
 		return 0, nil, fmt.Errorf("no running node at %s", n.host())
 	}
-	resp, err := c.Do(req)
-	if err != nil {
-		return 0, nil, err
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	return resp.StatusCode, body, err
+	return benchkit.Send(context.Background(), c, http.MethodGet, n.mgmt(path), token, nil)
 }

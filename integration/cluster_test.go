@@ -176,7 +176,7 @@ func TestClusterPartitionedNodeRefusesWritesServesReadsThenConverges(t *testing.
 		return nil
 	})
 
-	c.proxies[fi].cut()
+	c.proxies[fi].Cut()
 	cutAt := time.Now()
 	waitUntil(t, f.name+" notices it lost the leader", 10*time.Second, func() error {
 		ms, err := c.members(f)
@@ -217,7 +217,7 @@ func TestClusterPartitionedNodeRefusesWritesServesReadsThenConverges(t *testing.
 		t.Errorf("the linearizable read on the cut-off node answered after %s, want within its 5 s wait", waited)
 	}
 
-	c.proxies[fi].heal()
+	c.proxies[fi].Heal()
 	healed := time.Now()
 	waitUntil(t, f.name+" catches up after the heal", 20*time.Second, func() error {
 		if status, _ := do(t, http.MethodGet, f.mgmt("/identities/"+majority), c.token, nil); status != http.StatusOK {

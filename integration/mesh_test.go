@@ -2,7 +2,6 @@ package integration
 
 import (
 	"fmt"
-	"io"
 	"net"
 	"sort"
 	"strings"
@@ -19,7 +18,7 @@ type meshNet struct {
 	n          *node
 	token      string
 	a, b, c    *zitiRouter
-	acProxy    *tcpProxy
+	acProxy    *benchkit.TCPProxy
 	dir        string
 	proxyAddr  string
 	clientFile string
@@ -52,7 +51,7 @@ func newMeshNetOn(t *testing.T, n *node, token string) *meshNet {
 	mn.a = mk("router-a", "a", []benchkit.LinkListener{{Bind: pa, Advertise: pa, Groups: []string{"ab"}}}, []string{"ac"})
 	mn.b = mk("router-b", "b", nil, []string{"ab", "bc"})
 	mn.c = mk("router-c", "c", []benchkit.LinkListener{{Bind: pc1, Advertise: pc1, Groups: []string{"bc"}},
-		{Bind: pc2, Advertise: mn.acProxy.addr(), Groups: []string{"ac"}}}, nil)
+		{Bind: pc2, Advertise: mn.acProxy.Addr(), Groups: []string{"ac"}}}, nil)
 	for _, r := range []*zitiRouter{mn.a, mn.b, mn.c} {
 		r.start()
 	}
@@ -195,7 +194,7 @@ func TestMesh_CircuitsCrossLinksAndMoveWhenALinkFails(t *testing.T) {
 	}
 
 	// Cut A-C: the stream moves to A→B→C and keeps echoing.
-	mn.acProxy.cut()
+	mn.acProxy.Cut()
 	mn.waitLinks(t, "A-C gone, the others up", "a-b Connected", "b-c Connected")
 	mn.waitPath(t, "the circuit moved to A→B→C", "a>b>c")
 	for i := 0; i < 5; i++ {
@@ -276,7 +275,7 @@ func TestMesh_EveryNodeKnowsTheLinks(t *testing.T) {
 		}
 		return fmt.Errorf("no node lists the circuit")
 	})
-	mn.acProxy.cut()
+	mn.acProxy.Cut()
 	mn.waitPathOn(t, on, "the circuit moved to A→B→C", "a>b>c")
 	if err := echoOn(stream, "after the cut"); err != nil {
 		t.Fatalf("the open stream broke when its link was cut: %v", err)
@@ -284,18 +283,4 @@ func TestMesh_EveryNodeKnowsTheLinks(t *testing.T) {
 }
 
 // echoOn writes s on c and reads it back.
-func echoOn(c net.Conn, s string) error {
-	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
-	defer c.SetDeadline(time.Time{})
-	if _, err := c.Write([]byte(s)); err != nil {
-		return err
-	}
-	b := make([]byte, len(s))
-	if _, err := io.ReadFull(c, b); err != nil {
-		return err
-	}
-	if string(b) != s {
-		return fmt.Errorf("echoed %q, want %q", b, s)
-	}
-	return nil
-}
+func echoOn(c net.Conn, s string) error { return benchkit.EchoOn(c, s, 10*time.Second) }

@@ -70,7 +70,7 @@ func TestClusterProbesAndMemberStatus(t *testing.T) {
 	// Cut a follower off (while the third node runs, so that the other two
 	// keep their quorum and refuse its elections): it loses the leader and
 	// is not ready; it still lives. Then heal it.
-	c.proxies[fi].cut()
+	c.proxies[fi].Cut()
 	waitUntil(t, "the cut-off follower is not ready", 15*time.Second, func() error {
 		st, m := probeGet(t, base(fi), "/readyz", hc(fi))
 		if st != 503 || m["status"] != "unavailable" {
@@ -81,7 +81,7 @@ func TestClusterProbesAndMemberStatus(t *testing.T) {
 	if st, _ := probeGet(t, base(fi), "/livez", hc(fi)); st != 200 {
 		t.Fatalf("/livez on the cut-off node: %d", st)
 	}
-	c.proxies[fi].heal()
+	c.proxies[fi].Heal()
 	waitUntil(t, "the healed follower is ready again", 15*time.Second, func() error {
 		if st, m := probeGet(t, base(fi), "/readyz", hc(fi)); st != 200 {
 			return fmt.Errorf("/readyz %d %v", st, m)

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"edgectl/bench/benchkit"
 )
 
 // zitiProc is an OpenZiti process (a tunneler, an SDK program) stopped at
@@ -79,23 +81,15 @@ func enrolledIdentity(t *testing.T, n *node, token, dir, name string, attrs ...s
 	return id, file
 }
 
-// echoServer serves TCP on loopback and writes back what it reads.
+// echoServer serves TCP on loopback and writes back what it reads, until
+// the test ends; it returns the port.
 func echoServer(t *testing.T) int {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ln, err := benchkit.EchoServer()
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() { defer c.Close(); _, _ = io.Copy(c, c) }()
-		}
-	}()
 	return ln.Addr().(*net.TCPAddr).Port
 }
 

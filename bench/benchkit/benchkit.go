@@ -1,7 +1,9 @@
-// Package benchkit holds what the load and scale benchmarks (bench/)
-// share: free ports, a node's log buffer, the binary check and the admin
-// login, and the `ziti router` configuration the benchmarks and the tests
-// both write. It starts nothing by itself.
+// Package benchkit holds what the benchmarks (bench/) and the integration
+// tests share: free ports, a node's log buffer, the binary check and the
+// admin login, the `ziti router` configuration they all write, a TCP proxy
+// that can cut a link and an echo server (net.go), and what the tools that
+// measure edgectl beside OpenZiti's controller share (compare.go). It
+// starts nothing by itself.
 package benchkit
 
 import (
@@ -10,6 +12,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -112,6 +115,33 @@ func Binary(bin string) (string, error) {
 
 // Requester sends one request and returns the status and body.
 type Requester func(ctx context.Context, method, path, token string, body []byte) (int, []byte, error)
+
+// Send sends body (none if nil) as JSON with method to url through client,
+// with the API session token (if any) in the svc-session header, and
+// reads the whole answer (so that the connection is reused).
+func Send(ctx context.Context, client *http.Client, method, url, token string, body []byte) (int, []byte, error) {
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, url, rd)
+	if err != nil {
+		return 0, nil, err
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if token != "" {
+		req.Header.Set("svc-session", token)
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, data, err
+}
 
 // Login authenticates user with a password at apiPrefix (the Management or
 // the Client API) through do and returns the API session token.

@@ -14,8 +14,6 @@ package main
 
 import (
 	"bytes"
-	"crypto/tls"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -25,7 +23,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -35,39 +32,17 @@ import (
 )
 
 var (
-	edgectlBin  = flag.String("edgectl", "bin/edgectl", "the edgectl binary")
-	zitiBin     = flag.String("ziti", "", "OpenZiti's ziti v1.7.2 binary (sh scripts/ziti.sh)")
+	bins        benchkit.Comparison
 	dials       = flag.Int("dials", 300, "sequential dials for the latency figures")
 	concurrency = flag.Int("concurrency", 16, "concurrent dialers for the rate figure")
 	duration    = flag.Duration("duration", 10*time.Second, "how long the concurrent dialers run")
-	only        = flag.String("only", "", "edgectl or openziti: measure one controller")
 )
 
 const password = "bench-Admin-1"
 
 func main() {
-	flag.Parse()
-	if *zitiBin == "" {
-		fail(errors.New("-ziti is required (sh scripts/ziti.sh prints its path)"))
-	}
-	for _, b := range []*string{edgectlBin, zitiBin} {
-		abs, err := filepath.Abs(*b)
-		if err != nil {
-			fail(err)
-		}
-		*b = abs
-	}
-	var results []result
-	for _, ctrl := range []string{"edgectl", "openziti"} {
-		if *only != "" && *only != ctrl {
-			continue
-		}
-		r, err := measure(ctrl)
-		if err != nil {
-			fail(fmt.Errorf("%s: %w", ctrl, err))
-		}
-		results = append(results, r)
-	}
+	bins.Parse()
+	results := benchkit.MeasureEach(&bins, measure)
 	fmt.Printf("\n%-10s %10s %10s %10s %12s %14s %8s\n", "controller", "dials", "p50", "p99", "dials/s", "ctrl CPU/dial", "stolen")
 	for _, r := range results {
 		fmt.Printf("%-10s %10d %10s %10s %12.0f %14s %7.1f%%\n", r.name, r.n, r.p50.Round(10*time.Microsecond), r.p99.Round(10*time.Microsecond),
@@ -86,11 +61,6 @@ func main() {
 	}
 }
 
-func fail(err error) {
-	fmt.Fprintln(os.Stderr, "dialbench:", err)
-	os.Exit(1)
-}
-
 type result struct {
 	name     string
 	n        int
@@ -100,113 +70,6 @@ type result struct {
 	// ctrlCPU is the controller process's CPU time per dial over both
 	// phases; nodeTime edgectl's own mean time per dial (0 for OpenZiti).
 	ctrlCPU, nodeTime time.Duration
-}
-
-// procs are the processes of one measurement, stopped at its end.
-type procs struct{ cmds []*exec.Cmd }
-
-func (p *procs) start(dir, logName, bin string, args ...string) (*exec.Cmd, error) {
-	cmd := exec.Command(bin, args...)
-	cmd.Dir = dir
-	log, err := os.Create(filepath.Join(dir, logName))
-	if err != nil {
-		return nil, err
-	}
-	cmd.Stdout, cmd.Stderr = log, log
-	cmd.Env = append(os.Environ(), "HOME="+dir)
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	p.cmds = append(p.cmds, cmd)
-	return cmd, nil
-}
-
-func (p *procs) stop() {
-	for i := len(p.cmds) - 1; i >= 0; i-- {
-		_ = p.cmds[i].Process.Kill()
-		_, _ = p.cmds[i].Process.Wait()
-	}
-}
-
-func freePort() int {
-	port, err := benchkit.FreePort()
-	if err != nil {
-		fail(err)
-	}
-	return port
-}
-
-// api is an admin session on a controller's Management API.
-type api struct {
-	base, token string
-	c           *http.Client
-}
-
-func (a *api) do(method, path string, body any) (map[string]any, error) {
-	var rd io.Reader
-	if body != nil {
-		b, _ := json.Marshal(body)
-		rd = bytes.NewReader(b)
-	}
-	req, err := http.NewRequest(method, a.base+"/edge/management/v1"+path, rd)
-	if err != nil {
-		return nil, err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	if a.token != "" {
-		req.Header.Set("zt-session", a.token)
-	}
-	resp, err := a.c.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	var out map[string]any
-	_ = json.NewDecoder(resp.Body).Decode(&out)
-	if resp.StatusCode >= 300 {
-		return out, fmt.Errorf("%s %s: %d %v", method, path, resp.StatusCode, out)
-	}
-	return out, nil
-}
-
-func (a *api) create(path string, body any) (string, error) {
-	out, err := a.do(http.MethodPost, path, body)
-	if err != nil {
-		return "", err
-	}
-	return out["data"].(map[string]any)["id"].(string), nil
-}
-
-func (a *api) field(path string, keys ...string) (string, error) {
-	out, err := a.do(http.MethodGet, path, nil)
-	if err != nil {
-		return "", err
-	}
-	var v any = out["data"]
-	for _, k := range keys {
-		m, _ := v.(map[string]any)
-		v = m[k]
-	}
-	s, _ := v.(string)
-	if s == "" {
-		return "", fmt.Errorf("%s has no %s", path, strings.Join(keys, "."))
-	}
-	return s, nil
-}
-
-// waitFor polls fn until it succeeds or the deadline passes.
-func waitFor(what string, timeout time.Duration, fn func() error) error {
-	deadline := time.Now().Add(timeout)
-	for {
-		err := fn()
-		if err == nil {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("waiting for %s: %w", what, err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
 }
 
 // metricsPort is edgectl's metrics listener in the current measurement.
@@ -248,69 +111,45 @@ func measure(ctrl string) (result, error) {
 		return result{}, err
 	}
 	defer os.RemoveAll(dir)
-	var p procs
-	defer p.stop()
-	apiPort := freePort()
-	base := fmt.Sprintf("https://127.0.0.1:%d", apiPort)
-	var ctrlCmd *exec.Cmd
-	switch ctrl {
-	case "edgectl":
-		metricsPort = freePort()
-		if ctrlCmd, err = p.start(dir, "controller.log", *edgectlBin, "run", "--data-dir", filepath.Join(dir, "data"),
-			"--api-addr", fmt.Sprintf("127.0.0.1:%d", apiPort), "--cluster-addr", fmt.Sprintf("127.0.0.1:%d", freePort()),
-			"--admin-password", password, "--metrics-addr", fmt.Sprintf("127.0.0.1:%d", metricsPort)); err != nil {
-			return result{}, err
-		}
-	default:
-		if ctrlCmd, err = p.start(dir, "controller.log", *zitiBin, "edge", "quickstart", "--home", filepath.Join(dir, "qs"),
-			"--ctrl-address", "127.0.0.1", "--ctrl-port", fmt.Sprint(apiPort), "--no-router", "-p", password); err != nil {
-			return result{}, err
-		}
+	var p benchkit.Procs
+	defer p.Stop()
+	apiPort := benchkit.MustFreePort()
+	var edgectlArgs []string
+	if ctrl == "edgectl" {
+		metricsPort = benchkit.MustFreePort()
+		edgectlArgs = []string{"--metrics-addr", benchkit.Loopback(metricsPort)}
 	}
-	a := &api{base: base, c: &http.Client{Timeout: 30 * time.Second,
-		Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}} // loopback, a fresh CA per run
-	if err := waitFor("the controller's login", 120*time.Second, func() error {
-		out, err := a.do(http.MethodPost, "/authenticate?method=password", map[string]any{"username": "admin", "password": password})
-		if err != nil {
-			return err
-		}
-		a.token = out["data"].(map[string]any)["token"].(string)
-		return nil
-	}); err != nil {
+	ctrlCmd, err := bins.StartController(&p, ctrl, dir, apiPort, password, edgectlArgs...)
+	if err != nil {
+		return result{}, err
+	}
+	a, err := benchkit.AdminSession("https://"+benchkit.Loopback(apiPort), "admin", password, 120*time.Second)
+	if err != nil {
 		return result{}, err
 	}
 	fmt.Printf("%s: controller up\n", ctrl)
 
-	echo, err := net.Listen("tcp", "127.0.0.1:0")
+	echo, err := benchkit.EchoServer()
 	if err != nil {
 		return result{}, err
 	}
 	defer echo.Close()
-	go func() {
-		for {
-			c, err := echo.Accept()
-			if err != nil {
-				return
-			}
-			go func() { defer c.Close(); _, _ = io.Copy(c, c) }()
-		}
-	}()
 	if err := network(a, dir, echo.Addr().(*net.TCPAddr).Port, &p); err != nil {
 		return result{}, err
 	}
-	proxyPort := freePort()
+	proxyPort := benchkit.MustFreePort()
 	proxy := fmt.Sprintf("127.0.0.1:%d", proxyPort)
-	if _, err := p.start(dir, "proxy.log", *zitiBin, "tunnel", "proxy", fmt.Sprintf("echo:%d", proxyPort), "-i", filepath.Join(dir, "client.json")); err != nil {
+	if _, err := p.Start(dir, "proxy.log", bins.Ziti, "tunnel", "proxy", fmt.Sprintf("echo:%d", proxyPort), "-i", filepath.Join(dir, "client.json")); err != nil {
 		return result{}, err
 	}
-	if err := waitFor("a first echo", 60*time.Second, func() error { _, err := dialOnce(proxy); return err }); err != nil {
+	if err := benchkit.WaitFor("a first echo", 60*time.Second, func() error { _, err := dialOnce(proxy); return err }); err != nil {
 		return result{}, err
 	}
 	fmt.Printf("%s: bytes flow; measuring\n", ctrl)
 	for range 20 { // warm-up
 		_, _ = dialOnce(proxy)
 	}
-	before, ctrlBefore := cpuStat(), procCPU(ctrlCmd.Process.Pid)
+	before, ctrlBefore := benchkit.ReadCPU(), procCPU(ctrlCmd.Process.Pid)
 	var lat []time.Duration
 	for range *dials {
 		d, err := dialOnce(proxy)
@@ -319,7 +158,7 @@ func measure(ctrl string) (result, error) {
 		}
 		lat = append(lat, d)
 	}
-	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	p50, p99 := benchkit.P50P99(lat)
 	var n atomic.Int64
 	var errs atomic.Int64
 	stopAt := time.Now().Add(*duration)
@@ -338,7 +177,7 @@ func measure(ctrl string) (result, error) {
 		}()
 	}
 	wg.Wait()
-	after, ctrlAfter := cpuStat(), procCPU(ctrlCmd.Process.Pid)
+	after, ctrlAfter := benchkit.ReadCPU(), procCPU(ctrlCmd.Process.Pid)
 	var nodeTime time.Duration
 	if ctrl == "edgectl" {
 		nodeTime = printControllerShare(metricsPort)
@@ -346,35 +185,25 @@ func measure(ctrl string) (result, error) {
 	if e := errs.Load(); e > 0 {
 		fmt.Printf("%s: %d failed dials in the concurrent phase\n", ctrl, e)
 	}
-	return result{name: ctrl, n: len(lat), p50: lat[len(lat)/2], p99: lat[len(lat)*99/100],
-		rate: float64(n.Load()) / duration.Seconds(), stolen: stolenPct(before, after),
+	return result{name: ctrl, n: len(lat), p50: p50, p99: p99,
+		rate: float64(n.Load()) / duration.Seconds(), stolen: benchkit.StolenPct(before, after),
 		ctrlCPU: (ctrlAfter - ctrlBefore) / time.Duration(int64(len(lat))+n.Load()), nodeTime: nodeTime}, nil
 }
 
 // network makes the router, the two identities, the echo service and its
 // policies through the Management API, then enrolls and runs the router
 // and `ziti tunnel host`.
-func network(a *api, dir string, echoPort int, p *procs) error {
-	er, err := a.create("/edge-routers", map[string]any{"name": "er1", "isTunnelerEnabled": true, "roleAttributes": []string{"public"}})
+func network(a *benchkit.API, dir string, echoPort int, p *benchkit.Procs) error {
+	er, err := a.Create("/edge-routers", map[string]any{"name": "er1", "isTunnelerEnabled": true, "roleAttributes": []string{"public"}})
 	if err != nil {
 		return err
 	}
-	mk := func(path string, body map[string]any) error { _, err := a.create(path, body); return err }
-	for _, step := range []struct {
-		path string
-		body map[string]any
-	}{
-		{"/configs", map[string]any{"name": "echo-host", "configTypeId": "NH5p4FpGR", "data": map[string]any{"protocol": "tcp", "address": "127.0.0.1", "port": echoPort}}},
-	} {
-		if err := mk(step.path, step.body); err != nil {
-			return err
-		}
-	}
-	cfg, err := a.do(http.MethodGet, "/configs?filter="+strings.ReplaceAll(`name="echo-host"`, `"`, "%22"), nil)
+	cfgID, err := a.Create("/configs", map[string]any{"name": "echo-host", "configTypeId": "NH5p4FpGR",
+		"data": map[string]any{"protocol": "tcp", "address": "127.0.0.1", "port": echoPort}})
 	if err != nil {
 		return err
 	}
-	cfgID := cfg["data"].([]any)[0].(map[string]any)["id"].(string)
+	mk := func(path string, body map[string]any) error { _, err := a.Create(path, body); return err }
 	steps := []struct {
 		path string
 		body map[string]any
@@ -391,45 +220,45 @@ func network(a *api, dir string, echoPort int, p *procs) error {
 		}
 	}
 	for name, attr := range map[string]string{"host": "hosts", "client": "clients"} {
-		id, err := a.create("/identities", map[string]any{"name": name, "type": "Device", "isAdmin": false,
+		id, err := a.Create("/identities", map[string]any{"name": name, "type": "Device", "isAdmin": false,
 			"roleAttributes": []string{attr}, "enrollment": map[string]any{"ott": true}})
 		if err != nil {
 			return err
 		}
-		jwt, err := a.field("/identities/"+id, "enrollment", "ott", "jwt")
+		jwt, err := a.Field("/identities/"+id, "enrollment", "ott", "jwt")
 		if err != nil {
 			return err
 		}
 		if err := os.WriteFile(filepath.Join(dir, name+".jwt"), []byte(jwt), 0o600); err != nil {
 			return err
 		}
-		if out, err := exec.Command(*zitiBin, "edge", "enroll", filepath.Join(dir, name+".jwt"), "-o", filepath.Join(dir, name+".json")).CombinedOutput(); err != nil {
+		if out, err := exec.Command(bins.Ziti, "edge", "enroll", filepath.Join(dir, name+".jwt"), "-o", filepath.Join(dir, name+".json")).CombinedOutput(); err != nil {
 			return fmt.Errorf("enroll %s: %v: %s", name, err, out)
 		}
 	}
-	jwt, err := a.field("/edge-routers/"+er, "enrollmentJwt")
+	jwt, err := a.Field("/edge-routers/"+er, "enrollmentJwt")
 	if err != nil {
 		return err
 	}
 	if err := os.WriteFile(filepath.Join(dir, "er1.jwt"), []byte(jwt), 0o600); err != nil {
 		return err
 	}
-	edge := freePort()
-	config := benchkit.ZitiRouterConfig(dir, strings.TrimPrefix(a.base, "https://"), fmt.Sprintf("127.0.0.1:%d", edge))
+	edge := benchkit.MustFreePort()
+	config := benchkit.ZitiRouterConfig(dir, strings.TrimPrefix(a.Base, "https://"), fmt.Sprintf("127.0.0.1:%d", edge))
 	if err := os.WriteFile(filepath.Join(dir, "er1.yml"), []byte(config), 0o600); err != nil {
 		return err
 	}
-	if out, err := exec.Command(*zitiBin, "router", "enroll", filepath.Join(dir, "er1.yml"), "--jwt", filepath.Join(dir, "er1.jwt")).CombinedOutput(); err != nil {
+	if out, err := exec.Command(bins.Ziti, "router", "enroll", filepath.Join(dir, "er1.yml"), "--jwt", filepath.Join(dir, "er1.jwt")).CombinedOutput(); err != nil {
 		return fmt.Errorf("router enroll: %v: %s", err, out)
 	}
-	if _, err := p.start(dir, "router.log", *zitiBin, "router", "run", filepath.Join(dir, "er1.yml")); err != nil {
+	if _, err := p.Start(dir, "router.log", bins.Ziti, "router", "run", filepath.Join(dir, "er1.yml")); err != nil {
 		return err
 	}
-	if _, err := p.start(dir, "host.log", *zitiBin, "tunnel", "host", "-i", filepath.Join(dir, "host.json")); err != nil {
+	if _, err := p.Start(dir, "host.log", bins.Ziti, "tunnel", "host", "-i", filepath.Join(dir, "host.json")); err != nil {
 		return err
 	}
-	return waitFor("the host's terminator", 60*time.Second, func() error {
-		out, err := a.do(http.MethodGet, "/terminators", nil)
+	return benchkit.WaitFor("the host's terminator", 60*time.Second, func() error {
+		out, err := a.Do(http.MethodGet, "/terminators", nil)
 		if err != nil {
 			return err
 		}
@@ -441,23 +270,7 @@ func network(a *api, dir string, echoPort int, p *procs) error {
 }
 
 // dialOnce connects through the proxy and times the first byte echoed.
-func dialOnce(addr string) (time.Duration, error) {
-	start := time.Now()
-	c, err := net.DialTimeout("tcp", addr, 10*time.Second)
-	if err != nil {
-		return 0, err
-	}
-	defer c.Close()
-	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
-	if _, err := c.Write([]byte{'x'}); err != nil {
-		return 0, err
-	}
-	b := make([]byte, 1)
-	if _, err := io.ReadFull(c, b); err != nil {
-		return 0, err
-	}
-	return time.Since(start), nil
-}
+func dialOnce(addr string) (time.Duration, error) { return benchkit.DialOnce(addr, 10*time.Second) }
 
 // procCPU is the CPU time (user and system) process pid has used.
 func procCPU(pid int) time.Duration {
@@ -474,27 +287,4 @@ func procCPU(pid int) time.Duration {
 	_, _ = fmt.Sscan(f[11], &utime)
 	_, _ = fmt.Sscan(f[12], &stime)
 	return time.Duration(utime+stime) * time.Second / 100 // USER_HZ
-}
-
-// cpuStat is the total and stolen CPU ticks of /proc/stat.
-func cpuStat() [2]uint64 {
-	raw, err := os.ReadFile("/proc/stat")
-	if err != nil {
-		return [2]uint64{}
-	}
-	var f [10]uint64
-	line := strings.SplitN(string(raw), "\n", 2)[0]
-	_, _ = fmt.Sscanf(line, "cpu %d %d %d %d %d %d %d %d %d %d", &f[0], &f[1], &f[2], &f[3], &f[4], &f[5], &f[6], &f[7], &f[8], &f[9])
-	var total uint64
-	for _, v := range f[:8] {
-		total += v
-	}
-	return [2]uint64{total, f[7]}
-}
-
-func stolenPct(a, b [2]uint64) float64 {
-	if b[0] <= a[0] {
-		return 0
-	}
-	return 100 * float64(b[1]-a[1]) / float64(b[0]-a[0])
 }

@@ -16,7 +16,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/tls"
@@ -329,27 +328,7 @@ func tlsClient(bundle string, conns int) (*http.Client, error) {
 
 // do sends a request and reads the whole answer (so the connection is reused).
 func (n *node) do(ctx context.Context, method, path, token string, body []byte) (int, []byte, error) {
-	var rd io.Reader
-	if body != nil {
-		rd = bytes.NewReader(body)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, n.base+path, rd)
-	if err != nil {
-		return 0, nil, err
-	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	if token != "" {
-		req.Header.Set("svc-session", token)
-	}
-	resp, err := n.client.Do(req)
-	if err != nil {
-		return 0, nil, err
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(resp.Body)
-	return resp.StatusCode, data, err
+	return benchkit.Send(ctx, n.client, method, n.base+path, token, body)
 }
 
 func (n *node) login(ctx context.Context) (string, error) {

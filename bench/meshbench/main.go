@@ -29,58 +29,27 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"fmt"
-	"os"
-	"path/filepath"
 	"time"
+
+	"edgectl/bench/benchkit"
 )
 
 var (
-	edgectlBin = flag.String("edgectl", "bin/edgectl", "the edgectl binary")
-	zitiBin    = flag.String("ziti", "", "OpenZiti's ziti v1.7.2 binary (sh scripts/ziti.sh)")
-	dials      = flag.Int("dials", 100, "sequential two-hop dials for the dial-setup figures")
-	only       = flag.String("only", "", "edgectl or openziti: measure one controller")
-	encrypt    = flag.Bool("encrypt", true, "the service requires end-to-end encryption (bench/dialbench's does)")
-	keep       = flag.Bool("keep", false, "keep each controller's directory (logs, configs) and print where")
+	bins    benchkit.Comparison
+	dials   = flag.Int("dials", 100, "sequential two-hop dials for the dial-setup figures")
+	encrypt = flag.Bool("encrypt", true, "the service requires end-to-end encryption (bench/dialbench's does)")
+	keep    = flag.Bool("keep", false, "keep each controller's directory (logs, configs) and print where")
 )
 
 const password = "bench-Admin-1"
 
 func main() {
-	flag.Parse()
-	if *zitiBin == "" {
-		fail(errors.New("-ziti is required (sh scripts/ziti.sh prints its path)"))
-	}
-	for _, b := range []*string{edgectlBin, zitiBin} {
-		abs, err := filepath.Abs(*b)
-		if err != nil {
-			fail(err)
-		}
-		if _, err := os.Stat(abs); err != nil {
-			fail(err)
-		}
-		*b = abs
-	}
-	all := cpuStat()
-	var results []*result
-	for _, ctrl := range []string{"edgectl", "openziti"} {
-		if *only != "" && *only != ctrl {
-			continue
-		}
-		r, err := measure(ctrl)
-		if err != nil {
-			fail(fmt.Errorf("%s: %w", ctrl, err))
-		}
-		results = append(results, r)
-	}
-	report(results, stolenPct(all, cpuStat()))
-}
-
-func fail(err error) {
-	fmt.Fprintln(os.Stderr, "meshbench:", err)
-	os.Exit(1)
+	bins.Parse()
+	all := benchkit.ReadCPU()
+	results := benchkit.MeasureEach(&bins, measure)
+	report(results, benchkit.StolenPct(all, benchkit.ReadCPU()))
 }
 
 // result is one controller's figures.

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"crypto/tls"
 	"fmt"
 	"net"
 	"net/http"
@@ -18,7 +17,7 @@ import (
 // mesh is the three routers of one measurement and the A–C link's proxy.
 type mesh struct {
 	routers []*router // A, B, C
-	acProxy *cutProxy
+	acProxy *benchkit.TCPProxy
 }
 
 // router is an enrolled `ziti router` directory, not yet running.
@@ -35,35 +34,19 @@ func measure(ctrl string) (*result, error) {
 	} else {
 		defer os.RemoveAll(dir)
 	}
-	var p procs
-	defer p.stop()
-	stat0 := cpuStat()
-	apiPort := freePort()
-	switch ctrl {
-	case "edgectl":
-		_, err = p.start(dir, "controller.log", *edgectlBin, "run", "--data-dir", filepath.Join(dir, "data"),
-			"--api-addr", loopback(apiPort), "--cluster-addr", loopback(freePort()), "--admin-password", password)
-	default:
-		_, err = p.start(dir, "controller.log", *zitiBin, "edge", "quickstart", "--home", filepath.Join(dir, "qs"),
-			"--ctrl-address", "127.0.0.1", "--ctrl-port", fmt.Sprint(apiPort), "--no-router", "-p", password)
+	var p benchkit.Procs
+	defer p.Stop()
+	stat0 := benchkit.ReadCPU()
+	apiPort := benchkit.MustFreePort()
+	if _, err := bins.StartController(&p, ctrl, dir, apiPort, password); err != nil {
+		return nil, err
 	}
+	a, err := benchkit.AdminSession("https://"+benchkit.Loopback(apiPort), "admin", password, 120*time.Second)
 	if err != nil {
 		return nil, err
 	}
-	a := &api{base: "https://" + loopback(apiPort), c: &http.Client{Timeout: 30 * time.Second,
-		Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}} // loopback, a fresh CA per run
-	if err := waitFor("the controller's login", 120*time.Second, func() error {
-		out, err := a.do(http.MethodPost, "/authenticate?method=password", map[string]any{"username": "admin", "password": password})
-		if err != nil {
-			return err
-		}
-		a.token, _ = jget(out, "data", "token").(string)
-		return nil
-	}); err != nil {
-		return nil, err
-	}
 	fmt.Printf("%s: controller up\n", ctrl)
-	echo, err := echoServer()
+	echo, err := benchkit.EchoServer()
 	if err != nil {
 		return nil, err
 	}
@@ -72,24 +55,24 @@ func measure(ctrl string) (*result, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer m.acProxy.close()
+	defer m.acProxy.Close()
 	fmt.Printf("%s: three routers enrolled; starting them\n", ctrl)
 
 	// (a) The routers start; the tunnelers as soon as the controller has the
 	// three online; then a dial every 50 ms until one echoes.
 	start := time.Now()
 	for _, rt := range m.routers {
-		if _, err := p.start(rt.dir, "router.log", *zitiBin, "router", "run", rt.config); err != nil {
+		if _, err := p.Start(rt.dir, "router.log", bins.Ziti, "router", "run", rt.config); err != nil {
 			return nil, err
 		}
 	}
-	if err := waitFor("the three routers online", 60*time.Second, func() error {
+	if err := benchkit.WaitFor("the three routers online", 60*time.Second, func() error {
 		for _, rt := range m.routers {
-			out, err := a.do(http.MethodGet, "/edge-routers/"+rt.id, nil)
+			out, err := a.Do(http.MethodGet, "/edge-routers/"+rt.id, nil)
 			if err != nil {
 				return err
 			}
-			if on, _ := jget(out, "data", "isOnline").(bool); !on {
+			if on, _ := benchkit.JGet(out, "data", "isOnline").(bool); !on {
 				return fmt.Errorf("router %s offline", rt.name)
 			}
 		}
@@ -98,14 +81,14 @@ func measure(ctrl string) (*result, error) {
 		return nil, err
 	}
 	r.online = time.Since(start)
-	if _, err := p.start(dir, "host.log", *zitiBin, "tunnel", "host", "-i", filepath.Join(dir, "host.json")); err != nil {
+	if _, err := p.Start(dir, "host.log", bins.Ziti, "tunnel", "host", "-i", filepath.Join(dir, "host.json")); err != nil {
 		return nil, err
 	}
-	proxy := loopback(freePort())
-	if _, err := p.start(dir, "proxy.log", *zitiBin, "tunnel", "proxy", "echo:"+strings.TrimPrefix(proxy, "127.0.0.1:"), "-i", filepath.Join(dir, "client.json")); err != nil {
+	proxy := benchkit.Loopback(benchkit.MustFreePort())
+	if _, err := p.Start(dir, "proxy.log", bins.Ziti, "tunnel", "proxy", "echo:"+strings.TrimPrefix(proxy, "127.0.0.1:"), "-i", filepath.Join(dir, "client.json")); err != nil {
 		return nil, err
 	}
-	if err := waitFor("a first echo", 120*time.Second, func() error {
+	if err := benchkit.WaitFor("a first echo", 120*time.Second, func() error {
 		c, path, echoed, err := openStream(a, proxy)
 		if err != nil {
 			return err
@@ -124,7 +107,7 @@ func measure(ctrl string) (*result, error) {
 	}
 	var stream net.Conn
 	var before map[string]string
-	if err := waitFor("a stream on A→C", 60*time.Second, func() error {
+	if err := benchkit.WaitFor("a stream on A→C", 60*time.Second, func() error {
 		if before, err = circuits(a); err != nil {
 			return err
 		}
@@ -152,7 +135,7 @@ func measure(ctrl string) (*result, error) {
 	if err := waitLinks(a, 60*time.Second, "a-b", "b-c"); err != nil {
 		return nil, err
 	}
-	if err := waitFor("a two-hop stream", 30*time.Second, func() error {
+	if err := benchkit.WaitFor("a two-hop stream", 30*time.Second, func() error {
 		c, path, _, err := openStream(a, proxy)
 		if err != nil {
 			return err
@@ -164,23 +147,23 @@ func measure(ctrl string) (*result, error) {
 		return nil, err
 	}
 	for range 10 { // warm-up
-		_, _ = dialOnce(proxy, 10*time.Second)
+		_, _ = benchkit.DialOnce(proxy, 10*time.Second)
 	}
 	var lat []time.Duration
 	for range *dials {
-		d, err := dialOnce(proxy, 10*time.Second)
+		d, err := benchkit.DialOnce(proxy, 10*time.Second)
 		if err != nil {
 			return nil, fmt.Errorf("two-hop dial %d: %w", len(lat)+1, err)
 		}
 		lat = append(lat, d)
 	}
-	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
-	r.n, r.p50, r.p99 = len(lat), lat[len(lat)/2], lat[len(lat)*99/100]
+	r.n = len(lat)
+	r.p50, r.p99 = benchkit.P50P99(lat)
 	time.Sleep(2 * time.Second)
 	if cs, err := circuits(a); err == nil {
 		r.left = len(cs)
 	}
-	r.stolen = stolenPct(stat0, cpuStat())
+	r.stolen = benchkit.StolenPct(stat0, benchkit.ReadCPU())
 	fmt.Printf("%s: %d two-hop dials over %s: p50 %s, p99 %s\n", ctrl, r.n, r.dialPath, r.p50.Round(10*time.Microsecond), r.p99.Round(10*time.Microsecond))
 	return r, nil
 }
@@ -190,10 +173,10 @@ func measure(ctrl string) (*result, error) {
 // cut to the first byte echoed, the time from the cut to the controller
 // listing the stream's circuit (the one not in before) on A→B→C, and that
 // path once the stream echoed.
-func cutAndProbe(a *api, p *cutProxy, c net.Conn, before map[string]string) (echoed, rerouted time.Duration, path string, err error) {
+func cutAndProbe(a *benchkit.API, p *benchkit.TCPProxy, c net.Conn, before map[string]string) (echoed, rerouted time.Duration, path string, err error) {
 	stop, wrote, polled := make(chan struct{}), make(chan struct{}), make(chan struct{})
 	start := time.Now()
-	p.cut()
+	p.Cut()
 	go func() {
 		defer close(wrote)
 		t := time.NewTicker(10 * time.Millisecond)
@@ -242,20 +225,20 @@ func cutAndProbe(a *api, p *cutProxy, c net.Conn, before map[string]string) (ech
 }
 
 // circuits are the controller's circuits: id → path ("a>b>c", by router name).
-func circuits(a *api) (map[string]string, error) {
-	items, err := a.list(fabric + "/circuits")
+func circuits(a *benchkit.API) (map[string]string, error) {
+	items, err := a.List(benchkit.FabricAPI + "/circuits")
 	if err != nil {
 		return nil, err
 	}
 	out := map[string]string{}
 	for _, it := range items {
 		var names []string
-		nodes, _ := jget(it, "path", "nodes").([]any)
+		nodes, _ := benchkit.JGet(it, "path", "nodes").([]any)
 		for _, nd := range nodes {
-			name, _ := jget(nd, "name").(string)
+			name, _ := benchkit.JGet(nd, "name").(string)
 			names = append(names, name)
 		}
-		id, _ := jget(it, "id").(string)
+		id, _ := benchkit.JGet(it, "id").(string)
 		out[id] = strings.Join(names, ">")
 	}
 	return out, nil
@@ -263,7 +246,7 @@ func circuits(a *api) (map[string]string, error) {
 
 // newPath is the path of the circuits that are not in before (those of a
 // stream opened since), joined by ", " if several.
-func newPath(a *api, before map[string]string) string {
+func newPath(a *benchkit.API, before map[string]string) string {
 	now, err := circuits(a)
 	if err != nil {
 		return "? (" + err.Error() + ")"
@@ -283,7 +266,7 @@ func newPath(a *api, before map[string]string) string {
 
 // openStream connects through the client tunneler, echoes hello and
 // returns the connection, its circuit's path and when hello came back.
-func openStream(a *api, proxy string) (net.Conn, string, time.Time, error) {
+func openStream(a *benchkit.API, proxy string) (net.Conn, string, time.Time, error) {
 	before, err := circuits(a)
 	if err != nil {
 		return nil, "", time.Time{}, err
@@ -292,7 +275,7 @@ func openStream(a *api, proxy string) (net.Conn, string, time.Time, error) {
 	if err != nil {
 		return nil, "", time.Time{}, err
 	}
-	if err := echoOn(c, "hello", 10*time.Second); err != nil {
+	if err := benchkit.EchoOn(c, "hello", 10*time.Second); err != nil {
 		c.Close()
 		return nil, "", time.Time{}, err
 	}
@@ -302,19 +285,19 @@ func openStream(a *api, proxy string) (net.Conn, string, time.Time, error) {
 
 // waitLinks waits until the controller's connected links are exactly want
 // ("a-b": one link between routers a and b, either way).
-func waitLinks(a *api, timeout time.Duration, want ...string) error {
-	return waitFor("links "+strings.Join(want, ", "), timeout, func() error {
-		items, err := a.list(fabric + "/links")
+func waitLinks(a *benchkit.API, timeout time.Duration, want ...string) error {
+	return benchkit.WaitFor("links "+strings.Join(want, ", "), timeout, func() error {
+		items, err := a.List(benchkit.FabricAPI + "/links")
 		if err != nil {
 			return err
 		}
 		var got []string
 		for _, it := range items {
-			if st, _ := jget(it, "state").(string); st != "Connected" {
+			if st, _ := benchkit.JGet(it, "state").(string); st != "Connected" {
 				continue
 			}
-			x, _ := jget(it, "sourceRouter", "name").(string)
-			y, _ := jget(it, "destRouter", "name").(string)
+			x, _ := benchkit.JGet(it, "sourceRouter", "name").(string)
+			y, _ := benchkit.JGet(it, "destRouter", "name").(string)
 			if x > y {
 				x, y = y, x
 			}
@@ -333,17 +316,17 @@ func waitLinks(a *api, timeout time.Duration, want ...string) error {
 // (the client may use A only, the host C only, the service every router)
 // through the Management API; it enrolls the identities and the routers,
 // with the mesh's link listeners and dialers, and starts the A–C proxy.
-func setup(a *api, dir string, echoPort int) (*mesh, error) {
-	mk := func(path string, body map[string]any) error { _, err := a.create(path, body); return err }
+func setup(a *benchkit.API, dir string, echoPort int) (*mesh, error) {
+	mk := func(path string, body map[string]any) error { _, err := a.Create(path, body); return err }
 	if err := mk("/configs", map[string]any{"name": "echo-host", "configTypeId": "NH5p4FpGR",
 		"data": map[string]any{"protocol": "tcp", "address": "127.0.0.1", "port": echoPort}}); err != nil {
 		return nil, err
 	}
-	cfgs, err := a.list("/configs?" + filter(`name="echo-host"`))
+	cfgs, err := a.List("/configs?" + benchkit.Filter(`name="echo-host"`))
 	if err != nil || len(cfgs) != 1 {
 		return nil, fmt.Errorf("the echo-host config: %v (%d found)", err, len(cfgs))
 	}
-	cfgID, _ := jget(cfgs[0], "id").(string)
+	cfgID, _ := benchkit.JGet(cfgs[0], "id").(string)
 	for _, s := range []struct {
 		path string
 		body map[string]any
@@ -360,27 +343,27 @@ func setup(a *api, dir string, echoPort int) (*mesh, error) {
 		}
 	}
 	for name, attr := range map[string]string{"host": "hosts", "client": "clients"} {
-		id, err := a.create("/identities", map[string]any{"name": name, "type": "Device", "isAdmin": false,
+		id, err := a.Create("/identities", map[string]any{"name": name, "type": "Device", "isAdmin": false,
 			"roleAttributes": []string{attr}, "enrollment": map[string]any{"ott": true}})
 		if err != nil {
 			return nil, err
 		}
-		jwt, err := a.field("/identities/"+id, "enrollment", "ott", "jwt")
+		jwt, err := a.Field("/identities/"+id, "enrollment", "ott", "jwt")
 		if err != nil {
 			return nil, err
 		}
 		if err := os.WriteFile(filepath.Join(dir, name+".jwt"), []byte(jwt), 0o600); err != nil {
 			return nil, err
 		}
-		if out, err := exec.Command(*zitiBin, "edge", "enroll", filepath.Join(dir, name+".jwt"), "-o", filepath.Join(dir, name+".json")).CombinedOutput(); err != nil {
+		if out, err := exec.Command(bins.Ziti, "edge", "enroll", filepath.Join(dir, name+".jwt"), "-o", filepath.Join(dir, name+".json")).CombinedOutput(); err != nil {
 			return nil, fmt.Errorf("enroll %s: %v: %s", name, err, out)
 		}
 	}
 
 	// The links, as in integration/mesh_test.go: A listens for ab and dials
 	// ac; B dials ab and bc; C listens for bc, and for ac behind the proxy.
-	pa, pc1, pc2 := loopback(freePort()), loopback(freePort()), loopback(freePort())
-	proxy, err := newCutProxy(pc2)
+	pa, pc1, pc2 := benchkit.Loopback(benchkit.MustFreePort()), benchkit.Loopback(benchkit.MustFreePort()), benchkit.Loopback(benchkit.MustFreePort())
+	proxy, err := benchkit.NewTCPProxy(pc2)
 	if err != nil {
 		return nil, err
 	}
@@ -392,19 +375,19 @@ func setup(a *api, dir string, echoPort int) (*mesh, error) {
 		"a": {[]benchkit.LinkListener{{Bind: pa, Advertise: pa, Groups: []string{"ab"}}}, []string{"ac"}},
 		"b": {nil, []string{"ab", "bc"}},
 		"c": {[]benchkit.LinkListener{{Bind: pc1, Advertise: pc1, Groups: []string{"bc"}},
-			{Bind: pc2, Advertise: proxy.addr(), Groups: []string{"ac"}}}, nil},
+			{Bind: pc2, Advertise: proxy.Addr(), Groups: []string{"ac"}}}, nil},
 	}
-	ctrl := strings.TrimPrefix(a.base, "https://")
+	ctrl := strings.TrimPrefix(a.Base, "https://")
 	for _, name := range []string{"a", "b", "c"} {
-		id, err := a.create("/edge-routers", map[string]any{"name": name, "isTunnelerEnabled": true, "roleAttributes": []string{name}})
+		id, err := a.Create("/edge-routers", map[string]any{"name": name, "isTunnelerEnabled": true, "roleAttributes": []string{name}})
 		if err != nil {
-			proxy.close()
+			proxy.Close()
 			return nil, err
 		}
 		rt := &router{name: name, id: id, dir: filepath.Join(dir, "router-"+name)}
 		rt.config = filepath.Join(rt.dir, "config.yml")
 		if err := enrollRouter(a, rt, ctrl, links[name].ls, links[name].dial); err != nil {
-			proxy.close()
+			proxy.Close()
 			return nil, err
 		}
 		m.routers = append(m.routers, rt)
@@ -414,11 +397,11 @@ func setup(a *api, dir string, echoPort int) (*mesh, error) {
 
 // enrollRouter writes rt's configuration and runs `ziti router enroll` with
 // its enrollment JWT.
-func enrollRouter(a *api, rt *router, ctrl string, ls []benchkit.LinkListener, dial []string) error {
+func enrollRouter(a *benchkit.API, rt *router, ctrl string, ls []benchkit.LinkListener, dial []string) error {
 	if err := os.MkdirAll(rt.dir, 0o700); err != nil {
 		return err
 	}
-	jwt, err := a.field("/edge-routers/"+rt.id, "enrollmentJwt")
+	jwt, err := a.Field("/edge-routers/"+rt.id, "enrollmentJwt")
 	if err != nil {
 		return err
 	}
@@ -426,11 +409,11 @@ func enrollRouter(a *api, rt *router, ctrl string, ls []benchkit.LinkListener, d
 	if err := os.WriteFile(jwtFile, []byte(jwt), 0o600); err != nil {
 		return err
 	}
-	config := benchkit.ZitiMeshRouterConfig(rt.dir, ctrl, loopback(freePort()), ls, dial)
+	config := benchkit.ZitiMeshRouterConfig(rt.dir, ctrl, benchkit.Loopback(benchkit.MustFreePort()), ls, dial)
 	if err := os.WriteFile(rt.config, []byte(config), 0o600); err != nil {
 		return err
 	}
-	cmd := exec.Command(*zitiBin, "router", "enroll", rt.config, "--jwt", jwtFile)
+	cmd := exec.Command(bins.Ziti, "router", "enroll", rt.config, "--jwt", jwtFile)
 	cmd.Dir = rt.dir
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("router %s enroll: %v: %s", rt.name, err, out)

@@ -23,6 +23,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"edgectl/bench/benchkit"
 )
 
 const (
@@ -217,40 +219,6 @@ func (b *bench) watchSnapshots(s *stats) func() {
 	}
 }
 
-// cpuTicks reads the machine's total and stolen CPU time (the "cpu" line of
-// /proc/stat, in clock ticks); zero where there is no /proc/stat. On a shared
-// virtual machine the steal share tells a slow run from a slow controller.
-func cpuTicks() (total, steal uint64) {
-	raw, err := os.ReadFile("/proc/stat")
-	if err != nil {
-		return 0, 0
-	}
-	line, _, _ := strings.Cut(string(raw), "\n")
-	fields := strings.Fields(line)
-	if len(fields) < 9 || fields[0] != "cpu" {
-		return 0, 0
-	}
-	for i, f := range fields[1:] {
-		n, _ := strconv.ParseUint(f, 10, 64)
-		if i < 8 { // user nice system idle iowait irq softirq steal (guest time is in user)
-			total += n
-		}
-		if i == 7 {
-			steal = n
-		}
-	}
-	return total, steal
-}
-
-// stolenSince is the steal share of the CPU time since total0, steal0.
-func stolenSince(total0, steal0 uint64) float64 {
-	total, steal := cpuTicks()
-	if total <= total0 {
-		return 0
-	}
-	return float64(steal-steal0) / float64(total-total0)
-}
-
 // gcCycles is the number of completed garbage collections so far.
 func gcCycles() uint64 {
 	ms := []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}}
@@ -337,12 +305,12 @@ func (b *bench) measure(s *stats) (finish func()) {
 	snaps := b.watchSnapshots(s)
 	f0, m0 := pageFaults()
 	g0 := gcCycles()
-	t0, st0 := cpuTicks()
+	cpu0 := benchkit.ReadCPU()
 	return func() {
 		s.gcs = gcCycles() - g0
 		f1, m1 := pageFaults()
 		s.faults, s.major = f1-f0, m1-m0
-		s.stolen = stolenSince(t0, st0)
+		s.stolen = benchkit.StolenShare(cpu0, benchkit.ReadCPU())
 		snaps()
 		stop()
 		b.phases = append(b.phases, s)

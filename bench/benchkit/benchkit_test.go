@@ -1,0 +1,71 @@
+package benchkit
+
+import (
+	"net"
+	"testing"
+	"time"
+)
+
+func TestStolenShare(t *testing.T) {
+	a, b := CPUTicks{Total: 1000, Stolen: 10}, CPUTicks{Total: 1200, Stolen: 30}
+	if got := StolenShare(a, b); got != 0.1 {
+		t.Errorf("StolenShare = %v, want 0.1", got)
+	}
+	if got := StolenPct(a, b); got != 10 {
+		t.Errorf("StolenPct = %v, want 10", got)
+	}
+	if got := StolenShare(b, a); got != 0 {
+		t.Errorf("StolenShare backwards = %v, want 0", got)
+	}
+	if now := ReadCPU(); now.Total == 0 {
+		t.Log("no /proc/stat here")
+	}
+}
+
+func TestP50P99(t *testing.T) {
+	var lat []time.Duration
+	for i := 200; i > 0; i-- {
+		lat = append(lat, time.Duration(i))
+	}
+	p50, p99 := P50P99(lat)
+	if p50 != 101 || p99 != 199 {
+		t.Errorf("P50P99 = %v, %v; want 101, 199", p50, p99)
+	}
+}
+
+// The proxy forwards to an echo server, refuses while cut, forwards again
+// once healed.
+func TestTCPProxyCutHeal(t *testing.T) {
+	echo, err := EchoServer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer echo.Close()
+	p, err := NewTCPProxy(echo.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	if _, err := DialOnce(p.Addr(), 5*time.Second); err != nil {
+		t.Fatalf("through the proxy: %v", err)
+	}
+	c, err := net.Dial("tcp", p.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := EchoOn(c, "before", 5*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	p.Cut()
+	if err := EchoOn(c, "after", 5*time.Second); err == nil {
+		t.Error("an open connection echoed after the cut")
+	}
+	if _, err := DialOnce(p.Addr(), time.Second); err == nil {
+		t.Error("a new connection echoed while cut")
+	}
+	p.Heal()
+	if _, err := DialOnce(p.Addr(), 5*time.Second); err != nil {
+		t.Errorf("after heal: %v", err)
+	}
+}
