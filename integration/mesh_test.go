@@ -217,6 +217,13 @@ func TestMesh_CircuitsCrossLinksAndMoveWhenALinkFails(t *testing.T) {
 		return nil
 	})
 	mn.waitLinks(t, "B's links gone with it (it dialed them)")
+
+	// B back: it dials its links again, and a new stream crosses it.
+	mn.b.start()
+	mn.waitLinks(t, "B's links back", "a-b Connected", "b-c Connected")
+	again := mn.stream(t)
+	defer again.Close()
+	mn.waitPath(t, "the new stream on A→B→C", "a>b>c")
 }
 
 // stream opens a connection through the client's proxy that echoes.
