@@ -62,9 +62,9 @@ type circuits struct {
 	mu      sync.Mutex
 	byID    map[string]*Circuit
 	waiting map[string]chan routeAnswer
-	// rerouting serializes reroutes (they are rare; a circuit is moved by
-	// one at a time).
-	rerouting sync.Mutex
+	// moving are the circuits being moved to another path (routing.go),
+	// each true when asked to move again once done.
+	moving map[string]bool
 }
 
 // routeAnswer is a router's route result.
@@ -90,10 +90,17 @@ func (c *circuits) remove(id string) *Circuit {
 	return ci
 }
 
+// get returns a copy of circuit id (nil: none); its path is replaced, never
+// changed in place, so the copy's stays as it was read.
 func (c *circuits) get(id string) *Circuit {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.byID[id]
+	ci := c.byID[id]
+	if ci == nil {
+		return nil
+	}
+	cp := *ci
+	return &cp
 }
 
 // matching removes and returns the circuits keep says to end.

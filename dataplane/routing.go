@@ -117,22 +117,53 @@ func (m *Manager) rerouteLink(id string) {
 	}
 }
 
-// reroute moves circuit id to the cheapest path between the same ingress
-// and egress routers, keeping its ingress and egress (the client's stream
-// goes on: only the routers' forwarding changes): each router of the new
-// path gets its route, the ingress first, each awaited. With no path, or a
-// route refused, the circuit ends on every router of its old path.
+// reroute moves circuit id to another path (rerouteOnce). Circuits move
+// independently; a circuit asked to move while it is moving moves once
+// more when done, over the links as they are then.
 func (m *Manager) reroute(id, why string) {
-	m.circuits.rerouting.Lock()
-	defer m.circuits.rerouting.Unlock()
+	c := &m.circuits
+	c.mu.Lock()
+	if _, busy := c.moving[id]; busy {
+		c.moving[id] = true
+		c.mu.Unlock()
+		return
+	}
+	if c.moving == nil {
+		c.moving = map[string]bool{}
+	}
+	c.moving[id] = false
+	c.mu.Unlock()
+	for {
+		m.rerouteOnce(id, why)
+		c.mu.Lock()
+		again := c.moving[id]
+		if !again {
+			delete(c.moving, id)
+			c.mu.Unlock()
+			return
+		}
+		c.moving[id] = false
+		c.mu.Unlock()
+	}
+}
+
+// rerouteOnce moves circuit id to the cheapest path between the same
+// ingress and egress routers, keeping its ingress and egress (the client's
+// stream goes on: only the routers' forwarding changes): each router of the
+// new path gets its route, the ingress first, each awaited. With no path,
+// or a route refused, the circuit ends on every router of its old path and
+// of the new one.
+func (m *Manager) rerouteOnce(id, why string) {
 	ci := m.circuits.get(id)
 	if ci == nil || len(ci.Path) == 0 {
 		return
 	}
 	old := ci.Path
+	tried := old
 	tx := m.cfg.Store.Read()
 	path, err := m.graph(tx).path(old[0], old[len(old)-1])
 	if err == nil {
+		tried = append(slices.Clone(old), path.Nodes...)
 		next := *ci
 		next.Path, next.Links = path.Nodes, path.Links
 		err = m.routeInOrder(&next)
@@ -148,7 +179,8 @@ func (m *Manager) reroute(id, why string) {
 		}
 	}
 	if ci = m.circuits.remove(id); ci != nil {
-		m.unrouteAll(old, id, true)
+		slices.Sort(tried)
+		m.unrouteAll(slices.Compact(tried), id, true)
 	}
 	m.metrics.reroutes.WithLabelValues("ended").Inc()
 	m.log.Info("circuit ended: no other path", "circuit", id, "reason", why, "error", err.Error())
