@@ -75,6 +75,9 @@ type Config struct {
 	// a write this node forwards is answered once raft delivered it here
 	// (cluster.Config.NoApplyAhead, docs/design/apply-ahead.md). false = on.
 	NoApplyAhead bool
+	// SmartRerouteInterval is how often this node moves circuits to paths
+	// that became cheaper (--smart-reroute-interval; 0: never).
+	SmartRerouteInterval time.Duration
 
 	Version, Revision, BuildDate string
 

@@ -309,7 +309,7 @@ func (n *Node) startAPI(certs *certMaterial) error {
 			return n.API.RouterCertsFromCSRs(tx, id, clientCSR, serverCSR)
 		},
 		Applied: n.FSM.AppliedSignal, Writer: n.Writer, Activity: n.activity, IsLeader: n.Raft.IsLeader, Log: n.log.Named("routers"), Now: n.cfg.Now,
-		PostureRequirementsChanged: n.kickPostureSweep})
+		PostureRequirementsChanged: n.kickPostureSweep, SmartRerouteInterval: n.cfg.SmartRerouteInterval})
 	n.FSM.Watch(n.Routers)
 	n.API = api.New(api.Deps{
 		Store: n.Store, Writer: n.Writer, Cluster: n.Raft, Hasher: auth.NewHasher(auth.DefaultParams),

@@ -62,6 +62,9 @@ type Config struct {
 	// of posture changed (a posture check, or a policy's checks): the node
 	// has the sessions judged again, which ends those a check now refuses.
 	PostureRequirementsChanged func()
+	// SmartRerouteInterval is how often circuits move to paths that became
+	// cheaper (routing.go); 0: never.
+	SmartRerouteInterval time.Duration
 }
 
 // Manager holds this node's router channels.
@@ -195,6 +198,22 @@ func (m *Manager) Start() {
 		defer m.wg.Done()
 		m.dispatch()
 	}()
+	if m.cfg.SmartRerouteInterval > 0 {
+		m.wg.Add(1)
+		go func() {
+			defer m.wg.Done()
+			t := time.NewTicker(m.cfg.SmartRerouteInterval)
+			defer t.Stop()
+			for {
+				select {
+				case <-m.stop:
+					return
+				case <-t.C:
+					m.smartReroute()
+				}
+			}
+		}()
+	}
 }
 
 // Close closes every router channel and refuses new ones.

@@ -34,12 +34,13 @@ type graph struct {
 	cost        map[string]int
 	noTraversal map[string]bool
 	edges       map[string]map[string]Link // router → neighbour → cheapest link
+	links       map[string]Link            // every usable link, by id
 }
 
 // graph takes the snapshot: the routers connected to this node, their
 // records in tx, and the links reported to this node between them.
 func (m *Manager) graph(tx *store.Tx) *graph {
-	g := &graph{cost: map[string]int{}, noTraversal: map[string]bool{}, edges: map[string]map[string]Link{}}
+	g := &graph{cost: map[string]int{}, noTraversal: map[string]bool{}, edges: map[string]map[string]Link{}, links: map[string]Link{}}
 	for _, r := range m.connectedWhere(nil) {
 		cost, noTraversal := 0, false
 		if rec, err := tx.Get(r.Kind, r.ID); err == nil {
@@ -58,6 +59,7 @@ func (m *Manager) graph(tx *store.Tx) *graph {
 		if !a || !b {
 			continue
 		}
+		g.links[l.ID] = l
 		g.add(l.SrcRouterID, l.DstRouterID, l)
 		g.add(l.DstRouterID, l.SrcRouterID, l)
 	}
@@ -71,6 +73,21 @@ func (g *graph) add(from, to string, l Link) {
 	if cur, ok := g.edges[from][to]; !ok || l.Cost() < cur.Cost() || (l.Cost() == cur.Cost() && l.ID < cur.ID) {
 		g.edges[from][to] = l
 	}
+}
+
+// pathCost is what a path of these routers and links costs now, as path
+// counts it; false when one of them is no longer usable.
+func (g *graph) pathCost(nodes, links []string) (int, bool) {
+	total := 0
+	for i := 1; i < len(nodes); i++ {
+		l, ok := g.links[links[i-1]]
+		rc, up := g.cost[nodes[i]]
+		if !ok || !up {
+			return 0, false
+		}
+		total += l.Cost() + rc
+	}
+	return total, true
 }
 
 // path is the cheapest path from router src to router dst (Dijkstra); the

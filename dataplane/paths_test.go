@@ -15,7 +15,7 @@ type testLink struct {
 }
 
 func testGraph(routers map[string]int, noTraversal []string, ls ...testLink) *graph {
-	g := &graph{cost: map[string]int{}, noTraversal: map[string]bool{}, edges: map[string]map[string]Link{}}
+	g := &graph{cost: map[string]int{}, noTraversal: map[string]bool{}, edges: map[string]map[string]Link{}, links: map[string]Link{}}
 	for id, c := range routers {
 		g.cost[id] = max(c, minRouterCost)
 	}
@@ -24,6 +24,7 @@ func testGraph(routers map[string]int, noTraversal []string, ls ...testLink) *gr
 	}
 	for _, tl := range ls {
 		l := Link{ID: tl.id, SrcRouterID: tl.src, DstRouterID: tl.dst, StaticCost: 1, SrcLatency: time.Duration(tl.cost-1) * time.Millisecond}
+		g.links[l.ID] = l
 		g.add(tl.src, tl.dst, l)
 		g.add(tl.dst, tl.src, l)
 	}
@@ -113,5 +114,28 @@ func TestGraphPath_TiesAreBrokenTheSameWayEveryTime(t *testing.T) {
 			testLink{"l-sb", "S", "B", 1}, testLink{"l-bd", "B", "D", 1},
 			testLink{"l-sa", "S", "A", 1}, testLink{"l-ad", "A", "D", 1})
 		checkPath(t, g, "S", "D", []string{"S", "A", "D"}, []string{"l-sa", "l-ad"}, 22)
+	}
+}
+
+// A path's cost now is what path counted for it, and a path over a link or
+// a router that is gone has none (smart rerouting compares the two).
+func TestGraphPathCost_IsWhatPathCounts(t *testing.T) {
+	g := testGraph(map[string]int{"S": 0, "A": 25, "B": 0, "D": 0}, nil,
+		testLink{"sa", "S", "A", 5}, testLink{"ad", "A", "D", 5}, testLink{"sb", "S", "B", 40}, testLink{"bd", "B", "D", 40})
+	p, err := g.path("S", "D")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c, ok := g.pathCost(p.Nodes, p.Links); !ok || c != p.Cost {
+		t.Fatalf("cost of %v = %d, %v; path counted %d", p.Nodes, c, ok, p.Cost)
+	}
+	if c, ok := g.pathCost([]string{"S", "B", "D"}, []string{"sb", "bd"}); !ok || c != 40+10+40+10 {
+		t.Fatalf("cost of S>B>D = %d, %v; want 100", c, ok)
+	}
+	if _, ok := g.pathCost([]string{"S", "B", "D"}, []string{"sb", "gone"}); ok {
+		t.Fatal("a path over a link that is gone has a cost")
+	}
+	if _, ok := g.pathCost([]string{"S", "X", "D"}, []string{"sa", "ad"}); ok {
+		t.Fatal("a path through a router that is gone has a cost")
 	}
 }

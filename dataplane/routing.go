@@ -209,3 +209,45 @@ func (m *Manager) routeInOrder(ci *Circuit) error {
 	}
 	return nil
 }
+
+// Smart rerouting moves open circuits to paths that became cheaper (a link
+// came back, latencies changed), a few per cycle so that a changing network
+// does not move every circuit at once: OpenZiti's rule, 2% of the circuits,
+// at least 1 and at most 4, each cheaper by at least smartRerouteGain.
+const (
+	smartRerouteGain     = 15
+	smartReroutePerCycle = 4
+)
+
+// smartReroute moves the circuits whose cheapest path now costs at least
+// smartRerouteGain less than theirs, the largest gains first.
+func (m *Manager) smartReroute() {
+	cs := m.Circuits()
+	if len(cs) == 0 {
+		return
+	}
+	g := m.graph(m.cfg.Store.Read())
+	type move struct {
+		id   string
+		gain int
+	}
+	var moves []move
+	for _, ci := range cs {
+		if len(ci.Path) == 0 {
+			continue
+		}
+		cur, ok := g.pathCost(ci.Path, ci.Links)
+		if !ok {
+			continue // a link of its path is gone: its fault moves it
+		}
+		best, err := g.path(ci.Path[0], ci.Path[len(ci.Path)-1])
+		if err == nil && cur-best.Cost >= smartRerouteGain {
+			moves = append(moves, move{ci.ID, cur - best.Cost})
+		}
+	}
+	slices.SortFunc(moves, func(a, b move) int { return b.gain - a.gain })
+	limit := min(max(len(cs)*2/100, 1), smartReroutePerCycle)
+	for _, mv := range moves[:min(len(moves), limit)] {
+		m.reroute(mv.id, "a cheaper path")
+	}
+}

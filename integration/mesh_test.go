@@ -30,7 +30,7 @@ type meshNet struct {
 // ac, B dials ab and bc, C dials none; so there is one link per pair.
 func newMeshNet(t *testing.T) *meshNet {
 	t.Helper()
-	n := startNode(t, nodeOpts{})
+	n := startNode(t, nodeOpts{args: []string{"--smart-reroute-interval", "1s"}})
 	return newMeshNetOn(t, n, login(t, n, adminUser, adminPassword))
 }
 
@@ -202,6 +202,17 @@ func TestMesh_CircuitsCrossLinksAndMoveWhenALinkFails(t *testing.T) {
 			t.Fatalf("the open stream broke when its link was cut: %v", err)
 		}
 	}
+
+	// A–C back: A dials it again, and the stream moves back to the cheaper
+	// path (smart rerouting, every second on this node), still echoing.
+	mn.acProxy.Heal()
+	mn.waitLinks(t, "A-C back", "a-b Connected", "a-c Connected", "b-c Connected")
+	mn.waitPath(t, "the circuit back on A→C", "a>c")
+	if err := echoOn(stream, "back on A-C"); err != nil {
+		t.Fatalf("the open stream broke when it moved back: %v", err)
+	}
+	mn.acProxy.Cut()
+	mn.waitPath(t, "the circuit on A→B→C again", "a>b>c")
 
 	// Stop B as well: no path is left, the circuit ends and the stream closes.
 	mn.b.stop()
