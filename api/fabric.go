@@ -3,6 +3,7 @@ package api
 import (
 	"errors"
 	"net/http"
+	"time"
 
 	"edgectl/dataplane"
 	"edgectl/store"
@@ -107,18 +108,54 @@ func (s *Server) getFabricService(c *call) error {
 	return nil
 }
 
-// circuitRecord lets the list machinery page and filter this node's circuits.
-type circuitRecord struct {
+// localRecord lets the list machinery page and filter what lives on this
+// node only, not in the model: its circuits and the links reported to it.
+type localRecord[T any] struct {
 	store.Base
-	c *dataplane.Circuit
+	v T
+}
+
+// localField is a filter field of a node-local record.
+func localField[T any](get func(T) string) filter.Field {
+	return filter.StringField(func(r any) string { return get(r.(*localRecord[T]).v) })
+}
+
+// listLocal answers a list of node-local records (each with its id and the
+// time it was made), paged and filtered as the model's.
+func listLocal[T any](c *call, fields *filter.Schema, items []T, id func(T) string, at func(T) time.Time, view func(T) any) error {
+	lr, err := c.parseList(fields, false)
+	if err != nil {
+		return err
+	}
+	recs := make([]store.Record, 0, len(items))
+	for _, it := range items {
+		recs = append(recs, &localRecord[T]{Base: store.Base{ID: id(it), CreatedAt: at(it), UpdatedAt: at(it)}, v: it})
+	}
+	return c.page(lr, recordsSource(recs), len(recs), func(r store.Record) any { return view(r.(*localRecord[T]).v) })
+}
+
+// getLocal answers the node-local record of the call's id.
+func getLocal[T any](c *call, entity string, items []T, id func(T) string, view func(T) any) error {
+	for _, it := range items {
+		if id(it) == c.param("id") {
+			c.ok(view(it))
+			return nil
+		}
+	}
+	return notFound(entity, c.param("id"))
 }
 
 var circuitFields = store.BaseFields(map[string]filter.Field{
-	"clientId":   filter.StringField(func(r any) string { return r.(*circuitRecord).c.SessionID }),
-	"serviceId":  filter.StringField(func(r any) string { return r.(*circuitRecord).c.ServiceID }),
-	"identityId": filter.StringField(func(r any) string { return r.(*circuitRecord).c.IdentityID }),
-	"routerId":   filter.StringField(func(r any) string { return r.(*circuitRecord).c.RouterID }),
+	"clientId":   localField(func(ci *dataplane.Circuit) string { return ci.SessionID }),
+	"serviceId":  localField(func(ci *dataplane.Circuit) string { return ci.ServiceID }),
+	"identityId": localField(func(ci *dataplane.Circuit) string { return ci.IdentityID }),
+	"routerId":   localField(func(ci *dataplane.Circuit) string { return ci.RouterID }),
 })
+
+func circuitID(ci *dataplane.Circuit) string    { return ci.ID }
+func circuitAt(ci *dataplane.Circuit) time.Time { return ci.CreatedAt }
+func linkID(l dataplane.Link) string            { return l.ID }
+func linkAt(l dataplane.Link) time.Time         { return l.ReportedAt }
 
 // routerRef is a reference to an edge router or a transit router.
 func (s *Server) routerRef(tx *store.Tx, id string) any {
@@ -155,26 +192,11 @@ func (s *Server) circuitList() []*dataplane.Circuit {
 }
 
 func (s *Server) listCircuits(c *call) error {
-	lr, err := c.parseList(circuitFields, false)
-	if err != nil {
-		return err
-	}
-	var recs []store.Record
-	for _, ci := range s.circuitList() {
-		recs = append(recs, &circuitRecord{Base: store.Base{ID: ci.ID, CreatedAt: ci.CreatedAt, UpdatedAt: ci.CreatedAt}, c: ci})
-	}
-	return c.page(lr, recordsSource(recs), len(recs), func(r store.Record) any { return s.circuitView(c.tx, r.(*circuitRecord).c) })
+	return listLocal(c, circuitFields, s.circuitList(), circuitID, circuitAt, func(ci *dataplane.Circuit) any { return s.circuitView(c.tx, ci) })
 }
 
 func (s *Server) getCircuit(c *call) error {
-	id := c.param("id")
-	for _, ci := range s.circuitList() {
-		if ci.ID == id {
-			c.ok(s.circuitView(c.tx, ci))
-			return nil
-		}
-	}
-	return notFound("circuit", id)
+	return getLocal(c, "circuit", s.circuitList(), circuitID, func(ci *dataplane.Circuit) any { return s.circuitView(c.tx, ci) })
 }
 
 // deleteCircuit ends a circuit this node routed: the router unroutes it now.
@@ -193,16 +215,10 @@ func (s *Server) deleteCircuit(c *call) error {
 	return nil
 }
 
-// linkRecord lets the list machinery page and filter the links.
-type linkRecord struct {
-	store.Base
-	l dataplane.Link
-}
-
 var linkFields = store.BaseFields(map[string]filter.Field{
-	"sourceRouterId": filter.StringField(func(r any) string { return r.(*linkRecord).l.SrcRouterID }),
-	"destRouterId":   filter.StringField(func(r any) string { return r.(*linkRecord).l.DstRouterID }),
-	"protocol":       filter.StringField(func(r any) string { return r.(*linkRecord).l.Protocol }),
+	"sourceRouterId": localField(func(l dataplane.Link) string { return l.SrcRouterID }),
+	"destRouterId":   localField(func(l dataplane.Link) string { return l.DstRouterID }),
+	"protocol":       localField(func(l dataplane.Link) string { return l.Protocol }),
 })
 
 // linkView is a router link as OpenZiti's fabric API shows it: its two
@@ -231,24 +247,9 @@ func (s *Server) linkList() []dataplane.Link {
 
 // listLinks lists the router links reported to this node.
 func (s *Server) listLinks(c *call) error {
-	lr, err := c.parseList(linkFields, false)
-	if err != nil {
-		return err
-	}
-	var recs []store.Record
-	for _, l := range s.linkList() {
-		recs = append(recs, &linkRecord{Base: store.Base{ID: l.ID, CreatedAt: l.ReportedAt, UpdatedAt: l.ReportedAt}, l: l})
-	}
-	return c.page(lr, recordsSource(recs), len(recs), func(r store.Record) any { return s.linkView(c.tx, r.(*linkRecord).l) })
+	return listLocal(c, linkFields, s.linkList(), linkID, linkAt, func(l dataplane.Link) any { return s.linkView(c.tx, l) })
 }
 
 func (s *Server) getLink(c *call) error {
-	id := c.param("id")
-	for _, l := range s.linkList() {
-		if l.ID == id {
-			c.ok(s.linkView(c.tx, l))
-			return nil
-		}
-	}
-	return notFound("link", id)
+	return getLocal(c, "link", s.linkList(), linkID, func(l dataplane.Link) any { return s.linkView(c.tx, l) })
 }
