@@ -320,10 +320,10 @@ func (m *Manager) dial(r *Router, msg *ctrlchan.Message) {
 	// Two attempts, as OpenZiti's: a terminator that fails is left out of
 	// the second, and one its router no longer has is removed.
 	var result *ctrlchan.Message
-	failed := map[string]bool{}
+	failed, shun := map[string]bool{}, map[string]bool{}
 	for attempt := uint32(0); ; attempt++ {
 		tx := m.cfg.Store.Read()
-		t, path, err := pickRoute(tx, m.graph(tx), s.ServiceID, r.ID, req.instanceID, failed)
+		t, path, err := pickRoute(tx, m.graph(tx, shun), s.ServiceID, r.ID, req.instanceID, failed)
 		if err != nil {
 			if attempt > 0 {
 				err = fmt.Errorf("%w (after %d failed attempts)", err, attempt)
@@ -346,7 +346,14 @@ func (m *Manager) dial(r *Router, msg *ctrlchan.Message) {
 				m.removeTerminator(t, "its router no longer has it")
 			}
 		}
-		failed[t.ID] = true
+		// The second attempt leaves out the terminator if it failed (a
+		// single router's path: always), and the links of a route a router
+		// refused (one may be gone before its fault came).
+		var re *routeError
+		if !errors.As(routeErr, &re) || re.egress || len(ci.Path) == 1 {
+			failed[t.ID] = true
+		}
+		avoid(shun, routeErr)
 		if attempt+1 >= 2 || r.channel().Err() != nil {
 			fail(fmt.Errorf("the host could not be reached: %s", routeErr), ci.ID)
 			return

@@ -1,6 +1,8 @@
 package dataplane
 
 import (
+	"errors"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -253,5 +255,25 @@ func TestPickRoute_InstanceIDsSkipsAndNoTerminators(t *testing.T) {
 	}
 	if _, _, err := pickRoute(tx, g, "other", "I", "", nil); err == nil || !strings.Contains(err.Error(), "has no terminators") {
 		t.Fatalf("a service without terminators: %v", err)
+	}
+}
+
+// A refused route's suspect links are those the refusing router's route
+// names, and the next try avoids them.
+func TestRouteError_SuspectsTheRefusingRoutersLinks(t *testing.T) {
+	ci := &Circuit{Path: []string{"A", "B", "C"}, Links: []string{"ab", "bc"}}
+	for i, want := range [][]string{{"ab"}, {"ab", "bc"}, {"bc"}} {
+		if got := linksAt(ci, i); !reflect.DeepEqual(got, want) {
+			t.Errorf("linksAt %d = %v, want %v", i, got, want)
+		}
+	}
+	if got := linksAt(&Circuit{Path: []string{"A"}}, 0); len(got) != 0 {
+		t.Errorf("one router's route names links %v", got)
+	}
+	shun := map[string]bool{}
+	avoid(shun, fmt.Errorf("wrapped: %w", &routeError{err: errors.New("invalid link destination ab"), suspect: linksAt(ci, 0)}))
+	avoid(shun, errors.New("not a route error"))
+	if !reflect.DeepEqual(shun, map[string]bool{"ab": true}) {
+		t.Fatalf("links avoided %v", shun)
 	}
 }

@@ -38,8 +38,10 @@ type graph struct {
 }
 
 // graph takes the snapshot: the routers connected to this node, their
-// records in tx, and the links reported to this node between them.
-func (m *Manager) graph(tx *store.Tx) *graph {
+// records in tx, and the links reported to this node between them, less
+// those to avoid (a router refused a route over them: one may be gone
+// before its fault reached this node).
+func (m *Manager) graph(tx *store.Tx, avoid map[string]bool) *graph {
 	g := &graph{cost: map[string]int{}, noTraversal: map[string]bool{}, edges: map[string]map[string]Link{}, links: map[string]Link{}}
 	for _, r := range m.connectedWhere(nil) {
 		cost, noTraversal := 0, false
@@ -56,7 +58,7 @@ func (m *Manager) graph(tx *store.Tx) *graph {
 	for _, l := range m.links.all() {
 		_, a := g.cost[l.SrcRouterID]
 		_, b := g.cost[l.DstRouterID]
-		if !a || !b {
+		if !a || !b || avoid[l.ID] {
 			continue
 		}
 		g.links[l.ID] = l

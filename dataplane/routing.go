@@ -2,6 +2,7 @@ package dataplane
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -44,9 +45,48 @@ func routes(ci *Circuit, attempt uint32, egress *wire.Egress, timeout time.Durat
 	return out
 }
 
+// linksAt are the links the route of the i-th router of a circuit's path
+// names.
+func linksAt(ci *Circuit, i int) []string {
+	var out []string
+	if i > 0 {
+		out = append(out, ci.Links[i-1])
+	}
+	if i < len(ci.Links) {
+		out = append(out, ci.Links[i])
+	}
+	return out
+}
+
+// routeError is a route a router of the path refused or did not answer:
+// suspect are the links its route named (one may be gone before its fault
+// reached this node), for the next attempt to avoid.
+type routeError struct {
+	err     error
+	suspect []string
+	result  *ctrlchan.Message // the refusal, if there was one
+	// egress: the refusal is the egress router's with a terminator's
+	// error code, or the egress router did not answer: the terminator
+	// failed, not (only) the path.
+	egress bool
+}
+
+func (e *routeError) Error() string { return e.err.Error() }
+
+// avoid adds the suspect links of a failed route to links to avoid.
+func avoid(links map[string]bool, err error) {
+	var re *routeError
+	if errors.As(err, &re) {
+		for _, l := range re.suspect {
+			links[l] = true
+		}
+	}
+}
+
 // routeOn sends a circuit's routes to every router of its path and waits
 // for each one's result (answers collects them): it returns the egress
-// router's result, or why the route failed.
+// router's result, or why the route failed (a *routeError when a router
+// refused or did not answer).
 func (m *Manager) routeOn(ci *Circuit, attempt uint32, egress *wire.Egress, answers chan routeAnswer) (*ctrlchan.Message, error) {
 	msgs := routes(ci, attempt, egress, routeTimeout)
 	waiting := map[string]bool{}
@@ -72,13 +112,21 @@ func (m *Manager) routeOn(ci *Circuit, attempt uint32, egress *wire.Egress, answ
 			delete(waiting, a.router)
 			if _, ok := a.msg.Headers[wire.RouteResultSuccessHeader]; !ok {
 				reason, _ := a.msg.Headers.String(wire.RouteResultErrorHeader)
-				return a.msg, fmt.Errorf("router %s: %s", a.router, reason)
+				code, _ := a.msg.Headers[wire.RouteResultErrorCodeHeader]
+				return a.msg, &routeError{err: fmt.Errorf("router %s: %s", a.router, reason),
+					suspect: linksAt(ci, slices.Index(ci.Path, a.router)), result: a.msg,
+					egress: a.router == ci.Path[len(ci.Path)-1] && len(code) == 1 && code[0] != 0}
 			}
 			if a.router == ci.Path[len(ci.Path)-1] {
 				last = a.msg
 			}
 		case <-timeout.C:
-			return nil, fmt.Errorf("the routers did not answer within %s", routeTimeout)
+			var suspect []string
+			for id := range waiting {
+				suspect = append(suspect, linksAt(ci, slices.Index(ci.Path, id))...)
+			}
+			return nil, &routeError{err: fmt.Errorf("the routers did not answer within %s", routeTimeout), suspect: suspect,
+				egress: waiting[ci.Path[len(ci.Path)-1]]}
 		}
 	}
 	return last, nil
@@ -159,15 +207,21 @@ func (m *Manager) rerouteOnce(id, why string) {
 		return
 	}
 	old := ci.Path
-	tried := old
-	tx := m.cfg.Store.Read()
-	path, err := m.graph(tx).path(old[0], old[len(old)-1])
-	if err == nil {
-		tried = append(slices.Clone(old), path.Nodes...)
+	tried := slices.Clone(old)
+	// Two tries, as OpenZiti's: a router that refuses its route may name a
+	// link that is gone before its fault reached this node; the second try
+	// avoids the links of the route it refused.
+	var err error
+	shun := map[string]bool{}
+	for try := 0; try < 2; try++ {
+		var path Path
+		if path, err = m.graph(m.cfg.Store.Read(), shun).path(old[0], old[len(old)-1]); err != nil {
+			break
+		}
+		tried = append(tried, path.Nodes...)
 		next := *ci
 		next.Path, next.Links = path.Nodes, path.Links
-		err = m.routeInOrder(&next)
-		if err == nil {
+		if err = m.routeInOrder(&next); err == nil {
 			m.circuits.mu.Lock()
 			if cur := m.circuits.byID[id]; cur != nil {
 				cur.Path, cur.Links = next.Path, next.Links
@@ -177,6 +231,7 @@ func (m *Manager) rerouteOnce(id, why string) {
 			m.log.Info("circuit rerouted", "circuit", id, "reason", why, "path", strings.Join(path.Nodes, ">"))
 			return
 		}
+		avoid(shun, err)
 	}
 	if ci = m.circuits.remove(id); ci != nil {
 		slices.Sort(tried)
@@ -200,11 +255,11 @@ func (m *Manager) routeInOrder(ci *Circuit) error {
 		reply, err := m.request(ctx, r, ctrlchan.NewMessage(wire.RouteType, msgs[i]))
 		cancel()
 		if err != nil {
-			return fmt.Errorf("router %s: %w", id, err)
+			return &routeError{err: fmt.Errorf("router %s: %w", id, err), suspect: linksAt(ci, i)}
 		}
 		if _, ok := reply.Headers[wire.RouteResultSuccessHeader]; !ok {
 			reason, _ := reply.Headers.String(wire.RouteResultErrorHeader)
-			return fmt.Errorf("router %s: %s", id, reason)
+			return &routeError{err: fmt.Errorf("router %s: %s", id, reason), suspect: linksAt(ci, i), result: reply}
 		}
 	}
 	return nil
@@ -226,7 +281,7 @@ func (m *Manager) smartReroute() {
 	if len(cs) == 0 {
 		return
 	}
-	g := m.graph(m.cfg.Store.Read())
+	g := m.graph(m.cfg.Store.Read(), nil)
 	type move struct {
 		id   string
 		gain int
