@@ -41,6 +41,7 @@ var (
 	dials   = flag.Int("dials", 100, "sequential two-hop dials for the dial-setup figures")
 	encrypt = flag.Bool("encrypt", true, "the service requires end-to-end encryption (bench/dialbench's does)")
 	keep    = flag.Bool("keep", false, "keep each controller's directory (logs, configs) and print where")
+	cutAt   = flag.Duration("cut-at", 3*time.Second, "cut A–C this long after the routers start (once the stream is open), the same for both controllers: a router reports a closed link only on a 5-second tick from its start, so cutting at the same offset gives both the same wait")
 )
 
 const password = "bench-Admin-1"

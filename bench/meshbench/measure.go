@@ -124,6 +124,13 @@ func measure(ctrl string) (*result, error) {
 	}); err != nil {
 		return nil, err
 	}
+	// The cut at the same offset from the routers' start for both
+	// controllers (-cut-at): the routers report it on their 5-second tick.
+	if wait := time.Until(start.Add(*cutAt)); wait > 0 {
+		time.Sleep(wait)
+	} else {
+		fmt.Printf("%s: the stream opened %s after the routers started, after -cut-at: the cut is late\n", ctrl, time.Since(start).Round(time.Millisecond))
+	}
 	r.reroute, r.rerouted, r.reroutePath, err = cutAndProbe(a, m.acProxy, stream, before)
 	stream.Close()
 	if err != nil {
