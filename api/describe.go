@@ -116,9 +116,6 @@ func (s *Server) resourceInfos() []ResourceInfo {
 	return append(out, extraResources...)
 }
 
-// describeResources is the x-edgectl-resources of the OpenAPI document.
-func (s *Server) describeResources() []ResourceInfo { return s.resourceInfos() }
-
 // describeField adds to a field's schema what it means to people and tools:
 // x-edgectl-ref (the resource whose ids it holds), x-edgectl-roles (the
 // resource its role selectors select), x-edgectl-read (the view's name for

@@ -86,7 +86,7 @@ func (s *Server) openAPI(a apiKind) map[string]any {
 		},
 	}
 	if a == managementAPI {
-		doc["x-edgectl-resources"] = s.describeResources()
+		doc["x-edgectl-resources"] = s.resourceInfos()
 	}
 	return doc
 }

@@ -141,6 +141,9 @@ func (c *Config) Validate() error {
 		_, port, _ := net.SplitHostPort(c.APIAddr)
 		return fmt.Errorf("--api-addr %q and --cluster-addr %q both name port %s: each needs its own", c.APIAddr, c.ClusterAddr, port)
 	}
+	if c.SmartRerouteInterval < 0 {
+		return fmt.Errorf("--smart-reroute-interval %s: must be 0 (never) or more", c.SmartRerouteInterval)
+	}
 	if c.GCPercent != 0 && (c.GCPercent < 10 || c.GCPercent > 10000) {
 		return fmt.Errorf("--gc-percent %d: must be between 10 and 10000", c.GCPercent)
 	}

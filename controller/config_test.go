@@ -12,12 +12,13 @@ import (
 func TestConfigRefusesBadEventAndProfileFlags(t *testing.T) {
 	t.Parallel()
 	for flag, c := range map[string]Config{
-		"--enable-pprof":          {EnablePprof: true},
-		"--events-file-max-size":  {EventsFileMaxSize: 100},
-		"--events-file-keep":      {EventsFileKeep: -1},
-		"--event-retention-count": {EventRetentionCount: -5},
-		"--event-retention":       {EventRetention: time.Second},
-		"--raft-segment-size":     {RaftSegmentSize: 100},
+		"--enable-pprof":           {EnablePprof: true},
+		"--events-file-max-size":   {EventsFileMaxSize: 100},
+		"--events-file-keep":       {EventsFileKeep: -1},
+		"--event-retention-count":  {EventRetentionCount: -5},
+		"--event-retention":        {EventRetention: time.Second},
+		"--raft-segment-size":      {RaftSegmentSize: 100},
+		"--smart-reroute-interval": {SmartRerouteInterval: -time.Second},
 	} {
 		c.AdminPassword = "a-long-password"
 		c.Defaults()
