@@ -23,30 +23,16 @@ type decodedRoute struct {
 	timeout   uint64
 }
 
-// protoFields calls fn with each field of b (varints as v, bytes as raw).
+// protoFields calls fn with each field of b (varints as v, bytes as raw),
+// failing the test on bytes that are not a message.
 func protoFields(t *testing.T, b []byte, fn func(num protowire.Number, v uint64, raw []byte)) {
 	t.Helper()
-	for len(b) > 0 {
-		num, typ, n := protowire.ConsumeTag(b)
-		if n < 0 {
-			t.Fatalf("bad tag: %v", protowire.ParseError(n))
-		}
-		b = b[n:]
-		var v uint64
-		var raw []byte
-		switch typ {
-		case protowire.VarintType:
-			v, n = protowire.ConsumeVarint(b)
-		case protowire.BytesType:
-			raw, n = protowire.ConsumeBytes(b)
-		default:
-			t.Fatalf("field %d: unexpected wire type %d", num, typ)
-		}
-		if n < 0 {
-			t.Fatalf("field %d: %v", num, protowire.ParseError(n))
-		}
-		b = b[n:]
+	err := wire.Fields(b, func(num protowire.Number, v uint64, raw []byte) error {
 		fn(num, v, raw)
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("not a message: %v", err)
 	}
 }
 

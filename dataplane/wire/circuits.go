@@ -217,7 +217,7 @@ type Fault struct {
 // DecodeFault reads a Fault.
 func DecodeFault(b []byte) (Fault, error) {
 	var f Fault
-	err := fields(b, func(num protowire.Number, v uint64, raw []byte) error {
+	err := Fields(b, func(num protowire.Number, v uint64, raw []byte) error {
 		switch num {
 		case 1:
 			f.Subject = v
@@ -237,7 +237,7 @@ func DecodeCircuitConfirmation(b []byte) ([]string, error) { return stringsOfFie
 // stringsOfField1 reads a message whose only field is a repeated string, 1.
 func stringsOfField1(b []byte) ([]string, error) {
 	var ids []string
-	err := fields(b, func(num protowire.Number, _ uint64, raw []byte) error {
+	err := Fields(b, func(num protowire.Number, _ uint64, raw []byte) error {
 		var err error
 		if num == 1 {
 			ids, err = appendBounded(ids, string(raw))

@@ -261,7 +261,7 @@ type SubscribeRequest struct {
 // DecodeSubscribe reads a SubscribeToDataModelRequest.
 func DecodeSubscribe(b []byte) (SubscribeRequest, error) {
 	var r SubscribeRequest
-	err := fields(b, func(num protowire.Number, v uint64, raw []byte) error {
+	err := Fields(b, func(num protowire.Number, v uint64, raw []byte) error {
 		switch num {
 		case 1:
 			r.CurrentIndex = v
@@ -300,7 +300,7 @@ type ValidateResponse struct {
 // DecodeValidateResponse reads a RouterDataModelValidateResponse.
 func DecodeValidateResponse(b []byte) (*ValidateResponse, error) {
 	r := &ValidateResponse{Expected: map[string]uint32{}, Actual: map[string]uint32{}, Diffs: []Diff{}}
-	err := fields(b, func(num protowire.Number, _ uint64, raw []byte) error {
+	err := Fields(b, func(num protowire.Number, _ uint64, raw []byte) error {
 		switch num {
 		case 1, 2:
 			k, v, _, err := mapEntry(raw)
@@ -312,7 +312,7 @@ func DecodeValidateResponse(b []byte) (*ValidateResponse, error) {
 			return err
 		case 3:
 			var d Diff
-			err := fields(raw, func(num protowire.Number, _ uint64, b []byte) error {
+			err := Fields(raw, func(num protowire.Number, _ uint64, b []byte) error {
 				switch num {
 				case 1:
 					d.EntityType = string(b)

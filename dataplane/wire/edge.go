@@ -35,7 +35,7 @@ type ClientHello struct {
 
 func decodeAddress(b []byte) (Address, error) {
 	var a Address
-	err := fields(b, func(num protowire.Number, v uint64, raw []byte) error {
+	err := Fields(b, func(num protowire.Number, v uint64, raw []byte) error {
 		switch num {
 		case 10:
 			a.Value = string(raw)
@@ -54,7 +54,7 @@ func decodeAddress(b []byte) (Address, error) {
 // DecodeClientHello reads a ClientHello.
 func DecodeClientHello(b []byte) (*ClientHello, error) {
 	h := &ClientHello{Data: map[string]string{}}
-	err := fields(b, func(num protowire.Number, _ uint64, raw []byte) error {
+	err := Fields(b, func(num protowire.Number, _ uint64, raw []byte) error {
 		var err error
 		switch num {
 		case 1:
@@ -73,7 +73,7 @@ func DecodeClientHello(b []byte) (*ClientHello, error) {
 			h.ProtocolPorts, err = appendBounded(h.ProtocolPorts, string(raw))
 		case 10:
 			var l Listener
-			err = fields(raw, func(num protowire.Number, _ uint64, raw []byte) error {
+			err = Fields(raw, func(num protowire.Number, _ uint64, raw []byte) error {
 				var err error
 				switch num {
 				case 10:
@@ -146,7 +146,7 @@ func APISessionRemoved(tokens, ids []string) []byte {
 // DecodeAPISessionHeartbeat reads ApiSessionHeartbeat's tokens (field 1).
 func DecodeAPISessionHeartbeat(b []byte) ([]string, error) {
 	var out []string
-	err := fields(b, func(num protowire.Number, _ uint64, raw []byte) error {
+	err := Fields(b, func(num protowire.Number, _ uint64, raw []byte) error {
 		var err error
 		if num == 1 {
 			out, err = appendBounded(out, string(raw))
@@ -159,7 +159,7 @@ func DecodeAPISessionHeartbeat(b []byte) ([]string, error) {
 // DecodeRequestClientReSync reads RequestClientReSync's reason (field 1).
 func DecodeRequestClientReSync(b []byte) (string, error) {
 	var r string
-	err := fields(b, func(num protowire.Number, _ uint64, raw []byte) error {
+	err := Fields(b, func(num protowire.Number, _ uint64, raw []byte) error {
 		if num == 1 {
 			r = string(raw)
 		}
@@ -178,7 +178,7 @@ type ExtendRequest struct {
 // DecodeExtendRequest reads an EnrollmentExtendRouterRequest.
 func DecodeExtendRequest(b []byte) (ExtendRequest, error) {
 	var x ExtendRequest
-	err := fields(b, func(num protowire.Number, v uint64, raw []byte) error {
+	err := Fields(b, func(num protowire.Number, v uint64, raw []byte) error {
 		switch num {
 		case 1:
 			x.ClientCertCSR = string(raw)
@@ -200,7 +200,7 @@ func EnrollmentCerts(client, server, ca string) []byte {
 // DecodeExtendVerify reads EnrollmentExtendRouterVerifyRequest's clientCertPem (field 1).
 func DecodeExtendVerify(b []byte) (string, error) {
 	var pem string
-	err := fields(b, func(num protowire.Number, _ uint64, raw []byte) error {
+	err := Fields(b, func(num protowire.Number, _ uint64, raw []byte) error {
 		if num == 1 {
 			pem = string(raw)
 		}

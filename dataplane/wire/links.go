@@ -45,12 +45,12 @@ type LinkListener struct {
 // listeners 1).
 func DecodeListeners(b []byte) ([]LinkListener, error) {
 	var out []LinkListener
-	err := fields(b, func(num protowire.Number, _ uint64, raw []byte) error {
+	err := Fields(b, func(num protowire.Number, _ uint64, raw []byte) error {
 		if num != 1 {
 			return nil
 		}
 		l := LinkListener{Raw: append([]byte(nil), raw...)}
-		err := fields(raw, func(num protowire.Number, _ uint64, v []byte) error {
+		err := Fields(raw, func(num protowire.Number, _ uint64, v []byte) error {
 			var err error
 			switch num {
 			case 1:
@@ -98,7 +98,7 @@ func PeerStateChanges(changes []PeerStateChange) []byte {
 
 // DecodeVerifyRouter reads ctrl_pb.VerifyRouter: routerId 1, fingerprints 2.
 func DecodeVerifyRouter(b []byte) (routerID string, fingerprints []string, err error) {
-	err = fields(b, func(num protowire.Number, _ uint64, raw []byte) error {
+	err = Fields(b, func(num protowire.Number, _ uint64, raw []byte) error {
 		var err error
 		switch num {
 		case 1:
@@ -135,13 +135,13 @@ type LinkConn struct {
 // decodeLinkConnState reads a LinkConnState.
 func decodeLinkConnState(b []byte) (*LinkConnState, error) {
 	s := &LinkConnState{}
-	err := fields(b, func(num protowire.Number, v uint64, raw []byte) error {
+	err := Fields(b, func(num protowire.Number, v uint64, raw []byte) error {
 		switch num {
 		case 1:
 			s.StateIteration = uint32(v)
 		case 2:
 			var c LinkConn
-			err := fields(raw, func(num protowire.Number, _ uint64, r []byte) error {
+			err := Fields(raw, func(num protowire.Number, _ uint64, r []byte) error {
 				switch num {
 				case 1:
 					c.Type = string(r)
@@ -174,7 +174,7 @@ type LinkStateUpdate struct {
 // DecodeLinkStateUpdate reads a LinkStateUpdate.
 func DecodeLinkStateUpdate(b []byte) (LinkStateUpdate, error) {
 	var u LinkStateUpdate
-	err := fields(b, func(num protowire.Number, v uint64, raw []byte) error {
+	err := Fields(b, func(num protowire.Number, v uint64, raw []byte) error {
 		var err error
 		switch num {
 		case 1:
@@ -192,12 +192,12 @@ func DecodeLinkStateUpdate(b []byte) (LinkStateUpdate, error) {
 // DecodeRouterLinks reads ctrl_pb.RouterLinks: links 1.
 func DecodeRouterLinks(b []byte) ([]RouterLink, error) {
 	var out []RouterLink
-	err := fields(b, func(num protowire.Number, _ uint64, raw []byte) error {
+	err := Fields(b, func(num protowire.Number, _ uint64, raw []byte) error {
 		if num != 1 {
 			return nil
 		}
 		var l RouterLink
-		err := fields(raw, func(num protowire.Number, v uint64, r []byte) error {
+		err := Fields(raw, func(num protowire.Number, v uint64, r []byte) error {
 			switch num {
 			case 1:
 				l.ID = string(r)
@@ -235,7 +235,7 @@ func EncodeFault(f Fault) []byte {
 // Histogram, whose mean is field 3, a double).
 func DecodeMetrics(b []byte) (source string, means map[string]float64, err error) {
 	means = map[string]float64{}
-	err = fields(b, func(num protowire.Number, _ uint64, raw []byte) error {
+	err = Fields(b, func(num protowire.Number, _ uint64, raw []byte) error {
 		switch num {
 		case 2:
 			source = string(raw)
@@ -244,7 +244,7 @@ func DecodeMetrics(b []byte) (source string, means map[string]float64, err error
 				return ErrTooMany
 			}
 			name, hist := "", []byte(nil)
-			err := fields(raw, func(num protowire.Number, _ uint64, v []byte) error {
+			err := Fields(raw, func(num protowire.Number, _ uint64, v []byte) error {
 				switch num {
 				case 1:
 					name = string(v)
@@ -268,7 +268,7 @@ func DecodeMetrics(b []byte) (source string, means map[string]float64, err error
 }
 
 // histogramMean reads metrics_pb.MetricsMessage.Histogram's mean (3, a
-// fixed64 double); the fields helper skips fixed-width values.
+// fixed64 double); Fields skips fixed-width values.
 func histogramMean(b []byte) (float64, error) {
 	var mean float64
 	for len(b) > 0 {

@@ -62,7 +62,7 @@ type CreateTerminatorV2 struct {
 // DecodeCreateTerminatorV2 reads a CreateTerminatorV2Request.
 func DecodeCreateTerminatorV2(b []byte) (*CreateTerminatorV2, error) {
 	r := &CreateTerminatorV2{PeerData: map[uint32][]byte{}}
-	err := fields(b, func(num protowire.Number, v uint64, raw []byte) error {
+	err := Fields(b, func(num protowire.Number, v uint64, raw []byte) error {
 		var err error
 		switch num {
 		case 1:
@@ -77,7 +77,7 @@ func DecodeCreateTerminatorV2(b []byte) (*CreateTerminatorV2, error) {
 			}
 			var k uint64
 			var val []byte
-			err = fields(raw, func(n protowire.Number, kv uint64, rb []byte) error {
+			err = Fields(raw, func(n protowire.Number, kv uint64, rb []byte) error {
 				switch n {
 				case 1:
 					k = kv
@@ -130,7 +130,7 @@ type TerminatorRequest struct {
 // DecodeTerminatorRequest reads one of the three by its content type.
 func DecodeTerminatorRequest(contentType int32, b []byte) (*TerminatorRequest, error) {
 	r := &TerminatorRequest{}
-	err := fields(b, func(num protowire.Number, v uint64, raw []byte) error {
+	err := Fields(b, func(num protowire.Number, v uint64, raw []byte) error {
 		var err error
 		switch num {
 		case 1:
@@ -202,7 +202,7 @@ func ValidateTerminatorsV2(ts []TerminatorRef, fix bool) []byte {
 // detail 3, marker 4}); it returns the invalid ids with their details.
 func DecodeValidateTerminatorsV2Response(b []byte) (map[string]string, error) {
 	invalid := map[string]string{}
-	err := fields(b, func(num protowire.Number, _ uint64, raw []byte) error {
+	err := Fields(b, func(num protowire.Number, _ uint64, raw []byte) error {
 		if num != 1 {
 			return nil
 		}
@@ -214,7 +214,7 @@ func DecodeValidateTerminatorsV2Response(b []byte) (map[string]string, error) {
 			return err
 		}
 		valid, detail := false, ""
-		err = fields(state, func(n protowire.Number, v uint64, r []byte) error {
+		err = Fields(state, func(n protowire.Number, v uint64, r []byte) error {
 			switch n {
 			case 1:
 				valid = v != 0

@@ -161,10 +161,10 @@ func sortedKeys[V any](m map[string]V) []string {
 	return keys
 }
 
-// fields calls fn for every field of a message: v is the value of varint
+// Fields calls fn for every field of a message: v is the value of varint
 // fields, raw the bytes of length-delimited ones; other wire types are
 // skipped.
-func fields(b []byte, fn func(num protowire.Number, v uint64, raw []byte) error) error {
+func Fields(b []byte, fn func(num protowire.Number, v uint64, raw []byte) error) error {
 	for len(b) > 0 {
 		num, typ, n := protowire.ConsumeTag(b)
 		if n < 0 {
@@ -202,7 +202,7 @@ func appendBounded[T any](list []T, v T) ([]T, error) {
 
 // mapEntry reads a map entry's key (1) and value (2, as varint or bytes).
 func mapEntry(b []byte) (key string, v uint64, raw []byte, err error) {
-	err = fields(b, func(num protowire.Number, val uint64, r []byte) error {
+	err = Fields(b, func(num protowire.Number, val uint64, r []byte) error {
 		switch num {
 		case 1:
 			key = string(r)
