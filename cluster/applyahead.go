@@ -45,6 +45,35 @@ type CommittedApplier interface {
 	AppliedSignal() (uint64, <-chan struct{})
 }
 
+// EntriesAhead is the common part of an ApplyCommitted: it reads the
+// entries after applied up to last with read and returns those an FSM
+// applies (commands and configuration entries; no-ops and barriers only
+// move the index), failing unless read returned each of them, in order.
+// Nothing to apply (applied is at last already) is ok false.
+func EntriesAhead(applied, last uint64, read func(from, to uint64) ([]*raft.Log, error)) (entries []*raft.Log, ok bool, err error) {
+	from := applied + 1
+	if from > last {
+		return nil, false, nil
+	}
+	logs, err := read(from, last)
+	if err != nil {
+		return nil, false, err
+	}
+	if len(logs) != int(last-from+1) {
+		return nil, false, fmt.Errorf("apply committed: %d entries read for %d..%d", len(logs), from, last)
+	}
+	entries = make([]*raft.Log, 0, len(logs))
+	for i, l := range logs {
+		if l == nil || l.Index != from+uint64(i) {
+			return nil, false, fmt.Errorf("apply committed: entry %d missing", from+uint64(i))
+		}
+		if l.Type == raft.LogCommand || l.Type == raft.LogConfiguration {
+			entries = append(entries, l)
+		}
+	}
+	return entries, true, nil
+}
+
 // awaitForwarded waits until this node's FSM has applied index, the entry
 // of term term that the leader answered a forwarded write committed. A
 // follower learns that an entry is committed from raft only with a later

@@ -162,15 +162,11 @@ func (f *kvFSM) Apply(l *raft.Log) any {
 func (f *kvFSM) ApplyCommitted(last uint64, read func(from, to uint64) ([]*raft.Log, error)) (bool, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	from := f.applied.Load() + 1
-	if from > last {
-		return false, nil
-	}
-	logs, err := read(from, last)
-	if err != nil {
+	entries, ok, err := EntriesAhead(f.applied.Load(), last, read)
+	if !ok {
 		return false, err
 	}
-	for _, l := range logs {
+	for _, l := range entries {
 		if l.Type == raft.LogCommand {
 			f.applyLocked(l)
 		}

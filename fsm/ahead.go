@@ -18,7 +18,7 @@ package fsm
 // entries; no-ops and barriers only move the index).
 
 import (
-	"fmt"
+	"edgectl/cluster"
 
 	"github.com/hashicorp/raft"
 )
@@ -43,27 +43,11 @@ import (
 func (f *FSM) ApplyCommitted(last uint64, read func(from, to uint64) ([]*raft.Log, error)) (bool, error) {
 	f.applyMu.Lock()
 	defer f.applyMu.Unlock()
-	from := f.applied.Load() + 1
-	if from > last {
-		return false, nil
-	}
-	logs, err := read(from, last)
-	if err != nil {
+	entries, ok, err := cluster.EntriesAhead(f.applied.Load(), last, read)
+	if !ok {
 		return false, err
 	}
-	if len(logs) != int(last-from+1) {
-		return false, fmt.Errorf("fsm: apply committed: %d entries read for %d..%d", len(logs), from, last)
-	}
-	send := make([]*raft.Log, 0, len(logs))
-	for i, l := range logs {
-		if l == nil || l.Index != from+uint64(i) {
-			return false, fmt.Errorf("fsm: apply committed: entry %d missing", from+uint64(i))
-		}
-		if l.Type == raft.LogCommand || l.Type == raft.LogConfiguration {
-			send = append(send, l)
-		}
-	}
-	f.applyBatch(send, make([]any, len(send)))
+	f.applyBatch(entries, make([]any, len(entries)))
 	f.setApplied(last)
 	return true, nil
 }
