@@ -144,10 +144,7 @@ func runCmd() *cobra.Command {
 	}
 	fs := cmd.Flags()
 	fs.StringVar(&cfg.DataDir, "data-dir", "./data", "data directory")
-	fs.StringVar(&cfg.APIAddr, "api-addr", "127.0.0.1:1280", "HTTPS address of both APIs")
-	fs.StringVar(&cfg.ClusterAddr, "cluster-addr", "127.0.0.1:6262", "mTLS address of Raft and forwarding")
-	fs.StringVar(&cfg.Advertise, "advertise", "", "name or address other nodes and clients use (default: host of --api-addr)")
-	fs.StringVar(&cfg.ClusterAdvertise, "cluster-advertise", "", "HOST:PORT other nodes dial for Raft, if not --advertise with the port of --cluster-addr (NAT, proxies)")
+	addressFlags(fs, &cfg)
 	fs.StringVar(&cfg.NodeID, "node-id", "", "node id (default: generated once, kept in the data dir)")
 	fs.StringVar(&cfg.AdminUsername, "admin-username", "admin", "username of the default admin")
 	fs.StringVar(&cfg.AdminPassword, "admin-password", "", "password of the default admin (or env EDGECTL_ADMIN_PASSWORD; default: generated, printed once)")
@@ -174,6 +171,15 @@ func runCmd() *cobra.Command {
 	fs.StringVar(&cfg.MetricsAddr, "metrics-addr", "", "HOST:PORT to serve Prometheus metrics at /metrics over plain HTTP (default: off)")
 	fs.BoolVar(&cfg.EnablePprof, "enable-pprof", false, "also serve Go's CPU, heap, block and mutex profiles at /debug/pprof/ on --metrics-addr")
 	return cmd
+}
+
+// addressFlags are the addresses of a node, the same for run and for
+// restore (which prints the run command that resumes the restored node).
+func addressFlags(fs *pflag.FlagSet, cfg *controller.Config) {
+	fs.StringVar(&cfg.APIAddr, "api-addr", "127.0.0.1:1280", "HTTPS address of both APIs (its host goes into the API certificate)")
+	fs.StringVar(&cfg.ClusterAddr, "cluster-addr", "127.0.0.1:6262", "mTLS address of Raft and forwarding")
+	fs.StringVar(&cfg.Advertise, "advertise", "", "name or address other nodes and clients use (default: host of --api-addr)")
+	fs.StringVar(&cfg.ClusterAdvertise, "cluster-advertise", "", "HOST:PORT other nodes dial for Raft, if not --advertise with the port of --cluster-addr (NAT, proxies)")
 }
 
 // runNode starts the node and serves until SIGINT or SIGTERM.

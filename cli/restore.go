@@ -51,10 +51,7 @@ func restoreCmd() *cobra.Command {
 	}
 	fs := cmd.Flags()
 	fs.StringVar(&cfg.DataDir, "data-dir", "", "the new node's data directory (must be new or empty)")
-	fs.StringVar(&cfg.APIAddr, "api-addr", "127.0.0.1:1280", "HTTPS address of both APIs (its host goes into the API certificate)")
-	fs.StringVar(&cfg.ClusterAddr, "cluster-addr", "127.0.0.1:6262", "mTLS address of Raft and forwarding")
-	fs.StringVar(&cfg.Advertise, "advertise", "", "name or address other nodes and clients use (default: host of --api-addr)")
-	fs.StringVar(&cfg.ClusterAdvertise, "cluster-advertise", "", "HOST:PORT other nodes dial for Raft (default: --advertise with the port of --cluster-addr)")
+	addressFlags(fs, &cfg)
 	fs.StringVar(&cfg.NodeID, "node-id", "", "node id (default: generated)")
 	return cmd
 }
