@@ -112,37 +112,46 @@ func runCluster(bin string, duration time.Duration, clients, trials int) (err er
 	if rep.reads, err = readLatencies(ctx, members, tok); err != nil {
 		return err
 	}
-	for trial := range trials {
-		gap, err := pauseTrial(ctx, members, tok, clients, trial)
-		if err != nil {
-			return fmt.Errorf("pause trial %d: %w", trial+1, err)
-		}
-		rep.pauseGaps = append(rep.pauseGaps, gap)
-		fmt.Printf("paused leader trial %d: longest window without an acknowledged write %s\n", trial+1, gap.Round(time.Millisecond))
+	rep.pauseGaps, err = runTrials(trials, "pause", "paused leader trial %d: longest window without an acknowledged write %s", func(trial int) (time.Duration, error) {
+		return pauseTrial(ctx, members, tok, clients, trial)
+	})
+	if err != nil {
+		return err
 	}
-	for trial := range trials {
-		d, err := failoverTrial(ctx, bin, members, tok, trial)
-		if err != nil {
-			return fmt.Errorf("failover trial %d: %w", trial+1, err)
-		}
-		rep.failovers = append(rep.failovers, d)
-		fmt.Printf("failover trial %d: %s\n", trial+1, d.Round(time.Millisecond))
+	rep.failovers, err = runTrials(trials, "failover", "failover trial %d: %s", func(trial int) (time.Duration, error) {
+		return failoverTrial(ctx, bin, members, tok, trial)
+	})
+	if err != nil {
+		return err
 	}
 	rep.print(os.Stdout)
 	return nil
 }
 
+// runTrials runs n trials of what one after another, printing each one's
+// figure with format (the trial's number, the figure); the first failure
+// ends them.
+func runTrials(n int, what, format string, run func(trial int) (time.Duration, error)) ([]time.Duration, error) {
+	var out []time.Duration
+	for trial := range n {
+		d, err := run(trial)
+		if err != nil {
+			return nil, fmt.Errorf("%s trial %d: %w", what, trial+1, err)
+		}
+		out = append(out, d)
+		fmt.Printf(format+"\n", trial+1, d.Round(time.Millisecond))
+	}
+	return out, nil
+}
+
 // startMember starts a node on dataDir: the first one bootstraps, the others
 // join through the first with a token from its admin socket.
 func startMember(ctx context.Context, bin, dataDir, pass string, others []*member, conns int) (*member, error) {
-	apiPort, err := benchkit.FreePort()
+	apiPort, err := benchkit.FreePorts(2) // the API's and, one up, the cluster's
 	if err != nil {
 		return nil, err
 	}
-	clusterPort, err := benchkit.FreePort()
-	if err != nil {
-		return nil, err
-	}
+	clusterPort := apiPort + 1
 	args := []string{"run", "--data-dir", dataDir, "--api-addr", fmt.Sprintf("127.0.0.1:%d", apiPort),
 		"--cluster-addr", fmt.Sprintf("127.0.0.1:%d", clusterPort), "--admin-password", pass, "--log-level", "warn"}
 	if len(others) > 0 {

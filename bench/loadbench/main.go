@@ -212,14 +212,11 @@ func tryStart(ctx context.Context, bin string, conns int) (*node, error) {
 	if err != nil {
 		return nil, err
 	}
-	apiPort, err := benchkit.FreePort()
+	apiPort, err := benchkit.FreePorts(2) // the API's and, one up, the cluster's
 	if err != nil {
 		return nil, err
 	}
-	clusterPort, err := benchkit.FreePort()
-	if err != nil {
-		return nil, err
-	}
+	clusterPort := apiPort + 1
 	secret := make([]byte, 12)
 	_, _ = rand.Read(secret)
 	dataDir := filepath.Join(dir, "data")

@@ -80,6 +80,18 @@ func idRoles(rng *rand.Rand, ids []string, maxN int) []string {
 	return out
 }
 
+// policyBody is a policy named name with the role lists roles gives it under
+// the keys a and b: of a random semantic, or AnyOf where roles names
+// entities by @id (anyOf).
+func policyBody(rng *rand.Rand, name, a, b string, roles func() (ra, rb []string, anyOf bool)) map[string]any {
+	sem := semantic(rng)
+	ra, rb, anyOf := roles()
+	if anyOf {
+		sem = "AnyOf"
+	}
+	return map[string]any{"name": name, a: ra, b: rb, "semantic": sem}
+}
+
 func semantic(rng *rand.Rand) string {
 	if rng.IntN(2) == 0 {
 		return "AllOf"
@@ -133,60 +145,50 @@ func (b *bench) buildModel(ctx context.Context) (*model, error) {
 
 	// Policies. A few select #all; some name entities by @id.
 	var spBodies, erpBodies, serpBodies []any
+	all := []string{"#all"}
 	for i := range c.servicePolicies {
-		sem := semantic(rng)
-		p := map[string]any{"name": fmt.Sprintf("sp-%04d", i), "type": "Dial", "postureCheckRoles": []string{}}
+		p := policyBody(rng, fmt.Sprintf("sp-%04d", i), "identityRoles", "serviceRoles", func() ([]string, []string, bool) {
+			switch {
+			case i%125 == 10:
+				// Every identity: one attribute of services (a tenth of them), so that the
+				// client identity still sees about 50 services.
+				return all, m.attrRoles(rng, 1), false
+			case i%10 == 7:
+				return idRoles(rng, m.identities, 3), m.attrRoles(rng, 2), true
+			case i%10 == 3:
+				return m.attrRoles(rng, 2), idRoles(rng, m.services, 3), true
+			}
+			return m.attrRoles(rng, 2), m.attrRoles(rng, 2), false
+		})
+		p["type"], p["postureCheckRoles"] = "Dial", []string{}
 		if i%4 == 3 {
 			p["type"] = "Bind"
 		}
-		switch {
-		case i%125 == 10:
-			// Every identity: one attribute of services (a tenth of them), so that the
-			// client identity still sees about 50 services.
-			p["identityRoles"], p["serviceRoles"] = []string{"#all"}, m.attrRoles(rng, 1)
-		case i%10 == 7:
-			sem = "AnyOf"
-			p["identityRoles"], p["serviceRoles"] = idRoles(rng, m.identities, 3), m.attrRoles(rng, 2)
-		case i%10 == 3:
-			sem = "AnyOf"
-			p["identityRoles"], p["serviceRoles"] = m.attrRoles(rng, 2), idRoles(rng, m.services, 3)
-		default:
-			p["identityRoles"], p["serviceRoles"] = m.attrRoles(rng, 2), m.attrRoles(rng, 2)
-		}
-		p["semantic"] = sem
 		spBodies = append(spBodies, p)
 	}
 	for i := range c.erps {
-		sem := semantic(rng)
-		p := map[string]any{"name": fmt.Sprintf("erp-%04d", i)}
-		switch {
-		case i%125 == 10:
-			p["identityRoles"], p["edgeRouterRoles"] = []string{"#all"}, m.attrRoles(rng, 1)
-		case i%125 == 60:
-			p["identityRoles"], p["edgeRouterRoles"] = m.attrRoles(rng, 2), []string{"#all"}
-		case i%10 == 7:
-			sem = "AnyOf"
-			p["identityRoles"], p["edgeRouterRoles"] = idRoles(rng, m.identities, 3), m.attrRoles(rng, 2)
-		default:
-			p["identityRoles"], p["edgeRouterRoles"] = m.attrRoles(rng, 2), m.attrRoles(rng, 2)
-		}
-		p["semantic"] = sem
-		erpBodies = append(erpBodies, p)
+		erpBodies = append(erpBodies, policyBody(rng, fmt.Sprintf("erp-%04d", i), "identityRoles", "edgeRouterRoles", func() ([]string, []string, bool) {
+			switch {
+			case i%125 == 10:
+				return all, m.attrRoles(rng, 1), false
+			case i%125 == 60:
+				return m.attrRoles(rng, 2), all, false
+			case i%10 == 7:
+				return idRoles(rng, m.identities, 3), m.attrRoles(rng, 2), true
+			}
+			return m.attrRoles(rng, 2), m.attrRoles(rng, 2), false
+		}))
 	}
 	for i := range c.serps {
-		sem := semantic(rng)
-		p := map[string]any{"name": fmt.Sprintf("serp-%04d", i)}
-		switch {
-		case i%50 == 25:
-			p["serviceRoles"], p["edgeRouterRoles"] = []string{"#all"}, m.attrRoles(rng, 2)
-		case i%10 == 3:
-			sem = "AnyOf"
-			p["serviceRoles"], p["edgeRouterRoles"] = m.attrRoles(rng, 2), idRoles(rng, m.routers, 3)
-		default:
-			p["serviceRoles"], p["edgeRouterRoles"] = m.attrRoles(rng, 2), m.attrRoles(rng, 2)
-		}
-		p["semantic"] = sem
-		serpBodies = append(serpBodies, p)
+		serpBodies = append(serpBodies, policyBody(rng, fmt.Sprintf("serp-%04d", i), "serviceRoles", "edgeRouterRoles", func() ([]string, []string, bool) {
+			switch {
+			case i%50 == 25:
+				return all, m.attrRoles(rng, 2), false
+			case i%10 == 3:
+				return m.attrRoles(rng, 2), idRoles(rng, m.routers, 3), true
+			}
+			return m.attrRoles(rng, 2), m.attrRoles(rng, 2), false
+		}))
 	}
 
 	// The policies go in before most identities, as they did when a policy
