@@ -27,22 +27,43 @@ running() {
 	[ -f "$DATA/n$1.pid" ] && kill -0 "$(cat "$DATA/n$1.pid")" 2>/dev/null
 }
 
-# wait_ready N: until node N's admin socket answers (it opens after the API), or it died.
-wait_ready() {
+# poll SECONDS MESSAGE CMD...: runs CMD every tenth of a second until it
+# succeeds; after SECONDS, prints MESSAGE and exits.
+poll() {
+	limit=$(($1 * 10))
+	msg=$2
+	shift 2
 	i=0
-	until "$BIN" cluster list --data-dir "$DATA/n$1" >/dev/null 2>&1; do
-		if ! running "$1"; then
-			echo "node $1 exited; the end of $DATA/n$1.log:" >&2
-			tail -n 20 "$DATA/n$1.log" >&2
-			exit 1
-		fi
+	until "$@"; do
 		i=$((i + 1))
-		if [ "$i" -gt 600 ]; then
-			echo "node $1 not ready after 60s; see $DATA/n$1.log" >&2
+		if [ "$i" -gt "$limit" ]; then
+			echo "$msg" >&2
 			exit 1
 		fi
 		sleep 0.1
 	done
+}
+
+# ready N: whether node N's admin socket answers (it opens after the API);
+# exits if the node died.
+ready() {
+	"$BIN" cluster list --data-dir "$DATA/n$1" >/dev/null 2>&1 && return 0
+	if ! running "$1"; then
+		echo "node $1 exited; the end of $DATA/n$1.log:" >&2
+		tail -n 20 "$DATA/n$1.log" >&2
+		exit 1
+	fi
+	return 1
+}
+
+# wait_ready N: until node N is ready, or it died.
+wait_ready() {
+	poll 60 "node $1 not ready after 60s; see $DATA/n$1.log" ready "$1"
+}
+
+# stopped N: whether node N's process is gone.
+stopped() {
+	! running "$1"
 }
 
 # launch N [extra run flags]: start node N in the background.
@@ -156,15 +177,7 @@ stop() {
 		fi
 	done
 	for n in $nodes; do
-		i=0
-		while running "$n"; do
-			i=$((i + 1))
-			if [ "$i" -gt 300 ]; then
-				echo "node $n did not stop within 30s of SIGTERM" >&2
-				exit 1
-			fi
-			sleep 0.1
-		done
+		poll 30 "node $n did not stop within 30s of SIGTERM" stopped "$n"
 		rm -f "$DATA/n$n.pid"
 	done
 	if [ $# -eq 0 ]; then
