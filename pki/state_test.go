@@ -74,45 +74,36 @@ func TestNewStateRejectsEmptyClusterName(t *testing.T) {
 	wantErr(t, err, ErrBadRequest)
 }
 
-func TestLoadRejectsKeyNotMatchingCert(t *testing.T) {
+// TestLoadRejectsABrokenState: every way a stored CA state can be broken
+// fails Load with ErrInvalidState (and ErrKeyMismatch where a key does not
+// belong to its certificate).
+func TestLoadRejectsABrokenState(t *testing.T) {
 	s, _ := newTestAuthority(t)
 	other, _ := newTestAuthority(t)
-
-	bad := *s
-	bad.IntermediateKeyPEM = other.IntermediateKeyPEM
-	_, err := Load(&bad)
-	wantErr(t, err, ErrInvalidState)
-	wantErr(t, err, ErrKeyMismatch)
-
-	bad = *s
-	bad.RootKeyPEM = s.IntermediateKeyPEM
-	_, err = Load(&bad)
-	wantErr(t, err, ErrKeyMismatch)
-}
-
-func TestLoadRejectsIntermediateFromAnotherRoot(t *testing.T) {
-	s, _ := newTestAuthority(t)
-	other, _ := newTestAuthority(t)
-	bad := *s
-	bad.IntermediateCertPEM = other.IntermediateCertPEM
-	bad.IntermediateKeyPEM = other.IntermediateKeyPEM
-	_, err := Load(&bad)
-	wantErr(t, err, ErrInvalidState)
-}
-
-func TestLoadRejectsMissingFields(t *testing.T) {
-	s, _ := newTestAuthority(t)
-	for name, mutate := range map[string]func(*State){
-		"root cert":   func(s *State) { s.RootCertPEM = "" },
-		"signing key": func(s *State) { s.SigningKeyPEM = "garbage" },
-		"key id":      func(s *State) { s.KeyID = "" },
+	for _, tc := range []struct {
+		name     string
+		mutate   func(*State)
+		mismatch bool
+	}{
+		{"intermediate key of another CA", func(b *State) { b.IntermediateKeyPEM = other.IntermediateKeyPEM }, true},
+		{"root key that is the intermediate's", func(b *State) { b.RootKeyPEM = s.IntermediateKeyPEM }, true},
+		{"intermediate of another root", func(b *State) {
+			b.IntermediateCertPEM, b.IntermediateKeyPEM = other.IntermediateCertPEM, other.IntermediateKeyPEM
+		}, false},
+		{"no root cert", func(b *State) { b.RootCertPEM = "" }, false},
+		{"signing key not PEM", func(b *State) { b.SigningKeyPEM = "garbage" }, false},
+		{"no key id", func(b *State) { b.KeyID = "" }, false},
 	} {
 		bad := *s
-		mutate(&bad)
-		if _, err := Load(&bad); err == nil {
-			t.Errorf("%s: Load accepted broken state", name)
-		} else {
-			wantErr(t, err, ErrInvalidState)
+		tc.mutate(&bad)
+		_, err := Load(&bad)
+		if err == nil {
+			t.Errorf("%s: Load accepted the broken state", tc.name)
+			continue
+		}
+		wantErr(t, err, ErrInvalidState)
+		if tc.mismatch {
+			wantErr(t, err, ErrKeyMismatch)
 		}
 	}
 	_, err := Load(nil)

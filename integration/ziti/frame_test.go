@@ -263,37 +263,17 @@ func TestFrame_TypedHeaders_OpenZitiToCtrlchan(t *testing.T) {
 
 	c := readByCtrlchan(t, z)
 	h := c.Headers
-	u64 := func(k int32, want uint64) {
-		if v, ok := h.Uint64(k); !ok || v != want {
-			t.Errorf("ctrlchan Uint64(%d) = %d, %v; OpenZiti put %d", k, v, ok, want)
-		}
-	}
-	u32 := func(k int32, want uint32) {
-		if v, ok := h.Uint32(k); !ok || v != want {
-			t.Errorf("ctrlchan Uint32(%d) = %d, %v; OpenZiti put %d", k, v, ok, want)
-		}
-	}
-	boolean := func(k int32, want bool) {
-		if v, ok := h.Bool(k); !ok || v != want {
-			t.Errorf("ctrlchan Bool(%d) = %v, %v; OpenZiti put %v", k, v, ok, want)
-		}
-	}
-	str := func(k int32, want string) {
-		if v, ok := h.String(k); !ok || v != want {
-			t.Errorf("ctrlchan String(%d) = %q, %v; OpenZiti put %q", k, v, ok, want)
-		}
-	}
-	u64(ctrlchan.HeaderHeartbeat, math.MaxUint64)
-	u64(ctrlchan.HeaderHeartbeatResponse, 0)
-	u64(1025, 1<<40+7)
-	u32(ctrlchan.HeaderReplyFor, 0xfffffffe)
-	u32(1100, 12345)
-	boolean(ctrlchan.HeaderResultSuccess, true)
-	boolean(1024, false)
-	boolean(1026, true) // OpenZiti's byte header 1 is a true bool on both sides
-	str(ctrlchan.HeaderID, "ctrl-1")
-	str(1101, "")
-	str(1102, "ünïcode ✓")
+	wantHeader(t, "Uint64", h.Uint64, ctrlchan.HeaderHeartbeat, math.MaxUint64)
+	wantHeader(t, "Uint64", h.Uint64, ctrlchan.HeaderHeartbeatResponse, 0)
+	wantHeader(t, "Uint64", h.Uint64, 1025, 1<<40+7)
+	wantHeader(t, "Uint32", h.Uint32, ctrlchan.HeaderReplyFor, 0xfffffffe)
+	wantHeader(t, "Uint32", h.Uint32, 1100, 12345)
+	wantHeader(t, "Bool", h.Bool, ctrlchan.HeaderResultSuccess, true)
+	wantHeader(t, "Bool", h.Bool, 1024, false)
+	wantHeader(t, "Bool", h.Bool, 1026, true) // OpenZiti's byte header 1 is a true bool on both sides
+	wantHeader(t, "String", h.String, ctrlchan.HeaderID, "ctrl-1")
+	wantHeader(t, "String", h.String, 1101, "")
+	wantHeader(t, "String", h.String, 1102, "ünïcode ✓")
 	if rf, ok := c.ReplyFor(); !ok || rf != -2 {
 		t.Errorf("ctrlchan ReplyFor() = %d, %v; OpenZiti put reply-for header 0xfffffffe (-2)", rf, ok)
 	}
@@ -470,5 +450,14 @@ func TestFrame_BothRefuse(t *testing.T) {
 		if cerr == nil {
 			t.Errorf("%s: OpenZiti refuses the frame (%v), ctrlchan accepted it", name, zerr)
 		}
+	}
+}
+
+// wantHeader checks that ctrlchan's getter (named as) reads header k as the
+// value OpenZiti put there.
+func wantHeader[T comparable](t *testing.T, as string, get func(int32) (T, bool), k int32, want T) {
+	t.Helper()
+	if v, ok := get(k); !ok || v != want {
+		t.Errorf("ctrlchan %s(%d) = %#v, %v; OpenZiti put %#v", as, k, v, ok, want)
 	}
 }

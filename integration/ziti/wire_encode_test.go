@@ -107,29 +107,20 @@ type eventCase struct {
 	want      proto.Message // the model in OpenZiti's type, wrapped in its oneof by zEvent
 }
 
+// zEvent wraps c.want in the field of the event's model oneof that holds its
+// type.
 func zEvent(c eventCase) *edge_ctrl_pb.DataState_Event {
 	e := &edge_ctrl_pb.DataState_Event{Action: edge_ctrl_pb.DataState_Action(c.action), IsSynthetic: c.synthetic}
-	switch m := c.want.(type) {
-	case *edge_ctrl_pb.DataState_ConfigType:
-		e.Model = &edge_ctrl_pb.DataState_Event_ConfigType{ConfigType: m}
-	case *edge_ctrl_pb.DataState_Config:
-		e.Model = &edge_ctrl_pb.DataState_Event_Config{Config: m}
-	case *edge_ctrl_pb.DataState_Identity:
-		e.Model = &edge_ctrl_pb.DataState_Event_Identity{Identity: m}
-	case *edge_ctrl_pb.DataState_Service:
-		e.Model = &edge_ctrl_pb.DataState_Event_Service{Service: m}
-	case *edge_ctrl_pb.DataState_ServicePolicy:
-		e.Model = &edge_ctrl_pb.DataState_Event_ServicePolicy{ServicePolicy: m}
-	case *edge_ctrl_pb.DataState_ServicePolicyChange:
-		e.Model = &edge_ctrl_pb.DataState_Event_ServicePolicyChange{ServicePolicyChange: m}
-	case *edge_ctrl_pb.DataState_PublicKey:
-		e.Model = &edge_ctrl_pb.DataState_Event_PublicKey{PublicKey: m}
-	case *edge_ctrl_pb.DataState_PostureCheck:
-		e.Model = &edge_ctrl_pb.DataState_Event_PostureCheck{PostureCheck: m}
-	default:
-		panic("unknown model")
+	r := e.ProtoReflect()
+	want := c.want.ProtoReflect()
+	fields := r.Descriptor().Oneofs().ByName("Model").Fields()
+	for i := range fields.Len() {
+		if f := fields.Get(i); f.Message() != nil && f.Message().FullName() == want.Descriptor().FullName() {
+			r.Set(f, protoreflect.ValueOfMessage(want))
+			return e
+		}
 	}
-	return e
+	panic("no event model holds " + want.Descriptor().FullName())
 }
 
 func eventCases() []eventCase {
