@@ -70,11 +70,12 @@ func ManagementResources() []ResourceInfo {
 }
 
 // extraResources are served but are not model resources with fields:
-// circuits and router links are node-local (listed; circuits deleted),
-// posture check types a fixed list.
+// circuits and router links are node-local (listed and deleted; links
+// changed: their PATCH body is in routeBodies), posture check types a
+// fixed list.
 var extraResources = []ResourceInfo{
 	{Path: "circuits", Title: "Circuits", One: "circuit", Delete: true},
-	{Path: "links", Title: "Links", One: "link",
+	{Path: "links", Title: "Links", One: "link", Update: true, Delete: true,
 		Columns: []string{"sourceRouter.name", "destRouter.name", "state", "cost", "protocol", "dialAddress"}},
 	{Path: "posture-check-types", Title: "Posture check types", One: "posture check type", Named: true, Columns: []string{"name"}},
 }

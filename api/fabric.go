@@ -3,6 +3,7 @@ package api
 import (
 	"errors"
 	"net/http"
+	"slices"
 	"time"
 
 	"edgectl/dataplane"
@@ -12,7 +13,8 @@ import (
 
 // The Fabric Management API subset that OpenZiti's tools use (`ziti fabric
 // list routers|terminators|services|circuits|links`, `ziti fabric delete
-// circuit`, `ziti edge validate service-hosting`): routers (edge and
+// circuit|link`, `ziti fabric update link`, `ziti edge validate
+// service-hosting`): routers (edge and
 // transit) with whether they are connected to this node, terminators,
 // services, this node's circuits, and the router links reported to this
 // node. Admins only, as the Management API. Circuits and links are also
@@ -33,6 +35,8 @@ func (s *Server) fabricRoutes() []route {
 		{fabricAPI | managementAPI, del, "/circuits/:id", "deleteCircuit", "Circuit", admin, s.deleteCircuit},
 		{fabricAPI | managementAPI, get, "/links", "listLinks", "Link", admin, s.listLinks},
 		{fabricAPI | managementAPI, get, "/links/:id", "detailLink", "Link", admin, s.getLink},
+		{fabricAPI | managementAPI, patch, "/links/:id", "patchLink", "Link", admin, s.patchLink},
+		{fabricAPI | managementAPI, del, "/links/:id", "deleteLink", "Link", admin, s.deleteLink},
 	}
 }
 
@@ -201,13 +205,20 @@ func (s *Server) getCircuit(c *call) error {
 
 // deleteCircuit ends a circuit this node routed: the router unroutes it now.
 func (s *Server) deleteCircuit(c *call) error {
+	return s.onLocal(c, "circuit", dataplane.ErrNoCircuit, func(r RouterStatus, id string) error { return r.EndCircuit(id) })
+}
+
+// onLocal does op to the node-local item of c's id: 404 for an entity this
+// node does not have (op's unknown error, or no routers at all), 200 with
+// no data when op succeeds.
+func (s *Server) onLocal(c *call, entity string, unknown error, op func(r RouterStatus, id string) error) error {
 	id := c.param("id")
 	if s.Routers == nil {
-		return notFound("circuit", id)
+		return notFound(entity, id)
 	}
-	if err := s.Routers.EndCircuit(id); err != nil {
-		if errors.Is(err, dataplane.ErrNoCircuit) {
-			return notFound("circuit", id)
+	if err := op(s.Routers, id); err != nil {
+		if errors.Is(err, unknown) {
+			return notFound(entity, id)
 		}
 		return err
 	}
@@ -223,16 +234,17 @@ var linkFields = store.BaseFields(map[string]filter.Field{
 
 // linkView is a router link as OpenZiti's fabric API shows it: its two
 // routers, its state (Connected while both are connected to this node, else
-// Unusable), its cost and each end's latency in nanoseconds.
+// Unusable), whether an operator took it out of paths (down), its cost and
+// each end's latency in nanoseconds.
 func (s *Server) linkView(tx *store.Tx, l dataplane.Link) map[string]any {
-	state, down := "Connected", false
+	state := "Connected"
 	if s.Routers == nil || !s.Routers.LinkUsable(l) {
-		state, down = "Unusable", true
+		state = "Unusable"
 	}
 	return map[string]any{
 		"_links": selfLinks("links", l.ID), "id": l.ID, "createdAt": l.ReportedAt, "updatedAt": l.ReportedAt,
 		"sourceRouter": s.routerRef(tx, l.SrcRouterID), "destRouter": s.routerRef(tx, l.DstRouterID),
-		"protocol": l.Protocol, "dialAddress": l.DialAddress, "iteration": l.Iteration, "state": state, "down": down,
+		"protocol": l.Protocol, "dialAddress": l.DialAddress, "iteration": l.Iteration, "state": state, "down": l.Down,
 		"cost": l.Cost(), "staticCost": l.StaticCost, "sourceLatency": l.SrcLatency.Nanoseconds(), "destLatency": l.DstLatency.Nanoseconds(),
 		"connections": []any{},
 	}
@@ -252,4 +264,62 @@ func (s *Server) listLinks(c *call) error {
 
 func (s *Server) getLink(c *call) error {
 	return getLocal(c, "link", s.linkList(), linkID, func(l dataplane.Link) any { return s.linkView(c.tx, l) })
+}
+
+// linkPatchFields are what PATCH /links/{id} changes: the static cost added to
+// the link's measured latency in paths, and down (out of paths).
+var linkPatchFields = []field{
+	{name: "staticCost", kind: fInt, min: 0, max: maxInt32,
+		ui: fieldUI{help: "added to the latency measured at each end (ms) in the link's cost; 1 when the link came up"}},
+	{name: "down", kind: fBool, ui: fieldUI{help: "out of paths: circuits over it move to other paths"}},
+}
+
+// routeBodies are the request bodies of the operations that are not a
+// resource's create, PUT or PATCH, for the OpenAPI document.
+var routeBodies = map[string][]field{
+	http.MethodPatch + " /links/:id": linkPatchFields,
+}
+
+// patchLink changes a link's static cost or takes it out of paths or back
+// (on every member: controller/links.go; the change lasts while the link
+// is reported). 404 when this node knows no such link; 400 for a field a
+// link does not change.
+func (s *Server) patchLink(c *call) error {
+	raw, err := decodeObject(c.r)
+	if err != nil {
+		return err
+	}
+	for k := range raw {
+		if !slices.ContainsFunc(linkPatchFields, func(f field) bool { return f.name == k }) {
+			return invalidField(k, "is not a field a link changes: staticCost and down are", nil)
+		}
+	}
+	p, err := parseFields(raw, linkPatchFields, modePatch)
+	if err != nil {
+		return err
+	}
+	var change dataplane.LinkChange
+	if v, ok := p.values["staticCost"].(int64); ok {
+		cost := int(v)
+		change.StaticCost = &cost
+	}
+	if v, ok := p.values["down"].(bool); ok {
+		change.Down = &v
+	}
+	return s.onLocal(c, "link", dataplane.ErrNoLink, func(r RouterStatus, id string) error {
+		if change == (dataplane.LinkChange{}) { // nothing to change: only whether the link is known
+			if !slices.ContainsFunc(r.Links(), func(l dataplane.Link) bool { return l.ID == id }) {
+				return dataplane.ErrNoLink
+			}
+			return nil
+		}
+		_, err := r.UpdateLink(id, change)
+		return err
+	})
+}
+
+// deleteLink forgets a link and has its routers close it (they dial it
+// again); every node then drops it, as the routers report the fault to each.
+func (s *Server) deleteLink(c *call) error {
+	return s.onLocal(c, "link", dataplane.ErrNoLink, func(r RouterStatus, id string) error { return r.RemoveLink(id) })
 }

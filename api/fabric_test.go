@@ -3,8 +3,13 @@ package api_test
 import (
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
+
+	"edgectl/api"
+	"edgectl/dataplane"
 )
 
 // Links and circuits live on the node, not in the model: with no router
@@ -29,5 +34,137 @@ func TestNodeLocalLists_LinksAndCircuits(t *testing.T) {
 	st, out := ts.do(http.MethodGet, "/fabric/v1/links?filter="+url.QueryEscape(`sourceRouterId="r1" and protocol="tls"`), nil)
 	if st != http.StatusOK {
 		t.Fatalf("a filter on the links' own fields: %d %v", st, out)
+	}
+}
+
+// linkRouters stands for this node's routers with two links reported and
+// no router connected (the API's side of PATCH and DELETE /links/{id}; the
+// real routers' side is integration/mesh_test.go's).
+type linkRouters struct {
+	api.RouterStatus // not called by these operations
+	mu               sync.Mutex
+	links            []dataplane.Link
+	changes          int
+}
+
+func (r *linkRouters) Connected() []string              { return nil }
+func (r *linkRouters) Status(string) dataplane.Status   { return dataplane.Status{} }
+func (r *linkRouters) Circuits() []*dataplane.Circuit   { return nil }
+func (r *linkRouters) LinkUsable(l dataplane.Link) bool { return true }
+func (r *linkRouters) Links() []dataplane.Link {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.links)
+}
+
+func (r *linkRouters) UpdateLink(id string, c dataplane.LinkChange) (dataplane.Link, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for i := range r.links {
+		if l := &r.links[i]; l.ID == id {
+			if c.StaticCost != nil {
+				l.StaticCost = *c.StaticCost
+			}
+			if c.Down != nil {
+				l.Down = *c.Down
+			}
+			r.changes++
+			return *l, nil
+		}
+	}
+	return dataplane.Link{}, dataplane.ErrNoLink
+}
+
+func (r *linkRouters) RemoveLink(id string) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for i := range r.links {
+		if r.links[i].ID == id {
+			r.links = slices.Delete(r.links, i, i+1)
+			return nil
+		}
+	}
+	return dataplane.ErrNoLink
+}
+
+// A link's static cost and down change with PATCH (what `ziti fabric update
+// link` sends) and show in its detail; a bad value, or a field a link does
+// not change, is 400 naming it and changes nothing; an unknown link is 404;
+// DELETE removes it. On both APIs, and the Management API's document
+// describes the PATCH body.
+func TestLinks_PatchAndDelete(t *testing.T) {
+	t.Parallel()
+	for _, prefix := range []string{"/edge/management/v1", "/fabric/v1"} {
+		routers := &linkRouters{links: []dataplane.Link{
+			{ID: "l1", SrcRouterID: "ra", DstRouterID: "rb", StaticCost: 1},
+			{ID: "l2", SrcRouterID: "rb", DstRouterID: "rc", StaticCost: 1},
+		}}
+		ts := newTestServerOf(t, nil, routers)
+		link := func(id string) map[string]any {
+			t.Helper()
+			st, out := ts.do(http.MethodGet, prefix+"/links/"+id, nil)
+			if st != http.StatusOK {
+				t.Fatalf("GET %s/links/%s: %d %v", prefix, id, st, out)
+			}
+			return out["data"].(map[string]any)
+		}
+		if l := link("l1"); l["staticCost"] != 1.0 || l["down"] != false {
+			t.Fatalf("%s: a new link: %v", prefix, l)
+		}
+		for _, c := range []struct {
+			body  map[string]any
+			field string
+		}{
+			{map[string]any{"staticCost": -1}, "staticCost"},
+			{map[string]any{"staticCost": 1 << 31}, "staticCost"},
+			{map[string]any{"staticCost": "high"}, "staticCost"},
+			{map[string]any{"down": "yes"}, "down"},
+			{map[string]any{"staticCost": 5, "name": "x"}, "name"},
+		} {
+			st, out := ts.do(http.MethodPatch, prefix+"/links/l1", c.body)
+			wantError(t, st, out, http.StatusBadRequest, "COULD_NOT_VALIDATE", c.field)
+		}
+		if routers.changes != 0 {
+			t.Fatalf("%s: a refused PATCH changed the link", prefix)
+		}
+		st, out := ts.do(http.MethodPatch, prefix+"/links/l1", map[string]any{"staticCost": 20})
+		if st != http.StatusOK {
+			t.Fatalf("%s: PATCH staticCost: %d %v", prefix, st, out)
+		}
+		st, out = ts.do(http.MethodPatch, prefix+"/links/l1", map[string]any{"down": true})
+		if st != http.StatusOK {
+			t.Fatalf("%s: PATCH down: %d %v", prefix, st, out)
+		}
+		if l := link("l1"); l["staticCost"] != 20.0 || l["down"] != true || l["cost"] != 20.0 {
+			t.Fatalf("%s: after the PATCHes: %v", prefix, l)
+		}
+		if l := link("l2"); l["staticCost"] != 1.0 || l["down"] != false {
+			t.Fatalf("%s: the other link changed: %v", prefix, l)
+		}
+		if st, _ = ts.do(http.MethodPatch, prefix+"/links/l1", map[string]any{}); st != http.StatusOK || routers.changes != 2 {
+			t.Fatalf("%s: an empty PATCH: %d, %d changes", prefix, st, routers.changes)
+		}
+		st, out = ts.do(http.MethodPatch, prefix+"/links/nope", map[string]any{"down": true})
+		wantError(t, st, out, http.StatusNotFound, "NOT_FOUND", "")
+		st, out = ts.do(http.MethodPatch, prefix+"/links/nope", map[string]any{})
+		wantError(t, st, out, http.StatusNotFound, "NOT_FOUND", "")
+		st, out = ts.do(http.MethodDelete, prefix+"/links/nope", nil)
+		wantError(t, st, out, http.StatusNotFound, "NOT_FOUND", "")
+		if st, out = ts.do(http.MethodDelete, prefix+"/links/l1", nil); st != http.StatusOK {
+			t.Fatalf("%s: DELETE: %d %v", prefix, st, out)
+		}
+		st, out = ts.do(http.MethodGet, prefix+"/links/l1", nil)
+		wantError(t, st, out, http.StatusNotFound, "NOT_FOUND", "")
+	}
+
+	ts := newTestServer(t)
+	st, out := ts.do(http.MethodGet, "/edge/management/v1/specs/edge-management/spec", nil)
+	if st != http.StatusOK {
+		t.Fatalf("the Management API's document: %d", st)
+	}
+	op, _ := dig(out, "data", "paths", "/links/{id}", "patch").(map[string]any)
+	props, _ := dig(op, "requestBody", "content", "application/json", "schema", "properties").(map[string]any)
+	if props["staticCost"] == nil || props["down"] == nil || len(props) != 2 {
+		t.Fatalf("PATCH /links/{id} body in the document: %v", props)
 	}
 }

@@ -115,6 +115,13 @@ func newTestServer(t *testing.T) *testServer { return newTestServerWith(t, nil) 
 // JWKS roots, admin password).
 func newTestServerWith(t *testing.T, edit func(*controller.Config)) *testServer {
 	t.Helper()
+	return newTestServerOf(t, edit, nil)
+}
+
+// newTestServerOf is newTestServerWith whose API sees routers as this
+// node's routers.
+func newTestServerOf(t *testing.T, edit func(*controller.Config), routers api.RouterStatus) *testServer {
+	t.Helper()
 	cfg := controller.Config{AdminUsername: "admin", AdminPassword: testAdminPassword}
 	if edit != nil {
 		edit(&cfg)
@@ -129,7 +136,7 @@ func newTestServerWith(t *testing.T, edit func(*controller.Config)) *testServer 
 	srv := httptest.NewUnstartedServer(nil)
 	base := "http://" + srv.Listener.Addr().String()
 	a := api.New(api.Deps{Store: st, Writer: w, Cluster: local, Hasher: auth.NewHasher(auth.DefaultParams),
-		Activity: auth.NewActivity(), Peers: local, Now: now},
+		Activity: auth.NewActivity(), Peers: local, Now: now, Routers: routers},
 		api.Config{AdvertiseURL: base, SessionTimeout: cfg.SessionTimeout, BackupDir: t.TempDir(), JWKSRootCAs: cfg.JWKSRootCAs,
 			JWTKey: testJWTKey, CORSOrigins: cfg.CORSOrigins})
 	srv.Config.Handler = a.Handler()

@@ -106,8 +106,13 @@ func routeResource(rt route, resources map[string]*resource) (*resource, bool) {
 }
 
 // openAPIRequest is the request body of a create, PUT or PATCH of a
-// resource, from its field table (nil for other operations).
+// resource, from its field table, or of another operation that takes one
+// (routeBodies); nil for the others.
 func (s *Server) openAPIRequest(rt route, resources map[string]*resource) map[string]any {
+	if fields, ok := routeBodies[rt.method+" "+rt.path]; ok {
+		return map[string]any{"required": true, "content": map[string]any{
+			"application/json": map[string]any{"schema": bodySchema(fields, modePatch)}}}
+	}
 	r, one := routeResource(rt, resources)
 	if r == nil || r.fields == nil || rt.api != managementAPI {
 		return nil

@@ -111,6 +111,8 @@ type RouterStatus interface {
 	EndCircuit(id string) error
 	Links() []dataplane.Link
 	LinkUsable(l dataplane.Link) bool
+	UpdateLink(id string, c dataplane.LinkChange) (dataplane.Link, error)
+	RemoveLink(id string) error
 }
 
 // Peers reports the last known state of a cluster member.

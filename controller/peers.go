@@ -57,31 +57,38 @@ func (n *Node) every(interval time.Duration, fn func()) {
 }
 
 func (n *Node) probePeers(timeout time.Duration) {
+	_ = n.eachPeer(func(id, addr string) {
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		defer cancel()
+		out, err := n.Raft.CallRPC(ctx, addr, rpcStatus, nil)
+		st := peerStatus{seen: time.Now()}
+		if err == nil && len(out) == 8 {
+			st.online, st.applied = true, binary.BigEndian.Uint64(out)
+		}
+		n.peers.mu.Lock()
+		n.peers.status[id] = st
+		n.peers.mu.Unlock()
+	})
+}
+
+// eachPeer calls fn for every other member at once, and waits for them.
+func (n *Node) eachPeer(fn func(id, addr string)) error {
 	members, err := n.Raft.Members()
 	if err != nil {
-		return
+		return err
 	}
 	var wg sync.WaitGroup
 	for _, m := range members {
-		if m.ID == n.Raft.ID() {
-			continue
+		if m.ID != n.Raft.ID() {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				fn(m.ID, m.Address)
+			}()
 		}
-		wg.Add(1)
-		go func(id, addr string) {
-			defer wg.Done()
-			ctx, cancel := context.WithTimeout(context.Background(), timeout)
-			defer cancel()
-			out, err := n.Raft.CallRPC(ctx, addr, rpcStatus, nil)
-			st := peerStatus{seen: time.Now()}
-			if err == nil && len(out) == 8 {
-				st.online, st.applied = true, binary.BigEndian.Uint64(out)
-			}
-			n.peers.mu.Lock()
-			n.peers.status[id] = st
-			n.peers.mu.Unlock()
-		}(m.ID, m.Address)
 	}
 	wg.Wait()
+	return nil
 }
 
 // PeerStatus reports whether member id answered the last probe and its applied index.

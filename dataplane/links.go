@@ -1,6 +1,7 @@
 package dataplane
 
 import (
+	"errors"
 	"sort"
 	"strings"
 	"sync"
@@ -35,9 +36,11 @@ type Link struct {
 	DialAddress string
 	Iteration   uint32
 	StaticCost  int
-	SrcLatency  time.Duration
-	DstLatency  time.Duration
-	ReportedAt  time.Time
+	// Down: an operator took the link out of paths (UpdateLink).
+	Down       bool
+	SrcLatency time.Duration
+	DstLatency time.Duration
+	ReportedAt time.Time
 	// Conns are its connections (a link may have several), as its
 	// routers last reported them; StateIteration orders those reports.
 	Conns          []wire.LinkConn
@@ -81,8 +84,29 @@ func (t *links) report(src string, rl wire.RouterLink, now time.Time) bool {
 	if rl.ConnState != nil {
 		l.Conns, l.StateIteration = rl.ConnState.Conns, rl.ConnState.StateIteration
 	}
+	if old := t.byID[rl.ID]; old != nil { // a newer iteration keeps what an operator set
+		l.StaticCost, l.Down = old.StaticCost, old.Down
+	}
 	t.byID[rl.ID] = l
 	return true
+}
+
+// change applies c to link id; it returns the link as changed, and false
+// when no such link is known.
+func (t *links) change(id string, c LinkChange) (Link, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	l := t.byID[id]
+	if l == nil {
+		return Link{}, false
+	}
+	if c.StaticCost != nil {
+		l.StaticCost = *c.StaticCost
+	}
+	if c.Down != nil {
+		l.Down = *c.Down
+	}
+	return *l, true
 }
 
 // connState takes a link's new connections, if the report is of its
@@ -151,6 +175,50 @@ func (t *links) all() []Link {
 	return out
 }
 
+// ErrNoLink: no link of that id is reported to this node.
+var ErrNoLink = errors.New("no such link")
+
+// LinkChange is what an operator changes of a link; nil fields stay.
+type LinkChange struct {
+	StaticCost *int
+	Down       *bool
+}
+
+// UpdateLink changes link id's static cost, or takes it out of paths (down)
+// or back, as OpenZiti's controller does on PATCH /links/{id}: the circuits
+// over it then move to the cheapest path (off it, when it is down). The
+// change lasts while the link is reported to this node: a link that fails
+// and is dialed again starts at static cost 1, up.
+func (m *Manager) UpdateLink(id string, c LinkChange) (Link, error) {
+	l, ok := m.links.change(id, c)
+	if !ok {
+		return Link{}, ErrNoLink
+	}
+	m.log.Info("link changed", "link", id, "staticCost", l.StaticCost, "down", l.Down)
+	m.rerouteLink(id, "link "+id+" of its path changed")
+	return l, nil
+}
+
+// RemoveLink forgets link id and tells its routers to close it, as
+// OpenZiti's controller does on DELETE /links/{id}: its circuits move to
+// other paths, and the routers dial the link again (they report it anew).
+// An unknown id is ErrNoLink.
+func (m *Manager) RemoveLink(id string) error {
+	l := m.links.fault(id, 0)
+	if l == nil {
+		return ErrNoLink
+	}
+	m.log.Info("link removed", "link", id)
+	m.rerouteLink(id, "link "+id+" of its path was removed")
+	fault := wire.EncodeFault(wire.Fault{Subject: wire.LinkFault, ID: l.ID, Iteration: l.Iteration})
+	for _, end := range []string{l.SrcRouterID, l.DstRouterID} {
+		if r := m.router(end); r != nil {
+			_ = m.send(r, ctrlchan.NewMessage(wire.FaultType, fault))
+		}
+	}
+	return nil
+}
+
 // Links lists the links reported to this node, by id.
 func (m *Manager) Links() []Link { return m.links.all() }
 
@@ -199,7 +267,7 @@ func (m *Manager) linkFault(r *Router, f wire.Fault) {
 	}
 	m.log.Info("link down", "link", l.ID, "reported by", r.ID, "subject", f.Subject)
 	usable := m.LinkUsable(*l)
-	m.rerouteLink(l.ID)
+	m.rerouteLink(l.ID, "link "+l.ID+" of its path failed")
 	if !usable {
 		return
 	}

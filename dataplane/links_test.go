@@ -236,3 +236,48 @@ func TestLinks_ConnStateTakesTheNewestOfTheCurrentIteration(t *testing.T) {
 		t.Fatalf("connections %+v (state %d), want the new ones", got.Conns, got.StateIteration)
 	}
 }
+
+// An operator's change applies to a known link only, and a newer iteration
+// of the link keeps it.
+func TestLinks_ChangeLastsAcrossIterations(t *testing.T) {
+	var tab links
+	cost, down := 40, true
+	if _, ok := tab.change("l", LinkChange{StaticCost: &cost}); ok {
+		t.Fatal("an unknown link was changed")
+	}
+	tab.report("A", wire.RouterLink{ID: "l", DestRouterID: "B", Iteration: 1}, time.Unix(1, 0))
+	if l, ok := tab.change("l", LinkChange{StaticCost: &cost}); !ok || l.StaticCost != 40 || l.Down {
+		t.Fatalf("static cost change: %+v %v", l, ok)
+	}
+	if l, _ := tab.change("l", LinkChange{Down: &down}); l.StaticCost != 40 || !l.Down {
+		t.Fatalf("down change: %+v", l)
+	}
+	tab.report("A", wire.RouterLink{ID: "l", DestRouterID: "B", Iteration: 2}, time.Unix(2, 0))
+	if got := tab.all(); len(got) != 1 || got[0].Iteration != 2 || got[0].StaticCost != 40 || !got[0].Down {
+		t.Fatalf("after a newer iteration: %+v", got)
+	}
+	// A link that faulted and is reported again starts afresh.
+	tab.fault("l", 2)
+	tab.report("A", wire.RouterLink{ID: "l", DestRouterID: "B", Iteration: 3}, time.Unix(3, 0))
+	if got := tab.all(); got[0].StaticCost != 1 || got[0].Down {
+		t.Fatalf("after a fault: %+v", got)
+	}
+}
+
+func TestManager_UpdateAndRemoveAnUnknownLink(t *testing.T) {
+	m := New(Config{Store: store.New()})
+	cost := 5
+	if _, err := m.UpdateLink("nope", LinkChange{StaticCost: &cost}); err != ErrNoLink {
+		t.Fatalf("UpdateLink of an unknown link: %v", err)
+	}
+	if err := m.RemoveLink("nope"); err != ErrNoLink {
+		t.Fatalf("RemoveLink of an unknown link: %v", err)
+	}
+	m.links.report("A", wire.RouterLink{ID: "l", DestRouterID: "B", Iteration: 1}, time.Unix(1, 0))
+	if l, err := m.UpdateLink("l", LinkChange{StaticCost: &cost}); err != nil || l.StaticCost != 5 {
+		t.Fatalf("UpdateLink: %+v %v", l, err)
+	}
+	if err := m.RemoveLink("l"); err != nil || len(m.Links()) != 0 {
+		t.Fatalf("RemoveLink: %v, links %v", err, m.Links())
+	}
+}

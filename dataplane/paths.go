@@ -39,7 +39,7 @@ type graph struct {
 
 // graph takes the snapshot: the routers connected to this node, their
 // records in tx, and the links reported to this node between them, less
-// those to avoid (a router refused a route over them: one may be gone
+// those an operator took down and those to avoid (a router refused a route over them: one may be gone
 // before its fault reached this node).
 func (m *Manager) graph(tx *store.Tx, avoid map[string]bool) *graph {
 	g := &graph{cost: map[string]int{}, noTraversal: map[string]bool{}, edges: map[string]map[string]Link{}, links: map[string]Link{}}
@@ -55,17 +55,23 @@ func (m *Manager) graph(tx *store.Tx, avoid map[string]bool) *graph {
 		}
 		g.cost[r.ID], g.noTraversal[r.ID] = max(cost, minRouterCost), noTraversal
 	}
-	for _, l := range m.links.all() {
+	g.addLinks(m.links.all(), avoid)
+	return g
+}
+
+// addLinks adds the links between the graph's routers, but those an
+// operator took down and those to avoid.
+func (g *graph) addLinks(ls []Link, avoid map[string]bool) {
+	for _, l := range ls {
 		_, a := g.cost[l.SrcRouterID]
 		_, b := g.cost[l.DstRouterID]
-		if !a || !b || avoid[l.ID] {
+		if !a || !b || avoid[l.ID] || l.Down {
 			continue
 		}
 		g.links[l.ID] = l
 		g.add(l.SrcRouterID, l.DstRouterID, l)
 		g.add(l.DstRouterID, l.SrcRouterID, l)
 	}
-	return g
 }
 
 func (g *graph) add(from, to string, l Link) {

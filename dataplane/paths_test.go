@@ -22,12 +22,11 @@ func testGraph(routers map[string]int, noTraversal []string, ls ...testLink) *gr
 	for _, id := range noTraversal {
 		g.noTraversal[id] = true
 	}
+	links := make([]Link, 0, len(ls))
 	for _, tl := range ls {
-		l := Link{ID: tl.id, SrcRouterID: tl.src, DstRouterID: tl.dst, StaticCost: 1, SrcLatency: time.Duration(tl.cost-1) * time.Millisecond}
-		g.links[l.ID] = l
-		g.add(tl.src, tl.dst, l)
-		g.add(tl.dst, tl.src, l)
+		links = append(links, Link{ID: tl.id, SrcRouterID: tl.src, DstRouterID: tl.dst, StaticCost: 1, SrcLatency: time.Duration(tl.cost-1) * time.Millisecond})
 	}
+	g.addLinks(links, nil)
 	return g
 }
 
@@ -137,5 +136,34 @@ func TestGraphPathCost_IsWhatPathCounts(t *testing.T) {
 	}
 	if _, ok := g.pathCost([]string{"S", "X", "D"}, []string{"sa", "ad"}); ok {
 		t.Fatal("a path through a router that is gone has a cost")
+	}
+}
+
+// An operator's changes count in paths: a link taken down is left out, and
+// a static cost adds to the link's cost; links to avoid and links to a
+// router not in the graph are left out too.
+func TestGraphAddLinks_DownStaticCostAndAvoid(t *testing.T) {
+	routers := map[string]int{"A": 0, "B": 0, "C": 0}
+	ab := Link{ID: "l-ab", SrcRouterID: "A", DstRouterID: "B", StaticCost: 1}
+	bc := Link{ID: "l-bc", SrcRouterID: "B", DstRouterID: "C", StaticCost: 1}
+	ac := Link{ID: "l-ac", SrcRouterID: "A", DstRouterID: "C", StaticCost: 1}
+	ax := Link{ID: "l-ax", SrcRouterID: "A", DstRouterID: "X", StaticCost: 1}
+	build := func(avoid map[string]bool, ls ...Link) *graph {
+		g := testGraph(routers, nil)
+		g.addLinks(ls, avoid)
+		return g
+	}
+	checkPath(t, build(nil, ab, bc, ac, ax), "A", "C", []string{"A", "C"}, []string{"l-ac"}, 1+minRouterCost)
+	down := ac
+	down.Down = true
+	checkPath(t, build(nil, ab, bc, down), "A", "C", []string{"A", "B", "C"}, []string{"l-ab", "l-bc"}, 2*(1+minRouterCost))
+	dear := ac
+	dear.StaticCost = 100
+	checkPath(t, build(nil, ab, bc, dear), "A", "C", []string{"A", "B", "C"}, []string{"l-ab", "l-bc"}, 2*(1+minRouterCost))
+	dear.StaticCost = 11
+	checkPath(t, build(nil, ab, bc, dear), "A", "C", []string{"A", "C"}, []string{"l-ac"}, 11+minRouterCost)
+	checkPath(t, build(map[string]bool{"l-ac": true}, ab, bc, ac), "A", "C", []string{"A", "B", "C"}, []string{"l-ab", "l-bc"}, 2*(1+minRouterCost))
+	if g := build(nil, ab, bc, ac, ax); len(g.links) != 3 || g.edges["X"] != nil {
+		t.Fatalf("a link to a router not in the graph was added: %v", g.links)
 	}
 }

@@ -156,11 +156,12 @@ func (m *Manager) dropRouterCircuits(routerID string) {
 	}
 }
 
-// rerouteLink moves the circuits that used link id to other paths.
-func (m *Manager) rerouteLink(id string) {
+// rerouteLink moves the circuits that use link id to the cheapest path
+// (another one, when the link is gone or down).
+func (m *Manager) rerouteLink(id, why string) {
 	for _, ci := range m.Circuits() {
 		if slices.Contains(ci.Links, id) {
-			go m.reroute(ci.ID, "link "+id+" of its path failed")
+			go m.reroute(ci.ID, why)
 		}
 	}
 }

@@ -3,6 +3,7 @@ package integration
 import (
 	"fmt"
 	"net"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -78,6 +79,25 @@ func (mn *meshNet) links(t *testing.T, n *node) ([]string, error) {
 	}
 	sort.Strings(out)
 	return out, nil
+}
+
+// linkOf is node n's link between routers a and b (by name, without
+// "router-"), nil when there is none.
+func (mn *meshNet) linkOf(t *testing.T, n *node, a, b string) map[string]any {
+	t.Helper()
+	items, err := listAll(t, n, mn.token, "/links")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, it := range items {
+		src, _ := jget(it, "sourceRouter", "name").(string)
+		dst, _ := jget(it, "destRouter", "name").(string)
+		if ends := []string{src, dst}; slices.Contains(ends, "router-"+a) && slices.Contains(ends, "router-"+b) {
+			l, _ := it.(map[string]any)
+			return l
+		}
+	}
+	return nil
 }
 
 func (mn *meshNet) waitLinks(t *testing.T, what string, want ...string) {
@@ -211,6 +231,54 @@ func TestMesh_CircuitsCrossLinksAndMoveWhenALinkFails(t *testing.T) {
 	if err := echoOn(stream, "back on A-C"); err != nil {
 		t.Fatalf("the open stream broke when it moved back: %v", err)
 	}
+
+	// An operator steers it with OpenZiti's CLI (PATCH and DELETE
+	// /links/{id}): A-C made dear, the stream leaves it; cheap again, smart
+	// rerouting brings it back; taken down, it leaves it; up, it returns.
+	ac := mn.linkOf(t, n, "a", "c")
+	if ac == nil {
+		t.Fatal("no A-C link listed")
+	}
+	for _, step := range []struct {
+		flags []string
+		path  string
+	}{
+		{[]string{"--static-cost", "1000000"}, "a>b>c"}, // above two unmeasured links (65 s per end)
+		{[]string{"--static-cost", "1"}, "a>c"},
+		{[]string{"--down"}, "a>b>c"},
+		{[]string{"--down=false"}, "a>c"},
+	} {
+		ziti(append([]string{"fabric", "update", "link", ac["id"].(string)}, step.flags...)...)
+		mn.waitPath(t, "the circuit after ziti fabric update link "+strings.Join(step.flags, " "), step.path)
+		if err := echoOn(stream, "after "+strings.Join(step.flags, " ")); err != nil {
+			t.Fatalf("the open stream broke after %v: %v", step.flags, err)
+		}
+	}
+	// The same with edgectl's CLI, which refuses a field a link does not have.
+	cl := newCLI(t)
+	if _, errOut, code := cl.run(adminPassword+"\n", "login", "https://"+n.host(), "-u", adminUser, "--password-stdin", "--yes"); code != 0 {
+		t.Fatalf("edgectl login: %s", errOut)
+	}
+	cl.ok("update", "link", ac["id"].(string), "--set", "down=true")
+	mn.waitPath(t, "the circuit after edgectl update link --set down=true", "a>b>c")
+	cl.ok("update", "link", ac["id"].(string), "--set", "down=false")
+	mn.waitPath(t, "the circuit after edgectl update link --set down=false", "a>c")
+	if msg := cl.fails(2, "update", "link", ac["id"].(string), "--set", "name=x"); !strings.Contains(msg, "name") {
+		t.Fatalf("edgectl update link --set name=x: %s", msg)
+	}
+	// Deleted, A-C is closed by its routers, which dial it again: a new
+	// link (or a new dial of it), while the stream goes on.
+	ziti("fabric", "delete", "link", ac["id"].(string))
+	waitUntil(t, "A-C dialed again", 30*time.Second, func() error {
+		l := mn.linkOf(t, n, "a", "c")
+		if l == nil || (l["id"] == ac["id"] && l["iteration"] == ac["iteration"]) {
+			return fmt.Errorf("A-C: %v", l)
+		}
+		return nil
+	})
+	if err := echoOn(stream, "after ziti fabric delete link"); err != nil {
+		t.Fatalf("the open stream broke when its link was deleted: %v", err)
+	}
 	mn.acProxy.Cut()
 	mn.waitPath(t, "the circuit on A→B→C again", "a>b>c")
 
@@ -270,6 +338,19 @@ func TestMesh_EveryNodeKnowsTheLinks(t *testing.T) {
 			waitOnline(t, n, c.token, r.id, true, 15*time.Second)
 		}
 		mn.waitLinksOn(t, n, fmt.Sprintf("node %d: the three links", i+1), "a-b Connected", "a-c Connected", "b-c Connected")
+	}
+	// A link's change through one node is made on every node: each routes
+	// its own circuits.
+	ac := mn.linkOf(t, c.nodes[0], "a", "c")
+	if ac == nil {
+		t.Fatal("no A-C link listed")
+	}
+	st, m := do(t, "PATCH", c.nodes[1].mgmt("/links/"+ac["id"].(string)), c.token, map[string]any{"staticCost": 7})
+	mustStatus(t, "PATCH A-C's static cost through node 2", st, m, 200)
+	for i, n := range c.nodes {
+		if l := mn.linkOf(t, n, "a", "c"); l == nil || l["staticCost"] != 7.0 {
+			t.Fatalf("node %d: A-C after the change through node 2: %v", i+1, l)
+		}
 	}
 	// Node 1 serves the tunnelers' Client API calls: another one dies.
 	c.nodes[2].kill()

@@ -41,7 +41,7 @@ function describe(doc) {
       path: r.path, title: r.title, one: r.one, columns: r.columns, relations: r.relations || [],
       roles: !!r.attrs, attrSource: r.attrs, enrollment: r.enrollment,
       noCreate: !create, noEdit: !edit, noDelete: !r.delete,
-      fields: create ? formFields(create, edit, attrsOf) : [],
+      fields: create ? formFields(create, edit, attrsOf) : edit ? formFields(edit, edit, attrsOf) : [],
     };
     if (r.enrollment === 'identity') enrollmentChoice(res);
     resources.push(res);
@@ -51,7 +51,8 @@ function describe(doc) {
 }
 
 // formFields are a create body's fields in the order the API gives them,
-// each marked createOnly when the edit does not take it.
+// each marked createOnly when the edit does not take it (a resource the API
+// changes but does not create, such as links, has the edit's fields).
 function formFields(create, edit, attrsOf) {
   const order = create['x-edgectl-order'] || Object.keys(create.properties);
   const required = new Set(create.required || []);
