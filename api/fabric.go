@@ -205,20 +205,13 @@ func (s *Server) getCircuit(c *call) error {
 
 // deleteCircuit ends a circuit this node routed: the router unroutes it now.
 func (s *Server) deleteCircuit(c *call) error {
-	return s.onLocal(c, "circuit", dataplane.ErrNoCircuit, func(r RouterStatus, id string) error { return r.EndCircuit(id) })
-}
-
-// onLocal does op to the node-local item of c's id: 404 for an entity this
-// node does not have (op's unknown error, or no routers at all), 200 with
-// no data when op succeeds.
-func (s *Server) onLocal(c *call, entity string, unknown error, op func(r RouterStatus, id string) error) error {
 	id := c.param("id")
 	if s.Routers == nil {
-		return notFound(entity, id)
+		return notFound("circuit", id)
 	}
-	if err := op(s.Routers, id); err != nil {
-		if errors.Is(err, unknown) {
-			return notFound(entity, id)
+	if err := s.Routers.EndCircuit(id); err != nil {
+		if errors.Is(err, dataplane.ErrNoCircuit) {
+			return notFound("circuit", id)
 		}
 		return err
 	}
@@ -280,10 +273,11 @@ var routeBodies = map[string][]field{
 	http.MethodPatch + " /links/:id": linkPatchFields,
 }
 
-// patchLink changes a link's static cost or takes it out of paths or back
-// (on every member: controller/links.go; the change lasts while the link
-// is reported). 404 when this node knows no such link; 400 for a field a
-// link does not change.
+// patchLink changes a link's static cost or takes it out of paths or back,
+// on this node and on the other members (controller/links.go): 200 with
+// what each member did ("nodes": node id → "changed", or why not), 404 when
+// this node knows no such link, 400 for a bad value or a field a link does
+// not change (the body is checked first, as OpenZiti's controller does).
 func (s *Server) patchLink(c *call) error {
 	raw, err := decodeObject(c.r)
 	if err != nil {
@@ -306,20 +300,38 @@ func (s *Server) patchLink(c *call) error {
 	if v, ok := p.values["down"].(bool); ok {
 		change.Down = &v
 	}
-	return s.onLocal(c, "link", dataplane.ErrNoLink, func(r RouterStatus, id string) error {
-		if change == (dataplane.LinkChange{}) { // nothing to change: only whether the link is known
-			if !slices.ContainsFunc(r.Links(), func(l dataplane.Link) bool { return l.ID == id }) {
-				return dataplane.ErrNoLink
-			}
-			return nil
+	id := c.param("id")
+	var nodes map[string]string
+	if s.Routers != nil {
+		switch {
+		case change != (dataplane.LinkChange{}):
+			nodes, err = s.Routers.UpdateLink(id, change)
+		case !slices.ContainsFunc(s.Routers.Links(), func(l dataplane.Link) bool { return l.ID == id }):
+			err = dataplane.ErrNoLink // nothing to change: only whether the link is known
 		}
-		_, err := r.UpdateLink(id, change)
+	}
+	switch {
+	case s.Routers == nil || errors.Is(err, dataplane.ErrNoLink):
+		return notFound("link", id)
+	case err != nil:
 		return err
-	})
+	}
+	if nodes == nil {
+		nodes = map[string]string{}
+	}
+	c.write(http.StatusOK, map[string]any{"data": map[string]any{"nodes": nodes}, "meta": meta(nil)})
+	return nil
 }
 
 // deleteLink forgets a link and has its routers close it (they dial it
-// again); every node then drops it, as the routers report the fault to each.
+// again), as OpenZiti's controller does; a link this node does not have is
+// closed on every connected router (a router may hold a link no node
+// lists), so the answer is 200 either way. Every node then drops the link,
+// as the routers report the fault to each.
 func (s *Server) deleteLink(c *call) error {
-	return s.onLocal(c, "link", dataplane.ErrNoLink, func(r RouterStatus, id string) error { return r.RemoveLink(id) })
+	if s.Routers != nil {
+		s.Routers.RemoveLink(c.param("id"))
+	}
+	c.write(http.StatusOK, map[string]any{"data": map[string]any{}, "meta": meta(nil)})
+	return nil
 }

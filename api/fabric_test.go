@@ -45,6 +45,7 @@ type linkRouters struct {
 	mu               sync.Mutex
 	links            []dataplane.Link
 	changes          int
+	removed          []string
 }
 
 func (r *linkRouters) Connected() []string              { return nil }
@@ -57,7 +58,7 @@ func (r *linkRouters) Links() []dataplane.Link {
 	return slices.Clone(r.links)
 }
 
-func (r *linkRouters) UpdateLink(id string, c dataplane.LinkChange) (dataplane.Link, error) {
+func (r *linkRouters) UpdateLink(id string, c dataplane.LinkChange) (map[string]string, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for i := range r.links {
@@ -69,28 +70,23 @@ func (r *linkRouters) UpdateLink(id string, c dataplane.LinkChange) (dataplane.L
 				l.Down = *c.Down
 			}
 			r.changes++
-			return *l, nil
+			return map[string]string{"n1": "changed", "n2": "kept until its routers report the link to this node"}, nil
 		}
 	}
-	return dataplane.Link{}, dataplane.ErrNoLink
+	return nil, dataplane.ErrNoLink
 }
 
-func (r *linkRouters) RemoveLink(id string) error {
+func (r *linkRouters) RemoveLink(id string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	for i := range r.links {
-		if r.links[i].ID == id {
-			r.links = slices.Delete(r.links, i, i+1)
-			return nil
-		}
-	}
-	return dataplane.ErrNoLink
+	r.removed = append(r.removed, id)
+	r.links = slices.DeleteFunc(r.links, func(l dataplane.Link) bool { return l.ID == id })
 }
 
 // A link's static cost and down change with PATCH (what `ziti fabric update
 // link` sends) and show in its detail; a bad value, or a field a link does
 // not change, is 400 naming it and changes nothing; an unknown link is 404;
-// DELETE removes it. On both APIs, and the Management API's document
+// the answer lists what each node did; DELETE removes it. On both APIs, and the Management API's document
 // describes the PATCH body.
 func TestLinks_PatchAndDelete(t *testing.T) {
 	t.Parallel()
@@ -128,8 +124,8 @@ func TestLinks_PatchAndDelete(t *testing.T) {
 			t.Fatalf("%s: a refused PATCH changed the link", prefix)
 		}
 		st, out := ts.do(http.MethodPatch, prefix+"/links/l1", map[string]any{"staticCost": 20})
-		if st != http.StatusOK {
-			t.Fatalf("%s: PATCH staticCost: %d %v", prefix, st, out)
+		if st != http.StatusOK || dig(out, "data", "nodes", "n1") != "changed" || dig(out, "data", "nodes", "n2") == nil {
+			t.Fatalf("%s: PATCH staticCost: %d %v, want each node's outcome", prefix, st, out)
 		}
 		st, out = ts.do(http.MethodPatch, prefix+"/links/l1", map[string]any{"down": true})
 		if st != http.StatusOK {
@@ -148,10 +144,15 @@ func TestLinks_PatchAndDelete(t *testing.T) {
 		wantError(t, st, out, http.StatusNotFound, "NOT_FOUND", "")
 		st, out = ts.do(http.MethodPatch, prefix+"/links/nope", map[string]any{})
 		wantError(t, st, out, http.StatusNotFound, "NOT_FOUND", "")
-		st, out = ts.do(http.MethodDelete, prefix+"/links/nope", nil)
-		wantError(t, st, out, http.StatusNotFound, "NOT_FOUND", "")
-		if st, out = ts.do(http.MethodDelete, prefix+"/links/l1", nil); st != http.StatusOK {
-			t.Fatalf("%s: DELETE: %d %v", prefix, st, out)
+		// DELETE is 200 for a link this node does not list too (its routers
+		// are told to close it, as OpenZiti's controller does).
+		for _, id := range []string{"nope", "l1"} {
+			if st, out = ts.do(http.MethodDelete, prefix+"/links/"+id, nil); st != http.StatusOK {
+				t.Fatalf("%s: DELETE %s: %d %v", prefix, id, st, out)
+			}
+		}
+		if !slices.Equal(routers.removed, []string{"nope", "l1"}) {
+			t.Fatalf("%s: removed %v", prefix, routers.removed)
 		}
 		st, out = ts.do(http.MethodGet, prefix+"/links/l1", nil)
 		wantError(t, st, out, http.StatusNotFound, "NOT_FOUND", "")

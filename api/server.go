@@ -111,8 +111,13 @@ type RouterStatus interface {
 	EndCircuit(id string) error
 	Links() []dataplane.Link
 	LinkUsable(l dataplane.Link) bool
-	UpdateLink(id string, c dataplane.LinkChange) (dataplane.Link, error)
-	RemoveLink(id string) error
+	// UpdateLink changes a link on this node (dataplane.ErrNoLink when it
+	// has no such link) and on the other members; it returns what each
+	// member did, by node id ("changed", or why not).
+	UpdateLink(id string, c dataplane.LinkChange) (map[string]string, error)
+	// RemoveLink forgets a link and has its routers close it (every
+	// connected router, for a link this node does not have).
+	RemoveLink(id string)
 }
 
 // Peers reports the last known state of a cluster member.

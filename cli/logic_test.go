@@ -211,21 +211,38 @@ func TestVerifyAndWhyExplainAGrantWithoutRouters(t *testing.T) {
 }
 
 // captureStdout returns what fn prints.
-func captureStdout(t *testing.T, fn func()) string {
+func captureStdout(t *testing.T, fn func()) string { return capture(t, &os.Stdout, fn) }
+
+// capture returns what fn writes to *f (os.Stdout or os.Stderr).
+func capture(t *testing.T, f **os.File, fn func()) string {
 	t.Helper()
 	r, w, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	old := os.Stdout
-	os.Stdout = w
+	old := *f
+	*f = w
 	done := make(chan string)
 	go func() {
 		b, _ := io.ReadAll(r)
 		done <- string(b)
 	}()
 	fn()
-	os.Stdout = old
+	*f = old
 	w.Close()
 	return <-done
+}
+
+// A change made on every node (a link's) names on stderr each node where it
+// was not made, and nothing when every node made it.
+func TestWarnNodes(t *testing.T) {
+	got := capture(t, &os.Stderr, func() {
+		warnNodes([]byte(`{"nodes":{"n2":"not reached: timeout","n1":"changed","n3":"kept until its routers report the link to this node"}}`))
+		warnNodes([]byte(`{"nodes":{"n1":"changed"}}`))
+		warnNodes([]byte(`{}`))
+	})
+	want := "edgectl: node n2: not reached: timeout\nedgectl: node n3: kept until its routers report the link to this node\n"
+	if got != want {
+		t.Fatalf("stderr %q, want %q", got, want)
+	}
 }

@@ -3,10 +3,12 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/url"
 	"os"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -434,10 +436,12 @@ func updateCmd() *cobra.Command {
 			if err := c.resolveRoleNames(body); err != nil {
 				return err
 			}
-			if _, _, err := c.do(http.MethodPatch, "/"+r.Path+"/"+url.PathEscape(id), body); err != nil {
+			data, _, err := c.do(http.MethodPatch, "/"+r.Path+"/"+url.PathEscape(id), body)
+			if err != nil {
 				return err
 			}
 			fmt.Println(id)
+			warnNodes(data)
 			return nil
 		},
 	}
@@ -445,6 +449,22 @@ func updateCmd() *cobra.Command {
 	cmd.Flags().StringVar(&typ, "type", "", "identities: User, Device, Service, Router or Default")
 	cmd.Flags().StringVar(&roleAttrs, "role-attributes", "", "the role attributes, a,b (\"\" for none)")
 	return cmd
+}
+
+// warnNodes writes to stderr the nodes where a change made on every node
+// (a link's) was not made, from the answer's data.nodes (node id → outcome).
+func warnNodes(data json.RawMessage) {
+	var d struct {
+		Nodes map[string]string `json:"nodes"`
+	}
+	if json.Unmarshal(data, &d) != nil {
+		return
+	}
+	for _, node := range slices.Sorted(maps.Keys(d.Nodes)) {
+		if what := d.Nodes[node]; what != "changed" {
+			fmt.Fprintf(os.Stderr, "edgectl: node %s: %s\n", node, what)
+		}
+	}
 }
 
 func deleteCmd() *cobra.Command {

@@ -4,10 +4,9 @@ import (
 	"context"
 	"crypto/x509"
 	"encoding/json"
-	"errors"
+	"sync"
 	"time"
 
-	"edgectl/cluster"
 	"edgectl/dataplane"
 )
 
@@ -16,8 +15,10 @@ import (
 // routers report to it and routes its own circuits over them
 // (docs/openziti.md, "Links and paths"), so a change made on one node alone
 // would steer only the circuits that node routes. The node that takes the
-// request makes the change and sends it to the others over the cluster
-// port, waiting up to linkUpdateTimeout for their answers.
+// request makes the change and sends it, with the link's iteration, to the
+// others over the cluster port, waiting up to linkUpdateTimeout for their
+// answers, which the API's answer lists. Like the links, the changes are in
+// memory: a node that restarts has none.
 
 // rpcLinkUpdate is the cluster RPC that carries a link change.
 const rpcLinkUpdate = "edgectl.linkUpdate"
@@ -28,6 +29,7 @@ const linkUpdateTimeout = 2 * time.Second
 // linkUpdate is a link change on the cluster port.
 type linkUpdate struct {
 	ID         string `json:"id"`
+	Iteration  uint32 `json:"iteration"`
 	StaticCost *int   `json:"staticCost,omitempty"`
 	Down       *bool  `json:"down,omitempty"`
 }
@@ -39,49 +41,46 @@ type clusterRouters struct {
 	n *Node
 }
 
-// UpdateLink changes the link on this node (ErrNoLink when it knows no such
-// link), then on every other member that answers in time; a member that
-// does not know the link, or does not answer, is logged.
-func (c clusterRouters) UpdateLink(id string, ch dataplane.LinkChange) (dataplane.Link, error) {
+// UpdateLink changes the link on this node (ErrNoLink when it has no such
+// link), then on every other member, and returns what each member did, by
+// node id: "changed", or why not.
+func (c clusterRouters) UpdateLink(id string, ch dataplane.LinkChange) (map[string]string, error) {
 	l, err := c.Manager.UpdateLink(id, ch)
 	if err != nil {
-		return l, err
+		return nil, err
 	}
-	c.n.sendLinkUpdate(linkUpdate{ID: id, StaticCost: ch.StaticCost, Down: ch.Down})
-	return l, nil
+	out := map[string]string{c.n.Raft.ID(): "changed"}
+	body, _ := json.Marshal(linkUpdate{ID: id, Iteration: l.Iteration, StaticCost: ch.StaticCost, Down: ch.Down})
+	ctx, cancel := context.WithTimeout(context.Background(), linkUpdateTimeout)
+	defer cancel()
+	var mu sync.Mutex
+	err = c.n.eachPeer(func(member, addr string) {
+		res, err := c.n.Raft.CallRPC(ctx, addr, rpcLinkUpdate, body)
+		what := string(res)
+		if err != nil {
+			what = "not reached: " + err.Error()
+		}
+		if what != "changed" {
+			c.n.log.Warn("a link change was not made on a member", "link", id, "member", member, "outcome", what)
+		}
+		mu.Lock()
+		out[member] = what
+		mu.Unlock()
+	})
+	if err != nil {
+		c.n.log.Warn("a link change was made on this node only", "link", id, "error", err)
+	}
+	return out, nil
 }
 
-// registerLinkUpdate answers the other members' link changes.
-func (n *Node) registerLinkUpdate() {
+// registerLinkUpdate answers the other members' link changes with what this
+// node did.
+func (n *Node) registerLinkUpdate(routers *dataplane.Manager) {
 	n.Raft.RegisterRPC(rpcLinkUpdate, func(_ context.Context, _ *x509.Certificate, req []byte) ([]byte, error) {
 		var u linkUpdate
 		if err := json.Unmarshal(req, &u); err != nil {
 			return nil, err
 		}
-		if n.Routers == nil {
-			return nil, dataplane.ErrNoLink
-		}
-		_, err := n.Routers.UpdateLink(u.ID, dataplane.LinkChange{StaticCost: u.StaticCost, Down: u.Down})
-		return nil, err
+		return []byte(routers.ApplyLinkChange(u.ID, u.Iteration, dataplane.LinkChange{StaticCost: u.StaticCost, Down: u.Down})), nil
 	})
-}
-
-// sendLinkUpdate sends u to every other member at once and waits for their
-// answers (up to linkUpdateTimeout).
-func (n *Node) sendLinkUpdate(u linkUpdate) {
-	body, _ := json.Marshal(u)
-	ctx, cancel := context.WithTimeout(context.Background(), linkUpdateTimeout)
-	defer cancel()
-	err := n.eachPeer(func(id, addr string) {
-		if _, err := n.Raft.CallRPC(ctx, addr, rpcLinkUpdate, body); err != nil {
-			level := n.log.Warn
-			if re := (*cluster.RemoteError)(nil); errors.As(err, &re) && re.Message == dataplane.ErrNoLink.Error() {
-				level = n.log.Info // its routers have not reported the link (yet)
-			}
-			level("a link change did not reach a member", "link", u.ID, "member", id, "error", err)
-		}
-	})
-	if err != nil {
-		n.log.Warn("a link change was made on this node only", "link", u.ID, "error", err)
-	}
 }

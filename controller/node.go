@@ -176,7 +176,6 @@ func Start(ctx context.Context, cfg Config, log hclog.Logger, out io.Writer) (_ 
 		return nil, err
 	}
 	n.startPeerProbe(peerProbeInterval)
-	n.registerLinkUpdate()
 	n.registerController(n.APIURL())
 	log.Info("node started", "id", nodeID, "api", n.APIURL(), "cluster", n.Raft.Addr())
 	return n, nil
@@ -312,6 +311,7 @@ func (n *Node) startAPI(certs *certMaterial) error {
 		Applied: n.FSM.AppliedSignal, Writer: n.Writer, Activity: n.activity, IsLeader: n.Raft.IsLeader, Log: n.log.Named("routers"), Now: n.cfg.Now,
 		PostureRequirementsChanged: n.kickPostureSweep, SmartRerouteInterval: n.cfg.SmartRerouteInterval})
 	n.FSM.Watch(n.Routers)
+	n.registerLinkUpdate(n.Routers)
 	n.API = api.New(api.Deps{
 		Store: n.Store, Writer: n.Writer, Cluster: n.Raft, Hasher: auth.NewHasher(auth.DefaultParams),
 		Log: n.log.Named("api"), Activity: n.activity, Peers: n, Now: n.cfg.Now, Routers: clusterRouters{n.Routers, n},

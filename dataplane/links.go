@@ -65,7 +65,23 @@ func (l *Link) other(routerID string) string {
 type links struct {
 	mu   sync.Mutex
 	byID map[string]*Link
+	// set holds the operators' changes by link and iteration (UpdateLink,
+	// ApplyLinkChange): a link of that iteration reported again (its router
+	// reconnected) or reported after the change (a change from another
+	// node that came first) takes it; a newer iteration, or a fault of the
+	// link, drops it, as OpenZiti's controller starts a link dialed again
+	// afresh.
+	set map[linkKey]LinkChange
 }
+
+type linkKey struct {
+	id        string
+	iteration uint32
+}
+
+// maxLinkChanges bounds set: past it, the changes of links this node does
+// not have are dropped.
+const maxLinkChanges = 4096
 
 // report records a link a router reports; an older iteration of a known
 // link changes nothing. It says whether the table changed.
@@ -84,30 +100,83 @@ func (t *links) report(src string, rl wire.RouterLink, now time.Time) bool {
 	if rl.ConnState != nil {
 		l.Conns, l.StateIteration = rl.ConnState.Conns, rl.ConnState.StateIteration
 	}
-	if old := t.byID[rl.ID]; old != nil { // a newer iteration keeps what an operator set
-		l.StaticCost, l.Down = old.StaticCost, old.Down
+	for k, c := range t.set {
+		switch {
+		case k.id != rl.ID:
+		case k.iteration == rl.Iteration:
+			c.apply(l)
+		case k.iteration < rl.Iteration:
+			delete(t.set, k)
+		}
 	}
 	t.byID[rl.ID] = l
 	return true
 }
 
-// change applies c to link id; it returns the link as changed, and false
-// when no such link is known.
-func (t *links) change(id string, c LinkChange) (Link, bool) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	l := t.byID[id]
-	if l == nil {
-		return Link{}, false
-	}
+// apply sets the fields c changes on l.
+func (c LinkChange) apply(l *Link) {
 	if c.StaticCost != nil {
 		l.StaticCost = *c.StaticCost
 	}
 	if c.Down != nil {
 		l.Down = *c.Down
 	}
-	return *l, true
 }
+
+// change applies c to link id at iteration (the link's current one when
+// nil) and keeps it for the link's reports of that iteration. It returns
+// the link as changed, and what happened: linkChanged, or linkKept (the link
+// here is not of that iteration yet, or not here: a later report takes
+// it), linkNewer (the link here is of a newer iteration: c is not kept),
+// linkUnknown (no such link and no iteration given).
+func (t *links) change(id string, iteration *uint32, c LinkChange) (Link, string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	l := t.byID[id]
+	switch {
+	case l == nil && iteration == nil:
+		return Link{}, linkUnknown
+	case l != nil && iteration != nil && l.Iteration > *iteration:
+		return *l, linkNewer
+	}
+	key := linkKey{id: id}
+	if iteration != nil {
+		key.iteration = *iteration
+	} else {
+		key.iteration = l.Iteration
+	}
+	if t.set == nil {
+		t.set = map[linkKey]LinkChange{}
+	}
+	if len(t.set) >= maxLinkChanges {
+		for k := range t.set {
+			if t.byID[k.id] == nil {
+				delete(t.set, k)
+			}
+		}
+	}
+	kept := t.set[key]
+	if c.StaticCost != nil {
+		kept.StaticCost = c.StaticCost
+	}
+	if c.Down != nil {
+		kept.Down = c.Down
+	}
+	t.set[key] = kept
+	if l == nil || l.Iteration != key.iteration {
+		return Link{}, linkKept
+	}
+	c.apply(l)
+	return *l, linkChanged
+}
+
+// What a link change did on a node (change, ApplyLinkChange).
+const (
+	linkChanged = "changed"
+	linkKept    = "kept until its routers report the link to this node"
+	linkNewer   = "not made: the link was dialed again since (a newer iteration), which starts at static cost 1, up"
+	linkUnknown = "no such link"
+)
 
 // connState takes a link's new connections, if the report is of its
 // current iteration and newer than the last one.
@@ -122,7 +191,8 @@ func (t *links) connState(u wire.LinkStateUpdate) {
 }
 
 // fault removes link id unless the fault is of an older iteration than
-// the link's; it returns the link removed.
+// the link's; it returns the link removed. The operators' changes of the
+// link go with it.
 func (t *links) fault(id string, iteration uint32) *Link {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -131,6 +201,11 @@ func (t *links) fault(id string, iteration uint32) *Link {
 		return nil
 	}
 	delete(t.byID, id)
+	for k := range t.set {
+		if k.id == id && k.iteration <= l.Iteration {
+			delete(t.set, k)
+		}
+	}
 	return l
 }
 
@@ -187,36 +262,65 @@ type LinkChange struct {
 // UpdateLink changes link id's static cost, or takes it out of paths (down)
 // or back, as OpenZiti's controller does on PATCH /links/{id}: the circuits
 // over it then move to the cheapest path (off it, when it is down). The
-// change lasts while the link is reported to this node: a link that fails
-// and is dialed again starts at static cost 1, up.
+// change lasts while the link does, through its router's reconnects to
+// this node; a link that fails and is dialed again starts at static cost
+// 1, up, and a node that restarts has no changes (they are in memory, as
+// OpenZiti's). It returns the link as changed, or ErrNoLink.
 func (m *Manager) UpdateLink(id string, c LinkChange) (Link, error) {
-	l, ok := m.links.change(id, c)
-	if !ok {
+	l, what := m.links.change(id, nil, c)
+	if what == linkUnknown {
 		return Link{}, ErrNoLink
 	}
-	m.log.Info("link changed", "link", id, "staticCost", l.StaticCost, "down", l.Down)
-	m.rerouteLink(id, "link "+id+" of its path changed")
+	m.linkChanged(l, "link "+id+" of its path changed")
 	return l, nil
+}
+
+// ApplyLinkChange makes on this node a change that another node made to
+// link id at iteration (UpdateLink there), and says what it did: changed,
+// kept until the link is reported here, or not made (a newer iteration
+// here).
+func (m *Manager) ApplyLinkChange(id string, iteration uint32, c LinkChange) string {
+	l, what := m.links.change(id, &iteration, c)
+	if what == linkChanged {
+		m.linkChanged(l, "link "+id+" of its path changed on another node")
+	}
+	return what
+}
+
+// linkChanged logs an operator's change of l and moves its circuits.
+func (m *Manager) linkChanged(l Link, why string) {
+	m.log.Info("link changed", "link", l.ID, "iteration", l.Iteration, "staticCost", l.StaticCost, "down", l.Down)
+	m.rerouteLink(l.ID, why)
 }
 
 // RemoveLink forgets link id and tells its routers to close it, as
 // OpenZiti's controller does on DELETE /links/{id}: its circuits move to
 // other paths, and the routers dial the link again (they report it anew).
-// An unknown id is ErrNoLink.
-func (m *Manager) RemoveLink(id string) error {
+// A link this node does not have is closed on every router connected to
+// it (one may hold a link no node knows).
+func (m *Manager) RemoveLink(id string) {
 	l := m.links.fault(id, 0)
-	if l == nil {
-		return ErrNoLink
+	var to []*Router
+	fault := wire.Fault{Subject: wire.LinkFault, ID: id}
+	if l != nil {
+		m.log.Info("link removed", "link", id)
+		m.rerouteLink(id, "link "+id+" of its path was removed")
+		fault.Iteration = l.Iteration
+		for _, end := range []string{l.SrcRouterID, l.DstRouterID} {
+			if r := m.router(end); r != nil {
+				to = append(to, r)
+			}
+		}
+	} else {
+		m.log.Info("unknown link removed: every connected router is told to close it", "link", id)
+		to = m.connectedWhere(nil)
 	}
-	m.log.Info("link removed", "link", id)
-	m.rerouteLink(id, "link "+id+" of its path was removed")
-	fault := wire.EncodeFault(wire.Fault{Subject: wire.LinkFault, ID: l.ID, Iteration: l.Iteration})
-	for _, end := range []string{l.SrcRouterID, l.DstRouterID} {
-		if r := m.router(end); r != nil {
-			_ = m.send(r, ctrlchan.NewMessage(wire.FaultType, fault))
+	body := wire.EncodeFault(fault)
+	for _, r := range to {
+		if err := m.send(r, ctrlchan.NewMessage(wire.FaultType, body)); err != nil {
+			m.log.Warn("a router was not told to close a removed link", "link", id, "router", r.ID, "error", err)
 		}
 	}
-	return nil
 }
 
 // Links lists the links reported to this node, by id.

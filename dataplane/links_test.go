@@ -237,47 +237,90 @@ func TestLinks_ConnStateTakesTheNewestOfTheCurrentIteration(t *testing.T) {
 	}
 }
 
-// An operator's change applies to a known link only, and a newer iteration
-// of the link keeps it.
-func TestLinks_ChangeLastsAcrossIterations(t *testing.T) {
+// An operator's change applies to a known link only; it lasts through
+// reports of the link's iteration (its router reconnected), a newer
+// iteration starts afresh (as under OpenZiti's controller), and so does a
+// fault.
+func TestLinks_ChangeLastsForTheLinksIteration(t *testing.T) {
 	var tab links
 	cost, down := 40, true
-	if _, ok := tab.change("l", LinkChange{StaticCost: &cost}); ok {
-		t.Fatal("an unknown link was changed")
+	if _, what := tab.change("l", nil, LinkChange{StaticCost: &cost}); what != linkUnknown {
+		t.Fatalf("an unknown link: %s", what)
 	}
 	tab.report("A", wire.RouterLink{ID: "l", DestRouterID: "B", Iteration: 1}, time.Unix(1, 0))
-	if l, ok := tab.change("l", LinkChange{StaticCost: &cost}); !ok || l.StaticCost != 40 || l.Down {
-		t.Fatalf("static cost change: %+v %v", l, ok)
+	if l, what := tab.change("l", nil, LinkChange{StaticCost: &cost}); what != linkChanged || l.StaticCost != 40 || l.Down {
+		t.Fatalf("static cost change: %+v %s", l, what)
 	}
-	if l, _ := tab.change("l", LinkChange{Down: &down}); l.StaticCost != 40 || !l.Down {
+	if l, _ := tab.change("l", nil, LinkChange{Down: &down}); l.StaticCost != 40 || !l.Down {
 		t.Fatalf("down change: %+v", l)
 	}
-	tab.report("A", wire.RouterLink{ID: "l", DestRouterID: "B", Iteration: 2}, time.Unix(2, 0))
-	if got := tab.all(); len(got) != 1 || got[0].Iteration != 2 || got[0].StaticCost != 40 || !got[0].Down {
+	// Its router left this node and came back: the same iteration, the same change.
+	tab.removeFrom("A")
+	tab.report("A", wire.RouterLink{ID: "l", DestRouterID: "B", Iteration: 1}, time.Unix(2, 0))
+	if got := tab.all(); len(got) != 1 || got[0].StaticCost != 40 || !got[0].Down {
+		t.Fatalf("reported again: %+v", got)
+	}
+	// Dialed again: a newer iteration starts afresh.
+	tab.report("A", wire.RouterLink{ID: "l", DestRouterID: "B", Iteration: 2}, time.Unix(3, 0))
+	if got := tab.all(); got[0].Iteration != 2 || got[0].StaticCost != 1 || got[0].Down {
 		t.Fatalf("after a newer iteration: %+v", got)
 	}
-	// A link that faulted and is reported again starts afresh.
+	// So does a link that faulted and is reported again.
+	tab.change("l", nil, LinkChange{Down: &down})
 	tab.fault("l", 2)
-	tab.report("A", wire.RouterLink{ID: "l", DestRouterID: "B", Iteration: 3}, time.Unix(3, 0))
-	if got := tab.all(); got[0].StaticCost != 1 || got[0].Down {
+	tab.report("A", wire.RouterLink{ID: "l", DestRouterID: "B", Iteration: 2}, time.Unix(4, 0))
+	if got := tab.all(); got[0].Down {
 		t.Fatalf("after a fault: %+v", got)
+	}
+	if len(tab.set) != 0 {
+		t.Fatalf("changes kept of links gone: %v", tab.set)
 	}
 }
 
-func TestManager_UpdateAndRemoveAnUnknownLink(t *testing.T) {
+// Another node's change of a link: made when the link here is of its
+// iteration, kept for later when the link is not here yet (or of an older
+// iteration), refused when the link here is newer.
+func TestLinks_ChangeFromAnotherNode(t *testing.T) {
+	var tab links
+	cost := 7
+	it := func(i uint32) *uint32 { return &i }
+	if _, what := tab.change("l", it(3), LinkChange{StaticCost: &cost}); what != linkKept {
+		t.Fatalf("a link not here yet: %s", what)
+	}
+	tab.report("A", wire.RouterLink{ID: "l", DestRouterID: "B", Iteration: 3}, time.Unix(1, 0))
+	if got := tab.all(); got[0].StaticCost != 7 {
+		t.Fatalf("the link reported after the change: %+v", got)
+	}
+	if _, what := tab.change("l", it(2), LinkChange{StaticCost: &cost}); what != linkNewer {
+		t.Fatalf("a change of an older iteration: %s", what)
+	}
+	if l, what := tab.change("l", it(3), LinkChange{StaticCost: new(int)}); what != linkChanged || l.StaticCost != 0 {
+		t.Fatalf("a change of its iteration: %+v %s", l, what)
+	}
+	if _, what := tab.change("l", it(4), LinkChange{StaticCost: &cost}); what != linkKept {
+		t.Fatalf("a change of a newer iteration: %s", what)
+	}
+	tab.report("A", wire.RouterLink{ID: "l", DestRouterID: "B", Iteration: 4}, time.Unix(2, 0))
+	if got := tab.all(); got[0].StaticCost != 7 || len(tab.set) != 1 {
+		t.Fatalf("iteration 4 reported: %+v, kept %v", got, tab.set)
+	}
+}
+
+func TestManager_UpdateAndRemoveLinks(t *testing.T) {
 	m := New(Config{Store: store.New()})
 	cost := 5
 	if _, err := m.UpdateLink("nope", LinkChange{StaticCost: &cost}); err != ErrNoLink {
 		t.Fatalf("UpdateLink of an unknown link: %v", err)
 	}
-	if err := m.RemoveLink("nope"); err != ErrNoLink {
-		t.Fatalf("RemoveLink of an unknown link: %v", err)
-	}
+	m.RemoveLink("nope") // no router to tell
 	m.links.report("A", wire.RouterLink{ID: "l", DestRouterID: "B", Iteration: 1}, time.Unix(1, 0))
 	if l, err := m.UpdateLink("l", LinkChange{StaticCost: &cost}); err != nil || l.StaticCost != 5 {
 		t.Fatalf("UpdateLink: %+v %v", l, err)
 	}
-	if err := m.RemoveLink("l"); err != nil || len(m.Links()) != 0 {
-		t.Fatalf("RemoveLink: %v, links %v", err, m.Links())
+	if what := m.ApplyLinkChange("l", 1, LinkChange{StaticCost: &cost}); what != linkChanged {
+		t.Fatalf("ApplyLinkChange: %s", what)
+	}
+	if m.RemoveLink("l"); len(m.Links()) != 0 {
+		t.Fatalf("RemoveLink: links %v", m.Links())
 	}
 }

@@ -347,6 +347,15 @@ func TestMesh_EveryNodeKnowsTheLinks(t *testing.T) {
 	}
 	st, m := do(t, "PATCH", c.nodes[1].mgmt("/links/"+ac["id"].(string)), c.token, map[string]any{"staticCost": 7})
 	mustStatus(t, "PATCH A-C's static cost through node 2", st, m, 200)
+	if nodes, _ := jget(m, "data", "nodes").(map[string]any); len(nodes) != 3 {
+		t.Fatalf("the PATCH's answer should say what each of the three nodes did: %v", m)
+	} else {
+		for id, what := range nodes {
+			if what != "changed" {
+				t.Fatalf("node %s: %v", id, what)
+			}
+		}
+	}
 	for i, n := range c.nodes {
 		if l := mn.linkOf(t, n, "a", "c"); l == nil || l["staticCost"] != 7.0 {
 			t.Fatalf("node %d: A-C after the change through node 2: %v", i+1, l)

@@ -162,8 +162,8 @@ func sortedKeys[V any](m map[string]V) []string {
 }
 
 // Fields calls fn for every field of a message: v is the value of varint
-// fields, raw the bytes of length-delimited ones; other wire types are
-// skipped.
+// fields, raw the bytes of length-delimited ones; for the other wire types
+// (fixed-width, groups) fn gets neither, and decoders ignore them.
 func Fields(b []byte, fn func(num protowire.Number, v uint64, raw []byte) error) error {
 	for len(b) > 0 {
 		num, typ, n := protowire.ConsumeTag(b)
