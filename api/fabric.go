@@ -13,8 +13,9 @@ import (
 
 // The Fabric Management API subset that OpenZiti's tools use (`ziti fabric
 // list routers|terminators|services|circuits|links`, `ziti fabric delete
-// circuit|link`, `ziti fabric update link`, `ziti edge validate
-// service-hosting`): routers (edge and
+// circuit|link`, `ziti fabric update link`, `ziti fabric validate
+// terminators|router-links|router-data-model` (api/wsapi.go), `ziti edge
+// validate service-hosting`): routers (edge and
 // transit) with whether they are connected to this node, terminators,
 // services, this node's circuits, and the router links reported to this
 // node. Admins only, as the Management API. Circuits and links are also
@@ -37,6 +38,7 @@ func (s *Server) fabricRoutes() []route {
 		{fabricAPI | managementAPI, get, "/links/:id", "detailLink", "Link", admin, s.getLink},
 		{fabricAPI | managementAPI, patch, "/links/:id", "patchLink", "Link", admin, s.patchLink},
 		{fabricAPI | managementAPI, del, "/links/:id", "deleteLink", "Link", admin, s.deleteLink},
+		{fabricAPI, get, "/ws-api", "managementChannel", "Management", admin, s.fabricWebSocket},
 	}
 }
 

@@ -505,13 +505,13 @@ func (m *Manager) validateTerminators(r *Router) {
 		m.log.Warn("the router did not validate its terminators", "router", r.ID, "error", err)
 		return
 	}
-	invalid, err := wire.DecodeValidateTerminatorsV2Response(reply.Body)
+	states, err := wire.DecodeValidateTerminatorsV2Response(reply.Body)
 	if err != nil {
 		return
 	}
-	for id, detail := range invalid {
-		if t := byID[id]; t != nil {
-			m.removeTerminator(t, "its router no longer has it: "+detail)
+	for id, st := range states {
+		if t := byID[id]; t != nil && !st.Valid {
+			m.removeTerminator(t, "its router no longer has it: "+st.Detail)
 		}
 	}
 }

@@ -3,6 +3,7 @@ package integration
 import (
 	"fmt"
 	"net"
+	"net/url"
 	"slices"
 	"sort"
 	"strings"
@@ -211,6 +212,43 @@ func TestMesh_CircuitsCrossLinksAndMoveWhenALinkFails(t *testing.T) {
 	mn.waitPath(t, "the circuit on A→C", "a>c")
 	if out := ziti("fabric", "list", "circuits"); !strings.Contains(out, "echo") {
 		t.Fatalf("ziti fabric list circuits:\n%s", out)
+	}
+
+	// OpenZiti's validations over the Fabric API's management channel: the
+	// three routers' links, the host's terminator and every data model agree
+	// with the node's.
+	if out := ziti("fabric", "validate", "router-links", "--include-valid-routers", "--include-valid-links"); !strings.Contains(out, "started validation of 3 routers") ||
+		strings.Count(out, "validation successful") != 3 || strings.Count(out, "linkId: ") != 6 || !strings.Contains(out, "\n0 errors found") {
+		t.Fatalf("ziti fabric validate router-links:\n%s", out)
+	}
+	if out := ziti("fabric", "validate", "terminators", "--include-valid"); !strings.Contains(out, "started validation of 1 terminators") ||
+		!strings.Contains(out, "state: Valid") {
+		t.Fatalf("ziti fabric validate terminators:\n%s", out)
+	}
+	// A terminator its router does not have is found, and with
+	// --fix-invalid deleted.
+	st, m := do(t, "GET", n.mgmt("/services?filter="+url.QueryEscape(`name="echo"`)), token, nil)
+	mustStatus(t, "the echo service", st, m, 200)
+	items, _ := jget(m, "data").([]any)
+	if len(items) != 1 {
+		t.Fatalf("services named echo: %v", m)
+	}
+	svc := jget(items[0], "id")
+	st, m = do(t, "POST", n.mgmt("/terminators"), token, map[string]any{"service": svc, "router": mn.a.id, "binding": "edge", "address": "no-such-host"})
+	mustStatus(t, "a terminator no router has", st, m, 201)
+	stale := jget(m, "data", "id").(string)
+	if out := ziti("fabric", "validate", "terminators"); !strings.Contains(out, "started validation of 2 terminators") ||
+		!strings.Contains(out, "id: "+stale) || !strings.Contains(out, "state: Invalid") || !strings.Contains(out, "fixed: false") {
+		t.Fatalf("ziti fabric validate terminators with one invalid:\n%s", out)
+	}
+	if out := ziti("fabric", "validate", "terminators", "--fix-invalid"); !strings.Contains(out, "id: "+stale) || !strings.Contains(out, "fixed: true") {
+		t.Fatalf("ziti fabric validate terminators --fix-invalid:\n%s", out)
+	}
+	st, m = do(t, "GET", n.mgmt("/terminators/"+stale), token, nil)
+	mustStatus(t, "the invalid terminator after --fix-invalid", st, m, 404)
+	if out := ziti("fabric", "validate", "router-data-model"); !strings.Contains(out, "started validation of 4 components") ||
+		!strings.Contains(out, "\n0 errors found") {
+		t.Fatalf("ziti fabric validate router-data-model:\n%s", out)
 	}
 
 	// Cut A-C: the stream moves to A→B→C and keeps echoing.

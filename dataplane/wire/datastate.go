@@ -290,6 +290,12 @@ type Diff struct {
 	Detail     string `json:"detail"`
 }
 
+// String is the difference as OpenZiti's controller words it
+// (RouterDataModelDiff.ToDetail).
+func (d Diff) String() string {
+	return d.EntityType + " id: " + d.EntityID + " " + d.DiffType + ": " + d.Detail
+}
+
 // ValidateResponse is RouterDataModelValidateResponse: origEntityCounts 1
 // (the state sent), copyEntityCounts 2 (the router's), diffs 3.
 type ValidateResponse struct {

@@ -197,36 +197,51 @@ func ValidateTerminatorsV2(ts []TerminatorRef, fix bool) []byte {
 	return b.boolean(2, fix)
 }
 
-// DecodeValidateTerminatorsV2Response reads the router's verdicts:
-// states 1 (map terminator id → RouterTerminatorState{valid 1, reason 2,
-// detail 3, marker 4}); it returns the invalid ids with their details.
-func DecodeValidateTerminatorsV2Response(b []byte) (map[string]string, error) {
-	invalid := map[string]string{}
+// RouterTerminatorState is a router's verdict on a terminator
+// (ctrl_pb.RouterTerminatorState): valid 1, reason 2 (0 unknown binding, 1
+// unknown terminator, 2 bad state), detail 3.
+type RouterTerminatorState struct {
+	Valid  bool
+	Reason uint64
+	Detail string
+}
+
+// The reasons a router gives for an invalid terminator (ctrl_pb.TerminatorInvalidReason).
+const (
+	InvalidUnknownBinding    = 0
+	InvalidUnknownTerminator = 1
+	InvalidBadState          = 2
+)
+
+// DecodeValidateTerminatorsV2Response reads the router's verdicts: states
+// 1 (map terminator id → RouterTerminatorState).
+func DecodeValidateTerminatorsV2Response(b []byte) (map[string]RouterTerminatorState, error) {
+	states := map[string]RouterTerminatorState{}
 	err := Fields(b, func(num protowire.Number, _ uint64, raw []byte) error {
 		if num != 1 {
 			return nil
 		}
-		if len(invalid) >= MaxRepeated {
+		if len(states) >= MaxRepeated {
 			return ErrTooMany
 		}
 		id, _, state, err := mapEntry(raw)
 		if err != nil {
 			return err
 		}
-		valid, detail := false, ""
+		var st RouterTerminatorState
 		err = Fields(state, func(n protowire.Number, v uint64, r []byte) error {
 			switch n {
 			case 1:
-				valid = v != 0
+				st.Valid = v != 0
+			case 2:
+				st.Reason = v
 			case 3:
-				detail = string(r)
+				st.Detail = string(r)
 			}
 			return nil
 		})
-		if !valid {
-			invalid[id] = detail
-		}
+		states[id] = st
 		return err
 	})
-	return invalid, err
+	return states, err
 }

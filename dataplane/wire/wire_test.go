@@ -27,6 +27,12 @@ func FuzzDecoders(f *testing.F) {
 		_, _ = DecodeExtendVerify(b)
 		_, _ = DecodeSubscribe(b)
 		_, _ = DecodeValidateResponse(b)
+		_, _ = DecodeValidateTerminatorsV2Response(b)
+		_, _ = DecodeInspectResponse(b)
+		_, _ = DecodeInspectedLinks(string(b))
+		for _, ct := range []int32{ValidateTerminatorsRequestType, ValidateRouterLinksRequestType, ValidateRouterDataModelRequestType} {
+			_, _ = DecodeMgmtValidateRequest(ct, b)
+		}
 	})
 }
 

@@ -1,0 +1,177 @@
+package api
+
+import (
+	"bufio"
+	"bytes"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"edgectl/ctrlchan"
+	"edgectl/dataplane"
+	"edgectl/dataplane/wire"
+
+	"github.com/gorilla/websocket"
+)
+
+// The Fabric API's management channel, GET /fabric/v1/ws-api: what
+// OpenZiti's `ziti fabric validate terminators|router-links|
+// router-data-model` speak. The request is upgraded to a websocket (admins
+// only, by the zt-session header); each binary message is one channel V2
+// frame (ctrlchan), with no hello. A validate request is answered with its
+// response (success and the count of results, a reply to the request) and
+// then that many result messages (dataplane/fabricvalidate.go). Other
+// content types are ignored, as OpenZiti's controller does; a frame that
+// cannot be read closes the channel.
+
+// wsLimits bound a management frame; the requests are a few bytes.
+const (
+	wsMaxHeaders = 64 << 10
+	wsMaxBody    = 1 << 20
+	wsWriteWait  = 15 * time.Second
+)
+
+// RouterValidations are the validations the management channel runs.
+type RouterValidations interface {
+	ValidateTerminators(filter string, fix bool) (*dataplane.Validation[wire.TerminatorDetail], error)
+	ValidateRouterLinks(filter string) (*dataplane.Validation[wire.RouterLinkDetails], error)
+	ValidateRouterDataModels(filter string, ctrl bool) (*dataplane.Validation[wire.RouterDataModelDetails], error)
+}
+
+var wsUpgrader = websocket.Upgrader{HandshakeTimeout: 10 * time.Second, ReadBufferSize: 4096, WriteBufferSize: 4096}
+
+// hijacker lets the upgrade take the connection through the API's response
+// wrappers (each unwraps to the one below).
+type hijacker struct{ http.ResponseWriter }
+
+func (h hijacker) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	return http.NewResponseController(h.ResponseWriter).Hijack()
+}
+
+func (s *Server) fabricWebSocket(c *call) error {
+	if !websocket.IsWebSocketUpgrade(c.r) {
+		return invalidField("Upgrade", "the management channel is a websocket: ask for one (Connection: Upgrade, Upgrade: websocket), as ziti fabric validate does", c.r.Header.Get("Upgrade"))
+	}
+	v, _ := s.Routers.(RouterValidations)
+	conn, err := wsUpgrader.Upgrade(hijacker{c.w}, c.r, nil)
+	c.wrote = true // the upgrade answered, or wrote its error
+	if err != nil {
+		return nil
+	}
+	_ = conn.NetConn().SetDeadline(time.Time{}) // the API's own request deadlines do not apply
+	mc := &mgmtChannel{conn: conn, v: v, s: s}
+	mc.serve()
+	return nil
+}
+
+// mgmtChannel is one management channel.
+type mgmtChannel struct {
+	conn *websocket.Conn
+	v    RouterValidations // nil: no routers on this node
+	s    *Server
+
+	mu  sync.Mutex // one writer at a time
+	seq int32
+	wg  sync.WaitGroup
+}
+
+func (mc *mgmtChannel) serve() {
+	defer mc.wg.Wait()
+	defer mc.conn.Close()
+	mc.conn.SetReadLimit(wsMaxHeaders + wsMaxBody + 64)
+	for {
+		kind, data, err := mc.conn.ReadMessage()
+		if err != nil {
+			return
+		}
+		if kind != websocket.BinaryMessage {
+			continue
+		}
+		msg, err := ctrlchan.ReadMessage(bytes.NewReader(data), wsMaxHeaders, wsMaxBody)
+		if err != nil {
+			mc.s.Log.Warn("a management channel frame could not be read; closing the channel", "error", err)
+			return
+		}
+		mc.wg.Add(1)
+		go func() {
+			defer mc.wg.Done()
+			mc.handle(msg)
+		}()
+	}
+}
+
+// send writes msg as one binary message, numbered; false when the channel
+// is gone.
+func (mc *mgmtChannel) send(msg *ctrlchan.Message) bool {
+	mc.mu.Lock()
+	defer mc.mu.Unlock()
+	mc.seq++
+	msg.Sequence = mc.seq
+	_ = mc.conn.SetWriteDeadline(time.Now().Add(wsWriteWait))
+	return mc.conn.WriteMessage(websocket.BinaryMessage, msg.AppendFrame(nil)) == nil
+}
+
+// reply sends a reply to req.
+func (mc *mgmtChannel) reply(req *ctrlchan.Message, ct int32, body []byte) bool {
+	m := ctrlchan.NewMessage(ct, body)
+	m.SetReplyTo(req)
+	return mc.send(m)
+}
+
+func (mc *mgmtChannel) handle(req *ctrlchan.Message) {
+	switch req.ContentType {
+	case wire.PingType:
+		m := ctrlchan.NewResult(true, "")
+		m.SetReplyTo(req)
+		mc.send(m)
+	case wire.ValidateTerminatorsRequestType:
+		r, err := wire.DecodeMgmtValidateRequest(req.ContentType, req.Body)
+		var val *dataplane.Validation[wire.TerminatorDetail]
+		if err == nil && mc.v != nil {
+			val, err = mc.v.ValidateTerminators(r.Filter, r.Fix)
+		}
+		runValidation(mc, req, wire.ValidateTerminatorsResponseType, wire.ValidateTerminatorsResultType, val, err,
+			func(d wire.TerminatorDetail) []byte { return d.Encode() })
+	case wire.ValidateRouterLinksRequestType:
+		r, err := wire.DecodeMgmtValidateRequest(req.ContentType, req.Body)
+		var val *dataplane.Validation[wire.RouterLinkDetails]
+		if err == nil && mc.v != nil {
+			val, err = mc.v.ValidateRouterLinks(r.Filter)
+		}
+		runValidation(mc, req, wire.ValidateRouterLinksResponseType, wire.ValidateRouterLinksResultType, val, err,
+			func(d wire.RouterLinkDetails) []byte { return d.Encode() })
+	case wire.ValidateRouterDataModelRequestType:
+		r, err := wire.DecodeMgmtValidateRequest(req.ContentType, req.Body)
+		var val *dataplane.Validation[wire.RouterDataModelDetails]
+		if err == nil && mc.v != nil {
+			val, err = mc.v.ValidateRouterDataModels(r.Filter, r.ValidateCtrl)
+		}
+		runValidation(mc, req, wire.ValidateRouterDataModelResponseType, wire.ValidateRouterDataModelResultType, val, err,
+			func(d wire.RouterDataModelDetails) []byte { return d.Encode() })
+	default:
+		mc.s.Log.Debug("a management channel message of a type this node does not serve was ignored", "contentType", req.ContentType)
+	}
+}
+
+// runValidation answers req with the validation's count (or its error),
+// then sends each result as it comes.
+func runValidation[T any](mc *mgmtChannel, req *ctrlchan.Message, respType, resultType int32, val *dataplane.Validation[T], err error, encode func(T) []byte) {
+	switch {
+	case err != nil:
+		mc.reply(req, respType, wire.MgmtValidateResponse(false, err.Error(), 0))
+		return
+	case val == nil: // no routers here: nothing to validate
+		mc.reply(req, respType, wire.MgmtValidateResponse(true, "", 0))
+		return
+	}
+	if !mc.reply(req, respType, wire.MgmtValidateResponse(true, "", uint64(val.Count))) {
+		return
+	}
+	gone := false
+	val.Run(func(d T) {
+		if !gone {
+			gone = !mc.send(ctrlchan.NewMessage(resultType, encode(d)))
+		}
+	})
+}
