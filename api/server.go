@@ -16,6 +16,7 @@ import (
 	"edgectl/cluster"
 	"edgectl/console"
 	"edgectl/dataplane"
+	"edgectl/dataplane/wire"
 	"edgectl/fsm"
 	"edgectl/pki"
 	"edgectl/store"
@@ -118,6 +119,10 @@ type RouterStatus interface {
 	// RemoveLink forgets a link and has its routers close it (every
 	// connected router, for a link this node does not have).
 	RemoveLink(id string)
+	// The validations of the management channel (api/wsapi.go).
+	ValidateTerminators(filter string, fix bool) (*dataplane.Validation[wire.TerminatorDetail], error)
+	ValidateRouterLinks(filter string) (*dataplane.Validation[wire.RouterLinkDetails], error)
+	ValidateRouterDataModels(filter string, ctrl, fix bool) (*dataplane.Validation[wire.RouterDataModelDetails], error)
 }
 
 // Peers reports the last known state of a cluster member.
@@ -142,6 +147,8 @@ type Server struct {
 	streams, streamsDropped atomic.Int64
 	// health is the last hour's health samples (SampleHealth).
 	health healthRing
+	// mgmt are the open management channels (api/wsapi.go).
+	mgmt mgmtChannels
 
 	pkiMu    sync.Mutex
 	pkiCache *pki.Authority

@@ -3,6 +3,7 @@ package api
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"net"
 	"net/http"
 	"sync"
@@ -11,6 +12,7 @@ import (
 	"edgectl/ctrlchan"
 	"edgectl/dataplane"
 	"edgectl/dataplane/wire"
+	"edgectl/fsm"
 
 	"github.com/gorilla/websocket"
 )
@@ -32,13 +34,6 @@ const (
 	wsWriteWait  = 15 * time.Second
 )
 
-// RouterValidations are the validations the management channel runs.
-type RouterValidations interface {
-	ValidateTerminators(filter string, fix bool) (*dataplane.Validation[wire.TerminatorDetail], error)
-	ValidateRouterLinks(filter string) (*dataplane.Validation[wire.RouterLinkDetails], error)
-	ValidateRouterDataModels(filter string, ctrl bool) (*dataplane.Validation[wire.RouterDataModelDetails], error)
-}
-
 var wsUpgrader = websocket.Upgrader{HandshakeTimeout: 10 * time.Second, ReadBufferSize: 4096, WriteBufferSize: 4096}
 
 // hijacker lets the upgrade take the connection through the API's response
@@ -53,32 +48,87 @@ func (s *Server) fabricWebSocket(c *call) error {
 	if !websocket.IsWebSocketUpgrade(c.r) {
 		return invalidField("Upgrade", "the management channel is a websocket: ask for one (Connection: Upgrade, Upgrade: websocket), as ziti fabric validate does", c.r.Header.Get("Upgrade"))
 	}
-	v, _ := s.Routers.(RouterValidations)
+	actor := s.actorOf(c)
 	conn, err := wsUpgrader.Upgrade(hijacker{c.w}, c.r, nil)
 	c.wrote = true // the upgrade answered, or wrote its error
 	if err != nil {
 		return nil
 	}
+	c.tx = nil                                  // the channel outlives the request's snapshot
 	_ = conn.NetConn().SetDeadline(time.Time{}) // the API's own request deadlines do not apply
-	mc := &mgmtChannel{conn: conn, v: v, s: s}
+	ctx, cancel := context.WithCancel(fsm.WithActor(context.Background(), actor))
+	mc := &mgmtChannel{conn: conn, s: s, ctx: ctx, cancel: cancel, slots: make(chan struct{}, mgmtHandlers)}
+	if !s.mgmt.add(mc) {
+		mc.close()
+		return nil
+	}
+	defer s.mgmt.remove(mc)
 	mc.serve()
 	return nil
 }
 
+// mgmtHandlers bounds the requests one channel has under way.
+const mgmtHandlers = 4
+
+// mgmtChannels are the open management channels, closed when the node
+// shuts down (the HTTP server neither closes nor waits for them).
+type mgmtChannels struct {
+	mu     sync.Mutex
+	open   map[*mgmtChannel]bool
+	closed bool
+}
+
+func (cs *mgmtChannels) add(mc *mgmtChannel) bool {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	if cs.closed {
+		return false
+	}
+	if cs.open == nil {
+		cs.open = map[*mgmtChannel]bool{}
+	}
+	cs.open[mc] = true
+	return true
+}
+
+func (cs *mgmtChannels) remove(mc *mgmtChannel) {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	delete(cs.open, mc)
+}
+
+// CloseManagementChannels closes the open management channels, and any
+// opened later at once: the node is shutting down.
+func (s *Server) CloseManagementChannels() {
+	s.mgmt.mu.Lock()
+	defer s.mgmt.mu.Unlock()
+	s.mgmt.closed = true
+	for mc := range s.mgmt.open {
+		mc.close()
+	}
+}
+
 // mgmtChannel is one management channel.
 type mgmtChannel struct {
-	conn *websocket.Conn
-	v    RouterValidations // nil: no routers on this node
-	s    *Server
+	conn   *websocket.Conn
+	s      *Server
+	ctx    context.Context // ends when the channel closes: routers are no longer asked
+	cancel context.CancelFunc
+	slots  chan struct{}
 
 	mu  sync.Mutex // one writer at a time
 	seq int32
 	wg  sync.WaitGroup
 }
 
+func (mc *mgmtChannel) close() {
+	mc.cancel()
+	_ = mc.conn.Close()
+}
+
 func (mc *mgmtChannel) serve() {
 	defer mc.wg.Wait()
-	defer mc.conn.Close()
+	defer mc.close()
 	mc.conn.SetReadLimit(wsMaxHeaders + wsMaxBody + 64)
 	for {
 		kind, data, err := mc.conn.ReadMessage()
@@ -93,9 +143,14 @@ func (mc *mgmtChannel) serve() {
 			mc.s.Log.Warn("a management channel frame could not be read; closing the channel", "error", err)
 			return
 		}
+		select {
+		case mc.slots <- struct{}{}:
+		case <-mc.ctx.Done():
+			return
+		}
 		mc.wg.Add(1)
 		go func() {
-			defer mc.wg.Done()
+			defer func() { <-mc.slots; mc.wg.Done() }()
 			mc.handle(msg)
 		}()
 	}
@@ -119,7 +174,16 @@ func (mc *mgmtChannel) reply(req *ctrlchan.Message, ct int32, body []byte) bool 
 	return mc.send(m)
 }
 
+// unservedValidations are the validate requests of OpenZiti's management
+// channel that edgectl does not make; each is answered as failed, so that
+// the CLI says so instead of waiting for an answer (their responses have
+// the type after the request's and the same fields).
+var unservedValidations = map[int32]string{
+	10106: "router-sdk-terminators", 10112: "identity-connection-statuses", 10115: "router-ert-terminators", 10118: "circuits",
+}
+
 func (mc *mgmtChannel) handle(req *ctrlchan.Message) {
+	routers := mc.s.Routers
 	switch req.ContentType {
 	case wire.PingType:
 		m := ctrlchan.NewResult(true, "")
@@ -128,28 +192,32 @@ func (mc *mgmtChannel) handle(req *ctrlchan.Message) {
 	case wire.ValidateTerminatorsRequestType:
 		r, err := wire.DecodeMgmtValidateRequest(req.ContentType, req.Body)
 		var val *dataplane.Validation[wire.TerminatorDetail]
-		if err == nil && mc.v != nil {
-			val, err = mc.v.ValidateTerminators(r.Filter, r.Fix)
+		if err == nil && routers != nil {
+			val, err = routers.ValidateTerminators(r.Filter, r.Fix)
 		}
 		runValidation(mc, req, wire.ValidateTerminatorsResponseType, wire.ValidateTerminatorsResultType, val, err,
 			func(d wire.TerminatorDetail) []byte { return d.Encode() })
 	case wire.ValidateRouterLinksRequestType:
 		r, err := wire.DecodeMgmtValidateRequest(req.ContentType, req.Body)
 		var val *dataplane.Validation[wire.RouterLinkDetails]
-		if err == nil && mc.v != nil {
-			val, err = mc.v.ValidateRouterLinks(r.Filter)
+		if err == nil && routers != nil {
+			val, err = routers.ValidateRouterLinks(r.Filter)
 		}
 		runValidation(mc, req, wire.ValidateRouterLinksResponseType, wire.ValidateRouterLinksResultType, val, err,
 			func(d wire.RouterLinkDetails) []byte { return d.Encode() })
 	case wire.ValidateRouterDataModelRequestType:
 		r, err := wire.DecodeMgmtValidateRequest(req.ContentType, req.Body)
 		var val *dataplane.Validation[wire.RouterDataModelDetails]
-		if err == nil && mc.v != nil {
-			val, err = mc.v.ValidateRouterDataModels(r.Filter, r.ValidateCtrl)
+		if err == nil && routers != nil {
+			val, err = routers.ValidateRouterDataModels(r.Filter, r.ValidateCtrl, r.Fix)
 		}
 		runValidation(mc, req, wire.ValidateRouterDataModelResponseType, wire.ValidateRouterDataModelResultType, val, err,
 			func(d wire.RouterDataModelDetails) []byte { return d.Encode() })
 	default:
+		if what, ok := unservedValidations[req.ContentType]; ok {
+			mc.reply(req, req.ContentType+1, wire.MgmtValidateResponse(false, "edgectl does not validate "+what, 0))
+			return
+		}
 		mc.s.Log.Debug("a management channel message of a type this node does not serve was ignored", "contentType", req.ContentType)
 	}
 }
@@ -161,7 +229,7 @@ func runValidation[T any](mc *mgmtChannel, req *ctrlchan.Message, respType, resu
 	case err != nil:
 		mc.reply(req, respType, wire.MgmtValidateResponse(false, err.Error(), 0))
 		return
-	case val == nil: // no routers here: nothing to validate
+	case val == nil: // no routers on this node (in tests): nothing to validate
 		mc.reply(req, respType, wire.MgmtValidateResponse(true, "", 0))
 		return
 	}
@@ -169,7 +237,7 @@ func runValidation[T any](mc *mgmtChannel, req *ctrlchan.Message, respType, resu
 		return
 	}
 	gone := false
-	val.Run(func(d T) {
+	val.Run(mc.ctx, func(d T) {
 		if !gone {
 			gone = !mc.send(ctrlchan.NewMessage(resultType, encode(d)))
 		}

@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"net/http"
 	"strings"
@@ -25,7 +26,7 @@ func (*validatingRouters) ValidateTerminators(f string, fix bool) (*dataplane.Va
 	if f == "bad" {
 		return nil, errors.New("bad filter")
 	}
-	return &dataplane.Validation[wire.TerminatorDetail]{Count: 1, Run: func(emit func(wire.TerminatorDetail)) {
+	return &dataplane.Validation[wire.TerminatorDetail]{Count: 1, Run: func(_ context.Context, emit func(wire.TerminatorDetail)) {
 		emit(wire.TerminatorDetail{TerminatorID: "t1", Fixed: fix})
 	}}, nil
 }
@@ -34,8 +35,8 @@ func (*validatingRouters) ValidateRouterLinks(string) (*dataplane.Validation[wir
 	return &dataplane.Validation[wire.RouterLinkDetails]{}, nil
 }
 
-func (*validatingRouters) ValidateRouterDataModels(_ string, ctrl bool) (*dataplane.Validation[wire.RouterDataModelDetails], error) {
-	return &dataplane.Validation[wire.RouterDataModelDetails]{Count: 2, Run: func(emit func(wire.RouterDataModelDetails)) {
+func (*validatingRouters) ValidateRouterDataModels(_ string, ctrl, _ bool) (*dataplane.Validation[wire.RouterDataModelDetails], error) {
+	return &dataplane.Validation[wire.RouterDataModelDetails]{Count: 2, Run: func(_ context.Context, emit func(wire.RouterDataModelDetails)) {
 		emit(wire.RouterDataModelDetails{ComponentType: "controller", ValidateSuccess: ctrl})
 		emit(wire.RouterDataModelDetails{ComponentType: "router", ComponentID: "r1"})
 	}}, nil
@@ -96,9 +97,9 @@ func fieldsOf(t *testing.T, b []byte) (map[protowire.Number]uint64, map[protowir
 
 // The management channel: admins only and only as a websocket; a validate
 // request is answered first (a reply to it, with the count), then with as
-// many results; a filter that does not compile is a failed answer naming
-// it; a ping is answered; other content types are ignored; a frame that is
-// not a channel frame closes the channel.
+// many results; a validation that cannot start is a failed answer saying
+// why, one edgectl does not make too; a ping is answered; other content
+// types are ignored; a frame that is not a channel frame closes the channel.
 func TestManagementChannel(t *testing.T) {
 	t.Parallel()
 	ts := newTestServerOf(t, nil, &validatingRouters{})
@@ -138,6 +139,15 @@ func TestManagementChannel(t *testing.T) {
 	resp = mgmtRead(t, conn)
 	if vs, ss := fieldsOf(t, resp.Body); resp.ContentType != wire.ValidateTerminatorsResponseType || vs[1] != 0 || !strings.Contains(ss[2], "bad filter") {
 		t.Fatalf("a bad filter: type %d %v %v", resp.ContentType, vs, ss)
+	}
+	// A validation edgectl does not make is answered as failed, naming it
+	// (ziti fabric validate circuits).
+	circuits := ctrlchan.NewMessage(10118, nil)
+	circuits.Sequence = 11
+	mgmtSend(t, conn, circuits)
+	resp = mgmtRead(t, conn)
+	if vs, ss := fieldsOf(t, resp.Body); resp.ContentType != 10119 || vs[1] != 0 || !strings.Contains(ss[2], "circuits") {
+		t.Fatalf("an unserved validation: type %d %v %v", resp.ContentType, vs, ss)
 	}
 	ping := ctrlchan.NewMessage(wire.PingType, nil)
 	ping.Sequence = 10

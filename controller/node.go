@@ -348,6 +348,8 @@ func (n *Node) startAPI(certs *certMaterial) error {
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          n.log.Named("http").StandardLogger(&hclog.StandardLoggerOptions{InferLevels: true}),
 	}
+	// Management channels are hijacked connections: Shutdown closes them.
+	n.http.RegisterOnShutdown(n.API.CloseManagementChannels)
 	n.wg.Add(1)
 	go func() {
 		defer n.wg.Done()

@@ -18,11 +18,11 @@ import (
 
 // The validations of `ziti fabric validate terminators|router-links|
 // router-data-model` (api/wsapi.go carries them over the Fabric API's
-// websocket), as OpenZiti's controller makes them: each takes a filter
-// (empty: all), says how many results it will give, and then gives each
-// one. The routers are asked at most validateParallel at a time, each
-// within validateTimeout; a router not connected to this node gives a
-// failed result saying so.
+// management channel), as OpenZiti's controller makes them: each takes a
+// filter (the API's; empty: all, and its sort, skip and limit apply), says
+// how many results it will give, and then gives each one. Routers are asked
+// at most validateParallel at a time, each within validateTimeout; a router
+// not connected to this node gives a result saying so.
 
 const (
 	validateParallel = 10
@@ -33,47 +33,48 @@ const (
 )
 
 // Validation is a validation under way: Count results, which Run gives to
-// emit, one at a time, and returns when all are given.
+// emit, one at a time, returning when all are given. Once ctx ends, routers
+// are no longer asked; the results left are given as not validated.
 type Validation[T any] struct {
 	Count int
-	Run   func(emit func(T))
+	Run   func(ctx context.Context, emit func(T))
 }
 
 // ValidateTerminators checks the terminators that filter selects with their
-// routers (ctrl_pb ValidateTerminatorsV2); with fix, those a router does
-// not have are deleted.
+// routers (ctrl_pb ValidateTerminatorsV2); with fix, each router drops the
+// invalid ones it holds, and the node deletes them from the model.
 func (m *Manager) ValidateTerminators(filterExpr string, fix bool) (*Validation[wire.TerminatorDetail], error) {
 	tx := m.cfg.Store.Read()
-	q, err := filter.Compile(filterExpr, store.KindTerminator.Fields)
+	recs, err := selectRecords(tx, filterExpr, store.KindTerminator)
 	if err != nil {
 		return nil, err
 	}
 	byRouter := map[string][]*store.Terminator{}
-	count := 0
-	tx.Each(store.KindTerminator, "id", func(rec store.Record) bool {
-		if q.Match(rec) {
-			t := rec.(*store.Terminator)
-			byRouter[t.RouterID] = append(byRouter[t.RouterID], t)
-			count++
+	for _, rec := range recs {
+		t := rec.(*store.Terminator)
+		byRouter[t.RouterID] = append(byRouter[t.RouterID], t)
+	}
+	var batches [][]*store.Terminator
+	for _, id := range slices.Sorted(maps.Keys(byRouter)) {
+		for ts := byRouter[id]; len(ts) > 0; ts = ts[min(len(ts), terminatorBatch):] {
+			batches = append(batches, ts[:min(len(ts), terminatorBatch)])
 		}
-		return true
-	})
-	run := func(emit func(wire.TerminatorDetail)) {
+	}
+	run := func(ctx context.Context, emit func(wire.TerminatorDetail)) {
 		emit = serialized(emit)
-		each(slices.Sorted(maps.Keys(byRouter)), func(routerID string) {
-			ts := byRouter[routerID]
-			for len(ts) > 0 {
-				n := min(len(ts), terminatorBatch)
-				m.validateTerminatorBatch(tx, routerID, ts[:n], fix, emit)
-				ts = ts[n:]
+		each(batches, func(ts []*store.Terminator) {
+			for _, d := range m.validateTerminatorBatch(ctx, tx, ts, fix) {
+				emit(d)
 			}
 		})
 	}
-	return &Validation[wire.TerminatorDetail]{Count: count, Run: run}, nil
+	return &Validation[wire.TerminatorDetail]{Count: len(recs), Run: run}, nil
 }
 
-// validateTerminatorBatch asks router routerID about ts and gives their details.
-func (m *Manager) validateTerminatorBatch(tx *store.Tx, routerID string, ts []*store.Terminator, fix bool, emit func(wire.TerminatorDetail)) {
+// validateTerminatorBatch asks the router of ts (all of one router) about
+// them and returns their details.
+func (m *Manager) validateTerminatorBatch(ctx context.Context, tx *store.Tx, ts []*store.Terminator, fix bool) []wire.TerminatorDetail {
+	routerID := ts[0].RouterID
 	details := make([]wire.TerminatorDetail, len(ts))
 	refs := make([]wire.TerminatorRef, len(ts))
 	for i, t := range ts {
@@ -82,22 +83,22 @@ func (m *Manager) validateTerminatorBatch(tx *store.Tx, routerID string, ts []*s
 			CreateDate: t.CreatedAt.UTC().Format(time.RFC3339), State: wire.TerminatorUnknown}
 		refs[i] = wire.TerminatorRef{ID: t.ID, Binding: t.Binding, Address: t.Address}
 	}
-	defer func() {
-		for _, d := range details {
-			emit(d)
+	fail := func(why string) []wire.TerminatorDetail {
+		for i := range details {
+			details[i].Detail = why
 		}
-	}()
+		return details
+	}
 	r := m.router(routerID)
 	if r == nil {
-		for i := range details {
-			details[i].Detail = "router off-line"
-		}
-		return
+		return fail("router off-line")
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), validateTimeout)
+	if ctx.Err() != nil {
+		return fail("not validated: the validation was stopped")
+	}
+	ctx, cancel := context.WithTimeout(ctx, validateTimeout)
 	defer cancel()
-	// The router fixes nothing itself: the terminators are the model's.
-	reply, err := m.request(ctx, r, ctrlchan.NewMessage(wire.ValidateTerminatorsV2RequestType, wire.ValidateTerminatorsV2(refs, false)))
+	reply, err := m.request(ctx, r, ctrlchan.NewMessage(wire.ValidateTerminatorsV2RequestType, wire.ValidateTerminatorsV2(refs, fix)))
 	var states map[string]wire.RouterTerminatorState
 	if err == nil && reply.ContentType != wire.ValidateTerminatorsV2ResponseType {
 		err = fmt.Errorf("the router answered with content type %d", reply.ContentType)
@@ -106,19 +107,38 @@ func (m *Manager) validateTerminatorBatch(tx *store.Tx, routerID string, ts []*s
 		states, err = wire.DecodeValidateTerminatorsV2Response(reply.Body)
 	}
 	if err != nil {
-		for i := range details {
-			details[i].Detail = "the router did not answer: " + err.Error()
-		}
-		return
+		return fail("the router did not answer: " + err.Error())
 	}
+	invalid := applyTerminatorStates(details, states)
+	if fix && len(invalid) > 0 {
+		_, err := m.cfg.Writer.Do(ctx, fsm.CmdTerminatorsDeleteByRouter, fsm.RouterTerminatorsDelete{RouterID: routerID, IDs: invalid})
+		if err != nil {
+			m.log.Warn("invalid terminators were not deleted", "router", routerID, "error", err)
+		}
+		for i := range details {
+			if slices.Contains(invalid, details[i].TerminatorID) {
+				details[i].Fixed = err == nil
+			}
+		}
+	}
+	return details
+}
+
+// applyTerminatorStates sets each detail's state from the router's verdicts
+// (a terminator the router did not judge stays Unknown) and returns the ids
+// of the invalid ones.
+func applyTerminatorStates(details []wire.TerminatorDetail, states map[string]wire.RouterTerminatorState) []string {
 	var invalid []string
 	for i := range details {
 		st, ok := states[details[i].TerminatorID]
+		if !ok {
+			continue
+		}
+		details[i].Detail = st.Detail
 		switch {
-		case !ok:
-			continue // Unknown
 		case st.Valid:
 			details[i].State = wire.TerminatorValid
+			continue
 		case st.Reason == wire.InvalidUnknownBinding:
 			details[i].State = wire.TerminatorInvalidUnknownBinding
 		case st.Reason == wire.InvalidUnknownTerminator:
@@ -126,49 +146,34 @@ func (m *Manager) validateTerminatorBatch(tx *store.Tx, routerID string, ts []*s
 		case st.Reason == wire.InvalidBadState:
 			details[i].State = wire.TerminatorInvalidBadState
 		}
-		details[i].Detail = st.Detail
-		if !st.Valid {
-			invalid = append(invalid, details[i].TerminatorID)
-		}
+		invalid = append(invalid, details[i].TerminatorID)
 	}
-	if fix && len(invalid) > 0 {
-		_, err := m.cfg.Writer.Do(ctx, fsm.CmdTerminatorsDeleteByRouter, fsm.RouterTerminatorsDelete{RouterID: routerID, IDs: invalid})
-		for i := range details {
-			if details[i].State != wire.TerminatorValid && details[i].State != wire.TerminatorUnknown {
-				details[i].Fixed = err == nil
-			}
-		}
-		if err != nil {
-			m.log.Warn("invalid terminators were not deleted", "router", routerID, "error", err)
-		}
-	}
+	return invalid
 }
 
-// ValidateRouterLinks compares the links of each router that filter
-// selects (its "links" inspection) with the links reported to this node:
-// a link both have is valid while its other router is connected, one only
-// the router has is valid while its other router is not (the link is on
-// its way out or in), and one only this node has is not.
+// ValidateRouterLinks compares the links of each router that filter selects
+// (its "links" inspection) with the links reported to this node
+// (compareRouterLinks).
 func (m *Manager) ValidateRouterLinks(filterExpr string) (*Validation[wire.RouterLinkDetails], error) {
 	routers, err := m.routerRecords(filterExpr)
 	if err != nil {
 		return nil, err
 	}
-	run := func(emit func(wire.RouterLinkDetails)) {
+	run := func(ctx context.Context, emit func(wire.RouterLinkDetails)) {
 		emit = serialized(emit)
-		each(routers, func(rec store.Record) { emit(m.validateRouterLinks(rec)) })
+		each(routers, func(rec store.Record) { emit(m.validateRouterLinks(ctx, rec)) })
 	}
 	return &Validation[wire.RouterLinkDetails]{Count: len(routers), Run: run}, nil
 }
 
-func (m *Manager) validateRouterLinks(rec store.Record) wire.RouterLinkDetails {
+func (m *Manager) validateRouterLinks(ctx context.Context, rec store.Record) wire.RouterLinkDetails {
 	out := wire.RouterLinkDetails{RouterID: rec.GetID(), RouterName: rec.RecordName()}
 	r := m.router(rec.GetID())
 	if r == nil {
 		out.Message = "router not connected"
 		return out
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), validateTimeout)
+	ctx, cancel := context.WithTimeout(ctx, validateTimeout)
 	defer cancel()
 	reply, err := m.request(ctx, r, ctrlchan.NewMessage(wire.InspectRequestType, wire.InspectRequest("links")))
 	var resp wire.InspectResponse
@@ -195,32 +200,53 @@ func (m *Manager) validateRouterLinks(rec store.Record) wire.RouterLinkDetails {
 			known[l.ID] = l
 		}
 	}
+	out.Links = compareRouterLinks(r.ID, inspected, known, func(id string) bool { return m.router(id) != nil })
+	return out
+}
+
+// compareRouterLinks judges router routerID's links (inspected) against
+// those this node has of it (known), as OpenZiti's controller does: a link
+// both have is valid while its other router is connected (and, on the
+// dialing side, its connections are those last reported); one only the
+// router has is valid while its other router is not (the link is on its way
+// in or out); one only this node has is not.
+func compareRouterLinks(routerID string, inspected []wire.InspectedLink, known map[string]Link, connected func(string) bool) []wire.RouterLinkDetail {
+	var out []wire.RouterLinkDetail
 	for _, il := range inspected {
 		d := wire.RouterLinkDetail{LinkID: il.ID, RouterState: wire.LinkEstablished, DestRouterID: il.Dest, Dialed: il.Dialed,
-			DestConnected: m.router(il.Dest) != nil}
+			DestConnected: connected(il.Dest)}
 		if l, ok := known[il.ID]; ok {
 			d.CtrlState, d.IsValid = wire.LinkEstablished, d.DestConnected
-			if il.Dialed {
-				d.Messages = connDifferences(l, il)
-				d.IsValid = d.IsValid && len(d.Messages) == 0
+			if il.Dialed { // the listening side names the ends the other way round
+				var wrong bool
+				d.Messages, wrong = connDifferences(l, il)
+				d.IsValid = d.IsValid && !wrong
 			}
-			delete(known, il.ID)
 		} else {
 			d.IsValid = !d.DestConnected
 		}
-		out.Links = append(out.Links, d)
+		out = append(out, d)
 	}
-	for _, l := range slices.SortedFunc(maps.Values(known), func(a, b Link) int { return strings.Compare(a.ID, b.ID) }) {
-		dest := l.other(r.ID)
-		out.Links = append(out.Links, wire.RouterLinkDetail{LinkID: l.ID, CtrlState: wire.LinkEstablished, RouterState: wire.LinkUnknown,
-			DestRouterID: dest, DestConnected: m.router(dest) != nil, Dialed: l.SrcRouterID == r.ID})
+	seen := map[string]bool{}
+	for _, il := range inspected {
+		seen[il.ID] = true
+	}
+	for _, id := range slices.Sorted(maps.Keys(known)) {
+		if l := known[id]; !seen[id] {
+			dest := l.other(routerID)
+			out = append(out, wire.RouterLinkDetail{LinkID: id, CtrlState: wire.LinkEstablished, RouterState: wire.LinkUnknown,
+				DestRouterID: dest, DestConnected: connected(dest), Dialed: l.SrcRouterID == routerID})
+		}
 	}
 	return out
 }
 
 // connDifferences compares the connections of link l as its dialer last
-// reported them to this node with those the dialer shows now.
-func connDifferences(l Link, il wire.InspectedLink) []string {
+// reported them to this node with those the dialer shows now. A different
+// count or state iteration is only noted (a change may be on its way, as
+// OpenZiti's controller words it); a connection that differs makes the
+// link wrong.
+func connDifferences(l Link, il wire.InspectedLink) (messages []string, wrong bool) {
 	key := func(c wire.LinkConn) string { return c.Type + " " + c.LocalAddr + " " + c.RemoteAddr }
 	var ours, theirs []string
 	for _, c := range l.Conns {
@@ -233,24 +259,24 @@ func connDifferences(l Link, il wire.InspectedLink) []string {
 	slices.Sort(theirs)
 	switch {
 	case len(ours) != len(theirs):
-		return []string{fmt.Sprintf("for link %s, this node has %d connections, the router %d", l.ID, len(ours), len(theirs))}
+		return []string{fmt.Sprintf("for link %s, this node has %d connections, the router %d", l.ID, len(ours), len(theirs))}, false
 	case l.StateIteration != il.ConnStateIteration:
-		return []string{fmt.Sprintf("for link %s, the connection state iteration differs: this node %d, the router %d", l.ID, l.StateIteration, il.ConnStateIteration)}
+		return []string{fmt.Sprintf("for link %s, the connection state iteration differs: this node %d, the router %d", l.ID, l.StateIteration, il.ConnStateIteration)}, false
 	}
-	var out []string
 	for i := range ours {
 		if ours[i] != theirs[i] {
-			out = append(out, fmt.Sprintf("for link %s, connection %q here is %q on the router", l.ID, ours[i], theirs[i]))
+			messages = append(messages, fmt.Sprintf("for link %s, connection %q here is %q on the router", l.ID, ours[i], theirs[i]))
 		}
 	}
-	return out
+	return messages, len(messages) > 0
 }
 
 // ValidateRouterDataModels has each router that filter selects compare its
-// data model with this node's (ValidateDataModel); with ctrl, a first result
-// is this node's own, which always agrees: its model is not a second copy,
-// it is made from the node's records when a router asks.
-func (m *Manager) ValidateRouterDataModels(filterExpr string, ctrl bool) (*Validation[wire.RouterDataModelDetails], error) {
+// data model with this node's (built once); with fix, a router that differs
+// takes the node's. With ctrl, a first result is this node's own model,
+// which always agrees: it is not a second copy but made from the node's
+// records when a router asks.
+func (m *Manager) ValidateRouterDataModels(filterExpr string, ctrl, fix bool) (*Validation[wire.RouterDataModelDetails], error) {
 	routers, err := m.routerRecords(filterExpr)
 	if err != nil {
 		return nil, err
@@ -259,16 +285,21 @@ func (m *Manager) ValidateRouterDataModels(filterExpr string, ctrl bool) (*Valid
 	if ctrl {
 		count++
 	}
-	run := func(emit func(wire.RouterDataModelDetails)) {
+	run := func(ctx context.Context, emit func(wire.RouterDataModelDetails)) {
 		emit = serialized(emit)
 		if ctrl {
 			emit(wire.RouterDataModelDetails{ComponentType: "controller", ComponentID: m.cfg.NodeID, ComponentName: m.cfg.NodeID, ValidateSuccess: true})
 		}
+		var state []byte
+		var applied uint64
+		if len(routers) > 0 {
+			state, applied = m.dataStateNow()
+		}
 		each(routers, func(rec store.Record) {
 			d := wire.RouterDataModelDetails{ComponentType: "router", ComponentID: rec.GetID(), ComponentName: rec.RecordName()}
-			ctx, cancel := context.WithTimeout(context.Background(), validateTimeout)
+			rctx, cancel := context.WithTimeout(ctx, validateTimeout)
 			defer cancel()
-			report, err := m.ValidateDataModel(ctx, rec.GetID())
+			report, err := m.validateDataModel(rctx, rec.GetID(), state, applied, fix)
 			switch {
 			case err == ErrNotConnected:
 				d.Errors = []string{"router not connected to controller"}
@@ -286,23 +317,43 @@ func (m *Manager) ValidateRouterDataModels(filterExpr string, ctrl bool) (*Valid
 	return &Validation[wire.RouterDataModelDetails]{Count: count, Run: run}, nil
 }
 
-// routerRecords are the edge routers and routers that filter selects, by id.
+// routerRecords are the edge routers and routers that filter selects.
 func (m *Manager) routerRecords(filterExpr string) ([]store.Record, error) {
-	tx := m.cfg.Store.Read()
+	return selectRecords(m.cfg.Store.Read(), filterExpr, store.KindEdgeRouter, store.KindRouter)
+}
+
+// selectRecords are the records of kinds that filter selects: each kind's
+// in the filter's order (by id without one), one kind after the other, then
+// the filter's skip and limit.
+func selectRecords(tx *store.Tx, filterExpr string, kinds ...*store.Kind) ([]store.Record, error) {
 	var out []store.Record
-	for _, k := range []*store.Kind{store.KindEdgeRouter, store.KindRouter} {
-		q, err := filter.Compile(filterExpr, k.Fields)
-		if err != nil {
+	var q *filter.Query
+	for _, k := range kinds {
+		var err error
+		if q, err = filter.Compile(filterExpr, k.Fields); err != nil {
 			return nil, err
 		}
+		var recs []store.Record
 		tx.Each(k, "id", func(rec store.Record) bool {
 			if q.Match(rec) {
-				out = append(out, rec)
+				recs = append(recs, rec)
 			}
 			return true
 		})
+		slices.SortStableFunc(recs, func(a, b store.Record) int {
+			if c := q.Compare(a, b); c != 0 {
+				return c
+			}
+			return strings.Compare(a.GetID(), b.GetID())
+		})
+		out = append(out, recs...)
 	}
-	slices.SortFunc(out, func(a, b store.Record) int { return strings.Compare(a.GetID(), b.GetID()) })
+	if n, ok := q.Skip(); ok {
+		out = out[min(n, len(out)):]
+	}
+	if n, ok, none := q.Limit(); ok && !none {
+		out = out[:min(n, len(out))]
+	}
 	return out, nil
 }
 

@@ -32,20 +32,32 @@ var ErrNotConnected = errors.New("the router is not connected to this node")
 // ValidateDataModel asks router id, connected to this node, to compare its
 // data model with the node's.
 func (m *Manager) ValidateDataModel(ctx context.Context, id string) (*DataModelReport, error) {
-	m.mu.Lock()
-	r := m.routers[id]
-	m.mu.Unlock()
-	if r == nil || r.channel() == nil {
-		return nil, ErrNotConnected
-	}
+	state, applied := m.dataStateNow()
+	return m.validateDataModel(ctx, id, state, applied, false)
+}
+
+// dataStateNow is the node's data model as a router gets it (DataState),
+// and the applied index it is of.
+func (m *Manager) dataStateNow() ([]byte, uint64) {
 	applied, _ := m.cfg.Applied()
 	tx := m.cfg.Store.Read()
 	timeline := ""
 	if k := tx.DataPlaneKeys(); k != nil {
 		timeline = k.TimelineID
 	}
-	req := wire.ValidateRequest(wire.DataState(m.fullState(tx), applied, timeline), false)
-	reply, err := m.request(ctx, r, ctrlchan.NewMessage(wire.ValidateDataStateRequestType, req))
+	return wire.DataState(m.fullState(tx), applied, timeline), applied
+}
+
+// validateDataModel has router id compare its data model with state; with
+// fix, a router that differs takes state as its own.
+func (m *Manager) validateDataModel(ctx context.Context, id string, state []byte, applied uint64, fix bool) (*DataModelReport, error) {
+	m.mu.Lock()
+	r := m.routers[id]
+	m.mu.Unlock()
+	if r == nil || r.channel() == nil {
+		return nil, ErrNotConnected
+	}
+	reply, err := m.request(ctx, r, ctrlchan.NewMessage(wire.ValidateDataStateRequestType, wire.ValidateRequest(state, fix)))
 	if err != nil {
 		return nil, err
 	}
