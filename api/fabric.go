@@ -14,7 +14,8 @@ import (
 // The Fabric Management API subset that OpenZiti's tools use (`ziti fabric
 // list routers|terminators|services|circuits|links`, `ziti fabric delete
 // circuit|link`, `ziti fabric update link`, `ziti fabric validate
-// terminators|router-links|router-data-model` (api/wsapi.go), `ziti edge
+// terminators|router-links|router-data-model` (api/wsapi.go), `ziti fabric
+// inspect` (api/inspect.go), `ziti edge
 // validate service-hosting`): routers (edge and
 // transit) with whether they are connected to this node, terminators,
 // services, this node's circuits, and the router links reported to this
@@ -39,6 +40,7 @@ func (s *Server) fabricRoutes() []route {
 		{fabricAPI | managementAPI, patch, "/links/:id", "patchLink", "Link", admin, s.patchLink},
 		{fabricAPI | managementAPI, del, "/links/:id", "deleteLink", "Link", admin, s.deleteLink},
 		{fabricAPI, get, "/ws-api", "managementChannel", "Management", admin, s.fabricWebSocket},
+		{fabricAPI, post, "/inspections", "inspect", "Inspect", admin, s.inspect},
 	}
 }
 

@@ -169,3 +169,40 @@ func TestLinks_PatchAndDelete(t *testing.T) {
 		t.Fatalf("PATCH /links/{id} body in the document: %v", props)
 	}
 }
+
+// POST /fabric/v1/inspections (`ziti fabric inspect`): the node's own
+// values when the regex matches its id, none when it does not, OpenZiti's
+// bare InspectResponse (no envelope); a bad regex or no values is 400 naming
+// the field.
+func TestInspections(t *testing.T) {
+	t.Parallel()
+	ts := newTestServer(t)
+	st, out := ts.do(http.MethodPost, "/fabric/v1/inspections", map[string]any{"requestedValues": []string{"stackdump", "connected-peers", "no-such-value"}})
+	values, _ := out["values"].([]any)
+	if st != http.StatusOK || out["success"] != true || out["data"] != nil || len(values) != 2 {
+		t.Fatalf("inspect: %d %v", st, out)
+	}
+	if v, _ := dig(values[0], "value").(string); dig(values[0], "name") != "stackdump" || !strings.Contains(v, "goroutine") {
+		t.Fatalf("stackdump: %v", values[0])
+	}
+	if peers, _ := dig(values[1], "value").([]any); dig(values[1], "name") != "connected-peers" || len(peers) != 1 {
+		t.Fatalf("connected-peers (a JSON value given as JSON): %v", values[1])
+	}
+	st, out = ts.do(http.MethodPost, "/fabric/v1/inspections", map[string]any{"appRegex": "^no-such-node$", "requestedValues": []string{"stackdump"}})
+	if values, _ := out["values"].([]any); st != http.StatusOK || len(values) != 0 {
+		t.Fatalf("a regex that matches nothing: %d %v", st, out)
+	}
+	for _, c := range []struct {
+		body  map[string]any
+		field string
+	}{
+		{map[string]any{"appRegex": "(", "requestedValues": []string{"stackdump"}}, "appRegex"},
+		{map[string]any{"appRegex": 3, "requestedValues": []string{"stackdump"}}, "appRegex"},
+		{map[string]any{}, "requestedValues"},
+		{map[string]any{"requestedValues": "stackdump"}, "requestedValues"},
+		{map[string]any{"requestedValues": []string{" "}}, "requestedValues"},
+	} {
+		st, out := ts.do(http.MethodPost, "/fabric/v1/inspections", c.body)
+		wantError(t, st, out, http.StatusBadRequest, "COULD_NOT_VALIDATE", c.field)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"regexp"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -123,6 +124,10 @@ type RouterStatus interface {
 	ValidateTerminators(filter string, fix bool) (*dataplane.Validation[wire.TerminatorDetail], error)
 	ValidateRouterLinks(filter string) (*dataplane.Validation[wire.RouterLinkDetails], error)
 	ValidateRouterDataModels(filter string, ctrl, fix bool) (*dataplane.Validation[wire.RouterDataModelDetails], error)
+	// InspectRouters asks the matching routers for inspection values
+	// (api/inspect.go); ConnectedRouters is the node's "connected-routers".
+	InspectRouters(ctx context.Context, match *regexp.Regexp, values []string) ([]dataplane.InspectValue, []string)
+	ConnectedRouters() string
 }
 
 // Peers reports the last known state of a cluster member.

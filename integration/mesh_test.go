@@ -225,6 +225,16 @@ func TestMesh_CircuitsCrossLinksAndMoveWhenALinkFails(t *testing.T) {
 		!strings.Contains(out, "state: Valid") {
 		t.Fatalf("ziti fabric validate terminators:\n%s", out)
 	}
+	// Inspections reach the routers (OpenZiti's `ziti fabric inspect`):
+	// each of the three gives its links; the node lists them connected.
+	if out := ziti("fabric", "inspect", "links", "router-.*"); !strings.Contains(out, "Results: (3)") ||
+		strings.Count(out, ".links") != 3 || !strings.Contains(out, mn.b.id) {
+		t.Fatalf("ziti fabric inspect links:\n%s", out)
+	}
+	if out := ziti("fabric", "inspect", "connected-routers"); !strings.Contains(out, "Results: (1)") ||
+		!strings.Contains(out, "router-a") || !strings.Contains(out, "router-b") || !strings.Contains(out, "router-c") {
+		t.Fatalf("ziti fabric inspect connected-routers:\n%s", out)
+	}
 	// A terminator its router does not have is found, and with
 	// --fix-invalid deleted.
 	st, m := do(t, "GET", n.mgmt("/services?filter="+url.QueryEscape(`name="echo"`)), token, nil)
