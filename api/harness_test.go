@@ -15,6 +15,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -26,6 +27,7 @@ import (
 	"edgectl/auth"
 	"edgectl/cluster"
 	"edgectl/controller"
+	"edgectl/dataplane"
 	"edgectl/fsm"
 	"edgectl/pki"
 	"edgectl/store"
@@ -319,6 +321,11 @@ func (l *localCluster) OpenSnapshot(string) (io.ReadCloser, *raft.SnapshotMeta, 
 	return nil, nil, errNotACluster
 }
 func (l *localCluster) PeerStatus(string) (bool, uint64, bool) { return false, 0, false }
+
+// InspectPeers: there are no other members.
+func (l *localCluster) InspectPeers(context.Context, *regexp.Regexp, []string) ([]dataplane.InspectValue, []string) {
+	return nil, nil
+}
 
 // login authenticates with a password on the Management API and returns the token.
 func (ts *testServer) login(user, pass string) string {

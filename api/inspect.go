@@ -13,9 +13,10 @@ import (
 // Inspections, POST /fabric/v1/inspections (`ziti fabric inspect VALUE
 // [REGEX]`): the routers connected to this node whose id or name appRegex
 // matches are asked for requestedValues (dataplane/inspect.go), and this
-// node, when the regex matches its id, answers those it has: "stackdump"
-// (its goroutines), "connected-routers" and "connected-peers" (the cluster's
-// members); it passes over the others, as OpenZiti's controller does. The
+// node and each other member whose id it matches answer those they have:
+// "stackdump" (the node's goroutines), "connected-routers" and
+// "connected-peers" (the cluster's members); they pass over the others, as
+// OpenZiti's controllers do. The
 // answer is OpenZiti's InspectResponse, not in an envelope: success (no
 // errors), errors ("id: error"), and values {appId, name, value}, a value
 // that is a JSON object or array given as JSON.
@@ -63,8 +64,12 @@ func (s *Server) inspect(c *call) error {
 	if s.Routers != nil {
 		values, errs = s.Routers.InspectRouters(c.r.Context(), match, req.RequestedValues)
 	}
-	if id := s.Cluster.ID(); match.MatchString(id) {
-		values = append(s.inspectLocal(id, req.RequestedValues), values...)
+	if match.MatchString(s.Cluster.ID()) {
+		values = append(s.InspectLocal(req.RequestedValues), values...)
+	}
+	if s.Peers != nil {
+		peerValues, peerErrs := s.Peers.InspectPeers(c.r.Context(), match, req.RequestedValues)
+		values, errs = append(values, peerValues...), append(errs, peerErrs...)
 	}
 	out := make([]map[string]any, 0, len(values))
 	for _, v := range values {
@@ -81,8 +86,10 @@ func (s *Server) inspect(c *call) error {
 	return nil
 }
 
-// inspectLocal is this node's own values of those asked.
-func (s *Server) inspectLocal(id string, names []string) []dataplane.InspectValue {
+// InspectLocal is this node's own values of those named: stackdump,
+// connected-routers and connected-peers; it passes over the others.
+func (s *Server) InspectLocal(names []string) []dataplane.InspectValue {
+	id := s.Cluster.ID()
 	var out []dataplane.InspectValue
 	for _, name := range names {
 		var value string

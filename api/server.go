@@ -130,9 +130,13 @@ type RouterStatus interface {
 	ConnectedRouters() string
 }
 
-// Peers reports the last known state of a cluster member.
+// Peers reports the last known state of a cluster member, and asks the
+// members for their own inspection values (api/inspect.go).
 type Peers interface {
 	PeerStatus(id string) (online bool, applied uint64, known bool)
+	// InspectPeers asks each other member whose id match matches for its
+	// own values of names (Server.InspectLocal there); errors are "id: error".
+	InspectPeers(ctx context.Context, match *regexp.Regexp, names []string) ([]dataplane.InspectValue, []string)
 }
 
 // Server is the HTTP side of one node.

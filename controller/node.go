@@ -318,6 +318,7 @@ func (n *Node) startAPI(certs *certMaterial) error {
 	}, api.Config{AdvertiseURL: advertiseURL, SessionTimeout: n.cfg.SessionTimeout, BackupDir: filepath.Join(n.cfg.DataDir, "backups"),
 		Version: n.cfg.Version, Revision: n.cfg.Revision, BuildDate: n.cfg.BuildDate, JWKSRootCAs: n.cfg.JWKSRootCAs,
 		ReadConsistency: n.cfg.ReadConsistency, JWTKey: signerOf(certs.api), ListenAddrs: n.listenAddrs(), CORSOrigins: n.cfg.CORSOrigins})
+	n.registerInspect() // after n.API: the handler reads it
 	n.deliverer = n.newDeliverer()
 	n.API.RegisterCollector(&eventCollector{n: n})
 	n.API.RegisterCollector(&healthCollector{n: n, expiry: certs.expiry})

@@ -409,6 +409,29 @@ func TestMesh_EveryNodeKnowsTheLinks(t *testing.T) {
 			t.Fatalf("node %d: A-C after the change through node 2: %v", i+1, l)
 		}
 	}
+	// An inspection through one node reaches the others (OpenZiti's
+	// controllers ask their peers): each node's own value, by node id.
+	inspect := func(body map[string]any) []string {
+		t.Helper()
+		st, m := do(t, "POST", fmt.Sprintf("https://%s/fabric/v1/inspections", c.nodes[0].host()), c.token, body)
+		mustStatus(t, "inspect through node 1", st, m, 200)
+		values, _ := m["values"].([]any)
+		var ids []string
+		for _, v := range values {
+			if jget(v, "name") == "connected-peers" {
+				ids = append(ids, jget(v, "appId").(string))
+			}
+		}
+		sort.Strings(ids)
+		return ids
+	}
+	ids := inspect(map[string]any{"requestedValues": []string{"connected-peers"}})
+	if len(ids) != 3 || ids[0] == ids[1] || ids[1] == ids[2] {
+		t.Fatalf("connected-peers of the three nodes: %v", ids)
+	}
+	if only := inspect(map[string]any{"appRegex": "^" + ids[1] + "$", "requestedValues": []string{"connected-peers"}}); len(only) != 1 || only[0] != ids[1] {
+		t.Fatalf("connected-peers of node %s only: %v", ids[1], only)
+	}
 	// Node 1 serves the tunnelers' Client API calls: another one dies.
 	c.nodes[2].kill()
 	for i, n := range c.nodes[:2] {
