@@ -18,7 +18,8 @@ import (
 // Inspections (`ziti fabric inspect VALUE [REGEX]`, POST
 // /fabric/v1/inspections): the routers connected to this node whose id or
 // name the regex matches are asked for the values (ctrl_pb InspectRequest),
-// as OpenZiti's controller asks them, all at once, within inspectTimeout.
+// as OpenZiti's controller asks them: at most validateParallel at a time,
+// all within inspectTimeout.
 
 // inspectTimeout bounds the wait for the routers' answers.
 const inspectTimeout = 10 * time.Second
