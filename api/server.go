@@ -123,6 +123,7 @@ type RouterStatus interface {
 	// The validations of the management channel (api/wsapi.go).
 	ValidateTerminators(filter string, fix bool) (*dataplane.Validation[wire.TerminatorDetail], error)
 	ValidateRouterLinks(filter string) (*dataplane.Validation[wire.RouterLinkDetails], error)
+	ValidateRouterSdkTerminators(filter string) (*dataplane.Validation[wire.RouterSdkTerminatorsDetails], error)
 	ValidateRouterDataModels(filter string, ctrl, fix bool) (*dataplane.Validation[wire.RouterDataModelDetails], error)
 	// InspectRouters asks the matching routers for inspection values
 	// (api/inspect.go); ConnectedRouters is the node's "connected-routers".

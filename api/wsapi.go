@@ -19,7 +19,7 @@ import (
 
 // The Fabric API's management channel, GET /fabric/v1/ws-api: what
 // OpenZiti's `ziti fabric validate terminators|router-links|
-// router-data-model` speak. The request is upgraded to a websocket (admins
+// router-sdk-terminators|router-data-model` speak. The request is upgraded to a websocket (admins
 // only, by the zt-session header); each binary message is one channel V2
 // frame (ctrlchan), with no hello. A validate request is answered with its
 // response (success and the count of results, a reply to the request) and
@@ -179,40 +179,35 @@ func (mc *mgmtChannel) reply(req *ctrlchan.Message, ct int32, body []byte) bool 
 // the CLI says so instead of waiting for an answer (their responses have
 // the type after the request's and the same fields).
 var unservedValidations = map[int32]string{
-	10106: "router-sdk-terminators", 10112: "identity-connection-statuses", 10115: "router-ert-terminators", 10118: "circuits",
+	10112: "identity-connection-statuses", 10115: "router-ert-terminators", 10118: "circuits",
 }
 
 func (mc *mgmtChannel) handle(req *ctrlchan.Message) {
-	routers := mc.s.Routers
 	switch req.ContentType {
 	case wire.PingType:
 		m := ctrlchan.NewResult(true, "")
 		m.SetReplyTo(req)
 		mc.send(m)
 	case wire.ValidateTerminatorsRequestType:
-		r, err := wire.DecodeMgmtValidateRequest(req.ContentType, req.Body)
-		var val *dataplane.Validation[wire.TerminatorDetail]
-		if err == nil && routers != nil {
-			val, err = routers.ValidateTerminators(r.Filter, r.Fix)
-		}
-		runValidation(mc, req, wire.ValidateTerminatorsResponseType, wire.ValidateTerminatorsResultType, val, err,
-			func(d wire.TerminatorDetail) []byte { return d.Encode() })
+		serveValidation(mc, req, wire.ValidateTerminatorsResponseType, wire.ValidateTerminatorsResultType, wire.TerminatorDetail.Encode,
+			func(r RouterStatus, v wire.MgmtValidateRequest) (*dataplane.Validation[wire.TerminatorDetail], error) {
+				return r.ValidateTerminators(v.Filter, v.Fix)
+			})
 	case wire.ValidateRouterLinksRequestType:
-		r, err := wire.DecodeMgmtValidateRequest(req.ContentType, req.Body)
-		var val *dataplane.Validation[wire.RouterLinkDetails]
-		if err == nil && routers != nil {
-			val, err = routers.ValidateRouterLinks(r.Filter)
-		}
-		runValidation(mc, req, wire.ValidateRouterLinksResponseType, wire.ValidateRouterLinksResultType, val, err,
-			func(d wire.RouterLinkDetails) []byte { return d.Encode() })
+		serveValidation(mc, req, wire.ValidateRouterLinksResponseType, wire.ValidateRouterLinksResultType, wire.RouterLinkDetails.Encode,
+			func(r RouterStatus, v wire.MgmtValidateRequest) (*dataplane.Validation[wire.RouterLinkDetails], error) {
+				return r.ValidateRouterLinks(v.Filter)
+			})
+	case wire.ValidateRouterSdkTerminatorsRequestType:
+		serveValidation(mc, req, wire.ValidateRouterSdkTerminatorsResponseType, wire.ValidateRouterSdkTerminatorsResultType, wire.RouterSdkTerminatorsDetails.Encode,
+			func(r RouterStatus, v wire.MgmtValidateRequest) (*dataplane.Validation[wire.RouterSdkTerminatorsDetails], error) {
+				return r.ValidateRouterSdkTerminators(v.Filter)
+			})
 	case wire.ValidateRouterDataModelRequestType:
-		r, err := wire.DecodeMgmtValidateRequest(req.ContentType, req.Body)
-		var val *dataplane.Validation[wire.RouterDataModelDetails]
-		if err == nil && routers != nil {
-			val, err = routers.ValidateRouterDataModels(r.Filter, r.ValidateCtrl, r.Fix)
-		}
-		runValidation(mc, req, wire.ValidateRouterDataModelResponseType, wire.ValidateRouterDataModelResultType, val, err,
-			func(d wire.RouterDataModelDetails) []byte { return d.Encode() })
+		serveValidation(mc, req, wire.ValidateRouterDataModelResponseType, wire.ValidateRouterDataModelResultType, wire.RouterDataModelDetails.Encode,
+			func(r RouterStatus, v wire.MgmtValidateRequest) (*dataplane.Validation[wire.RouterDataModelDetails], error) {
+				return r.ValidateRouterDataModels(v.Filter, v.ValidateCtrl, v.Fix)
+			})
 	default:
 		if what, ok := unservedValidations[req.ContentType]; ok {
 			mc.reply(req, req.ContentType+1, wire.MgmtValidateResponse(false, "edgectl does not validate "+what, 0))
@@ -222,9 +217,15 @@ func (mc *mgmtChannel) handle(req *ctrlchan.Message) {
 	}
 }
 
-// runValidation answers req with the validation's count (or its error),
-// then sends each result as it comes.
-func runValidation[T any](mc *mgmtChannel, req *ctrlchan.Message, respType, resultType int32, val *dataplane.Validation[T], err error, encode func(T) []byte) {
+// serveValidation starts the validation req asks for, answers req with its
+// count (or why it did not start), then sends each result as it comes.
+func serveValidation[T any](mc *mgmtChannel, req *ctrlchan.Message, respType, resultType int32, encode func(T) []byte,
+	start func(RouterStatus, wire.MgmtValidateRequest) (*dataplane.Validation[T], error)) {
+	r, err := wire.DecodeMgmtValidateRequest(req.ContentType, req.Body)
+	var val *dataplane.Validation[T]
+	if err == nil && mc.s.Routers != nil {
+		val, err = start(mc.s.Routers, r)
+	}
 	switch {
 	case err != nil:
 		mc.reply(req, respType, wire.MgmtValidateResponse(false, err.Error(), 0))

@@ -17,7 +17,7 @@ import (
 )
 
 // The validations of `ziti fabric validate terminators|router-links|
-// router-data-model` (api/wsapi.go carries them over the Fabric API's
+// router-sdk-terminators|router-data-model` (api/wsapi.go carries them over the Fabric API's
 // management channel), as OpenZiti's controller makes them: each takes a
 // filter (the API's; empty: all, and its sort, skip and limit apply), says
 // how many results it will give, and then gives each one. Routers are asked
@@ -155,52 +155,129 @@ func applyTerminatorStates(details []wire.TerminatorDetail, states map[string]wi
 // (its "links" inspection) with the links reported to this node
 // (compareRouterLinks).
 func (m *Manager) ValidateRouterLinks(filterExpr string) (*Validation[wire.RouterLinkDetails], error) {
+	return perRouter(m, filterExpr, m.validateRouterLinks)
+}
+
+// perRouter is a validation of each router that filter selects, validate
+// giving each one's result.
+func perRouter[T any](m *Manager, filterExpr string, validate func(ctx context.Context, rec store.Record) T) (*Validation[T], error) {
 	routers, err := m.routerRecords(filterExpr)
 	if err != nil {
 		return nil, err
 	}
-	run := func(ctx context.Context, emit func(wire.RouterLinkDetails)) {
+	run := func(ctx context.Context, emit func(T)) {
 		emit = serialized(emit)
-		each(routers, func(rec store.Record) { emit(m.validateRouterLinks(ctx, rec)) })
+		each(routers, func(rec store.Record) { emit(validate(ctx, rec)) })
 	}
-	return &Validation[wire.RouterLinkDetails]{Count: len(routers), Run: run}, nil
+	return &Validation[T]{Count: len(routers), Run: run}, nil
 }
 
 func (m *Manager) validateRouterLinks(ctx context.Context, rec store.Record) wire.RouterLinkDetails {
-	out := wire.RouterLinkDetails{RouterID: rec.GetID(), RouterName: rec.RecordName()}
+	return routerView(ctx, m, rec, "links", "no link details returned from router", func(r *Router, value string) ([]wire.RouterLinkDetail, error) {
+		inspected, err := wire.DecodeInspectedLinks(value)
+		if err != nil {
+			return nil, err
+		}
+		known := map[string]Link{}
+		for _, l := range m.links.all() {
+			if l.SrcRouterID == r.ID || l.DstRouterID == r.ID {
+				known[l.ID] = l
+			}
+		}
+		return compareRouterLinks(r.ID, inspected, known, func(id string) bool { return m.router(id) != nil }), nil
+	})
+}
+
+// routerView is router rec's result of a validation that compares its
+// inspection value name with this node's view (compare); missing is the
+// error when the router gives neither the value nor an error.
+func routerView[D wire.ResultDetail](ctx context.Context, m *Manager, rec store.Record, name, missing string,
+	compare func(r *Router, value string) ([]D, error)) wire.RouterResult[D] {
+	out := wire.RouterResult[D]{RouterID: rec.GetID(), RouterName: rec.RecordName()}
 	r := m.router(rec.GetID())
 	if r == nil {
 		out.Message = "router not connected"
 		return out
 	}
-	ctx, cancel := context.WithTimeout(ctx, validateTimeout)
-	defer cancel()
-	reply, err := m.request(ctx, r, ctrlchan.NewMessage(wire.InspectRequestType, wire.InspectRequest("links")))
-	var resp wire.InspectResponse
+	value, err := m.inspectOne(ctx, r, name, missing)
+	var details []D
 	if err == nil {
-		resp, err = wire.DecodeInspectResponse(reply.Body)
-	}
-	var inspected []wire.InspectedLink
-	if value, ok := resp.Values["links"]; err == nil && ok {
-		inspected, err = wire.DecodeInspectedLinks(value)
-	} else if err == nil {
-		err = fmt.Errorf("no link details returned from router")
-		if len(resp.Errors) > 0 {
-			err = fmt.Errorf("%s", strings.Join(resp.Errors, ","))
-		}
+		details, err = compare(r, value)
 	}
 	if err != nil {
 		out.Message = err.Error()
 		return out
 	}
-	out.ValidateSuccess = true
-	known := map[string]Link{}
-	for _, l := range m.links.all() {
-		if l.SrcRouterID == r.ID || l.DstRouterID == r.ID {
-			known[l.ID] = l
+	out.ValidateSuccess, out.Details = true, details
+	return out
+}
+
+// inspectOne asks router r for one inspection value; missing is the error
+// when the router gives neither the value nor an error.
+func (m *Manager) inspectOne(ctx context.Context, r *Router, name, missing string) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, validateTimeout)
+	defer cancel()
+	reply, err := m.request(ctx, r, ctrlchan.NewMessage(wire.InspectRequestType, wire.InspectRequest(name)))
+	if err != nil {
+		return "", err
+	}
+	resp, err := wire.DecodeInspectResponse(reply.Body)
+	switch value, ok := resp.Values[name]; {
+	case err != nil:
+		return "", err
+	case ok:
+		return value, nil
+	case len(resp.Errors) > 0:
+		return "", fmt.Errorf("%s", strings.Join(resp.Errors, ","))
+	}
+	return "", fmt.Errorf("%s", missing)
+}
+
+// ValidateRouterSdkTerminators compares the terminators each router that
+// filter selects hosts for SDKs (its "sdk-terminators" inspection) with the
+// model's edge terminators on it (compareSdkTerminators).
+func (m *Manager) ValidateRouterSdkTerminators(filterExpr string) (*Validation[wire.RouterSdkTerminatorsDetails], error) {
+	return perRouter(m, filterExpr, m.validateRouterSdkTerminators)
+}
+
+func (m *Manager) validateRouterSdkTerminators(ctx context.Context, rec store.Record) wire.RouterSdkTerminatorsDetails {
+	return routerView(ctx, m, rec, "sdk-terminators", "no terminator details returned from router", func(r *Router, value string) ([]wire.RouterSdkTerminatorDetail, error) {
+		inspected, _, err := wire.DecodeInspectedSdkTerminators(value)
+		if err != nil {
+			return nil, err
+		}
+		modelIDs := map[string]bool{}
+		m.cfg.Store.Read().Each(store.KindTerminator, "router", func(rec store.Record) bool {
+			if t := rec.(*store.Terminator); t.Binding == "edge" {
+				modelIDs[t.ID] = true
+			}
+			return true
+		}, r.ID)
+		return compareSdkTerminators(inspected, modelIDs), nil
+	})
+}
+
+// compareSdkTerminators judges a router's SDK terminators against the
+// model's edge terminators on it (modelIDs), as OpenZiti's controller does:
+// one both have is valid once established on the router; one only the
+// router has, or only the model, is not.
+func compareSdkTerminators(inspected []wire.InspectedSdkTerminator, modelIDs map[string]bool) []wire.RouterSdkTerminatorDetail {
+	var out []wire.RouterSdkTerminatorDetail
+	seen := map[string]bool{}
+	for _, it := range inspected {
+		d := wire.RouterSdkTerminatorDetail{TerminatorID: it.ID, RouterState: it.State, IsValid: it.State == "established",
+			OperationActive: it.OperationActive, CreateTime: it.CreateTime, LastAttempt: it.LastAttempt, CtrlState: wire.TerminatorValid}
+		if !modelIDs[it.ID] {
+			d.CtrlState, d.IsValid = wire.TerminatorUnknown, false
+		}
+		seen[it.ID] = true
+		out = append(out, d)
+	}
+	for _, id := range slices.Sorted(maps.Keys(modelIDs)) {
+		if !seen[id] {
+			out = append(out, wire.RouterSdkTerminatorDetail{TerminatorID: id, CtrlState: wire.TerminatorValid, RouterState: "unknown"})
 		}
 	}
-	out.Links = compareRouterLinks(r.ID, inspected, known, func(id string) bool { return m.router(id) != nil })
 	return out
 }
 

@@ -143,3 +143,21 @@ func TestSelectRecords(t *testing.T) {
 		t.Fatalf("a bad filter: %v", err)
 	}
 }
+
+// A router's SDK terminators against the model's edge terminators on it.
+func TestCompareSdkTerminators(t *testing.T) {
+	got := compareSdkTerminators([]wire.InspectedSdkTerminator{
+		{ID: "both", State: "established", CreateTime: "t0"},
+		{ID: "pending", State: "establishing", OperationActive: true},
+		{ID: "routeronly", State: "established"},
+	}, map[string]bool{"both": true, "pending": true, "modelonly": true})
+	want := []wire.RouterSdkTerminatorDetail{
+		{TerminatorID: "both", CtrlState: wire.TerminatorValid, RouterState: "established", IsValid: true, CreateTime: "t0"},
+		{TerminatorID: "pending", CtrlState: wire.TerminatorValid, RouterState: "establishing", OperationActive: true},
+		{TerminatorID: "routeronly", CtrlState: wire.TerminatorUnknown, RouterState: "established"},
+		{TerminatorID: "modelonly", CtrlState: wire.TerminatorValid, RouterState: "unknown"},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("got %+v\nwant %+v", got, want)
+	}
+}

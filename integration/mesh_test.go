@@ -225,6 +225,10 @@ func TestMesh_CircuitsCrossLinksAndMoveWhenALinkFails(t *testing.T) {
 		!strings.Contains(out, "state: Valid") {
 		t.Fatalf("ziti fabric validate terminators:\n%s", out)
 	}
+	if out := ziti("fabric", "validate", "router-sdk-terminators", "--include-valid-routers", "--include-valid-terminators"); !strings.Contains(out, "started validation of 3 routers") ||
+		strings.Count(out, "ctrlState: Valid, routerState: established") != 1 || !strings.Contains(out, "\n0 errors found") {
+		t.Fatalf("ziti fabric validate router-sdk-terminators:\n%s", out)
+	}
 	// Inspections reach the routers (OpenZiti's `ziti fabric inspect`):
 	// each of the three gives its links; the node lists them connected.
 	if out := ziti("fabric", "inspect", "links", "router-.*"); !strings.Contains(out, "Results: (3)") ||
@@ -250,6 +254,11 @@ func TestMesh_CircuitsCrossLinksAndMoveWhenALinkFails(t *testing.T) {
 	if out := ziti("fabric", "validate", "terminators"); !strings.Contains(out, "started validation of 2 terminators") ||
 		!strings.Contains(out, "id: "+stale) || !strings.Contains(out, "state: Invalid") || !strings.Contains(out, "fixed: false") {
 		t.Fatalf("ziti fabric validate terminators with one invalid:\n%s", out)
+	}
+	// It exits 1, as errors were found.
+	if out, err := zitiCLIStatus(t, n)("fabric", "validate", "router-sdk-terminators"); err == nil || !strings.Contains(out, "id: "+stale) ||
+		!strings.Contains(out, "\n1 errors found") {
+		t.Fatalf("ziti fabric validate router-sdk-terminators with one the router does not host: %v\n%s", err, out)
 	}
 	if out := ziti("fabric", "validate", "terminators", "--fix-invalid"); !strings.Contains(out, "id: "+stale) || !strings.Contains(out, "fixed: true") {
 		t.Fatalf("ziti fabric validate terminators --fix-invalid:\n%s", out)

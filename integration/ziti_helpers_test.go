@@ -234,17 +234,30 @@ func tail(s string, n int) string {
 // (the test fails when it fails).
 func zitiCLI(t *testing.T, n *node) func(args ...string) string {
 	t.Helper()
-	home := t.TempDir()
-	ziti := func(args ...string) string {
+	run := zitiCLIStatus(t, n)
+	return func(args ...string) string {
 		t.Helper()
-		cmd := exec.Command(zitiBinary(t), args...)
-		cmd.Env = append(os.Environ(), "HOME="+home)
-		out, err := cmd.CombinedOutput()
+		out, err := run(args...)
 		if err != nil {
 			t.Fatalf("ziti %s: %v\n%s", strings.Join(args, " "), err, out)
 		}
-		return string(out)
+		return out
 	}
-	ziti("edge", "login", n.host(), "-u", adminUser, "-p", adminPassword, "-y")
+}
+
+// zitiCLIStatus is zitiCLI for commands that may fail: it returns the
+// output and the command's error.
+func zitiCLIStatus(t *testing.T, n *node) func(args ...string) (string, error) {
+	t.Helper()
+	home := t.TempDir()
+	ziti := func(args ...string) (string, error) {
+		cmd := exec.Command(zitiBinary(t), args...)
+		cmd.Env = append(os.Environ(), "HOME="+home)
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	if out, err := ziti("edge", "login", n.host(), "-u", adminUser, "-p", adminPassword, "-y"); err != nil {
+		t.Fatalf("ziti edge login: %v\n%s", err, out)
+	}
 	return ziti
 }

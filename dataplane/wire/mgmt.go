@@ -13,15 +13,18 @@ import (
 
 // Management channel content types (mgmt_pb.ContentType).
 const (
-	ValidateTerminatorsRequestType      = 10100
-	ValidateTerminatorsResponseType     = 10101
-	ValidateTerminatorsResultType       = 10102
-	ValidateRouterLinksRequestType      = 10103
-	ValidateRouterLinksResponseType     = 10104
-	ValidateRouterLinksResultType       = 10105
-	ValidateRouterDataModelRequestType  = 10109
-	ValidateRouterDataModelResponseType = 10110
-	ValidateRouterDataModelResultType   = 10111
+	ValidateTerminatorsRequestType           = 10100
+	ValidateTerminatorsResponseType          = 10101
+	ValidateTerminatorsResultType            = 10102
+	ValidateRouterLinksRequestType           = 10103
+	ValidateRouterLinksResponseType          = 10104
+	ValidateRouterLinksResultType            = 10105
+	ValidateRouterSdkTerminatorsRequestType  = 10106
+	ValidateRouterSdkTerminatorsResponseType = 10107
+	ValidateRouterSdkTerminatorsResultType   = 10108
+	ValidateRouterDataModelRequestType       = 10109
+	ValidateRouterDataModelResponseType      = 10110
+	ValidateRouterDataModelResultType        = 10111
 )
 
 // PingType is the channel's ping (channel.ContentTypePingType), answered
@@ -119,24 +122,40 @@ type RouterLinkDetail struct {
 	Messages      []string
 }
 
-// RouterLinkDetails is mgmt_pb.RouterLinkDetails: routerId 1, routerName
-// 2, validateSuccess 3, message 4, linkDetails 5.
-type RouterLinkDetails struct {
+// Encode encodes the detail.
+func (l RouterLinkDetail) Encode() []byte {
+	return buf(nil).str(1, l.LinkID).uint(2, uint64(l.CtrlState)).uint(3, uint64(l.RouterState)).
+		boolean(4, l.DestConnected).boolean(5, l.IsValid).str(6, l.DestRouterID).boolean(7, l.Dialed).strs(8, l.Messages)
+}
+
+// ResultDetail is a detail of a RouterResult.
+type ResultDetail interface{ Encode() []byte }
+
+// RouterResult is one router's result of a validation that compares each
+// router's view with the node's (mgmt_pb.RouterLinkDetails,
+// RouterSdkTerminatorsDetails): routerId 1, routerName 2, validateSuccess
+// 3, message 4, and the details 5.
+type RouterResult[D ResultDetail] struct {
 	RouterID, RouterName string
 	ValidateSuccess      bool
 	Message              string
-	Links                []RouterLinkDetail
+	Details              []D
 }
 
-// Encode encodes the details.
-func (d RouterLinkDetails) Encode() []byte {
-	b := buf(nil).str(1, d.RouterID).str(2, d.RouterName).boolean(3, d.ValidateSuccess).str(4, d.Message)
-	for _, l := range d.Links {
-		b = b.msg(5, buf(nil).str(1, l.LinkID).uint(2, uint64(l.CtrlState)).uint(3, uint64(l.RouterState)).
-			boolean(4, l.DestConnected).boolean(5, l.IsValid).str(6, l.DestRouterID).boolean(7, l.Dialed).strs(8, l.Messages))
+// Encode encodes the result.
+func (r RouterResult[D]) Encode() []byte {
+	b := buf(nil).str(1, r.RouterID).str(2, r.RouterName).boolean(3, r.ValidateSuccess).str(4, r.Message)
+	for _, d := range r.Details {
+		b = b.msg(5, d.Encode())
 	}
 	return b
 }
+
+// RouterLinkDetails is mgmt_pb.RouterLinkDetails.
+type RouterLinkDetails = RouterResult[RouterLinkDetail]
+
+// RouterSdkTerminatorsDetails is mgmt_pb.RouterSdkTerminatorsDetails.
+type RouterSdkTerminatorsDetails = RouterResult[RouterSdkTerminatorDetail]
 
 // RouterDataModelDetails is mgmt_pb.RouterDataModelDetails: componentType
 // 1 ("router" or "controller"), componentId 2, componentName 3,
@@ -151,6 +170,51 @@ type RouterDataModelDetails struct {
 func (d RouterDataModelDetails) Encode() []byte {
 	return buf(nil).str(1, d.ComponentType).str(2, d.ComponentID).str(3, d.ComponentName).
 		boolean(4, d.ValidateSuccess).strs(5, d.Errors)
+}
+
+// RouterSdkTerminatorDetail is mgmt_pb.RouterSdkTerminatorDetail:
+// terminatorId 1, ctrlState 2, routerState 3, isValid 4, operationActive 5,
+// createTime 6, lastAttempt 7.
+type RouterSdkTerminatorDetail struct {
+	TerminatorID    string
+	CtrlState       TerminatorState
+	RouterState     string
+	IsValid         bool
+	OperationActive bool
+	CreateTime      string
+	LastAttempt     string
+}
+
+// Encode encodes the detail.
+func (t RouterSdkTerminatorDetail) Encode() []byte {
+	return buf(nil).str(1, t.TerminatorID).uint(2, uint64(t.CtrlState)).str(3, t.RouterState).
+		boolean(4, t.IsValid).boolean(5, t.OperationActive).str(6, t.CreateTime).str(7, t.LastAttempt)
+}
+
+// InspectedSdkTerminator is a terminator as a router's "sdk-terminators"
+// inspection shows it (OpenZiti's common/inspect/terminator_inspections.go).
+type InspectedSdkTerminator struct {
+	ID              string `json:"id"`
+	State           string `json:"state"`
+	OperationActive bool   `json:"operationActive"`
+	CreateTime      string `json:"createTime"`
+	LastAttempt     string `json:"lastAttempt"`
+}
+
+// DecodeInspectedSdkTerminators reads the "sdk-terminators" inspection
+// value ({"entries": [...], "errors": [...]}).
+func DecodeInspectedSdkTerminators(value string) ([]InspectedSdkTerminator, []string, error) {
+	var v struct {
+		Entries []InspectedSdkTerminator `json:"entries"`
+		Errors  []string                 `json:"errors"`
+	}
+	if err := json.Unmarshal([]byte(value), &v); err != nil {
+		return nil, nil, err
+	}
+	if len(v.Entries) > MaxRepeated || len(v.Errors) > MaxRepeated {
+		return nil, nil, ErrTooMany
+	}
+	return v.Entries, v.Errors, nil
 }
 
 // InspectRequest encodes ctrl_pb.InspectRequest: requestedValues 1.

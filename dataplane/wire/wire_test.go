@@ -30,7 +30,8 @@ func FuzzDecoders(f *testing.F) {
 		_, _ = DecodeValidateTerminatorsV2Response(b)
 		_, _ = DecodeInspectResponse(b)
 		_, _ = DecodeInspectedLinks(string(b))
-		for _, ct := range []int32{ValidateTerminatorsRequestType, ValidateRouterLinksRequestType, ValidateRouterDataModelRequestType} {
+		_, _, _ = DecodeInspectedSdkTerminators(string(b))
+		for _, ct := range []int32{ValidateTerminatorsRequestType, ValidateRouterLinksRequestType, ValidateRouterSdkTerminatorsRequestType, ValidateRouterDataModelRequestType} {
 			_, _ = DecodeMgmtValidateRequest(ct, b)
 		}
 	})

@@ -26,6 +26,9 @@ func TestConstants_Mgmt(t *testing.T) {
 		{"wire.ValidateRouterLinksRequestType", wire.ValidateRouterLinksRequestType, m(mgmt_pb.ContentType_ValidateRouterLinksRequestType), "mgmt_pb.ContentType_ValidateRouterLinksRequestType"},
 		{"wire.ValidateRouterLinksResponseType", wire.ValidateRouterLinksResponseType, m(mgmt_pb.ContentType_ValidateRouterLinksResponseType), "mgmt_pb.ContentType_ValidateRouterLinksResponseType"},
 		{"wire.ValidateRouterLinksResultType", wire.ValidateRouterLinksResultType, m(mgmt_pb.ContentType_ValidateRouterLinksResultType), "mgmt_pb.ContentType_ValidateRouterLinksResultType"},
+		{"wire.ValidateRouterSdkTerminatorsRequestType", wire.ValidateRouterSdkTerminatorsRequestType, m(mgmt_pb.ContentType_ValidateRouterSdkTerminatorsRequestType), "mgmt_pb.ContentType_ValidateRouterSdkTerminatorsRequestType"},
+		{"wire.ValidateRouterSdkTerminatorsResponseType", wire.ValidateRouterSdkTerminatorsResponseType, m(mgmt_pb.ContentType_ValidateRouterSdkTerminatorsResponseType), "mgmt_pb.ContentType_ValidateRouterSdkTerminatorsResponseType"},
+		{"wire.ValidateRouterSdkTerminatorsResultType", wire.ValidateRouterSdkTerminatorsResultType, m(mgmt_pb.ContentType_ValidateRouterSdkTerminatorsResultType), "mgmt_pb.ContentType_ValidateRouterSdkTerminatorsResultType"},
 		{"wire.ValidateRouterDataModelRequestType", wire.ValidateRouterDataModelRequestType, m(mgmt_pb.ContentType_ValidateRouterDataModelRequestType), "mgmt_pb.ContentType_ValidateRouterDataModelRequestType"},
 		{"wire.ValidateRouterDataModelResponseType", wire.ValidateRouterDataModelResponseType, m(mgmt_pb.ContentType_ValidateRouterDataModelResponseType), "mgmt_pb.ContentType_ValidateRouterDataModelResponseType"},
 		{"wire.ValidateRouterDataModelResultType", wire.ValidateRouterDataModelResultType, m(mgmt_pb.ContentType_ValidateRouterDataModelResultType), "mgmt_pb.ContentType_ValidateRouterDataModelResultType"},
@@ -81,7 +84,7 @@ func TestEncode_MgmtValidateResults(t *testing.T) {
 		&mgmt_pb.TerminatorDetail{TerminatorId: "t1", ServiceId: "s1", ServiceName: "echo", RouterId: "r1", RouterName: "router-a",
 			Binding: "edge", Address: "hosted:x", HostId: "h1", CreateDate: "2026-11-27T13:00:00Z",
 			State: mgmt_pb.TerminatorState_InvalidUnknownTerminator, Fixed: true, Detail: "no such terminator"})
-	checkEncoded(t, "RouterLinkDetails", wire.RouterLinkDetails{RouterID: "r1", RouterName: "router-a", ValidateSuccess: true, Links: []wire.RouterLinkDetail{
+	checkEncoded(t, "RouterLinkDetails", wire.RouterLinkDetails{RouterID: "r1", RouterName: "router-a", ValidateSuccess: true, Details: []wire.RouterLinkDetail{
 		{LinkID: "l1", CtrlState: wire.LinkEstablished, RouterState: wire.LinkEstablished, DestConnected: true, IsValid: true, DestRouterID: "r2", Dialed: true},
 		{LinkID: "l2", RouterState: wire.LinkEstablished, DestRouterID: "r3", Messages: []string{"m1", "m2"}},
 	}}.Encode(), &mgmt_pb.RouterLinkDetails{RouterId: "r1", RouterName: "router-a", ValidateSuccess: true, LinkDetails: []*mgmt_pb.RouterLinkDetail{
@@ -92,6 +95,13 @@ func TestEncode_MgmtValidateResults(t *testing.T) {
 		Errors: []string{"identity id: i1 missing: gone"}}.Encode(),
 		&mgmt_pb.RouterDataModelDetails{ComponentType: "router", ComponentId: "r1", ComponentName: "router-a", Errors: []string{"identity id: i1 missing: gone"}})
 	checkEncoded(t, "InspectRequest", wire.InspectRequest("links"), &ctrl_pb.InspectRequest{RequestedValues: []string{"links"}})
+	checkEncoded(t, "RouterSdkTerminatorsDetails", wire.RouterSdkTerminatorsDetails{RouterID: "r1", RouterName: "router-c", ValidateSuccess: true, Details: []wire.RouterSdkTerminatorDetail{
+		{TerminatorID: "t1", CtrlState: wire.TerminatorValid, RouterState: "established", IsValid: true, OperationActive: true, CreateTime: "c", LastAttempt: "l"},
+		{TerminatorID: "t2", CtrlState: wire.TerminatorUnknown, RouterState: "unknown"},
+	}}.Encode(), &mgmt_pb.RouterSdkTerminatorsDetails{RouterId: "r1", RouterName: "router-c", ValidateSuccess: true, Details: []*mgmt_pb.RouterSdkTerminatorDetail{
+		{TerminatorId: "t1", CtrlState: mgmt_pb.TerminatorState_Valid, RouterState: "established", IsValid: true, OperationActive: true, CreateTime: "c", LastAttempt: "l"},
+		{TerminatorId: "t2", CtrlState: mgmt_pb.TerminatorState_Unknown, RouterState: "unknown"},
+	}})
 }
 
 func TestDecode_RouterAnswersToValidations(t *testing.T) {
@@ -114,6 +124,14 @@ func TestDecode_RouterAnswersToValidations(t *testing.T) {
 	resp, err := wire.DecodeInspectResponse(b)
 	if err != nil || !resp.Success || len(resp.Errors) != 1 || resp.Values["links"] != string(links) {
 		t.Fatalf("InspectResponse: %+v %v", resp, err)
+	}
+	sdk, _ := json.Marshal(&inspect.SdkTerminatorInspectResult{Entries: []*inspect.SdkTerminatorInspectDetail{
+		{Key: "t1", Id: "t1", State: "established", OperationActive: true, CreateTime: "c", LastAttempt: "l", Token: "x"},
+	}, Errors: []string{"e1"}})
+	entries, errs, err := wire.DecodeInspectedSdkTerminators(string(sdk))
+	if err != nil || len(entries) != 1 || entries[0] != (wire.InspectedSdkTerminator{ID: "t1", State: "established", OperationActive: true, CreateTime: "c", LastAttempt: "l"}) ||
+		len(errs) != 1 {
+		t.Fatalf("inspected sdk terminators: %+v %v %v", entries, errs, err)
 	}
 	got, err := wire.DecodeInspectedLinks(resp.Values["links"])
 	if err != nil || len(got) != 2 || got[0].ID != "l1" || got[0].Dest != "r2" || !got[0].Dialed || got[0].ConnStateIteration != 4 ||
