@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"runtime"
 	"strings"
+	"sync"
 
 	"edgectl/dataplane"
 )
@@ -16,10 +17,10 @@ import (
 // node and each other member whose id it matches answer those they have:
 // "stackdump" (the node's goroutines), "connected-routers" and
 // "connected-peers" (the cluster's members); they pass over the others, as
-// OpenZiti's controllers do. The
-// answer is OpenZiti's InspectResponse, not in an envelope: success (no
-// errors), errors ("id: error"), and values {appId, name, value}, a value
-// that is a JSON object or array given as JSON.
+// OpenZiti's controllers do. The routers and the other members are asked
+// at once. The answer is OpenZiti's InspectResponse, not in an envelope:
+// success (no errors), errors ("id: error"), and values {appId, name,
+// value}, a value that is a JSON object or array given as JSON.
 
 // maxStackdump bounds the node's stack dump.
 const maxStackdump = 16 << 20
@@ -59,18 +60,24 @@ func (s *Server) inspect(c *call) error {
 	if err != nil {
 		return invalidField("appRegex", "is not a regular expression: "+err.Error(), pattern)
 	}
-	var values []dataplane.InspectValue
-	var errs []string
+	var values, peerValues []dataplane.InspectValue
+	var errs, peerErrs []string
+	var wg sync.WaitGroup
+	if s.Peers != nil {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			peerValues, peerErrs = s.Peers.InspectPeers(c.r.Context(), match, req.RequestedValues)
+		}()
+	}
 	if s.Routers != nil {
 		values, errs = s.Routers.InspectRouters(c.r.Context(), match, req.RequestedValues)
 	}
 	if match.MatchString(s.Cluster.ID()) {
 		values = append(s.InspectLocal(req.RequestedValues), values...)
 	}
-	if s.Peers != nil {
-		peerValues, peerErrs := s.Peers.InspectPeers(c.r.Context(), match, req.RequestedValues)
-		values, errs = append(values, peerValues...), append(errs, peerErrs...)
-	}
+	wg.Wait()
+	values, errs = append(values, peerValues...), append(errs, peerErrs...)
 	out := make([]map[string]any, 0, len(values))
 	for _, v := range values {
 		var value any = v.Value

@@ -113,6 +113,17 @@ func (t *links) report(src string, rl wire.RouterLink, now time.Time) bool {
 	return true
 }
 
+// over is c made after old: c's fields, and old's where c changes none.
+func (c LinkChange) over(old LinkChange) LinkChange {
+	if c.StaticCost == nil {
+		c.StaticCost = old.StaticCost
+	}
+	if c.Down == nil {
+		c.Down = old.Down
+	}
+	return c
+}
+
 // apply sets the fields c changes on l.
 func (c LinkChange) apply(l *Link) {
 	if c.StaticCost != nil {
@@ -155,14 +166,7 @@ func (t *links) change(id string, iteration *uint32, c LinkChange) (Link, string
 			}
 		}
 	}
-	kept := t.set[key]
-	if c.StaticCost != nil {
-		kept.StaticCost = c.StaticCost
-	}
-	if c.Down != nil {
-		kept.Down = c.Down
-	}
-	t.set[key] = kept
+	t.set[key] = c.over(t.set[key])
 	if l == nil || l.Iteration != key.iteration {
 		return Link{}, linkKept
 	}

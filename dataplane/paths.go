@@ -39,8 +39,8 @@ type graph struct {
 
 // graph takes the snapshot: the routers connected to this node, their
 // records in tx, and the links reported to this node between them, less
-// those an operator took down and those to avoid (a router refused a route over them: one may be gone
-// before its fault reached this node).
+// those an operator took down and those to avoid (a router refused a route
+// over them: one may be gone before its fault reached this node).
 func (m *Manager) graph(tx *store.Tx, avoid map[string]bool) *graph {
 	g := &graph{cost: map[string]int{}, noTraversal: map[string]bool{}, edges: map[string]map[string]Link{}, links: map[string]Link{}}
 	for _, r := range m.connectedWhere(nil) {
