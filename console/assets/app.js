@@ -136,13 +136,24 @@ function toLogin(msg) {
 
 // ---------- layout ----------
 
+// navFor is whom and which resources the navigation was drawn for.
+let navFor = null;
+
+// nav draws the navigation, the pages and the resources, and who is logged
+// in, unless it shows them already. route calls it on every page: before
+// the resources are loaded (a login) it has the pages only, and once they
+// are it is drawn again with them.
 function nav() {
+  const user = sessionStorage.getItem('edgectl.user') || '';
+  const drawn = `${user}\n${resources.map((r) => r.path).join(' ')}`;
+  if (navFor === drawn && document.getElementById('logout')) return;
+  navFor = drawn;
   const links = [h('a', { href: '#/' }, 'Overview'), h('a', { href: '#/why' }, 'Why'), h('a', { href: '#/events' }, 'Events')];
   const list = resources.map((r) => h('a', { href: `#/r/${r.path}`, 'data-resource': r.path }, r.title));
   const n = document.getElementById('nav');
-  n.replaceChildren(h('div', { class: 'navgroup' }, ...links), h('div', { class: 'navgroup' }, ...list));
+  n.replaceChildren(h('div', { class: 'navgroup' }, ...links), list.length ? h('div', { class: 'navgroup', id: 'nav-resources' }, ...list) : null);
   document.getElementById('who').replaceChildren(
-    h('span', { id: 'whoami' }, sessionStorage.getItem('edgectl.user') || ''),
+    h('span', { id: 'whoami' }, user),
     h('button', { id: 'logout', type: 'button', onclick: logout }, 'Log out'));
 }
 
@@ -208,7 +219,6 @@ function totpView() {
 function enter() {
   loginMessage = '';
   document.body.classList.remove('anon');
-  nav();
   go('#/');
 }
 
@@ -1044,6 +1054,16 @@ async function stream(filter, body, status) {
 
 // ---------- routing ----------
 
+// resourcesError says the resources could not be loaded, with a Retry that
+// loads them again and draws the page and the navigation.
+function resourcesError(ex) {
+  const retry = h('button', { type: 'button', id: 'retry', onclick: () => { retry.disabled = true; route(); } }, 'Retry');
+  return h('section', { id: 'resources-error' }, h('h2', {}, 'The resources could not be loaded'),
+    h('p', {}, 'The console builds its resource pages from the API description this node serves (',
+      h('code', {}, `GET ${MGMT}/specs/edge-management/spec`), '), and it did not load:'),
+    errorBox(ex), retry);
+}
+
 async function route() {
   const hash = location.hash || '#/';
   const path = hash.slice(1).split('?')[0];
@@ -1051,15 +1071,16 @@ async function route() {
   if (path === '/login') return loginView();
   if (!sessionStorage.getItem(TOKEN)) return toLogin('');
   document.body.classList.remove('anon');
+  nav();
   if (!resources.length) { // once: the resources come from the served API document
     try {
       await loadResources(async () => (await api('GET', '/specs/edge-management/spec')).data);
     } catch (ex) {
-      if (ex.status !== 401) show(errorBox(ex));
+      if (ex.status !== 401) show(resourcesError(ex));
       return;
     }
+    nav();
   }
-  if (!document.getElementById('logout')) nav();
   document.querySelectorAll('#nav a').forEach((a) => a.classList.toggle('active', hash.startsWith(a.getAttribute('href')) && a.getAttribute('href') !== '#/' || (hash === '#/' && a.getAttribute('href') === '#/')));
   const parts = path.split('/').filter(Boolean).map(decodeURIComponent);
   try {
