@@ -48,9 +48,11 @@ function fmt(v) {
 }
 
 // Column headings in words: createdAt is "Created", isAdmin "Admin",
-// type.name "Type", roleAttributes "Role attributes".
-const LABELS = { createdAt: 'Created', updatedAt: 'Updated', 'type.name': 'Type', typeId: 'Type', expiresAt: 'Expires',
-  lastActivityAt: 'Last activity', cachedLastActivityAt: 'Last activity', isOnline: 'Online', hasApiSession: 'Logged in' };
+// type.name "Type", roleAttributes "Role attributes"; an event's at is
+// "When", its entityType "Kind", its changedFields "Changed fields".
+const LABELS = { id: 'ID', createdAt: 'Created', updatedAt: 'Updated', 'type.name': 'Type', typeId: 'Type', expiresAt: 'Expires',
+  lastActivityAt: 'Last activity', cachedLastActivityAt: 'Last activity', isOnline: 'Online', hasApiSession: 'Logged in',
+  at: 'When', entityType: 'Kind', entityName: 'Name', actor: 'By' };
 function label(c) {
   if (LABELS[c]) return LABELS[c];
   let w = c.split('.')[0].replace(/^is(?=[A-Z])/, '').replace(/([a-z0-9])([A-Z])/g, '$1 $2').toLowerCase();
@@ -80,6 +82,10 @@ function cellOf(v) {
   if (typeof v === 'boolean') return v ? 'yes' : 'no';
   return fmt(v);
 }
+
+// Relative times stay true while a page stays open (the live events above
+// all): every 10 s each one is said again.
+setInterval(() => document.querySelectorAll('main time[datetime]').forEach((t) => { t.textContent = ago(t.dateTime); }), 10e3);
 
 function get(obj, path) {
   return path.split('.').reduce((o, k) => (o == null ? undefined : o[k]), obj);
@@ -336,7 +342,7 @@ async function overview() {
     unreachable,
     lastHour(hour.data || [], hourAgo, health.data || []),
     h('section', {}, h('h3', {}, 'Resources'), counts),
-    h('section', {}, h('h3', {}, 'Recent events'), eventsTable(events.data || [])));
+    h('section', {}, h('h3', {}, 'Recent events'), eventsTable(events.data || [], 'recent-events')));
   servicesNoOneReaches(unreachable);
 }
 
@@ -960,15 +966,17 @@ function stopStream() {
   streamAbort = null;
 }
 
-// eventsTable is a table of events; the live view prepends rows to its body.
-function eventsTable(rows, bodyId) {
-  return h('table', { class: 'events' },
-    h('thead', {}, h('tr', {}, ...['id', 'at', 'namespace', 'action', 'entityType', 'entityName', 'actor', 'changedFields'].map((c) => h('th', {}, c)))),
+// eventsTable is a table of events, said as the resource lists say theirs
+// (headings in words, times relative with the exact time on hover); the
+// live view prepends rows to its body.
+function eventsTable(rows, id, bodyId) {
+  return h('table', { class: 'events', id },
+    h('thead', {}, h('tr', {}, ...['id', 'at', 'namespace', 'action', 'entityType', 'entityName', 'actor', 'changedFields'].map((c) => h('th', {}, label(c))))),
     h('tbody', { id: bodyId }, ...rows.map(eventRow)));
 }
 
 function eventRow(e) {
-  return h('tr', { 'data-event-id': e.id }, h('td', {}, e.id), h('td', {}, e.at), h('td', {}, e.namespace), h('td', {}, e.action),
+  return h('tr', { 'data-event-id': e.id }, h('td', {}, e.id), h('td', {}, cellOf(e.at)), h('td', {}, e.namespace), h('td', {}, e.action),
     h('td', {}, e.entityType || ''), h('td', {}, e.entityName || e.entityId || ''),
     h('td', {}, (e.actor && (e.actor.identityName || e.actor.nodeId)) || ''), h('td', {}, fmt(e.changedFields)));
 }
@@ -977,7 +985,7 @@ function eventsView() {
   const p = hashParams();
   const filter = h('input', { id: 'events-filter', name: 'filter', value: p.get('filter') || '', placeholder: 'namespace = "entity" and entityType = "identities"', size: 60 });
   const status = h('span', { id: 'stream-status', class: 'muted' }, 'connecting…');
-  const t = eventsTable([], 'events-body');
+  const t = eventsTable([], 'events', 'events-body');
   const body = t.querySelector('tbody');
   show(h('h2', {}, 'Events'),
     h('form', { class: 'toolbar', onsubmit: (e) => { e.preventDefault(); go(`#/events?filter=${encodeURIComponent(filter.value)}`); } },
