@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -126,14 +127,22 @@ func waitText(t *testing.T, ctx context.Context, what, sel, want string) string 
 	}
 }
 
+// consoleLogin opens the console and logs in as a person does, up to the overview.
 func consoleLogin(t *testing.T, ctx context.Context, base, password string) {
 	t.Helper()
 	run(t, ctx, "open the console", chromedp.Navigate(base+"/console/"), chromedp.WaitVisible("#username", chromedp.ByID))
+	submitLogin(t, ctx, password)
+	run(t, ctx, "the overview", chromedp.WaitVisible("#members tbody tr", chromedp.ByQuery))
+}
+
+// submitLogin types the administrator's name and password into the login
+// form and sends it.
+func submitLogin(t *testing.T, ctx context.Context, password string) {
+	t.Helper()
 	run(t, ctx, "log in",
 		chromedp.SendKeys("#username", adminUser, chromedp.ByID),
 		chromedp.SendKeys("#password", password, chromedp.ByID),
-		chromedp.Click("#login-submit", chromedp.ByID),
-		chromedp.WaitVisible("#members tbody tr", chromedp.ByQuery))
+		chromedp.Click("#login-submit", chromedp.ByID))
 }
 
 func TestConsoleInABrowser(t *testing.T) {
@@ -163,6 +172,7 @@ func TestConsoleInABrowser(t *testing.T) {
 	if token == "" || cookies != "" || strings.Contains(href, token) {
 		t.Fatalf("token in session storage %q, cookies %q, URL %q", token, cookies, href)
 	}
+	eventsInWords(t, ctx, "the overview's recent events", "#recent-events")
 	screenshot(t, ctx, "overview")
 
 	// An identity through the form: its enrollment JWT as text, QR code and download.
@@ -410,7 +420,22 @@ func TestConsoleInABrowser(t *testing.T) {
 	status, m := do(t, http.MethodPost, n.mgmt("/identities"), apiToken, map[string]any{"name": "made-elsewhere", "type": "Device", "isAdmin": false})
 	mustStatus(t, "create an identity over the API", status, m, http.StatusCreated)
 	waitText(t, ctx, "the live event", "#events-body", "made-elsewhere")
+	eventsInWords(t, ctx, "the events page", "#events")
 	screenshot(t, ctx, "events")
+	// A relative time stays true while the page is open: five minutes on
+	// (the page's clock moved), the live event says so.
+	run(t, ctx, "five minutes later", chromedp.Evaluate(`window.realNow = Date.now; Date.now = () => window.realNow.call(Date) + 5 * 60e3`, nil))
+	waitUntil(t, "the live event's time said again", 20*time.Second, func() error {
+		var when string
+		if err := chromedp.Run(ctx, chromedp.Evaluate(`[...document.querySelectorAll('#events-body tr')].find(tr => tr.innerText.includes('made-elsewhere')).querySelector('time').textContent`, &when)); err != nil {
+			return err
+		}
+		if when != "5 min ago" {
+			return fmt.Errorf("it says %q", when)
+		}
+		return nil
+	})
+	run(t, ctx, "the clock back", chromedp.Evaluate(`Date.now = window.realNow`, nil))
 
 	// The overview's services no one can reach: web (a Dial policy, no edge router
 	// serves it) and a service no policy selects.
@@ -433,6 +458,37 @@ func TestConsoleInABrowser(t *testing.T) {
 	run(t, ctx, "expire the session", chromedp.Evaluate(`sessionStorage.setItem('edgectl.token','expired-or-unknown')`, nil),
 		chromedp.Navigate(base+"/console/#/r/services"), chromedp.WaitVisible("#username", chromedp.ByID))
 	waitText(t, ctx, "the login says why", "#login-message", "session has ended")
+}
+
+// rawTime is an API time (RFC 3339) as text.
+var rawTime = regexp.MustCompile(`\d{4}-\d\d-\d\dT\d\d:\d\d`)
+
+// eventsInWords checks that the events table sel says its events as the
+// resource lists do: headings in words, no API time as text, each event's
+// time relative with the exact time (to the second) on hover.
+func eventsInWords(t *testing.T, ctx context.Context, what, sel string) {
+	t.Helper()
+	var got struct {
+		Heads []string
+		Text  string
+		Rows  int
+		Times []struct{ Text, Title, Datetime string }
+	}
+	run(t, ctx, what, chromedp.Evaluate(fmt.Sprintf(`(() => { const t = document.querySelector(%q); return {
+		heads: [...t.querySelectorAll('thead th')].map((th) => th.textContent), text: t.innerText,
+		rows: t.querySelectorAll('tbody tr').length,
+		times: [...t.querySelectorAll('tbody td:nth-child(2) time')].map((x) => ({text: x.textContent, title: x.title, datetime: x.getAttribute('datetime')})) }; })()`, sel), &got))
+	want := []string{"ID", "When", "Namespace", "Action", "Kind", "Name", "By", "Changed fields"}
+	if !slices.Equal(got.Heads, want) || rawTime.MatchString(got.Text) || got.Rows == 0 || len(got.Times) != got.Rows {
+		t.Fatalf("%s: headings %q, want %q; %d rows, %d times; the table:\n%.1500s", what, got.Heads, want, got.Rows, len(got.Times), got.Text)
+	}
+	exact := regexp.MustCompile(`\d:\d\d:\d\d`)
+	for _, x := range got.Times {
+		at, err := time.Parse(time.RFC3339Nano, x.Datetime)
+		if err != nil || !(x.Text == "now" || strings.HasSuffix(x.Text, " ago")) || !exact.MatchString(x.Title) || !strings.Contains(x.Title, strconv.Itoa(at.Year())) {
+			t.Fatalf("%s: a time says %q, %q on hover, for %q (%v)", what, x.Text, x.Title, x.Datetime, err)
+		}
+	}
 }
 
 // TestConsoleOnAFollower: the console served by a follower of a three-node

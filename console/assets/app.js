@@ -48,9 +48,11 @@ function fmt(v) {
 }
 
 // Column headings in words: createdAt is "Created", isAdmin "Admin",
-// type.name "Type", roleAttributes "Role attributes".
-const LABELS = { createdAt: 'Created', updatedAt: 'Updated', 'type.name': 'Type', typeId: 'Type', expiresAt: 'Expires',
-  lastActivityAt: 'Last activity', cachedLastActivityAt: 'Last activity', isOnline: 'Online', hasApiSession: 'Logged in' };
+// type.name "Type", roleAttributes "Role attributes"; an event's at is
+// "When", its entityType "Kind", its changedFields "Changed fields".
+const LABELS = { id: 'ID', createdAt: 'Created', updatedAt: 'Updated', 'type.name': 'Type', typeId: 'Type', expiresAt: 'Expires',
+  lastActivityAt: 'Last activity', cachedLastActivityAt: 'Last activity', isOnline: 'Online', hasApiSession: 'Logged in',
+  at: 'When', entityType: 'Kind', entityName: 'Name', actor: 'By' };
 function label(c) {
   if (LABELS[c]) return LABELS[c];
   let w = c.split('.')[0].replace(/^is(?=[A-Z])/, '').replace(/([a-z0-9])([A-Z])/g, '$1 $2').toLowerCase();
@@ -80,6 +82,10 @@ function cellOf(v) {
   if (typeof v === 'boolean') return v ? 'yes' : 'no';
   return fmt(v);
 }
+
+// Relative times stay true while a page stays open (the live events above
+// all): every 10 s each one is said again.
+setInterval(() => document.querySelectorAll('main time[datetime]').forEach((t) => { t.textContent = ago(t.dateTime); }), 10e3);
 
 function get(obj, path) {
   return path.split('.').reduce((o, k) => (o == null ? undefined : o[k]), obj);
@@ -136,13 +142,24 @@ function toLogin(msg) {
 
 // ---------- layout ----------
 
+// navFor is whom and which resources the navigation was drawn for.
+let navFor = null;
+
+// nav draws the navigation, the pages and the resources, and who is logged
+// in, unless it shows them already. route calls it on every page: before
+// the resources are loaded (a login) it has the pages only, and once they
+// are it is drawn again with them.
 function nav() {
+  const user = sessionStorage.getItem('edgectl.user') || '';
+  const drawn = `${user}\n${resources.map((r) => r.path).join(' ')}`;
+  if (navFor === drawn && document.getElementById('logout')) return;
+  navFor = drawn;
   const links = [h('a', { href: '#/' }, 'Overview'), h('a', { href: '#/why' }, 'Why'), h('a', { href: '#/events' }, 'Events')];
   const list = resources.map((r) => h('a', { href: `#/r/${r.path}`, 'data-resource': r.path }, r.title));
   const n = document.getElementById('nav');
-  n.replaceChildren(h('div', { class: 'navgroup' }, ...links), h('div', { class: 'navgroup' }, ...list));
+  n.replaceChildren(h('div', { class: 'navgroup' }, ...links), list.length ? h('div', { class: 'navgroup', id: 'nav-resources' }, ...list) : null);
   document.getElementById('who').replaceChildren(
-    h('span', { id: 'whoami' }, sessionStorage.getItem('edgectl.user') || ''),
+    h('span', { id: 'whoami' }, user),
     h('button', { id: 'logout', type: 'button', onclick: logout }, 'Log out'));
 }
 
@@ -208,7 +225,6 @@ function totpView() {
 function enter() {
   loginMessage = '';
   document.body.classList.remove('anon');
-  nav();
   go('#/');
 }
 
@@ -326,7 +342,7 @@ async function overview() {
     unreachable,
     lastHour(hour.data || [], hourAgo, health.data || []),
     h('section', {}, h('h3', {}, 'Resources'), counts),
-    h('section', {}, h('h3', {}, 'Recent events'), eventsTable(events.data || [])));
+    h('section', {}, h('h3', {}, 'Recent events'), eventsTable(events.data || [], 'recent-events')));
   servicesNoOneReaches(unreachable);
 }
 
@@ -950,15 +966,17 @@ function stopStream() {
   streamAbort = null;
 }
 
-// eventsTable is a table of events; the live view prepends rows to its body.
-function eventsTable(rows, bodyId) {
-  return h('table', { class: 'events' },
-    h('thead', {}, h('tr', {}, ...['id', 'at', 'namespace', 'action', 'entityType', 'entityName', 'actor', 'changedFields'].map((c) => h('th', {}, c)))),
+// eventsTable is a table of events, said as the resource lists say theirs
+// (headings in words, times relative with the exact time on hover); the
+// live view prepends rows to its body.
+function eventsTable(rows, id, bodyId) {
+  return h('table', { class: 'events', id },
+    h('thead', {}, h('tr', {}, ...['id', 'at', 'namespace', 'action', 'entityType', 'entityName', 'actor', 'changedFields'].map((c) => h('th', {}, label(c))))),
     h('tbody', { id: bodyId }, ...rows.map(eventRow)));
 }
 
 function eventRow(e) {
-  return h('tr', { 'data-event-id': e.id }, h('td', {}, e.id), h('td', {}, e.at), h('td', {}, e.namespace), h('td', {}, e.action),
+  return h('tr', { 'data-event-id': e.id }, h('td', {}, e.id), h('td', {}, cellOf(e.at)), h('td', {}, e.namespace), h('td', {}, e.action),
     h('td', {}, e.entityType || ''), h('td', {}, e.entityName || e.entityId || ''),
     h('td', {}, (e.actor && (e.actor.identityName || e.actor.nodeId)) || ''), h('td', {}, fmt(e.changedFields)));
 }
@@ -967,7 +985,7 @@ function eventsView() {
   const p = hashParams();
   const filter = h('input', { id: 'events-filter', name: 'filter', value: p.get('filter') || '', placeholder: 'namespace = "entity" and entityType = "identities"', size: 60 });
   const status = h('span', { id: 'stream-status', class: 'muted' }, 'connecting…');
-  const t = eventsTable([], 'events-body');
+  const t = eventsTable([], 'events', 'events-body');
   const body = t.querySelector('tbody');
   show(h('h2', {}, 'Events'),
     h('form', { class: 'toolbar', onsubmit: (e) => { e.preventDefault(); go(`#/events?filter=${encodeURIComponent(filter.value)}`); } },
@@ -1044,6 +1062,16 @@ async function stream(filter, body, status) {
 
 // ---------- routing ----------
 
+// resourcesError says the resources could not be loaded, with a Retry that
+// loads them again and draws the page and the navigation.
+function resourcesError(ex) {
+  const retry = h('button', { type: 'button', id: 'retry', onclick: () => { retry.disabled = true; route(); } }, 'Retry');
+  return h('section', { id: 'resources-error' }, h('h2', {}, 'The resources could not be loaded'),
+    h('p', {}, 'The console builds its resource pages from the API description this node serves (',
+      h('code', {}, `GET ${MGMT}/specs/edge-management/spec`), '), and it did not load:'),
+    errorBox(ex), retry);
+}
+
 async function route() {
   const hash = location.hash || '#/';
   const path = hash.slice(1).split('?')[0];
@@ -1051,15 +1079,16 @@ async function route() {
   if (path === '/login') return loginView();
   if (!sessionStorage.getItem(TOKEN)) return toLogin('');
   document.body.classList.remove('anon');
+  nav();
   if (!resources.length) { // once: the resources come from the served API document
     try {
       await loadResources(async () => (await api('GET', '/specs/edge-management/spec')).data);
     } catch (ex) {
-      if (ex.status !== 401) show(errorBox(ex));
+      if (ex.status !== 401) show(resourcesError(ex));
       return;
     }
+    nav();
   }
-  if (!document.getElementById('logout')) nav();
   document.querySelectorAll('#nav a').forEach((a) => a.classList.toggle('active', hash.startsWith(a.getAttribute('href')) && a.getAttribute('href') !== '#/' || (hash === '#/' && a.getAttribute('href') === '#/')));
   const parts = path.split('/').filter(Boolean).map(decodeURIComponent);
   try {
