@@ -186,11 +186,13 @@ secondary: {requireTotp: false}
 		args []string
 		want string
 	}{
-		{[]string{"update", "identity"}, "update needs NAME|ID: edgectl update RESOURCE NAME|ID"},
-		{[]string{"get"}, "get needs RESOURCE and NAME|ID"},
-		{[]string{"list"}, "list needs RESOURCE"},
-		{[]string{"delete", "identity"}, "delete needs NAME|ID"},
-		{[]string{"create"}, "create needs RESOURCE"},
+		{[]string{"update", "identity"}, "edgectl: update: missing the record (its name or id): edgectl update RESOURCE NAME|ID"},
+		{[]string{"get"}, "get: missing the resource kind (identity, service, ...) and the record (its name or id)"},
+		{[]string{"list"}, "list: missing the resource kind"},
+		{[]string{"delete", "identity"}, "delete: missing the record"},
+		{[]string{"create"}, "create: missing the resource kind"},
+		{[]string{"why", "alice"}, "edgectl: why: missing the service: edgectl why IDENTITY SERVICE"},
+		{[]string{"get", "identity", "alice", "services", "extra"}, `get: extra argument "extra"`},
 		{[]string{"update", "identity", "alice"}, "nothing to change"},
 	} {
 		if errOut := c.fails(2, m.args...); !strings.Contains(errOut, m.want) {
