@@ -265,6 +265,9 @@ func getCmd() *cobra.Command {
 				if rel, err := resourceByName(args[2]); err == nil {
 					cols = rel.Columns
 				}
+				if output == "table" || output == "wide" {
+					c.namesForIDs(items)
+				}
 				return printRecords(items, output, cols)
 			}
 			data, _, err := c.do(http.MethodGet, "/"+r.Path+"/"+url.PathEscape(id), nil)
@@ -274,6 +277,7 @@ func getCmd() *cobra.Command {
 			var rec map[string]any
 			_ = json.Unmarshal(data, &rec)
 			if output == "table" || output == "wide" {
+				c.namesForIDs([]map[string]any{rec})
 				return printDetail(rec)
 			}
 			return printValue(rec, output)
