@@ -48,11 +48,10 @@ func positionals(use string) []positional {
 	return out
 }
 
-// check is a cobra.PositionalArgs: args against the positional arguments
-// of cmd's Use line.
-func (w argsWhat) check(cmd *cobra.Command, args []string) error {
-	pos := positionals(cmd.Use)
-	required, most := 0, len(pos)
+// argCounts are how many arguments pos needs, and how many it takes at
+// most (-1: any number).
+func argCounts(pos []positional) (required, most int) {
+	most = len(pos)
 	for i, p := range pos {
 		if !p.optional {
 			required = i + 1
@@ -61,6 +60,14 @@ func (w argsWhat) check(cmd *cobra.Command, args []string) error {
 			most = -1
 		}
 	}
+	return required, most
+}
+
+// check is a cobra.PositionalArgs: args against the positional arguments
+// of cmd's Use line.
+func (w argsWhat) check(cmd *cobra.Command, args []string) error {
+	pos := positionals(cmd.Use)
+	required, most := argCounts(pos)
 	path := strings.TrimPrefix(cmd.CommandPath(), cmd.Root().Name()+" ")
 	usage := cmd.CommandPath()
 	if _, rest, ok := strings.Cut(cmd.Use, " "); ok {

@@ -44,15 +44,7 @@ func TestEveryCommandNamesMissingAndExtraArguments(t *testing.T) {
 		checked++
 		path := strings.Fields(strings.TrimPrefix(cmd.CommandPath(), cmd.Root().Name()+" "))
 		name := strings.Join(path, " ")
-		required, most := 0, len(pos)
-		for i, p := range pos {
-			if !p.optional {
-				required = i + 1
-			}
-			if p.variadic {
-				most = -1
-			}
-		}
+		required, most := argCounts(pos)
 		placeholders := func(n int) []string {
 			out := append([]string{}, path...)
 			for i := 1; i <= n; i++ {

@@ -114,18 +114,21 @@ func clusterCmd() *cobra.Command {
 	joinToken.Flags().DurationVar(&ttl, "ttl", time.Hour, "how long the join token stays valid")
 
 	var nonvoter bool
-	add := &cobra.Command{Use: "add ID ADDRESS", Short: "Add a node that has this cluster's certificates", Args: argsWhat{"ID": "the node id of the new member", "ADDRESS": "its cluster address (HOST:PORT)"}.check,
+	add := &cobra.Command{Use: "add ID ADDRESS", Short: "Add a node that has this cluster's certificates",
+		Args: argsWhat{"ID": "the node id of the new member", "ADDRESS": "its cluster address (HOST:PORT)"}.check,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			_, err := call(cmd, http.MethodPost, "/cluster/members", map[string]any{"id": args[0], "address": args[1], "isVoter": !nonvoter})
 			return err
 		}}
 	add.Flags().BoolVar(&nonvoter, "nonvoter", false, "add the member as a non-voter")
 
-	remove := &cobra.Command{Use: "remove ID", Short: "Remove a member", Args: argsWhat{"ID": "the node id of the member"}.check, RunE: func(cmd *cobra.Command, args []string) error {
-		_, err := call(cmd, http.MethodDelete, "/cluster/members/"+args[0], nil)
-		return err
-	}}
-	transfer := &cobra.Command{Use: "transfer-leadership [ID]", Short: "Move leadership (to ID, or to the most up-to-date voter)", Args: argsWhat{"ID": "the node id of the member to lead"}.check,
+	remove := &cobra.Command{Use: "remove ID", Short: "Remove a member", Args: argsWhat{"ID": "the node id of the member"}.check,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			_, err := call(cmd, http.MethodDelete, "/cluster/members/"+args[0], nil)
+			return err
+		}}
+	transfer := &cobra.Command{Use: "transfer-leadership [ID]", Short: "Move leadership (to ID, or to the most up-to-date voter)",
+		Args: argsWhat{"ID": "the node id of the member to lead"}.check,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			body := map[string]any{}
 			if len(args) == 1 {
