@@ -200,8 +200,9 @@ func (s *Server) controllerView(tx *store.Tx, m cluster.Member, st cluster.Stats
 	online, applied, known := s.Peers.PeerStatus(m.ID)
 	v["isOnline"] = online
 	if known {
-		// lag: commands committed (as far as this node knows) that the
-		// member had not applied when it last answered.
+		// lastAppliedIndex: the member's when it last answered (a member
+		// that stopped answering keeps its last one); lag: commands
+		// committed (as far as this node knows) that it had not applied then.
 		v["lastAppliedIndex"] = applied
 		v["lag"] = uint64(0)
 		if target := s.Cluster.CommitTarget(); target > applied {

@@ -1,9 +1,10 @@
 package cli
 
-// Arguments of the resource commands: how many, what is missing, and their
-// completion in the shell.
+// Positional arguments: what each command takes, what is missing or too
+// many, and their completion in the shell.
 
 import (
+	"fmt"
 	"strings"
 
 	"edgectl/api"
@@ -11,28 +12,109 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// argsNamed checks that a command got exactly the arguments named, saying
-// which are missing or too many.
-func argsNamed(command string, names ...string) cobra.PositionalArgs {
-	return argsSpec(command, names, nil)
+// argsWhat says, for a command, what each positional argument its Use names
+// stands for ("URL": "the controller URL"); its check is the command's
+// Args. The Use line is the one place the arguments are declared: the words
+// after the command's name, up to the first flag, each NAME (required),
+// [NAME] (optional, after the required), NAME... (one or more) or
+// [NAME...] (any number). A missing argument is named in words, with the
+// command's Example when it has one, else its usage; an extra one is quoted.
+type argsWhat map[string]string
+
+// noArgs is the Args of a command that takes no positional argument.
+var noArgs = argsWhat(nil).check
+
+// positional is one positional argument of a Use line.
+type positional struct {
+	name               string
+	optional, variadic bool
 }
 
-// argsSpec checks a command's arguments: the required ones, then at most
-// the optional ones, saying which are missing or which are too many.
-func argsSpec(command string, required, optional []string) cobra.PositionalArgs {
-	usage := strings.Join(required, " ")
-	for _, o := range optional {
-		usage += " [" + o + "]"
-	}
-	return func(_ *cobra.Command, args []string) error {
-		switch {
-		case len(args) < len(required):
-			return usagef("%s needs %s: edgectl %s %s", command, strings.Join(required[len(args):], " and "), command, usage)
-		case len(args) > len(required)+len(optional):
-			return usagef("%s takes %s, then nothing more (got %q too)", command, usage, args[len(required)+len(optional):])
+// positionals are the positional arguments a Use line names.
+func positionals(use string) []positional {
+	words := strings.Fields(use)
+	var out []positional
+	for _, w := range words[min(1, len(words)):] {
+		if strings.HasPrefix(w, "-") || strings.HasPrefix(w, "[-") {
+			break
 		}
-		return nil
+		p := positional{name: w}
+		if inner, ok := strings.CutPrefix(p.name, "["); ok {
+			p.name, p.optional = strings.TrimSuffix(inner, "]"), true
+		}
+		p.name, p.variadic = strings.CutSuffix(p.name, "...")
+		out = append(out, p)
 	}
+	return out
+}
+
+// argCounts are how many arguments pos needs, and how many it takes at
+// most (-1: any number).
+func argCounts(pos []positional) (required, most int) {
+	most = len(pos)
+	for i, p := range pos {
+		if !p.optional {
+			required = i + 1
+		}
+		if p.variadic {
+			most = -1
+		}
+	}
+	return required, most
+}
+
+// check is a cobra.PositionalArgs: args against the positional arguments
+// of cmd's Use line.
+func (w argsWhat) check(cmd *cobra.Command, args []string) error {
+	pos := positionals(cmd.Use)
+	required, most := argCounts(pos)
+	path := strings.TrimPrefix(cmd.CommandPath(), cmd.Root().Name()+" ")
+	usage := cmd.CommandPath()
+	if _, rest, ok := strings.Cut(cmd.Use, " "); ok {
+		usage += " " + strings.TrimSpace(rest)
+	}
+	switch {
+	case len(args) < required:
+		var missing []string
+		for _, p := range pos[len(args):required] {
+			missing = append(missing, w.what(p.name))
+		}
+		hint := ": " + usage
+		if ex, _, _ := strings.Cut(strings.TrimSpace(cmd.Example), "\n"); ex != "" {
+			hint = ", e.g. " + strings.TrimSpace(ex)
+		}
+		return usagef("%s: missing %s%s", path, joinAnd(missing), hint)
+	case most >= 0 && len(args) > most:
+		extra := make([]string, 0, len(args)-most)
+		for _, a := range args[most:] {
+			extra = append(extra, fmt.Sprintf("%q", a))
+		}
+		s := ""
+		if len(extra) > 1 {
+			s = "s"
+		}
+		if most == 0 {
+			return usagef("%s: extra argument%s %s: %s takes no arguments", path, s, strings.Join(extra, " "), path)
+		}
+		return usagef("%s: extra argument%s %s: %s", path, s, strings.Join(extra, " "), usage)
+	}
+	return nil
+}
+
+// what is what the argument name stands for, else the name itself.
+func (w argsWhat) what(name string) string {
+	if s := w[name]; s != "" {
+		return s
+	}
+	return name
+}
+
+// joinAnd joins a list as a sentence does: "a", "a and b", "a, b and c".
+func joinAnd(l []string) string {
+	if len(l) < 2 {
+		return strings.Join(l, "")
+	}
+	return strings.Join(l[:len(l)-1], ", ") + " and " + l[len(l)-1]
 }
 
 // completeRecords completes a resource command's arguments in the shell:

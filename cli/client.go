@@ -216,7 +216,8 @@ func loginCmd() *cobra.Command {
 			"and the token in the profile (--profile, $EDGECTL_PROFILE, else \"default\") in the user's config dir (mode 0600).\n" +
 			"--ca trusts a CA bundle file; --yes fetches the controller's CA certificates from /.well-known/est/cacerts and\n" +
 			"trusts them (as `ziti edge login -y` does): only on a network you trust.",
-		Args: cobra.ExactArgs(1),
+		Example: "edgectl login https://127.0.0.1:1280 -u admin",
+		Args:    argsWhat{"URL": "the controller URL"}.check,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			base := args[0]
 			if !strings.Contains(base, "://") {
@@ -349,7 +350,7 @@ func logoutCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "logout",
 		Short: "End the profile's API session and forget it",
-		Args:  cobra.NoArgs,
+		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			c, err := newClient(cmd)
 			if err != nil {

@@ -75,7 +75,7 @@ func clusterCmd() *cobra.Command {
 		return clusterCall(cmd, dataDir, method, path, body)
 	}
 
-	list := &cobra.Command{Use: "list", Short: "List the members", Args: cobra.NoArgs, RunE: func(cmd *cobra.Command, _ []string) error {
+	list := &cobra.Command{Use: "list", Short: "List the members", Args: noArgs, RunE: func(cmd *cobra.Command, _ []string) error {
 		data, err := call(cmd, http.MethodGet, "/cluster/members", nil)
 		if err != nil {
 			return err
@@ -97,7 +97,7 @@ func clusterCmd() *cobra.Command {
 	}}
 
 	var ttl time.Duration
-	joinToken := &cobra.Command{Use: "join-token", Short: "Make a one-use join token", Args: cobra.NoArgs, RunE: func(cmd *cobra.Command, _ []string) error {
+	joinToken := &cobra.Command{Use: "join-token", Short: "Make a one-use join token", Args: noArgs, RunE: func(cmd *cobra.Command, _ []string) error {
 		data, err := call(cmd, http.MethodPost, "/cluster/join-tokens", map[string]any{"ttlSeconds": int64(ttl.Seconds())})
 		if err != nil {
 			return err
@@ -114,18 +114,21 @@ func clusterCmd() *cobra.Command {
 	joinToken.Flags().DurationVar(&ttl, "ttl", time.Hour, "how long the join token stays valid")
 
 	var nonvoter bool
-	add := &cobra.Command{Use: "add ID ADDRESS", Short: "Add a node that has this cluster's certificates", Args: cobra.ExactArgs(2),
+	add := &cobra.Command{Use: "add ID ADDRESS", Short: "Add a node that has this cluster's certificates",
+		Args: argsWhat{"ID": "the node id of the new member", "ADDRESS": "its cluster address (HOST:PORT)"}.check,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			_, err := call(cmd, http.MethodPost, "/cluster/members", map[string]any{"id": args[0], "address": args[1], "isVoter": !nonvoter})
 			return err
 		}}
 	add.Flags().BoolVar(&nonvoter, "nonvoter", false, "add the member as a non-voter")
 
-	remove := &cobra.Command{Use: "remove ID", Short: "Remove a member", Args: cobra.ExactArgs(1), RunE: func(cmd *cobra.Command, args []string) error {
-		_, err := call(cmd, http.MethodDelete, "/cluster/members/"+args[0], nil)
-		return err
-	}}
-	transfer := &cobra.Command{Use: "transfer-leadership [ID]", Short: "Move leadership (to ID, or to the most up-to-date voter)", Args: cobra.MaximumNArgs(1),
+	remove := &cobra.Command{Use: "remove ID", Short: "Remove a member", Args: argsWhat{"ID": "the node id of the member"}.check,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			_, err := call(cmd, http.MethodDelete, "/cluster/members/"+args[0], nil)
+			return err
+		}}
+	transfer := &cobra.Command{Use: "transfer-leadership [ID]", Short: "Move leadership (to ID, or to the most up-to-date voter)",
+		Args: argsWhat{"ID": "the node id of the member to lead"}.check,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			body := map[string]any{}
 			if len(args) == 1 {
@@ -140,7 +143,7 @@ func clusterCmd() *cobra.Command {
 	status := &cobra.Command{Use: "status", Short: "Every member: leader, online, applied index, lag, version; exits 1 when one is down or lags",
 		Long: "Every member as the answering node sees it. Like `etcdctl endpoint health`, it exits 1 (after printing) when a\n" +
 			"member does not answer or lags more than --max-lag commands behind the commit index, so scripts and probes can use it.",
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if output != "table" && output != "json" {
 				return usagef("-o %q: use table or json", output)

@@ -183,27 +183,40 @@ func printEnrollmentJWT(c *client, id, file string) error {
 	return nil
 }
 
-func resetCmd() *cobra.Command {
+// createEnrollmentCmd is `create enrollment METHOD IDENTITY`.
+func createEnrollmentCmd() *cobra.Command {
 	var f enrollmentFlags
 	cmd := &cobra.Command{
-		Use:   "reset enrollment IDENTITY",
-		Short: "Give an identity a fresh enrollment and print its JWT",
+		Use:     "enrollment METHOD IDENTITY",
+		Aliases: []string{"enrollments"},
+		Short:   "Make an enrollment (ott, updb or ottca) for an identity and print its JWT",
+		Args:    argsWhat{"METHOD": "the method (ott, updb or ottca)", "IDENTITY": "the identity"}.check,
+		RunE:    func(cmd *cobra.Command, args []string) error { return createEnrollment(cmd, args[0], args[1], &f) },
+	}
+	f.add(cmd, false)
+	return cmd
+}
+
+// resetCmd is `reset enrollment IDENTITY`, the one thing reset resets.
+func resetCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "reset",
+		Short: "Give an identity a fresh enrollment (reset enrollment IDENTITY)",
+		Args:  cobra.NoArgs,
+		RunE:  func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
+	}
+	var f enrollmentFlags
+	enrollment := &cobra.Command{
+		Use:     "enrollment IDENTITY",
+		Aliases: []string{"enrollments"},
+		Short:   "Give an identity a fresh enrollment and print its JWT",
 		Long: "Refreshes the identity's outstanding enrollment (a new JWT and expiry: the old JWT stops working); for an\n" +
 			"enrolled identity, reverts its authenticator to an enrollment of its kind (the identity must enroll again);\n" +
 			"for one with neither, makes an enrollment of --method (default ott). Prints the JWT, or writes it to --jwt-file.",
-		Args: func(cmd *cobra.Command, args []string) error {
-			switch {
-			case len(args) == 0:
-				return usagef("reset what? edgectl reset enrollment IDENTITY")
-			case args[0] != "enrollment" && args[0] != "enrollments":
-				return usagef("reset %q: only enrollments can be reset (edgectl reset enrollment IDENTITY)", args[0])
-			case len(args) != 2:
-				return usagef("reset enrollment needs the identity (its name or id): edgectl reset enrollment IDENTITY")
-			}
-			return nil
-		},
-		RunE: func(cmd *cobra.Command, args []string) error { return resetEnrollment(cmd, args[1], &f) },
+		Args: argsWhat{"IDENTITY": "the identity"}.check,
+		RunE: func(cmd *cobra.Command, args []string) error { return resetEnrollment(cmd, args[0], &f) },
 	}
-	f.add(cmd, true)
+	f.add(enrollment, true)
+	cmd.AddCommand(enrollment)
 	return cmd
 }

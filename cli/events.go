@@ -36,7 +36,7 @@ func eventsCmd() *cobra.Command {
 			"--follow prints each new event as the cluster applies it (the SSE stream), from now on, or after the kept\n" +
 			"events past --from-id N; it reconnects where it left off, until interrupted. -o json prints one JSON\n" +
 			"object a line.",
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if output != "text" && output != "json" {
 				return usagef("-o %q: use text or json", output)

@@ -210,6 +210,7 @@ func exportCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "export [RESOURCE...]",
 		Short: "Write the network as names, not ids (no secrets, no generated fields), as YAML or JSON",
+		Args:  argsWhat{"RESOURCE": "a resource kind"}.check,
 		Long: "Write the network as names, not ids (no secrets, no generated fields), as YAML or JSON.\n" +
 			"Resources, in apply order: " + strings.Join(exportKinds(), ", ") + ".",
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -241,7 +242,7 @@ func applyCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "apply -f FILE [--dry-run] [--prune]",
 		Short: "Make the controller match a file written by export: create, update, and with --prune delete",
-		Args:  cobra.NoArgs,
+		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if file == "" {
 				return usagef("apply needs -f FILE (- for standard input)")

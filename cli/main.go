@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -49,7 +50,14 @@ func usagef(format string, args ...any) error { return usageError{fmt.Errorf(for
 // chose (verify, cluster status).
 func Main(b Build) int {
 	version, revision, buildDate = b.Version, b.Revision, b.Date
-	err := rootCmd().Execute()
+	return execute(rootCmd(), os.Args[1:], os.Stderr)
+}
+
+// execute runs the command line args on root and returns the exit status,
+// writing an error as one line to stderr.
+func execute(root *cobra.Command, args []string, stderr io.Writer) int {
+	root.SetArgs(args)
+	err := root.Execute()
 	if err == nil {
 		return 0
 	}
@@ -57,10 +65,12 @@ func Main(b Build) int {
 	if errors.As(err, &ee) {
 		return ee.code
 	}
-	fmt.Fprintf(os.Stderr, "edgectl: %s\n", oneLine(err.Error()))
+	fmt.Fprintf(stderr, "edgectl: %s\n", oneLine(err.Error()))
+	// Besides usageError, cobra's own: an unknown command or flag, and the
+	// hidden __complete without its arguments.
 	var ue usageError
 	if errors.As(err, &ue) || strings.HasPrefix(err.Error(), "unknown command") || strings.HasPrefix(err.Error(), "unknown flag") ||
-		strings.Contains(err.Error(), "accepts ") || strings.Contains(err.Error(), "requires at least") {
+		strings.Contains(err.Error(), "requires at least") {
 		return 2
 	}
 	return 1
@@ -92,7 +102,7 @@ func versionCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "version",
 		Short: "Print the version",
-		Args:  cobra.NoArgs,
+		Args:  noArgs,
 		RunE: func(*cobra.Command, []string) error {
 			v := map[string]string{"version": version, "revision": revision, "buildDate": buildDate, "go": runtime.Version()}
 			if output == "json" {
@@ -116,7 +126,7 @@ func runCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "run",
 		Short: "Run a node (a one-node cluster with no flags)",
-		Args:  cobra.NoArgs,
+		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if configFile != "" {
 				if err := applyConfigFile(cmd.Flags(), configFile); err != nil {

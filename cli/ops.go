@@ -23,7 +23,7 @@ func whyCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "why IDENTITY SERVICE",
 		Short: "Can this identity dial or bind this service, through which policies, edge routers and posture checks",
-		Args:  cobra.ExactArgs(2),
+		Args:  argsWhat{"IDENTITY": "the identity", "SERVICE": "the service"}.check,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if output != "text" && output != "json" {
 				return usagef("-o %q: use text or json", output)
@@ -170,7 +170,7 @@ func backupCmd() *cobra.Command {
 		Short: "Take a snapshot of the cluster's state and download it (restore it with 'edgectl restore')",
 		Long: "Takes a snapshot through the login profile's controller, or with --data-dir through the local admin\n" +
 			"socket of the node on that machine (no login needed: what a backup timer uses), and writes it to FILE.",
-		Args: argsNamed("backup", "FILE"),
+		Args: argsWhat{"FILE": "the file to write the snapshot to"}.check,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var hc *http.Client
 			var base, token string
@@ -234,7 +234,7 @@ func adminCmd() *cobra.Command {
 		Short: "Set a new password for the default admin, through the node's local admin socket",
 		Long: "The way back from a lost admin password: on the machine of a running node, with access to its data dir,\n" +
 			"sets the default admin's password. Without --password-stdin a password is generated and printed once.",
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(*cobra.Command, []string) error {
 			dir := firstNonEmpty(dataDir, "./data")
 			pass := ""

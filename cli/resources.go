@@ -12,7 +12,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"time"
 
 	"edgectl/api"
 
@@ -195,13 +194,17 @@ func recordClient(cmd *cobra.Command, args []string, check func(api.ResourceInfo
 	return r, c, id, err
 }
 
+// resourceArgs are the positional arguments of the resource commands.
+var resourceArgs = argsWhat{"RESOURCE": "the resource kind (identity, service, ...)", "NAME|ID": "the record (its name or id)",
+	"FILTER": "a filter", "NAME": "the name", "RELATION": "the relation"}
+
 func listCmd() *cobra.Command {
 	var output string
 	var limit int
 	cmd := &cobra.Command{
 		Use:               "list RESOURCE [FILTER]",
 		Short:             "List the records of a resource (all pages), optionally filtered",
-		Args:              argsSpec("list", []string{"RESOURCE"}, []string{"FILTER"}),
+		Args:              resourceArgs.check,
 		ValidArgsFunction: completeRecords(false),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			r, c, err := resourceClient(cmd, args[0], func(api.ResourceInfo) error { return checkOutput(output) })
@@ -238,7 +241,7 @@ func getCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:               "get RESOURCE NAME|ID [RELATION]",
 		Short:             "Show one record, or one of its relation lists (e.g. get identity alice services)",
-		Args:              argsSpec("get", []string{"RESOURCE", "NAME|ID"}, []string{"RELATION"}),
+		Args:              resourceArgs.check,
 		ValidArgsFunction: completeRecords(true),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			r, c, id, err := recordClient(cmd, args, func(r api.ResourceInfo) error {
@@ -262,6 +265,9 @@ func getCmd() *cobra.Command {
 				if rel, err := resourceByName(args[2]); err == nil {
 					cols = rel.Columns
 				}
+				if output == "table" || output == "wide" {
+					c.namesForIDs(items)
+				}
 				return printRecords(items, output, cols)
 			}
 			data, _, err := c.do(http.MethodGet, "/"+r.Path+"/"+url.PathEscape(id), nil)
@@ -271,6 +277,7 @@ func getCmd() *cobra.Command {
 			var rec map[string]any
 			_ = json.Unmarshal(data, &rec)
 			if output == "table" || output == "wide" {
+				c.namesForIDs([]map[string]any{rec})
 				return printDetail(rec)
 			}
 			return printValue(rec, output)
@@ -292,7 +299,6 @@ func contains(l []string, s string) bool {
 func createCmd() *cobra.Command {
 	var bf bodyFlags
 	var typ, roleAttrs, jwtFile string
-	var ef enrollmentFlags
 	cmd := &cobra.Command{
 		Use:   "create RESOURCE [NAME]",
 		Short: "Create a record from --set and/or -f, and print its id",
@@ -301,27 +307,9 @@ func createCmd() *cobra.Command {
 			"routers, --jwt-file writes the router's enrollment JWT (for `ziti router enroll`).\n" +
 			"`create enrollment ott|updb|ottca IDENTITY [--duration 24h] [--username U] [--ca CA] [--jwt-file F]`\n" +
 			"makes an enrollment for the identity and prints its JWT.",
-		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) > 0 && (args[0] == "enrollment" || args[0] == "enrollments") {
-				if len(args) != 3 {
-					return usagef("create enrollment needs the method and the identity: edgectl create enrollment ott|updb|ottca IDENTITY")
-				}
-				return nil
-			}
-			return argsSpec("create", []string{"RESOURCE"}, []string{"NAME"})(cmd, args)
-		},
+		Args:              resourceArgs.check,
 		ValidArgsFunction: completeRecords(false),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if args[0] == "enrollment" || args[0] == "enrollments" {
-				if len(bf.sets) > 0 || bf.file != "" {
-					return usagef("create enrollment takes --duration, --username, --ca and --jwt-file, not --set or -f")
-				}
-				ef.jwtFile = jwtFile
-				return createEnrollment(cmd, args[1], args[2], &ef)
-			}
-			if cmd.Flags().Changed("duration") || ef.username != "" || ef.ca != "" {
-				return usagef("--duration, --username and --ca are for enrollments")
-			}
 			r, c, err := resourceClient(cmd, args[0], func(r api.ResourceInfo) error {
 				router := r.Path == "edge-routers" || r.Path == "routers"
 				if r.Path != "identities" && (typ != "" || roleAttrs != "" || (jwtFile != "" && !router)) {
@@ -388,10 +376,8 @@ func createCmd() *cobra.Command {
 	bf.add(cmd)
 	cmd.Flags().StringVar(&typ, "type", "", "identities: User, Device, Service, Router or Default")
 	cmd.Flags().StringVar(&roleAttrs, "role-attributes", "", "identities: a,b")
-	cmd.Flags().StringVar(&jwtFile, "jwt-file", "", "identities, edge routers, routers, enrollments: write the enrollment JWT to this file")
-	cmd.Flags().DurationVar(&ef.duration, "duration", 24*time.Hour, "enrollments: how long the enrollment stays valid")
-	cmd.Flags().StringVar(&ef.username, "username", "", "updb enrollments: the username (default: the identity's name)")
-	cmd.Flags().StringVar(&ef.ca, "ca", "", "ottca enrollments: the CA (name or id)")
+	cmd.Flags().StringVar(&jwtFile, "jwt-file", "", "identities, edge routers, routers: write the enrollment JWT to this file")
+	cmd.AddCommand(createEnrollmentCmd())
 	return cmd
 }
 
@@ -403,7 +389,7 @@ func updateCmd() *cobra.Command {
 		Short: "Change fields of a record (PATCH) from --set, -f or the shorthand flags",
 		Long: "Change fields of a record (a PATCH) from -f, then each --set. The shorthands of create work here too:\n" +
 			"--role-attributes a,b (any resource with role attributes; \"\" for none) and, for identities, --type.",
-		Args:              argsNamed("update", "RESOURCE", "NAME|ID"),
+		Args:              resourceArgs.check,
 		ValidArgsFunction: completeRecords(true),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			roles := cmd.Flags().Changed("role-attributes")
@@ -472,12 +458,7 @@ func deleteCmd() *cobra.Command {
 		Use:               "delete RESOURCE NAME|ID...",
 		Short:             "Delete records",
 		ValidArgsFunction: completeRecords(true),
-		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) < 2 {
-				return argsNamed("delete", "RESOURCE", "NAME|ID")(cmd, args)
-			}
-			return nil
-		},
+		Args:              resourceArgs.check,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			r, c, err := resourceClient(cmd, args[0], nil)
 			if err != nil {

@@ -21,10 +21,10 @@ go into the node's certificates and into the new cluster's Raft configuration.`
 func restoreCmd() *cobra.Command {
 	var cfg controller.Config
 	cmd := &cobra.Command{
-		Use:   "restore --data-dir DIR FILE",
+		Use:   "restore FILE --data-dir DIR",
 		Short: "Make a new one-node cluster from a snapshot file",
 		Long:  restoreLong,
-		Args:  cobra.ExactArgs(1),
+		Args:  argsWhat{"FILE": "the snapshot file"}.check,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if cfg.DataDir == "" {
 				return usagef("restore needs --data-dir DIR")

@@ -19,7 +19,7 @@ func sessionKeysCmd() *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE:  func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
-	list := &cobra.Command{Use: "list", Short: "The current key and the previous one, which still verifies", Args: cobra.NoArgs,
+	list := &cobra.Command{Use: "list", Short: "The current key and the previous one, which still verifies", Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			c, err := newClient(cmd)
 			if err != nil {
@@ -48,7 +48,7 @@ func sessionKeysCmd() *cobra.Command {
 			}
 			return tw.Flush()
 		}}
-	rotate := &cobra.Command{Use: "rotate", Short: "Sign new sessions with a new key; end the sessions of the key before the current one", Args: cobra.NoArgs,
+	rotate := &cobra.Command{Use: "rotate", Short: "Sign new sessions with a new key; end the sessions of the key before the current one", Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			c, err := newClient(cmd)
 			if err != nil {

@@ -33,7 +33,7 @@ func verifyCmd() *cobra.Command {
 			"services no one can dial or bind, policies that select nothing, posture checks no policy uses.\n" +
 			"Router health is as the node asked sees it (a router holds a channel to every node). Exit 1 when there is\n" +
 			"an error, else 0.",
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if output != "table" && output != "json" {
 				return usagef("-o %q: use table or json", output)

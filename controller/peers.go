@@ -16,11 +16,13 @@ const rpcStatus = "edgectl.status"
 // member that stopped answering as offline within 1.5 s (2 s promised).
 const peerProbeInterval = 500 * time.Millisecond
 
-// peerStatus is what this node last learned of another member.
+// peerStatus is what this node last learned of another member: whether it
+// answered the last probe, and the applied index of its last answer (kept
+// when it stops answering: the last index known of it, never a made-up 0).
 type peerStatus struct {
-	online  bool
-	applied uint64
-	seen    time.Time
+	online   bool
+	applied  uint64
+	answered bool // it has answered once since this node started
 }
 
 // peers probes the other members over the cluster port, so /controllers can
@@ -61,13 +63,14 @@ func (n *Node) probePeers(timeout time.Duration) {
 		ctx, cancel := context.WithTimeout(context.Background(), timeout)
 		defer cancel()
 		out, err := n.Raft.CallRPC(ctx, addr, rpcStatus, nil)
-		st := peerStatus{seen: time.Now()}
-		if err == nil && len(out) == 8 {
-			st.online, st.applied = true, binary.BigEndian.Uint64(out)
-		}
 		n.peers.mu.Lock()
+		defer n.peers.mu.Unlock()
+		st := n.peers.status[id]
+		st.online = err == nil && len(out) == 8
+		if st.online {
+			st.applied, st.answered = binary.BigEndian.Uint64(out), true
+		}
 		n.peers.status[id] = st
-		n.peers.mu.Unlock()
 	})
 }
 
@@ -91,7 +94,9 @@ func (n *Node) eachPeer(fn func(id, addr string)) error {
 	return nil
 }
 
-// PeerStatus reports whether member id answered the last probe and its applied index.
+// PeerStatus reports whether member id answered the last probe, and the
+// applied index of its last answer; known is false when it has not answered
+// since this node started (its index is then not known at all).
 func (n *Node) PeerStatus(id string) (online bool, applied uint64, known bool) {
 	if id == n.Raft.ID() {
 		return true, n.FSM.AppliedIndex(), true
@@ -101,6 +106,6 @@ func (n *Node) PeerStatus(id string) (online bool, applied uint64, known bool) {
 	}
 	n.peers.mu.Lock()
 	defer n.peers.mu.Unlock()
-	st, ok := n.peers.status[id]
-	return st.online, st.applied, ok
+	st := n.peers.status[id]
+	return st.online, st.applied, st.answered
 }

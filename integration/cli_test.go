@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -186,11 +187,13 @@ secondary: {requireTotp: false}
 		args []string
 		want string
 	}{
-		{[]string{"update", "identity"}, "update needs NAME|ID: edgectl update RESOURCE NAME|ID"},
-		{[]string{"get"}, "get needs RESOURCE and NAME|ID"},
-		{[]string{"list"}, "list needs RESOURCE"},
-		{[]string{"delete", "identity"}, "delete needs NAME|ID"},
-		{[]string{"create"}, "create needs RESOURCE"},
+		{[]string{"update", "identity"}, "edgectl: update: missing the record (its name or id): edgectl update RESOURCE NAME|ID"},
+		{[]string{"get"}, "get: missing the resource kind (identity, service, ...) and the record (its name or id)"},
+		{[]string{"list"}, "list: missing the resource kind"},
+		{[]string{"delete", "identity"}, "delete: missing the record"},
+		{[]string{"create"}, "create: missing the resource kind"},
+		{[]string{"why", "alice"}, "edgectl: why: missing the service: edgectl why IDENTITY SERVICE"},
+		{[]string{"get", "identity", "alice", "services", "extra"}, `get: extra argument "extra"`},
 		{[]string{"update", "identity", "alice"}, "nothing to change"},
 	} {
 		if errOut := c.fails(2, m.args...); !strings.Contains(errOut, m.want) {
@@ -388,6 +391,8 @@ func TestCLIClusterStatusAndBackupOnThreeNodes(t *testing.T) {
 	if _, errOut, code := c.run(f.password+"\n", "login", "https://"+f.host(), "-u", adminUser, "--password-stdin", "--yes"); code != 0 {
 		t.Fatalf("login: %s", errOut)
 	}
+	down, downID := cl.nodes[(l+2)%3], cl.ids[(l+2)%3] // the member stopped below
+	var downApplied float64                            // its applied index while it answers
 	waitUntil(t, "cluster status shows three online members", 5*time.Second, func() error {
 		var members []map[string]any
 		out, errOut, code := c.run("", "cluster", "status", "-o", "json")
@@ -404,6 +409,9 @@ func TestCLIClusterStatusAndBackupOnThreeNodes(t *testing.T) {
 			}
 			if m["isLeader"] == true {
 				leaders++
+			}
+			if m["id"] == downID {
+				downApplied, _ = m["lastAppliedIndex"].(float64)
 			}
 		}
 		if len(members) != 3 || leaders != 1 {
@@ -429,7 +437,6 @@ func TestCLIClusterStatusAndBackupOnThreeNodes(t *testing.T) {
 
 	// A member down: status still answers (through the node logged in to),
 	// shows what it cannot know as unknown, and exits 1 naming the member.
-	down := cl.nodes[(l+2)%3]
 	down.kill()
 	waitUntil(t, "cluster status names the member that is down", 10*time.Second, func() error {
 		out, errOut, code := c.run("", "cluster", "status")
@@ -446,4 +453,40 @@ func TestCLIClusterStatusAndBackupOnThreeNodes(t *testing.T) {
 		}
 		return fmt.Errorf("no line for the member that is down:\n%s", out)
 	})
+	// In JSON, and in the API's member lists, its applied index is the last
+	// one it reported, not a made-up 0.
+	out, _, _ := c.run("", "cluster", "status", "-o", "json")
+	var members []map[string]any
+	if err := json.Unmarshal([]byte(out), &members); err != nil {
+		t.Fatalf("cluster status -o json with a member down: %v\n%s", err, out)
+	}
+	_, listed, err := doErr(http.MethodGet, f.mgmt("/cluster/members"), cl.token, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	apiMembers, _ := listed["data"].([]any)
+	found := 0
+	for _, m := range append(members, asMaps(apiMembers)...) {
+		if m["id"] != downID {
+			continue
+		}
+		found++
+		if applied, ok := m["lastAppliedIndex"].(float64); m["isOnline"] != false || !ok || applied < downApplied || applied == 0 {
+			t.Errorf("the member that is down, last seen at applied index %v: %v", downApplied, m)
+		}
+	}
+	if found != 2 {
+		t.Fatalf("the member that is down is in %d of cluster status and GET /cluster/members", found)
+	}
+}
+
+// asMaps are the JSON objects of a list.
+func asMaps(l []any) []map[string]any {
+	out := make([]map[string]any, 0, len(l))
+	for _, e := range l {
+		if m, ok := e.(map[string]any); ok {
+			out = append(out, m)
+		}
+	}
+	return out
 }
