@@ -2,10 +2,16 @@ package api_test
 
 import (
 	"bytes"
+	"context"
 	"io"
 	"net/http"
 	"testing"
 	"time"
+
+	"edgectl/api"
+	"edgectl/cluster"
+	"edgectl/fsm"
+	"edgectl/store"
 )
 
 func TestControllers_ListsThisNodeWithItsAPIAddress(t *testing.T) {
@@ -37,6 +43,35 @@ func TestControllers_ListsThisNodeWithItsAPIAddress(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond) // polling for the background registration, bounded by the deadline
 	}
+}
+
+// TestControllers_AMemberIsListedWithItsAddressOnABehindNode: a node that
+// knows of a new member but has not yet applied its controller record
+// (written before the membership, as a join does) catches up before it
+// lists it: the member is listed with its API address.
+func TestControllers_AMemberIsListedWithItsAddressOnABehindNode(t *testing.T) {
+	t.Parallel()
+	leader := newTestServer(t)
+	f := newFollowerServer(t, leader, api.Config{})
+	now := time.Now().UTC()
+	rec := &store.Controller{Base: store.Base{ID: "joiner", CreatedAt: now, UpdatedAt: now}, Named: store.Named{Name: "joiner"},
+		APIURL: "https://127.0.0.1:4443", ClusterAddr: "127.0.0.1:6262", CommandVersion: fsm.CommandVersion}
+	if _, err := leader.writer.Do(context.Background(), fsm.CmdControllerRegister, rec); err != nil {
+		t.Fatal(err)
+	}
+	leader.local.mu.Lock()
+	leader.local.others = []cluster.Member{{ID: "joiner", Address: rec.ClusterAddr, IsVoter: true}}
+	leader.local.mu.Unlock()
+	data, _ := f.list("/controllers")
+	for _, it := range data {
+		if c := it.(map[string]any); c["id"] == "joiner" {
+			if addrs, _ := c["apiAddresses"].(map[string]any); len(addrs) != 2 {
+				t.Fatalf("the new member is listed without its API address: %v", c)
+			}
+			return
+		}
+	}
+	t.Fatalf("the new member is not listed: %v", data)
 }
 
 func TestSnapshot_TakeAndDownload(t *testing.T) {

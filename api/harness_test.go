@@ -237,6 +237,14 @@ func (f *laggingFollower) ReadIndex(context.Context) (uint64, error) {
 	return idx, nil
 }
 
+// CaughtUp applies what the leader applied: a follower that knows the
+// commit index but had not applied up to it when a request came.
+func (f *laggingFollower) CaughtUp(context.Context) (uint64, uint64, bool) {
+	f.catchUp()
+	i := f.AppliedIndex()
+	return i, i, true
+}
+
 func (f *laggingFollower) AppliedIndex() uint64 {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -263,6 +271,10 @@ type localCluster struct {
 	mu       sync.Mutex
 	index    uint64
 	log      []*raft.Log // every entry applied, for laggingFollower
+	// others are members listed after this one (none unless a test adds them).
+	others []cluster.Member
+	// addVoter, when set, is asked by AddVoter, which then lists the member.
+	addVoter func(id, addr string) error
 }
 
 func (l *localCluster) Apply(_ context.Context, cmd []byte) ([]byte, uint64, error) {
@@ -300,7 +312,9 @@ func (l *localCluster) AppliedIndex() uint64 {
 	return l.index
 }
 func (l *localCluster) Members() ([]cluster.Member, error) {
-	return []cluster.Member{{ID: l.id, Address: l.addr, IsVoter: true, IsLeader: true}}, nil
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]cluster.Member{{ID: l.id, Address: l.addr, IsVoter: true, IsLeader: true}}, l.others...), nil
 }
 func (l *localCluster) Stats() cluster.Stats {
 	l.mu.Lock()
@@ -310,7 +324,6 @@ func (l *localCluster) Stats() cluster.Stats {
 }
 func (l *localCluster) ID() string                                        { return l.id }
 func (l *localCluster) Leader() (string, string)                          { return l.id, l.addr }
-func (l *localCluster) AddVoter(context.Context, string, string) error    { return errNotACluster }
 func (l *localCluster) AddNonvoter(context.Context, string, string) error { return errNotACluster }
 func (l *localCluster) RemoveServer(context.Context, string) error        { return errNotACluster }
 func (l *localCluster) TransferLeadership(context.Context, string) error  { return errNotACluster }
@@ -319,6 +332,23 @@ func (l *localCluster) Snapshot(context.Context) (cluster.SnapshotInfo, error) {
 }
 func (l *localCluster) OpenSnapshot(string) (io.ReadCloser, *raft.SnapshotMeta, error) {
 	return nil, nil, errNotACluster
+}
+
+// AddVoter asks addVoter (none: the harness has no cluster) and then lists the member.
+func (l *localCluster) AddVoter(_ context.Context, id, addr string) error {
+	l.mu.Lock()
+	add := l.addVoter
+	l.mu.Unlock()
+	if add == nil {
+		return errNotACluster
+	}
+	if err := add(id, addr); err != nil {
+		return err
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.others = append(l.others, cluster.Member{ID: id, Address: addr, IsVoter: true})
+	return nil
 }
 func (l *localCluster) PeerStatus(string) (bool, uint64, bool) { return false, 0, false }
 

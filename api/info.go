@@ -1,10 +1,12 @@
 package api
 
 import (
+	"context"
 	"encoding/asn1"
 	"encoding/base64"
 	"net/http"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -176,6 +178,16 @@ func (s *Server) listMemberViews(c *call, add func(m cluster.Member, st cluster.
 	members, err := s.Cluster.Members()
 	if err != nil {
 		return err
+	}
+	if slices.ContainsFunc(members, func(m cluster.Member) bool { return c.tx.Controller(m.ID) == nil }) {
+		// A joining node's record is committed before its membership, but
+		// this node may see the membership a moment before it applies the
+		// record: a member is not listed without its address.
+		ctx, cancel := context.WithTimeout(c.r.Context(), time.Second)
+		if _, _, ok := s.Cluster.CaughtUp(ctx); ok {
+			c.snapshot()
+		}
+		cancel()
 	}
 	st := s.Cluster.Stats()
 	out := []any{}

@@ -1,14 +1,18 @@
 package api
 
 import (
+	"context"
 	"crypto/x509"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
 	"edgectl/auth"
+	"edgectl/cluster"
 	"edgectl/fsm"
 	"edgectl/pki"
 	"edgectl/store"
@@ -210,8 +214,46 @@ func checkJoinToken(tx *store.Tx, id string, now time.Time) error {
 	return nil
 }
 
+// JoinCompleteRequest is what a joining node sends, with its node
+// certificate, to be added as a voter: its cluster address and the fields of
+// its controller record (every release sends them; a node that sends no
+// apiUrl writes its record itself once it is a member, seconds later).
+type JoinCompleteRequest struct {
+	ClusterAddr    string          `json:"clusterAddr"`
+	APIURL         string          `json:"apiUrl,omitempty"`
+	Version        string          `json:"version,omitempty"`
+	CommandVersion int             `json:"commandVersion,omitempty"`
+	JWK            json.RawMessage `json:"jwk,omitempty"`
+}
+
+var apiURLPattern = regexp.MustCompile(`^https://[A-Za-z0-9._\-\[\]:]+:[0-9]{1,5}$`)
+
+// check names the first field of b that is not valid.
+func (b *JoinCompleteRequest) check() error {
+	var jwk map[string]any
+	switch {
+	case !hostPort.MatchString(b.ClusterAddr):
+		return invalidField("clusterAddr", "must be HOST:PORT", b.ClusterAddr)
+	case b.APIURL != "" && !apiURLPattern.MatchString(b.APIURL):
+		return invalidField("apiUrl", "must be https://HOST:PORT", b.APIURL)
+	case len(b.Version) > 64:
+		return invalidField("version", "must be at most 64 characters", b.Version)
+	case b.CommandVersion < 0:
+		return invalidField("commandVersion", "must not be negative", b.CommandVersion)
+	case len(b.JWK) > 0 && json.Unmarshal(b.JWK, &jwk) != nil:
+		return invalidField("jwk", "must be a JSON Web Key (an object)", string(b.JWK))
+	}
+	return nil
+}
+
 // completeJoin adds the caller as a voter. Only a node certificate of this
 // cluster (CN node:ID, presented as the TLS client certificate) may ask.
+//
+// The node's controller record is written first, through Raft, and the
+// membership after it: a node that lists the new member has applied the
+// record (listMemberViews), so an enrollment JWT made then names it, and
+// the routers connected to the members are sent the new list of
+// control-channel addresses as the record is applied.
 func (s *Server) completeJoin(c *call) error {
 	certs := peerCerts(c.r)
 	if len(certs) == 0 {
@@ -228,14 +270,42 @@ func (s *Server) completeJoin(c *call) error {
 	if !strings.HasPrefix(cn, "node:") {
 		return forbidden("the certificate is not a node certificate")
 	}
-	var b struct {
-		ClusterAddr string `json:"clusterAddr"`
-	}
+	var b JoinCompleteRequest
 	if err := decodeInto(c.r, &b); err != nil {
 		return err
 	}
-	if !hostPort.MatchString(b.ClusterAddr) {
-		return invalidField("clusterAddr", "must be HOST:PORT", b.ClusterAddr)
+	if err := b.check(); err != nil {
+		return err
 	}
-	return s.Cluster.AddVoter(c.r.Context(), strings.TrimPrefix(cn, "node:"), b.ClusterAddr)
+	id := strings.TrimPrefix(cn, "node:")
+	if b.APIURL == "" {
+		return s.Cluster.AddVoter(c.r.Context(), id, b.ClusterAddr)
+	}
+	now := s.now()
+	rec := &store.Controller{Base: store.Base{ID: id, CreatedAt: now, UpdatedAt: now}, Named: store.Named{Name: id},
+		APIURL: b.APIURL, ClusterAddr: b.ClusterAddr, Version: b.Version, CommandVersion: b.CommandVersion, JWK: b.JWK}
+	if _, err := s.Writer.Do(c.r.Context(), fsm.CmdControllerRegister, rec); err != nil {
+		return err
+	}
+	err = s.Cluster.AddVoter(c.r.Context(), id, b.ClusterAddr)
+	if err != nil {
+		s.dropNonMemberRecord(c.r.Context(), id)
+	}
+	return err
+}
+
+// dropNonMemberRecord removes the controller record of id when id is not a
+// member (a join whose AddVoter failed): JWTs and routers' endpoint lists
+// would otherwise name a node that is not in the cluster. A member that
+// loses its record this way writes it again (controller.registerController).
+func (s *Server) dropNonMemberRecord(ctx context.Context, id string) {
+	members, err := s.Cluster.Members()
+	if err != nil || slices.ContainsFunc(members, func(m cluster.Member) bool { return m.ID == id }) {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	if _, err := s.Writer.Do(ctx, fsm.CmdControllerRemove, fsm.Delete{ID: id}); err != nil {
+		s.Log.Warn("the controller record of a node that was not added stays", "node", id, "error", err)
+	}
 }

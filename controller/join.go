@@ -207,6 +207,8 @@ func (n *Node) requestJoinAt(ctx context.Context, url string, tok *auth.JoinToke
 
 // completeJoin asks the cluster, with this node's new certificate, to add it
 // as a voter; Raft must already listen, so the leader can reach it at once.
+// It sends this node's controller record, which the cluster writes before
+// the membership: the node's address is known wherever it is listed.
 func (n *Node) completeJoin(ctx context.Context, certs *certMaterial) error {
 	p := filepath.Join(n.cfg.DataDir, joinPendingFile)
 	raw, err := os.ReadFile(p)
@@ -220,7 +222,9 @@ func (n *Node) completeJoin(ctx context.Context, certs *certMaterial) error {
 	if err := json.Unmarshal(raw, &st); err != nil {
 		return fmt.Errorf("%s is damaged: %w", p, err)
 	}
-	body, _ := json.Marshal(map[string]string{"clusterAddr": n.Raft.Addr()})
+	rec := n.controllerRecord()
+	body, _ := json.Marshal(api.JoinCompleteRequest{ClusterAddr: rec.ClusterAddr, APIURL: rec.APIURL,
+		Version: rec.Version, CommandVersion: rec.CommandVersion, JWK: rec.JWK})
 	client := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{
 		RootCAs: certs.roots, Certificates: []tls.Certificate{certs.node}}}}
 	var errs []error

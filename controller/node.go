@@ -176,7 +176,7 @@ func Start(ctx context.Context, cfg Config, log hclog.Logger, out io.Writer) (_ 
 		return nil, err
 	}
 	n.startPeerProbe(peerProbeInterval)
-	n.registerController(n.APIURL())
+	n.registerController()
 	log.Info("node started", "id", nodeID, "api", n.APIURL(), "cluster", n.Raft.Addr())
 	return n, nil
 }

@@ -18,10 +18,8 @@ const registerCheckInterval = 5 * time.Second
 // address, release and command version) in the model, in the background:
 // in a cluster that is still electing a leader it waits for one, and it
 // writes the record again whenever the model's copy differs.
-func (n *Node) registerController(apiURL string) {
-	rec := &store.Controller{Base: store.Base{ID: n.Raft.ID(), CreatedAt: time.Now().UTC()}, Named: store.Named{Name: n.Raft.ID()},
-		APIURL: apiURL, ClusterAddr: n.Raft.Addr(), Version: n.cfg.Version, CommandVersion: fsm.CommandVersion, JWK: n.API.JWK()}
-	rec.UpdatedAt = rec.CreatedAt
+func (n *Node) registerController() {
+	rec := n.controllerRecord()
 	ctx, cancel := context.WithCancel(context.Background())
 	n.wg.Add(1)
 	go func() {
@@ -48,6 +46,16 @@ func (n *Node) registerController(apiURL string) {
 			}
 		}
 	}()
+}
+
+// controllerRecord is this node's controller record as it should be. A
+// joining node sends its fields with its request to be added (completeJoin),
+// and the member that adds it writes them first.
+func (n *Node) controllerRecord() *store.Controller {
+	rec := &store.Controller{Base: store.Base{ID: n.Raft.ID(), CreatedAt: time.Now().UTC()}, Named: store.Named{Name: n.Raft.ID()},
+		APIURL: n.APIURL(), ClusterAddr: n.Raft.Addr(), Version: n.cfg.Version, CommandVersion: fsm.CommandVersion, JWK: n.API.JWK()}
+	rec.UpdatedAt = rec.CreatedAt
+	return rec
 }
 
 // needsRegister: this node is a member and the model's record of it is

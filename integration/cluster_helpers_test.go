@@ -53,33 +53,44 @@ type clusterOpts struct {
 func startCluster(t *testing.T, o clusterOpts) *testCluster {
 	t.Helper()
 	c := &testCluster{t: t}
-	for i := range o.size {
-		opts := nodeOpts{bin: o.bin}
-		if o.args != nil {
-			opts.args = append(opts.args, o.args(i)...)
-		}
-		if o.proxies {
-			// The ports are fixed before the start: the proxy must know its target.
-			opts.apiPort, opts.clusterPort = freePort(t), freePort(t)
-			p := newTCPProxy(t, fmt.Sprintf("127.0.0.1:%d", opts.clusterPort))
-			c.proxies = append(c.proxies, p)
-			opts.args = append(opts.args, "--cluster-advertise", p.Addr())
-		}
-		if i > 0 {
-			tok := cliJoinToken(t, c.nodes[0])
-			c.joinTokens = append(c.joinTokens, tok)
-			opts.args = append(opts.args, "--join", c.nodes[0].host(), "--join-token", tok)
-		}
-		n := startNode(t, opts)
-		n.name = fmt.Sprintf("node%d@%d", i+1, n.apiPort)
-		c.nodes = append(c.nodes, n)
-		c.ids = append(c.ids, readNodeID(t, n))
-		if i == 0 {
-			c.token = login(t, n, adminUser, n.password)
-		}
+	for range o.size {
+		c.startMember(o)
 	}
 	c.waitMembers(c.ids, 30*time.Second)
 	return c
+}
+
+// startMember starts the cluster's next node as o says: the first one
+// alone, any other joined through the first with a new join token. It
+// returns once the node answers (a joining node may not be a member yet).
+func (c *testCluster) startMember(o clusterOpts) *node {
+	t := c.t
+	t.Helper()
+	i := len(c.nodes)
+	opts := nodeOpts{bin: o.bin}
+	if o.args != nil {
+		opts.args = append(opts.args, o.args(i)...)
+	}
+	if o.proxies {
+		// The ports are fixed before the start: the proxy must know its target.
+		opts.apiPort, opts.clusterPort = freePort(t), freePort(t)
+		p := newTCPProxy(t, fmt.Sprintf("127.0.0.1:%d", opts.clusterPort))
+		c.proxies = append(c.proxies, p)
+		opts.args = append(opts.args, "--cluster-advertise", p.Addr())
+	}
+	if i > 0 {
+		tok := cliJoinToken(t, c.nodes[0])
+		c.joinTokens = append(c.joinTokens, tok)
+		opts.args = append(opts.args, "--join", c.nodes[0].host(), "--join-token", tok)
+	}
+	n := startNode(t, opts)
+	n.name = fmt.Sprintf("node%d@%d", i+1, n.apiPort)
+	c.nodes = append(c.nodes, n)
+	c.ids = append(c.ids, readNodeID(t, n))
+	if i == 0 {
+		c.token = login(t, n, adminUser, n.password)
+	}
+	return n
 }
 
 // readNodeID is the id kept in the node's data dir.

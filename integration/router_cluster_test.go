@@ -1,9 +1,12 @@
 package integration
 
 import (
+	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -104,4 +107,116 @@ func TestRouter_ThreeNodes(t *testing.T) {
 		return nil
 	})
 	t.Logf("the subscription moved off node %d", sub+1)
+}
+
+// TestRouter_AJoiningNodeIsInTheJWTOfARouterMadeAsItIsListed: the moment
+// /controllers lists a node that just joined (with a leader), it shows the
+// node's API address, and an edge router created right then through the
+// node asked gets an enrollment JWT whose ctrls names every member, the new
+// one too. Two joins: the second node, asked on node 1 (the leader), and
+// the third, asked on node 2 (a follower).
+func TestRouter_AJoiningNodeIsInTheJWTOfARouterMadeAsItIsListed(t *testing.T) {
+	t.Parallel()
+	c := startCluster(t, clusterOpts{size: 1})
+	for round := 1; round <= 2; round++ {
+		c.startMember(clusterOpts{})
+		id, asked := c.ids[round], c.nodes[round-1]
+		var listed any
+		waitUntil(t, asked.name+" to list "+id+" with a leader", 30*time.Second, func() error {
+			st, m, err := doErr("GET", asked.mgmt("/controllers"), c.token, nil)
+			if err != nil || st != 200 {
+				return fmt.Errorf("GET /controllers: %d %v %s", st, err, js(m))
+			}
+			leader := false
+			listed = nil
+			for _, it := range m["data"].([]any) {
+				leader = leader || jget(it, "isLeader") == true
+				if jget(it, "id") == id {
+					listed = it
+				}
+			}
+			if listed == nil || !leader {
+				return fmt.Errorf("listed: %s", js(m["data"]))
+			}
+			return nil
+		})
+		listedAt := time.Now()
+		st, m := do(t, "POST", asked.mgmt("/edge-routers"), c.token, map[string]any{"name": fmt.Sprintf("er-join-%d", round)})
+		mustStatus(t, "create an edge router", st, m, 201)
+		after := time.Since(listedAt)
+		if jget(listed, "apiAddresses", "edge-management") == nil {
+			t.Errorf("round %d: %s listed %s without its address: %s", round, asked.name, id, js(listed))
+		}
+		st, m = do(t, "GET", asked.mgmt("/edge-routers/"+jget(m, "data", "id").(string)), c.token, nil)
+		mustStatus(t, "read the edge router", st, m, 200)
+		ctrls := jwtCtrls(t, fmt.Sprint(jget(m, "data", "enrollmentJwt")))
+		for _, n := range c.nodes {
+			if !slices.Contains(ctrls, "tls:"+n.host()) {
+				t.Errorf("round %d: the JWT of a router created %s after %s listed %s: ctrls %v lacks %s", round, after, asked.name, id, ctrls, n.name)
+			}
+		}
+		t.Logf("round %d: the router was created %s after the listing", round, after)
+	}
+}
+
+// jwtCtrls is the ctrls claim of an enrollment JWT (read, not verified).
+func jwtCtrls(t *testing.T, jwt string) []string {
+	t.Helper()
+	parts := strings.Split(jwt, ".")
+	if len(parts) != 3 {
+		t.Fatalf("not a JWT: %q", jwt)
+	}
+	raw, err := base64.RawURLEncoding.DecodeString(parts[1])
+	var claims struct {
+		Ctrls []string `json:"ctrls"`
+	}
+	if err == nil {
+		err = json.Unmarshal(raw, &claims)
+	}
+	if err != nil {
+		t.Fatalf("the JWT's claims: %v: %q", err, jwt)
+	}
+	return claims.Ctrls
+}
+
+// TestRouter_LearnsAJoiningNode: a router connected to node 1 of two (its
+// endpoints name node 1 only) is sent the new list when a third node joins:
+// its endpoints file names node 3 within 2 s of node 1 listing node 3, and
+// it connects to node 3.
+func TestRouter_LearnsAJoiningNode(t *testing.T) {
+	t.Parallel()
+	zitiBinary(t)
+	c := startCluster(t, clusterOpts{size: 2})
+	n0 := c.nodes[0]
+	r := newZitiRouter(t, n0, c.token, "er-learns")
+	endpoints := filepath.Join(r.dir, "endpoints.yml")
+	if err := os.WriteFile(endpoints, []byte("endpoints:\n- tls:"+n0.host()+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r.start()
+	waitOnline(t, n0, c.token, r.id, true, 10*time.Second)
+
+	n2 := c.startMember(clusterOpts{})
+	waitUntil(t, "node 1 to list node 3", 30*time.Second, func() error {
+		items, err := listAll(t, n0, c.token, "/controllers")
+		if err != nil {
+			return err
+		}
+		if !slices.ContainsFunc(items, func(it any) bool { return jget(it, "id") == c.ids[2] }) {
+			return fmt.Errorf("listed: %s", js(items))
+		}
+		return nil
+	})
+	// At once: before the fix the address came up to 5 s after the membership.
+	waitUntil(t, "the router's endpoints to name node 3", 2*time.Second, func() error {
+		raw, err := os.ReadFile(endpoints)
+		if err != nil {
+			return err
+		}
+		if !strings.Contains(string(raw), "tls:"+n2.host()) {
+			return fmt.Errorf("endpoints.yml:\n%s", raw)
+		}
+		return nil
+	})
+	waitOnline(t, n2, c.token, r.id, true, 15*time.Second)
 }
