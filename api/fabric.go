@@ -170,16 +170,14 @@ func linkAt(l dataplane.Link) time.Time         { return l.ReportedAt }
 // as OpenZiti's fabric API does); the Management API, each at its own
 // collection.
 func (s *Server) routerRef(c *call, id string) any {
-	transit := c.tx.Exists(store.KindRouter, id)
-	switch {
-	case c.api == fabricAPI && transit:
-		return s.entityRef(c.tx, store.KindRouter, "routers", id)
-	case c.api == fabricAPI:
-		return s.entityRef(c.tx, store.KindEdgeRouter, "routers", id)
-	case transit:
-		return s.entityRef(c.tx, store.KindRouter, "routers", id)
+	k, path := store.KindEdgeRouter, "edge-routers"
+	if c.tx.Exists(store.KindRouter, id) {
+		k, path = store.KindRouter, "routers"
 	}
-	return s.entityRef(c.tx, store.KindEdgeRouter, "edge-routers", id)
+	if c.api == fabricAPI {
+		path = "routers"
+	}
+	return s.entityRef(c.tx, k, path, id)
 }
 
 // linkRef is a reference to a link, named by its id (links have no name),
