@@ -29,6 +29,37 @@ func (s *Server) listMembers(c *call) error {
 	})
 }
 
+// listClusterMembers answers the Fabric API's GET /cluster/list-members
+// (`ziti ops cluster list`, ZAC's look for the other controllers) as
+// OpenZiti's HA controller does: each member's id, its cluster address in
+// OpenZiti's transport form (tls:HOST:PORT, as `ziti ops cluster add` takes
+// it), whether it votes and leads, its version (this node's own, another's
+// from its controller record) and whether this node reaches it. readOnly
+// (OpenZiti's cluster refusing writes while its members' versions differ)
+// is false: edgectl's members take writes then, refusing only the commands
+// some member cannot apply (fsm/versions.go).
+func (s *Server) listClusterMembers(c *call) error {
+	members, err := s.Cluster.Members()
+	if err != nil {
+		return err
+	}
+	out := make([]any, 0, len(members))
+	for _, m := range members {
+		connected, version := true, s.cfg.Version
+		if m.ID != s.Cluster.ID() {
+			connected, _, _ = s.Peers.PeerStatus(m.ID)
+			version = "unknown"
+			if ctrl := c.tx.Controller(m.ID); ctrl != nil && ctrl.Version != "" {
+				version = ctrl.Version
+			}
+		}
+		out = append(out, map[string]any{"id": m.ID, "address": "tls:" + m.Address, "voter": m.IsVoter, "leader": m.IsLeader,
+			"version": version, "connected": connected, "readOnly": false})
+	}
+	c.write(http.StatusOK, map[string]any{"data": out, "meta": meta(nil)})
+	return nil
+}
+
 // memberBody is the body of an add-member request.
 type memberBody struct {
 	ID      *string `json:"id"`
@@ -257,6 +288,7 @@ func (s *Server) clusterRoutes() []route {
 		{managementAPI, post, "/cluster/members", "addClusterMember", "Cluster", admin, s.addMember},
 		{managementAPI, del, "/cluster/members/:id", "removeClusterMember", "Cluster", admin, s.removeMember},
 		{managementAPI, post, "/cluster/transfer-leadership", "transferLeadership", "Cluster", admin, s.transferLeadership},
+		{fabricAPI, get, "/cluster/list-members", "clusterListMembers", "Cluster", admin, s.listClusterMembers},
 		{managementAPI, post, "/database/snapshot", "createDatabaseSnapshot", "Database", admin, s.createSnapshot},
 		{managementAPI, get, "/database/snapshots/:id", "downloadDatabaseSnapshot", "Database", admin, s.downloadSnapshot},
 		{managementAPI, post, "/database/check-data-integrity", "checkDataIntegrity", "Database", admin, s.startIntegrity(false)},

@@ -5,6 +5,7 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"reflect"
 	"testing"
 	"time"
 
@@ -125,4 +126,32 @@ func TestIntegrity_ScanReportsAConsistentModelClean(t *testing.T) {
 	if st, out := ts.do(http.MethodPost, mgmt("/database/fix-data-integrity"), nil); st != http.StatusAccepted {
 		t.Fatalf("fix: %d %v", st, out)
 	}
+}
+
+// GET /fabric/v1/cluster/list-members (`ziti ops cluster list`, and ZAC's
+// look for the other controllers) answers OpenZiti's
+// ClusterMemberListResponse: each member's id, cluster address as tls:
+// HOST:PORT, voter, leader, version, connected and readOnly. Admins only.
+func TestClusterListMembers_AsOpenZitiAnswersIt(t *testing.T) {
+	t.Parallel()
+	ts := newNodeServer(t)
+	st, out := ts.do(http.MethodGet, "/edge/management/v1/version", nil)
+	version, _ := dig(out, "data", "version").(string)
+	if st != http.StatusOK || version == "" {
+		t.Fatalf("version: %d %v", st, out)
+	}
+	st, out = ts.do(http.MethodGet, "/edge/management/v1/cluster/members", nil)
+	members, _ := out["data"].([]any)
+	if st != http.StatusOK || len(members) != 1 {
+		t.Fatalf("cluster members: %d %v", st, out)
+	}
+	id, addr := dig(members[0], "id"), dig(members[0], "address").(string)
+	st, out = ts.do(http.MethodGet, "/fabric/v1/cluster/list-members", nil)
+	want := []any{map[string]any{"id": id, "address": "tls:" + addr, "voter": true, "leader": true, "version": version,
+		"connected": true, "readOnly": false}}
+	if st != http.StatusOK || !reflect.DeepEqual(out["data"], want) {
+		t.Fatalf("list-members: %d %v, want data %v", st, out, want)
+	}
+	st, out = ts.doAs("", http.MethodGet, "/fabric/v1/cluster/list-members", nil)
+	wantError(t, st, out, http.StatusUnauthorized, "UNAUTHORIZED", "")
 }

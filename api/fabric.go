@@ -165,30 +165,43 @@ func circuitAt(ci *dataplane.Circuit) time.Time { return ci.CreatedAt }
 func linkID(l dataplane.Link) string            { return l.ID }
 func linkAt(l dataplane.Link) time.Time         { return l.ReportedAt }
 
-// routerRef is a reference to an edge router or a transit router.
-func (s *Server) routerRef(tx *store.Tx, id string) any {
-	if tx.Exists(store.KindRouter, id) {
-		return s.entityRef(tx, store.KindRouter, "routers", id)
+// routerRef is a reference to an edge router or a transit router. The
+// Fabric API lists both at /routers, and names them so (entity "routers",
+// as OpenZiti's fabric API does); the Management API, each at its own
+// collection.
+func (s *Server) routerRef(c *call, id string) any {
+	k, path := store.KindEdgeRouter, "edge-routers"
+	if c.tx.Exists(store.KindRouter, id) {
+		k, path = store.KindRouter, "routers"
 	}
-	return s.entityRef(tx, store.KindEdgeRouter, "edge-routers", id)
+	if c.api == fabricAPI {
+		path = "routers"
+	}
+	return s.entityRef(c.tx, k, path, id)
+}
+
+// linkRef is a reference to a link, named by its id (links have no name),
+// as OpenZiti's circuit paths show them.
+func linkRef(id string) map[string]any {
+	return map[string]any{"_links": selfLinks("links", id), "entity": "links", "id": id, "name": id}
 }
 
 // circuitView is a circuit as OpenZiti shows it: its client (the session),
 // service, terminator and path (its routers and the links between them).
-func (s *Server) circuitView(tx *store.Tx, c *dataplane.Circuit) map[string]any {
+func (s *Server) circuitView(c *call, ci *dataplane.Circuit) map[string]any {
 	nodes, links := []any{}, []any{}
-	for _, id := range c.Path {
-		nodes = append(nodes, s.routerRef(tx, id))
+	for _, id := range ci.Path {
+		nodes = append(nodes, s.routerRef(c, id))
 	}
-	for _, id := range c.Links {
-		links = append(links, map[string]any{"id": id, "_links": selfLinks("links", id)})
+	for _, id := range ci.Links {
+		links = append(links, linkRef(id))
 	}
 	return map[string]any{
-		"_links": selfLinks("circuits", c.ID), "id": c.ID, "createdAt": c.CreatedAt, "updatedAt": c.CreatedAt, "tags": map[string]any{},
-		"clientId": c.SessionID, "identityId": c.IdentityID, "apiSessionId": c.APISessionID,
-		"service":    s.entityRef(tx, store.KindService, "services", c.ServiceID),
-		"terminator": s.entityRef(tx, store.KindTerminator, "terminators", c.TerminatorID),
-		"path":       map[string]any{"nodes": nodes, "links": links, "ingressId": c.IngressID, "egressId": c.EgressID},
+		"_links": selfLinks("circuits", ci.ID), "id": ci.ID, "createdAt": ci.CreatedAt, "updatedAt": ci.CreatedAt, "tags": map[string]any{},
+		"clientId": ci.SessionID, "identityId": ci.IdentityID, "apiSessionId": ci.APISessionID,
+		"service":    s.entityRef(c.tx, store.KindService, "services", ci.ServiceID),
+		"terminator": s.entityRef(c.tx, store.KindTerminator, "terminators", ci.TerminatorID),
+		"path":       map[string]any{"nodes": nodes, "links": links, "ingressId": ci.IngressID, "egressId": ci.EgressID},
 	}
 }
 
@@ -200,11 +213,11 @@ func (s *Server) circuitList() []*dataplane.Circuit {
 }
 
 func (s *Server) listCircuits(c *call) error {
-	return listLocal(c, circuitFields, s.circuitList(), circuitID, circuitAt, func(ci *dataplane.Circuit) any { return s.circuitView(c.tx, ci) })
+	return listLocal(c, circuitFields, s.circuitList(), circuitID, circuitAt, func(ci *dataplane.Circuit) any { return s.circuitView(c, ci) })
 }
 
 func (s *Server) getCircuit(c *call) error {
-	return getLocal(c, "circuit", s.circuitList(), circuitID, func(ci *dataplane.Circuit) any { return s.circuitView(c.tx, ci) })
+	return getLocal(c, "circuit", s.circuitList(), circuitID, func(ci *dataplane.Circuit) any { return s.circuitView(c, ci) })
 }
 
 // deleteCircuit ends a circuit this node routed: the router unroutes it now.
@@ -231,19 +244,24 @@ var linkFields = store.BaseFields(map[string]filter.Field{
 
 // linkView is a router link as OpenZiti's fabric API shows it: its two
 // routers, its state (Connected while both are connected to this node, else
-// Unusable), whether an operator took it out of paths (down), its cost and
-// each end's latency in nanoseconds.
-func (s *Server) linkView(tx *store.Tx, l dataplane.Link) map[string]any {
+// Unusable), whether an operator took it out of paths (down), its cost, each
+// end's latency in nanoseconds, and its connections as its routers last
+// reported them (source: the reporting router's address, dest: the far one).
+func (s *Server) linkView(c *call, l dataplane.Link) map[string]any {
 	state := "Connected"
 	if s.Routers == nil || !s.Routers.LinkUsable(l) {
 		state = "Unusable"
 	}
+	conns := make([]any, 0, len(l.Conns))
+	for _, cn := range l.Conns {
+		conns = append(conns, map[string]any{"type": cn.Type, "source": cn.LocalAddr, "dest": cn.RemoteAddr})
+	}
 	return map[string]any{
 		"_links": selfLinks("links", l.ID), "id": l.ID, "createdAt": l.ReportedAt, "updatedAt": l.ReportedAt,
-		"sourceRouter": s.routerRef(tx, l.SrcRouterID), "destRouter": s.routerRef(tx, l.DstRouterID),
+		"sourceRouter": s.routerRef(c, l.SrcRouterID), "destRouter": s.routerRef(c, l.DstRouterID),
 		"protocol": l.Protocol, "dialAddress": l.DialAddress, "iteration": l.Iteration, "state": state, "down": l.Down,
 		"cost": l.Cost(), "staticCost": l.StaticCost, "sourceLatency": l.SrcLatency.Nanoseconds(), "destLatency": l.DstLatency.Nanoseconds(),
-		"connections": []any{},
+		"connections": conns,
 	}
 }
 
@@ -256,11 +274,11 @@ func (s *Server) linkList() []dataplane.Link {
 
 // listLinks lists the router links reported to this node.
 func (s *Server) listLinks(c *call) error {
-	return listLocal(c, linkFields, s.linkList(), linkID, linkAt, func(l dataplane.Link) any { return s.linkView(c.tx, l) })
+	return listLocal(c, linkFields, s.linkList(), linkID, linkAt, func(l dataplane.Link) any { return s.linkView(c, l) })
 }
 
 func (s *Server) getLink(c *call) error {
-	return getLocal(c, "link", s.linkList(), linkID, func(l dataplane.Link) any { return s.linkView(c.tx, l) })
+	return getLocal(c, "link", s.linkList(), linkID, func(l dataplane.Link) any { return s.linkView(c, l) })
 }
 
 // linkPatchFields are what PATCH /links/{id} changes: the static cost added to

@@ -3,6 +3,7 @@ package api_test
 import (
 	"net/http"
 	"net/url"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -10,6 +11,7 @@ import (
 
 	"edgectl/api"
 	"edgectl/dataplane"
+	"edgectl/dataplane/wire"
 )
 
 // Links and circuits live on the node, not in the model: with no router
@@ -44,13 +46,18 @@ type linkRouters struct {
 	api.RouterStatus // not called by these operations
 	mu               sync.Mutex
 	links            []dataplane.Link
+	circuits         []*dataplane.Circuit
 	changes          int
 	removed          []string
 }
 
-func (r *linkRouters) Connected() []string              { return nil }
-func (r *linkRouters) Status(string) dataplane.Status   { return dataplane.Status{} }
-func (r *linkRouters) Circuits() []*dataplane.Circuit   { return nil }
+func (r *linkRouters) Connected() []string            { return nil }
+func (r *linkRouters) Status(string) dataplane.Status { return dataplane.Status{} }
+func (r *linkRouters) Circuits() []*dataplane.Circuit {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.circuits)
+}
 func (r *linkRouters) LinkUsable(l dataplane.Link) bool { return true }
 func (r *linkRouters) Links() []dataplane.Link {
 	r.mu.Lock()
@@ -81,6 +88,69 @@ func (r *linkRouters) RemoveLink(id string) {
 	defer r.mu.Unlock()
 	r.removed = append(r.removed, id)
 	r.links = slices.DeleteFunc(r.links, func(l dataplane.Link) bool { return l.ID == id })
+}
+
+// Links and circuits name their routers as OpenZiti's fabric API does: on
+// /fabric/v1 every router, edge or transit, is a "routers" ref at
+// ./routers/ID (the API lists both there); on the Management API each is at
+// its own collection. A link shows the connections its routers reported
+// ({type, source, dest}: `ziti fabric list links`' CONNECTIONS column), a
+// circuit's path its routers and its links as refs.
+func TestFabric_LinksAndCircuitsAsOpenZitiShowsThem(t *testing.T) {
+	t.Parallel()
+	routers := &linkRouters{}
+	ts := newTestServerOf(t, nil, routers)
+	er := ts.create("/edge-routers", map[string]any{"name": "edge-a"})
+	tr := ts.create("/transit-routers", map[string]any{"name": "transit-b"})
+	svc := ts.create("/services", map[string]any{"name": "echo"})
+	routers.mu.Lock()
+	routers.links = []dataplane.Link{{ID: "l1", SrcRouterID: er, DstRouterID: tr, StaticCost: 1, Conns: []wire.LinkConn{
+		{Type: "payload", LocalAddr: "127.0.0.1:40001", RemoteAddr: "127.0.0.1:6004"},
+		{Type: "ack", LocalAddr: "127.0.0.1:40002", RemoteAddr: "127.0.0.1:6004"},
+	}}, {ID: "l2", SrcRouterID: tr, DstRouterID: er, StaticCost: 1}}
+	routers.circuits = []*dataplane.Circuit{{ID: "c1", RouterID: er, Path: []string{er, tr}, Links: []string{"l1"}, ServiceID: svc}}
+	routers.mu.Unlock()
+	ref := func(entity, path, id, name string) map[string]any {
+		return map[string]any{"_links": map[string]any{"self": map[string]any{"href": "./" + path + "/" + id}}, "entity": entity, "id": id, "name": name}
+	}
+	for _, c := range []struct {
+		prefix     string
+		edge, tran map[string]any
+	}{
+		{"/fabric/v1", ref("routers", "routers", er, "edge-a"), ref("routers", "routers", tr, "transit-b")},
+		{"/edge/management/v1", ref("edge-routers", "edge-routers", er, "edge-a"), ref("routers", "routers", tr, "transit-b")},
+	} {
+		st, out := ts.do(http.MethodGet, c.prefix+"/links/l1", nil)
+		if st != http.StatusOK {
+			t.Fatalf("GET %s/links/l1: %d %v", c.prefix, st, out)
+		}
+		l := out["data"].(map[string]any)
+		if !reflect.DeepEqual(l["sourceRouter"], c.edge) || !reflect.DeepEqual(l["destRouter"], c.tran) {
+			t.Errorf("%s: a link's routers: %v and %v, want %v and %v", c.prefix, l["sourceRouter"], l["destRouter"], c.edge, c.tran)
+		}
+		want := []any{
+			map[string]any{"type": "payload", "source": "127.0.0.1:40001", "dest": "127.0.0.1:6004"},
+			map[string]any{"type": "ack", "source": "127.0.0.1:40002", "dest": "127.0.0.1:6004"},
+		}
+		if !reflect.DeepEqual(l["connections"], want) {
+			t.Errorf("%s: a link's connections: %v, want %v", c.prefix, l["connections"], want)
+		}
+		if st, out = ts.do(http.MethodGet, c.prefix+"/links/l2", nil); st != http.StatusOK || !reflect.DeepEqual(dig(out, "data", "connections"), []any{}) {
+			t.Errorf("%s: a link with no connections reported: %d %v", c.prefix, st, out)
+		}
+		st, out = ts.do(http.MethodGet, c.prefix+"/circuits", nil)
+		data, _ := out["data"].([]any)
+		if st != http.StatusOK || len(data) != 1 {
+			t.Fatalf("GET %s/circuits: %d %v", c.prefix, st, out)
+		}
+		path := dig(data[0], "path")
+		if !reflect.DeepEqual(dig(path, "nodes"), []any{c.edge, c.tran}) || !reflect.DeepEqual(dig(path, "links"), []any{ref("links", "links", "l1", "l1")}) {
+			t.Errorf("%s: a circuit's path: %v", c.prefix, path)
+		}
+		if !reflect.DeepEqual(dig(data[0], "service"), ref("services", "services", svc, "echo")) {
+			t.Errorf("%s: a circuit's service: %v", c.prefix, dig(data[0], "service"))
+		}
+	}
 }
 
 // A link's static cost and down change with PATCH (what `ziti fabric update

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -17,12 +18,15 @@ import (
 // router), B, C (the host's only edge router); links A-B and B-C direct,
 // A-C through a proxy the test can cut.
 type meshNet struct {
-	n          *node
-	token      string
-	a, b, c    *zitiRouter
-	acProxy    *benchkit.TCPProxy
-	dir        string
-	proxyAddr  string
+	n         *node
+	token     string
+	a, b, c   *zitiRouter
+	acProxy   *benchkit.TCPProxy
+	dir       string
+	proxyAddr string
+	// dialed are the addresses the links are dialed at: A's listener
+	// (by B), C's (by B) and the proxy in front of C's (by A).
+	dialed     []string
 	clientFile string
 	hostFile   string
 }
@@ -54,6 +58,7 @@ func newMeshNetOn(t *testing.T, n *node, token string) *meshNet {
 	mn.b = mk("router-b", "b", nil, []string{"ab", "bc"})
 	mn.c = mk("router-c", "c", []benchkit.LinkListener{{Bind: pc1, Advertise: pc1, Groups: []string{"bc"}},
 		{Bind: pc2, Advertise: mn.acProxy.Addr(), Groups: []string{"ac"}}}, nil)
+	mn.dialed = []string{pa, pc1, mn.acProxy.Addr()}
 	for _, r := range []*zitiRouter{mn.a, mn.b, mn.c} {
 		r.start()
 	}
@@ -200,7 +205,10 @@ func TestMesh_CircuitsCrossLinksAndMoveWhenALinkFails(t *testing.T) {
 	n, token := mn.n, mn.token
 	mn.waitLinks(t, "the three links", "a-b Connected", "a-c Connected", "b-c Connected")
 	ziti := zitiCLI(t, n)
-	if out := ziti("fabric", "list", "links"); strings.Count(out, "Connected") != 3 || !strings.Contains(out, "router-a") {
+	// Each link's connections fill the CONNECTIONS column: its dialer's
+	// connection(s) to the address it dialed.
+	if out := ziti("fabric", "list", "links"); strings.Count(out, "Connected") != 3 || !strings.Contains(out, "router-a") ||
+		!mn.showsConnections(out) {
 		t.Fatalf("ziti fabric list links:\n%s", out)
 	}
 
@@ -210,7 +218,7 @@ func TestMesh_CircuitsCrossLinksAndMoveWhenALinkFails(t *testing.T) {
 	stream := mn.stream(t)
 	defer stream.Close()
 	mn.waitPath(t, "the circuit on A→C", "a>c")
-	if out := ziti("fabric", "list", "circuits"); !strings.Contains(out, "echo") {
+	if out := ziti("fabric", "list", "circuits"); !circuitPathShown.MatchString(out) {
 		t.Fatalf("ziti fabric list circuits:\n%s", out)
 	}
 
@@ -362,6 +370,21 @@ func TestMesh_CircuitsCrossLinksAndMoveWhenALinkFails(t *testing.T) {
 	mn.waitPath(t, "the new stream on A→B→C", "a>b>c")
 }
 
+// circuitPathShown is the echo circuit's row in `ziti fabric list
+// circuits` on A→C: its service, and its path by router names and link id.
+var circuitPathShown = regexp.MustCompile(`echo .* r/router-a -> l/\S+ -> r/router-c`)
+
+// showsConnections says whether out, `ziti fabric list links`, shows a
+// connection to each address a link was dialed at.
+func (mn *meshNet) showsConnections(out string) bool {
+	for _, addr := range mn.dialed {
+		if !regexp.MustCompile(`[\w.]+: tcp:\S+ -> tcp:` + regexp.QuoteMeta(addr) + `\b`).MatchString(out) {
+			return false
+		}
+	}
+	return true
+}
+
 // stream opens a connection through the client's proxy that echoes.
 func (mn *meshNet) stream(t *testing.T) net.Conn {
 	t.Helper()
@@ -396,6 +419,12 @@ func TestMesh_EveryNodeKnowsTheLinks(t *testing.T) {
 		}
 		mn.waitLinksOn(t, n, fmt.Sprintf("node %d: the three links", i+1), "a-b Connected", "a-c Connected", "b-c Connected")
 	}
+	// OpenZiti's `ziti ops cluster list` through node 1: the three members
+	// by id and cluster address, voters, one leader, all connected.
+	listMembers := zitiCLI(t, c.nodes[0])
+	waitUntil(t, "ziti ops cluster list", 10*time.Second, func() error {
+		return c.membersListed(listMembers("ops", "cluster", "list"))
+	})
 	// A link's change through one node is made on every node: each routes
 	// its own circuits.
 	ac := mn.linkOf(t, c.nodes[0], "a", "c")
@@ -463,11 +492,46 @@ func TestMesh_EveryNodeKnowsTheLinks(t *testing.T) {
 		}
 		return fmt.Errorf("no node lists the circuit")
 	})
+	if out := zitiCLI(t, on)("fabric", "list", "circuits"); !circuitPathShown.MatchString(out) {
+		t.Fatalf("ziti fabric list circuits on the node that routed it:\n%s", out)
+	}
 	mn.acProxy.Cut()
 	mn.waitPathOn(t, on, "the circuit moved to A→B→C", "a>b>c")
 	if err := echoOn(stream, "after the cut"); err != nil {
 		t.Fatalf("the open stream broke when its link was cut: %v", err)
 	}
+}
+
+// membersListed checks out, `ziti ops cluster list` (a table of id,
+// address, voter, leader, version, connected, readOnly): c's members, each
+// at tls: and its cluster address, voters, one leader, all connected.
+func (c *testCluster) membersListed(out string) error {
+	want := map[string]string{}
+	for i, n := range c.nodes {
+		want[c.ids[i]] = fmt.Sprintf("tls:127.0.0.1:%d", n.clusterPort)
+	}
+	leaders := 0
+	for _, line := range strings.Split(out, "\n") {
+		cells := strings.Split(line, "│")
+		if len(cells) != 9 || !strings.HasPrefix(strings.TrimSpace(cells[2]), "tls:") {
+			continue
+		}
+		for i := range cells {
+			cells[i] = strings.TrimSpace(cells[i])
+		}
+		id, addr, voter, leader, connected := cells[1], cells[2], cells[3], cells[4], cells[6]
+		if want[id] != addr || voter != "true" || connected != "true" {
+			return fmt.Errorf("member %q at %s (voter %s, connected %s): want one of %v, a connected voter:\n%s", id, addr, voter, connected, want, out)
+		}
+		delete(want, id)
+		if leader == "true" {
+			leaders++
+		}
+	}
+	if len(want) != 0 || leaders != 1 {
+		return fmt.Errorf("%v not listed, %d leaders:\n%s", want, leaders, out)
+	}
+	return nil
 }
 
 // echoOn writes s on c and reads it back.

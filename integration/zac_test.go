@@ -301,13 +301,6 @@ func wantField(t *testing.T, what string, rec map[string]any, field, want string
 // with, by request URI (path and query) and status. OpenZiti's controller
 // answers each of them with an error as well.
 var zacExpectedErrors = map[string]int{
-	// After the login ZAC asks whether the controller is a cluster, to log in
-	// to every member, and goes on without when that fails. OpenZiti outside
-	// HA mode answers 400 SERVER_NOT_RUNNING_IN_HA_MODE; edgectl has no such
-	// route.
-	"/fabric/v1/cluster/list-members": http.StatusNotFound,
-	// ZAC's second try for the same; OpenZiti has no such route either.
-	"/fabric/v1/raft/members": http.StatusNotFound,
 	// The dashboard's map asks for terminators with the filter "identity".
 	// OpenZiti's terminators have no field of that name, so it answers 400
 	// INVALID_FILTER (unknown symbol identity) too; ZAC then lists
