@@ -238,7 +238,7 @@ func (s *Server) clientServiceTerminators(c *call) error {
 		return err
 	}
 	return s.listIndexed(c, store.KindTerminator, "service", c.param("id"), func(r store.Record) any {
-		return s.terminatorView(c.tx, r.(*store.Terminator))
+		return s.terminatorView(c.tx, r.(*store.Terminator), c.api)
 	})
 }
 

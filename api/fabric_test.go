@@ -95,7 +95,8 @@ func (r *linkRouters) RemoveLink(id string) {
 // ./routers/ID (the API lists both there); on the Management API each is at
 // its own collection. A link shows the connections its routers reported
 // ({type, source, dest}: `ziti fabric list links`' CONNECTIONS column), a
-// circuit's path its routers and its links as refs.
+// circuit's path its routers and its links as refs; a terminator its router
+// as the links do.
 func TestFabric_LinksAndCircuitsAsOpenZitiShowsThem(t *testing.T) {
 	t.Parallel()
 	routers := &linkRouters{}
@@ -103,6 +104,7 @@ func TestFabric_LinksAndCircuitsAsOpenZitiShowsThem(t *testing.T) {
 	er := ts.create("/edge-routers", map[string]any{"name": "edge-a"})
 	tr := ts.create("/transit-routers", map[string]any{"name": "transit-b"})
 	svc := ts.create("/services", map[string]any{"name": "echo"})
+	term := ts.create("/terminators", map[string]any{"service": svc, "router": er, "binding": "edge", "address": "hosted"})
 	routers.mu.Lock()
 	routers.links = []dataplane.Link{{ID: "l1", SrcRouterID: er, DstRouterID: tr, StaticCost: 1, Conns: []wire.LinkConn{
 		{Type: "payload", LocalAddr: "127.0.0.1:40001", RemoteAddr: "127.0.0.1:6004"},
@@ -149,6 +151,9 @@ func TestFabric_LinksAndCircuitsAsOpenZitiShowsThem(t *testing.T) {
 		}
 		if !reflect.DeepEqual(dig(data[0], "service"), ref("services", "services", svc, "echo")) {
 			t.Errorf("%s: a circuit's service: %v", c.prefix, dig(data[0], "service"))
+		}
+		if st, out = ts.do(http.MethodGet, c.prefix+"/terminators/"+term, nil); st != http.StatusOK || !reflect.DeepEqual(dig(out, "data", "router"), c.edge) {
+			t.Errorf("%s: a terminator's router: %d %v, want %v", c.prefix, st, dig(out, "data", "router"), c.edge)
 		}
 	}
 }

@@ -93,7 +93,7 @@ func (s *Server) serviceConfigs(c *call) error {
 // serviceTerminators lists the terminators of a service.
 func (s *Server) serviceTerminators(c *call) error {
 	id := c.param("id") // none for an unknown service (relationList)
-	return s.listIndexed(c, store.KindTerminator, "service", id, func(r store.Record) any { return s.terminatorView(c.tx, r.(*store.Terminator)) })
+	return s.listIndexed(c, store.KindTerminator, "service", id, func(r store.Record) any { return s.terminatorView(c.tx, r.(*store.Terminator), c.api) })
 }
 
 // serviceView is a service as the Management API shows it. config maps the

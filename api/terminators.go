@@ -34,20 +34,25 @@ func (s *Server) getTerminator(c *call) error {
 	if err != nil {
 		return err
 	}
-	c.ok(s.terminatorView(c.tx, t))
+	c.ok(s.terminatorView(c.tx, t, c.api))
 	return nil
 }
 
 func (s *Server) listTerminators(c *call) error {
-	return c.listKind(store.KindTerminator, false, func(r store.Record) any { return s.terminatorView(c.tx, r.(*store.Terminator)) })
+	return c.listKind(store.KindTerminator, false, func(r store.Record) any { return s.terminatorView(c.tx, r.(*store.Terminator), c.api) })
 }
 
-// terminatorView is a terminator without its identity secret. The router
-// reference points at /edge-routers or /routers, wherever the router is.
-func (s *Server) terminatorView(tx *store.Tx, t *store.Terminator) map[string]any {
+// terminatorView is a terminator without its identity secret, as the API
+// on names it. The router reference points at /edge-routers or /routers,
+// wherever the router is; the Fabric API lists both at /routers and names
+// them so (routerRef).
+func (s *Server) terminatorView(tx *store.Tx, t *store.Terminator, on apiKind) map[string]any {
 	rk, rpath := store.KindRouter, "routers"
 	if tx.TerminatorRouterKind(t.RouterID) == store.KindEdgeRouter {
-		rk, rpath = store.KindEdgeRouter, "edge-routers"
+		rk = store.KindEdgeRouter
+		if on != fabricAPI {
+			rpath = "edge-routers"
+		}
 	}
 	return map[string]any{
 		"_links":    selfLinks("terminators", t.ID),
