@@ -130,7 +130,7 @@ func (s *Server) listConfigs(c *call) error {
 
 // configServices lists the services that use a config, through the services' config index.
 func (s *Server) configServices(c *call) error {
-	id := c.param("id") // none for an unknown config (relationList)
+	id := c.param("id") // an existing config (ofExistingRecords)
 	return s.listIndexed(c, store.KindService, "configs", id, func(r store.Record) any { return s.serviceView(c.tx, r.(*store.Service)) })
 }
 

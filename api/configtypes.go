@@ -164,10 +164,7 @@ func (s *Server) listConfigTypes(c *call) error {
 
 // configTypeConfigs lists the configs of a config type.
 func (s *Server) configTypeConfigs(c *call) error {
-	id := c.param("id")
-	if !c.tx.Exists(store.KindConfigType, id) {
-		return notFound("config type", id)
-	}
+	id := c.param("id") // an existing config type (ofExistingRecords)
 	return s.listIndexed(c, store.KindConfig, "configType", id, func(r store.Record) any { return s.configView(c.tx, r.(*store.Config)) })
 }
 

@@ -262,10 +262,7 @@ func (s *Server) listEnrollments(c *call) error {
 
 // identityEnrollments lists the enrollments of an identity.
 func (s *Server) identityEnrollments(c *call) error {
-	id := c.param("id")
-	if !c.tx.Exists(store.KindIdentity, id) {
-		return notFound("identity", id)
-	}
+	id := c.param("id") // an existing identity (ofExistingRecords)
 	lr, err := c.parseList(store.KindEnrollment.Fields, false)
 	if err != nil {
 		return err

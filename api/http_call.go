@@ -28,6 +28,17 @@ const (
 	bothAPIs = clientAPI | managementAPI
 )
 
+// prefix is the path the routes of one API are served below.
+func (a apiKind) prefix() string {
+	switch a {
+	case managementAPI:
+		return ManagementPrefix
+	case fabricAPI:
+		return FabricPrefix
+	}
+	return ClientPrefix
+}
+
 // access is what a route requires of the caller.
 type access int
 
@@ -76,13 +87,7 @@ func (s *Server) add(rt route) {
 		if rt.api&a == 0 {
 			continue
 		}
-		prefix := ClientPrefix
-		switch a {
-		case managementAPI:
-			prefix = ManagementPrefix
-		case fabricAPI:
-			prefix = FabricPrefix
-		}
+		prefix := a.prefix()
 		rt, a := rt, a
 		s.routes = append(s.routes, route{api: a, method: rt.method, path: rt.path, op: rt.op, tag: rt.tag, access: rt.access, h: rt.h})
 		handle := func(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {

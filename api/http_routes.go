@@ -1,6 +1,11 @@
 package api
 
-import "net/http"
+import (
+	"net/http"
+	"strings"
+
+	"edgectl/store"
+)
 
 // routeTable lists every operation this node serves: the routes of every
 // resource, then the operations that are not a resource's. It drives the
@@ -30,6 +35,35 @@ func (s *Server) routeTable() []route {
 		s.sessionKeyRoutes,
 	} {
 		all = append(all, ops()...)
+	}
+	return s.ofExistingRecords(all)
+}
+
+// ofExistingRecords makes every GET below a record's path on any API
+// (/{resource}/:id/{relation}..., a related list such as
+// /services/:id/configs) answer 404 NOT_FOUND, before its handler runs, when
+// the record does not exist in the call's transaction: the contract's answer
+// for an unknown id (conventions §3). OpenZiti's controller answers most of
+// them 200 with an empty list instead (docs/openziti.md). Those handlers
+// take the record as existing.
+func (s *Server) ofExistingRecords(all []route) []route {
+	kinds := map[string]*store.Kind{}
+	for _, r := range s.resources {
+		kinds[r.path] = r.kind
+	}
+	for i, rt := range all {
+		segs := strings.SplitN(strings.TrimPrefix(rt.path, "/"), "/", 3)
+		k := kinds[segs[0]]
+		if rt.method != get || len(segs) < 3 || segs[1] != ":id" || k == nil {
+			continue
+		}
+		h := rt.h
+		all[i].h = func(c *call) error {
+			if id := c.param("id"); !c.tx.Exists(k, id) {
+				return notFound(k.Entity, id)
+			}
+			return h(c)
+		}
 	}
 	return all
 }

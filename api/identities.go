@@ -131,10 +131,7 @@ func (s *Server) enableIdentity(c *call) error {
 
 // identityAuthenticators lists the authenticators of an identity.
 func (s *Server) identityAuthenticators(c *call) error {
-	id := c.param("id")
-	if !c.tx.Exists(store.KindIdentity, id) {
-		return notFound("identity", id)
-	}
+	id := c.param("id") // an existing identity (ofExistingRecords)
 	lr, err := c.parseList(store.KindAuthenticator.Fields, false)
 	if err != nil {
 		return err

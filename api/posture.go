@@ -200,10 +200,7 @@ func (s *Server) applyResponses(c *call, rs []store.PostureResponse, status int)
 
 // identityPostureData shows an identity's posture data (Management).
 func (s *Server) identityPostureData(c *call) error {
-	id := c.param("id")
-	if !c.tx.Exists(store.KindIdentity, id) {
-		return notFound("identity", id)
-	}
+	id := c.param("id") // an existing identity (ofExistingRecords)
 	out := map[string]any{"apiSessionPostureData": map[string]any{}, "processes": []any{}}
 	perSession := out["apiSessionPostureData"].(map[string]any)
 	all := c.tx.IdentityPostureData(id)

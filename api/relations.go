@@ -52,20 +52,18 @@ func (s *Server) listIDs(c *call, k *store.Kind, ids idSet) error {
 }
 
 // policyEntities lists what a policy selects in one of its role arrays.
-func (s *Server) policyEntities(pk *store.Kind, rel string, ek *store.Kind) func(c *call) error {
-	return s.relationList(pk, ek, func(tx *store.Tx, id string, add func(string) bool) { tx.PolicyEntities(rel, id, add) })
+func (s *Server) policyEntities(rel string, ek *store.Kind) func(c *call) error {
+	return s.relationList(ek, func(tx *store.Tx, id string, add func(string) bool) { tx.PolicyEntities(rel, id, add) })
 }
 
 // entityPolicies lists the policies that select an entity.
-func (s *Server) entityPolicies(ek *store.Kind, rel string, pk *store.Kind) func(c *call) error {
-	return s.relationList(ek, pk, func(tx *store.Tx, id string, add func(string) bool) { tx.EntityPolicies(rel, id, add) })
+func (s *Server) entityPolicies(rel string, pk *store.Kind) func(c *call) error {
+	return s.relationList(pk, func(tx *store.Tx, id string, add func(string) bool) { tx.EntityPolicies(rel, id, add) })
 }
 
 // relationList serves a list of the records of kind listed that related
-// gives for a record of kind of. The related lists of a record that does
-// not exist are empty, as OpenZiti's are: ZAC asks for those of the record
-// a create form is making (id "undefined") and shows them as empty.
-func (s *Server) relationList(of, listed *store.Kind, related func(tx *store.Tx, id string, add func(string) bool)) func(c *call) error {
+// gives for the record of the path (which exists: ofExistingRecords).
+func (s *Server) relationList(listed *store.Kind, related func(tx *store.Tx, id string, add func(string) bool)) func(c *call) error {
 	return func(c *call) error {
 		id := c.param("id")
 		ids := idSet{}
@@ -88,9 +86,9 @@ func reach(tx *store.Tx, fromRel, id, toRel string) idSet {
 // reachList lists what an entity reaches through policies. Through service
 // policies, ?policyType=dial or bind keeps the policies of that type (as
 // OpenZiti's `ziti edge validate service-hosting` asks).
-func (s *Server) reachList(ek *store.Kind, fromRel, toRel string, tk *store.Kind) func(c *call) error {
+func (s *Server) reachList(fromRel, toRel string, tk *store.Kind) func(c *call) error {
 	return func(c *call) error {
-		id := c.param("id") // an unknown record reaches nothing (relationList)
+		id := c.param("id") // an existing record (ofExistingRecords)
 		pt := c.r.URL.Query().Get("policyType")
 		if pt == "" {
 			return s.listIDs(c, tk, reach(c.tx, fromRel, id, toRel))
@@ -125,24 +123,24 @@ func (s *Server) relationRoutes() []route {
 		title := opTitle(pf.path)
 		for _, pr := range pf.roles {
 			out = append(out, route{managementAPI, get, "/" + pf.path + "/:id/" + pr.path,
-				"list" + title + opPlural(opTitle(pr.path)), title, admin, s.policyEntities(pf.kind, pr.rel, pr.entity)})
+				"list" + title + opPlural(opTitle(pr.path)), title, admin, s.policyEntities(pr.rel, pr.entity)})
 		}
 	}
 	I, S, E := store.KindIdentity, store.KindService, store.KindEdgeRouter
 	SP, ERP, SERP := store.KindServicePolicy, store.KindEdgeRouterPolicy, store.KindServiceEdgeRouterPolicy
 	out = append(out,
-		route{managementAPI, get, "/identities/:id/service-policies", "listIdentityServicePolicies", "Identity", admin, s.entityPolicies(I, store.RelServicePolicyIdentity, SP)},
-		route{managementAPI, get, "/identities/:id/edge-router-policies", "listIdentitysEdgeRouterPolicies", "Identity", admin, s.entityPolicies(I, store.RelEdgeRouterPolicyIdentity, ERP)},
-		route{managementAPI, get, "/identities/:id/services", "listIdentityServices", "Identity", admin, s.reachList(I, store.RelServicePolicyIdentity, store.RelServicePolicyService, S)},
-		route{managementAPI, get, "/identities/:id/edge-routers", "listIdentityEdgeRouters", "Identity", admin, s.reachList(I, store.RelEdgeRouterPolicyIdentity, store.RelEdgeRouterPolicyEdgeRouter, E)},
-		route{managementAPI, get, "/services/:id/service-policies", "listServiceServicePolicies", "Service", admin, s.entityPolicies(S, store.RelServicePolicyService, SP)},
-		route{managementAPI, get, "/services/:id/service-edge-router-policies", "listServiceServiceEdgeRouterPolicies", "Service", admin, s.entityPolicies(S, store.RelSERPService, SERP)},
-		route{managementAPI, get, "/services/:id/identities", "listServiceIdentities", "Service", admin, s.reachList(S, store.RelServicePolicyService, store.RelServicePolicyIdentity, I)},
-		route{managementAPI, get, "/services/:id/edge-routers", "listServiceEdgeRouters", "Service", admin, s.reachList(S, store.RelSERPService, store.RelSERPEdgeRouter, E)},
-		route{managementAPI, get, "/edge-routers/:id/edge-router-policies", "listEdgeRouterEdgeRouterPolicies", "Edge Router", admin, s.entityPolicies(E, store.RelEdgeRouterPolicyEdgeRouter, ERP)},
-		route{managementAPI, get, "/edge-routers/:id/service-edge-router-policies", "listEdgeRouterServiceEdgeRouterPolicies", "Edge Router", admin, s.entityPolicies(E, store.RelSERPEdgeRouter, SERP)},
-		route{managementAPI, get, "/edge-routers/:id/identities", "listEdgeRouterIdentities", "Edge Router", admin, s.reachList(E, store.RelEdgeRouterPolicyEdgeRouter, store.RelEdgeRouterPolicyIdentity, I)},
-		route{managementAPI, get, "/edge-routers/:id/services", "listEdgeRouterServices", "Edge Router", admin, s.reachList(E, store.RelSERPEdgeRouter, store.RelSERPService, S)},
+		route{managementAPI, get, "/identities/:id/service-policies", "listIdentityServicePolicies", "Identity", admin, s.entityPolicies(store.RelServicePolicyIdentity, SP)},
+		route{managementAPI, get, "/identities/:id/edge-router-policies", "listIdentitysEdgeRouterPolicies", "Identity", admin, s.entityPolicies(store.RelEdgeRouterPolicyIdentity, ERP)},
+		route{managementAPI, get, "/identities/:id/services", "listIdentityServices", "Identity", admin, s.reachList(store.RelServicePolicyIdentity, store.RelServicePolicyService, S)},
+		route{managementAPI, get, "/identities/:id/edge-routers", "listIdentityEdgeRouters", "Identity", admin, s.reachList(store.RelEdgeRouterPolicyIdentity, store.RelEdgeRouterPolicyEdgeRouter, E)},
+		route{managementAPI, get, "/services/:id/service-policies", "listServiceServicePolicies", "Service", admin, s.entityPolicies(store.RelServicePolicyService, SP)},
+		route{managementAPI, get, "/services/:id/service-edge-router-policies", "listServiceServiceEdgeRouterPolicies", "Service", admin, s.entityPolicies(store.RelSERPService, SERP)},
+		route{managementAPI, get, "/services/:id/identities", "listServiceIdentities", "Service", admin, s.reachList(store.RelServicePolicyService, store.RelServicePolicyIdentity, I)},
+		route{managementAPI, get, "/services/:id/edge-routers", "listServiceEdgeRouters", "Service", admin, s.reachList(store.RelSERPService, store.RelSERPEdgeRouter, E)},
+		route{managementAPI, get, "/edge-routers/:id/edge-router-policies", "listEdgeRouterEdgeRouterPolicies", "Edge Router", admin, s.entityPolicies(store.RelEdgeRouterPolicyEdgeRouter, ERP)},
+		route{managementAPI, get, "/edge-routers/:id/service-edge-router-policies", "listEdgeRouterServiceEdgeRouterPolicies", "Edge Router", admin, s.entityPolicies(store.RelSERPEdgeRouter, SERP)},
+		route{managementAPI, get, "/edge-routers/:id/identities", "listEdgeRouterIdentities", "Edge Router", admin, s.reachList(store.RelEdgeRouterPolicyEdgeRouter, store.RelEdgeRouterPolicyIdentity, I)},
+		route{managementAPI, get, "/edge-routers/:id/services", "listEdgeRouterServices", "Edge Router", admin, s.reachList(store.RelSERPEdgeRouter, store.RelSERPService, S)},
 	)
 	return out
 }

@@ -113,7 +113,9 @@ func (s *Server) resourceTable() []resource {
 			view:  func(tx *store.Tx, r store.Record) any { return s.sessionView(tx, r.(*store.Session)) },
 			about: about{title: "Sessions", one: "session", columns: []string{"type", "identity.name", "service.name", "createdAt"}}},
 		{kind: store.KindTerminator, path: "terminators", routes: s.terminatorRoutes, fields: terminatorFields,
-			view: func(tx *store.Tx, r store.Record) any { return s.terminatorView(tx, r.(*store.Terminator), managementAPI) },
+			view: func(tx *store.Tx, r store.Record) any {
+				return s.terminatorView(tx, r.(*store.Terminator), managementAPI)
+			},
 			about: about{title: "Terminators", one: "terminator",
 				columns: []string{"service.name", "router.name", "binding", "address", "createdAt"}}},
 		{kind: store.KindIdentityType, path: "identity-types", routes: s.identityTypeRoutes,

@@ -96,10 +96,7 @@ func (s *Server) disassociateIdentityServiceConfigs(c *call) error {
 
 // listIdentityServiceConfigs lists the identity's associations as {config, service} pairs.
 func (s *Server) listIdentityServiceConfigs(c *call) error {
-	id := c.param("id")
-	if !c.tx.Exists(store.KindIdentity, id) {
-		return notFound("identity", id)
-	}
+	id := c.param("id") // an existing identity (ofExistingRecords)
 	return s.listIndexed(c, store.KindIdentityServiceConfig, "identity", id, func(r store.Record) any {
 		a := r.(*store.IdentityServiceConfig)
 		return map[string]any{

@@ -73,16 +73,16 @@ func (s *Server) listServices(c *call) error {
 
 // serviceConfigs lists the configs of a service, in the service's order.
 func (s *Server) serviceConfigs(c *call) error {
+	svc, err := store.GetAs[*store.Service](c.tx, store.KindService, c.param("id"))
+	if err != nil {
+		return err
+	}
 	lr, err := c.parseList(store.KindConfig.Fields, false)
 	if err != nil {
 		return err
 	}
-	var configs []string // none for an unknown service (relationList)
-	if svc, err := store.GetAs[*store.Service](c.tx, store.KindService, c.param("id")); err == nil {
-		configs = svc.Configs
-	}
-	recs := make([]store.Record, 0, len(configs))
-	for _, id := range configs {
+	recs := make([]store.Record, 0, len(svc.Configs))
+	for _, id := range svc.Configs {
 		if r, err := c.tx.Get(store.KindConfig, id); err == nil {
 			recs = append(recs, r)
 		}
@@ -92,7 +92,7 @@ func (s *Server) serviceConfigs(c *call) error {
 
 // serviceTerminators lists the terminators of a service.
 func (s *Server) serviceTerminators(c *call) error {
-	id := c.param("id") // none for an unknown service (relationList)
+	id := c.param("id") // an existing service (ofExistingRecords)
 	return s.listIndexed(c, store.KindTerminator, "service", id, func(r store.Record) any { return s.terminatorView(c.tx, r.(*store.Terminator), c.api) })
 }
 

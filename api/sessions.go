@@ -150,10 +150,7 @@ func (s *Server) deleteSession(c *call) error {
 
 // failedServiceRequests lists an identity's last fifty refused session requests.
 func (s *Server) failedServiceRequests(c *call) error {
-	id := c.param("id")
-	if !c.tx.Exists(store.KindIdentity, id) {
-		return notFound("identity", id)
-	}
+	id := c.param("id") // an existing identity (ofExistingRecords)
 	out := []any{}
 	for _, f := range c.tx.FailedRequests(id) {
 		pfs := f.PolicyFailures

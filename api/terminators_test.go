@@ -66,6 +66,8 @@ func TestTerminators_CreateValidatesAndRunsOnRoutersAndEdgeRouters(t *testing.T)
 	if _, total := ts.list("/terminators?filter=" + url.QueryEscape(`binding = "edge"`)); total != 1 {
 		t.Fatalf("filter by binding: %d", total)
 	}
+	st, out := ts.do(http.MethodGet, mgmt("/services/nope/terminators"), nil)
+	wantError(t, st, out, 404, "NOT_FOUND", "")
 }
 
 func TestTerminators_PatchPutDelete(t *testing.T) {
