@@ -75,7 +75,9 @@ func routerRecords(tx *store.Tx) []store.Record {
 }
 
 func (s *Server) listFabricRouters(c *call) error {
-	lr, err := c.parseList(store.KindEdgeRouter.Fields, false)
+	// The router fields, which read edge routers as well (OpenZiti's
+	// fabric router fields: no role attributes or tunneler flag).
+	lr, err := c.parseList(store.KindRouter.Fields, false)
 	if err != nil {
 		return err
 	}

@@ -38,7 +38,9 @@ type roled interface{ Roles() []string }
 func (c *call) parseList(fields *filter.Schema, roleFilter bool) (*listReq, error) {
 	qs := c.r.URL.Query()
 	lr := &listReq{limit: defaultLimit, fields: fields, matches: -1}
-	q, err := filter.Compile(qs.Get("filter"), fields)
+	// In the request's read transaction, where the fields read through a
+	// reference ("service.name") find the records they read.
+	q, err := filter.CompileIn(qs.Get("filter"), fields, c.tx)
 	if err != nil {
 		return nil, badQuery("filter", err)
 	}

@@ -407,7 +407,7 @@ func selectRecords(tx *store.Tx, filterExpr string, kinds ...*store.Kind) ([]sto
 	var q *filter.Query
 	for _, k := range kinds {
 		var err error
-		if q, err = filter.Compile(filterExpr, k.Fields); err != nil {
+		if q, err = filter.CompileIn(filterExpr, k.Fields, tx); err != nil {
 			return nil, err
 		}
 		var recs []store.Record

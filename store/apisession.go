@@ -53,7 +53,8 @@ var apiSessionFilterFields = map[string]filter.Field{
 	"isMfaComplete":        {Type: filter.Bool, Get: func(r any) any { return r.(*APISession).IsMfaComplete }},
 	"cachedLastActivityAt": {Type: filter.Time, Get: func(r any) any { return r.(*APISession).CachedLastActivityAt }},
 	// OpenZiti's names for the same fields.
-	"identity":       {Type: filter.String, Get: func(r any) any { return r.(*APISession).IdentityID }},
+	"identity": refField("apiSessions", idOf(func(r any) string { return r.(*APISession).IdentityID }),
+		func() *filter.Schema { return KindIdentity.Fields }, KindIdentity),
 	"authenticator":  {Type: filter.String, Get: func(r any) any { return r.(*APISession).AuthenticatorID }},
 	"mfaRequired":    {Type: filter.Bool, Get: func(r any) any { return r.(*APISession).IsMfaRequired }},
 	"mfaComplete":    {Type: filter.Bool, Get: func(r any) any { return r.(*APISession).IsMfaComplete }},

@@ -40,7 +40,8 @@ var authenticatorFilterFields = map[string]filter.Field{
 	"fingerprint":       {Type: filter.String, Get: func(r any) any { return r.(*Authenticator).Fingerprint }},
 	"isExtendRequested": filter.BoolField(func(r any) bool { return r.(*Authenticator).IsExtendRequested }),
 	// OpenZiti's names for the same fields.
-	"identity":        {Type: filter.String, Get: func(r any) any { return r.(*Authenticator).IdentityID }},
+	"identity": refField("authenticators", idOf(func(r any) string { return r.(*Authenticator).IdentityID }),
+		func() *filter.Schema { return KindIdentity.Fields }, KindIdentity),
 	"certFingerprint": {Type: filter.String, Get: func(r any) any { return r.(*Authenticator).Fingerprint }},
 }
 

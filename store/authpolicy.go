@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"time"
+
+	"edgectl/store/filter"
 )
 
 // AuthPolicy decides which primary and secondary methods an identity may use.
@@ -46,7 +48,12 @@ type AuthPolicySecondary struct {
 
 // KindAuthPolicy is the kind of AuthPolicy records.
 var KindAuthPolicy = &Kind{Table: "authPolicies", Entity: "auth policy", Named: true,
-	new: func() Record { return &AuthPolicy{} }, Fields: namedFields(nil)}
+	new: func() Record { return &AuthPolicy{} }, Fields: namedFields(map[string]filter.Field{
+		// OpenZiti's reference to the external JWT signer a policy requires.
+		"secondary.requireExtJwtSigner": refField("authPolicies",
+			optIDOf(func(r any) *string { return r.(*AuthPolicy).Secondary.RequireExtJwtSigner }),
+			func() *filter.Schema { return KindExternalJWTSigner.Fields }, KindExternalJWTSigner),
+	})}
 
 // DefaultAuthPolicyID is the id of the system auth policy made at bootstrap.
 const DefaultAuthPolicyID = "default"

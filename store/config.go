@@ -50,8 +50,10 @@ var (
 var configTypeID = filter.StringField(func(r any) string { return r.(*Config).ConfigTypeID })
 
 var configFilterFields = map[string]filter.Field{
-	"configTypeId":  configTypeID,
-	"type":          configTypeID,
+	"configTypeId": configTypeID,
+	// OpenZiti's name, a reference to the config type ("type.name").
+	"type": refField("configs", idOf(func(r any) string { return r.(*Config).ConfigTypeID }),
+		func() *filter.Schema { return KindConfigType.Fields }, KindConfigType),
 	"configType.id": configTypeID,
 }
 

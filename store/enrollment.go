@@ -32,10 +32,13 @@ var enrollmentFilterFields = map[string]filter.Field{
 	"identityId": {Type: filter.String, Get: func(r any) any { return r.(*Enrollment).IdentityID }},
 	"method":     {Type: filter.String, Get: func(r any) any { return r.(*Enrollment).Method }},
 	"expiresAt":  {Type: filter.Time, Get: func(r any) any { return r.(*Enrollment).ExpiresAt }},
-	"caId":       {Type: filter.String, Get: func(r any) any { return optString(r.(*Enrollment).CaID) }},
 	"username":   {Type: filter.String, Get: func(r any) any { return optString(r.(*Enrollment).Username) }},
-	// OpenZiti's name for identityId.
-	"identity": {Type: filter.String, Get: func(r any) any { return r.(*Enrollment).IdentityID }},
+	// OpenZiti's references: "identity" (identityId) and "caId" reach the
+	// identity's and the CA's fields ("identity.name", "caId.name").
+	"identity": refField("enrollments", idOf(func(r any) string { return r.(*Enrollment).IdentityID }),
+		func() *filter.Schema { return KindIdentity.Fields }, KindIdentity),
+	"caId": refField("enrollments", optIDOf(func(r any) *string { return r.(*Enrollment).CaID }),
+		func() *filter.Schema { return KindCA.Fields }, KindCA),
 }
 
 // credentialOf is the authenticator method an enrollment method yields:

@@ -63,18 +63,23 @@ var KindIdentity = &Kind{Table: "identities", Entity: "identity", Named: true,
 
 var identityFilterFields = map[string]filter.Field{
 	"typeId":                   {Type: filter.String, Get: func(r any) any { return r.(*Identity).TypeID }},
-	"type":                     {Type: filter.String, Get: func(r any) any { return r.(*Identity).TypeID }}, // OpenZiti's name
 	"type.id":                  {Type: filter.String, Get: func(r any) any { return r.(*Identity).TypeID }},
 	"type.name":                {Type: filter.String, Get: func(r any) any { return r.(*Identity).TypeID }},
 	"isAdmin":                  {Type: filter.Bool, Get: func(r any) any { return r.(*Identity).IsAdmin }},
 	"isDefaultAdmin":           {Type: filter.Bool, Get: func(r any) any { return r.(*Identity).IsDefaultAdmin }},
-	"authPolicyId":             {Type: filter.String, Get: func(r any) any { return r.(*Identity).AuthPolicyID }},
 	"externalId":               {Type: filter.String, Get: func(r any) any { return optString(r.(*Identity).ExternalID) }},
 	"roleAttributes":           {Type: filter.StringList, Get: func(r any) any { return r.(*Identity).RoleAttributes }},
 	"disabled":                 {Type: filter.Bool, Get: func(r any) any { return r.(*Identity).Disabled }},
 	"disabledUntil":            {Type: filter.Time, Get: func(r any) any { return optTime(r.(*Identity).DisabledUntil) }},
 	"defaultHostingCost":       {Type: filter.Number, Get: func(r any) any { return int64(r.(*Identity).DefaultHostingCost) }},
 	"defaultHostingPrecedence": {Type: filter.String, Get: func(r any) any { return r.(*Identity).DefaultHostingPrecedence }},
+	// OpenZiti's references to the identity type and the auth policy
+	// ("authPolicyId.name"). An identity type's id is its name, so type.id
+	// and type.name above read the identity itself, with no lookup.
+	"type": refField("identities", idOf(func(r any) string { return r.(*Identity).TypeID }),
+		func() *filter.Schema { return KindIdentityType.Fields }, KindIdentityType),
+	"authPolicyId": refField("identities", idOf(func(r any) string { return r.(*Identity).AuthPolicyID }),
+		func() *filter.Schema { return KindAuthPolicy.Fields }, KindAuthPolicy),
 }
 
 // checkIdentityRefs verifies that an identity's references exist.

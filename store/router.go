@@ -21,13 +21,31 @@ type Router struct {
 // RecordName is the router's name.
 func (r *Router) RecordName() string { return r.Name }
 
+// The router fields read routers and edge routers alike: the Fabric API
+// lists both as routers, and a terminator's router is either.
 var routerFilterFields = map[string]filter.Field{
-	"cost":                filter.IntField(func(r any) int64 { return int64(r.(*Router).Cost) }),
-	"disabled":            filter.BoolField(func(r any) bool { return r.(*Router).Disabled }),
-	"noTraversal":         filter.BoolField(func(r any) bool { return r.(*Router).NoTraversal }),
-	"isVerified":          filter.BoolField(func(r any) bool { return r.(*Router).IsVerified }),
-	"fingerprint":         {Type: filter.String, Get: func(r any) any { return optString(r.(*Router).Fingerprint) }},
-	"enrollmentExpiresAt": {Type: filter.Time, Get: func(r any) any { return optTime(r.(*Router).EnrollmentExpiresAt) }},
+	"cost":                filter.IntField(func(r any) int64 { return int64(fabricRouterOf(r).cost) }),
+	"disabled":            filter.BoolField(func(r any) bool { return fabricRouterOf(r).disabled }),
+	"noTraversal":         filter.BoolField(func(r any) bool { return fabricRouterOf(r).noTraversal }),
+	"isVerified":          filter.BoolField(func(r any) bool { return fabricRouterOf(r).IsVerified }),
+	"fingerprint":         {Type: filter.String, Get: func(r any) any { return optString(fabricRouterOf(r).Fingerprint) }},
+	"enrollmentExpiresAt": {Type: filter.Time, Get: func(r any) any { return optTime(fabricRouterOf(r).EnrollmentExpiresAt) }},
+}
+
+// fabricRouter is what routers and edge routers share.
+type fabricRouter struct {
+	*RouterEnrollment
+	cost                  int
+	disabled, noTraversal bool
+}
+
+// fabricRouterOf reads a *Router or an *EdgeRouter.
+func fabricRouterOf(r any) fabricRouter {
+	if e, ok := r.(*EdgeRouter); ok {
+		return fabricRouter{&e.RouterEnrollment, e.Cost, e.Disabled, e.NoTraversal}
+	}
+	x := r.(*Router)
+	return fabricRouter{&x.RouterEnrollment, x.Cost, x.Disabled, x.NoTraversal}
 }
 
 // KindRouter is the kind of Router records.

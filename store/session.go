@@ -28,10 +28,13 @@ var KindSession = &Kind{Table: "sessions", Entity: "session",
 		"identityId":   filter.StringField(func(r any) string { return r.(*Session).IdentityID }),
 		"serviceId":    filter.StringField(func(r any) string { return r.(*Session).ServiceID }),
 		"type":         filter.StringField(func(r any) string { return r.(*Session).Type }),
-		// OpenZiti's names for the same fields.
-		"apiSession": filter.StringField(func(r any) string { return r.(*Session).APISessionID }),
-		"identity":   filter.StringField(func(r any) string { return r.(*Session).IdentityID }),
-		"service":    filter.StringField(func(r any) string { return r.(*Session).ServiceID }),
+		// OpenZiti's names for the same fields; its references reach the
+		// API session's and the service's fields ("apiSession.identity.name").
+		"apiSession": refField("sessions", idOf(func(r any) string { return r.(*Session).APISessionID }),
+			func() *filter.Schema { return KindAPISession.Fields }, KindAPISession),
+		"identity": filter.StringField(func(r any) string { return r.(*Session).IdentityID }),
+		"service": refField("sessions", idOf(func(r any) string { return r.(*Session).ServiceID }),
+			func() *filter.Schema { return KindService.Fields }, KindService),
 	})}
 
 // CreateSession stores a session after checking, deterministically, that its

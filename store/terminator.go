@@ -40,9 +40,13 @@ var (
 )
 
 var terminatorFilterFields = map[string]filter.Field{
-	"service":    terminatorService,
+	// OpenZiti's names, references to the service and the router
+	// ("service.name", "router.name").
+	"service": refField("terminators", idOf(func(r any) string { return r.(*Terminator).ServiceID }),
+		func() *filter.Schema { return KindService.Fields }, KindService),
+	"router": refField("terminators", idOf(func(r any) string { return r.(*Terminator).RouterID }),
+		func() *filter.Schema { return KindRouter.Fields }, KindRouter, KindEdgeRouter),
 	"serviceId":  terminatorService,
-	"router":     terminatorRouter,
 	"routerId":   terminatorRouter,
 	"binding":    filter.StringField(func(r any) string { return r.(*Terminator).Binding }),
 	"address":    filter.StringField(func(r any) string { return r.(*Terminator).Address }),

@@ -1,7 +1,5 @@
 package filter
 
-import "strings"
-
 // The compiler type-checks the AST against a Schema and turns it into
 // closures. Every field name, getter and literal is resolved here, once, so
 // that matching a record is a few indirect calls with no lookups.
@@ -10,31 +8,23 @@ type matchFunc func(rec any) bool
 
 type compiler struct {
 	s *Schema
+	// env is what reference fields find their records in (CompileIn).
+	env any
 }
 
-// resolve finds the field a name refers to: an exact field first, then a
-// prefix ("tags.team" through Prefixes["tags"]).
+// resolve finds the field a name refers to (lookup).
 func (c *compiler) resolve(ref fieldRef) (Field, *Error) {
-	if c.s != nil {
-		if f, ok := c.s.Fields[ref.name]; ok {
-			return f, nil
-		}
-		if i := strings.IndexByte(ref.name, '.'); i > 0 {
-			if pf := c.s.Prefixes[ref.name[:i]]; pf != nil {
-				key := ref.name[i+1:]
-				return Field{Type: Any, Get: func(rec any) any { return pf(rec, key) }}, nil
-			}
-		}
-		if c.s.Prefixes[ref.name] != nil {
-			return Field{}, errorf(ref.pos, "field %q needs a key, like \"%s.name\"", ref.name, ref.name)
-		}
-		for _, n := range c.s.Names() {
-			if strings.EqualFold(n, ref.name) {
-				return Field{}, errorf(ref.pos, "unknown field %q (did you mean %q?)", ref.name, n)
-			}
-		}
+	f, _, err := c.resolveVia(ref)
+	return f, err
+}
+
+// resolveVia is resolve, also reporting a field read through a reference.
+func (c *compiler) resolveVia(ref fieldRef) (Field, bool, *Error) {
+	f, via, msg := c.lookup(c.s, ref.name, "", "", 0)
+	if msg != "" {
+		return Field{}, false, &Error{Pos: ref.pos, Msg: msg}
 	}
-	return Field{}, errorf(ref.pos, "unknown field %q", ref.name)
+	return f, via, nil
 }
 
 func (c *compiler) expr(n node) (matchFunc, *Error) {

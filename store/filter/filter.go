@@ -84,6 +84,9 @@ func (t FieldType) String() string {
 type Field struct {
 	Type FieldType
 	Get  func(rec any) any
+	// Ref, on a String field, makes it a reference to another record,
+	// whose fields a query reads through it ("service.name").
+	Ref *Ref
 
 	// GetString is the allocation-free getter of a String field.
 	GetString func(rec any) (v string, ok bool)
@@ -159,7 +162,8 @@ func StringListField(get func(rec any) []string) Field {
 // Schema is the set of fields a list accepts.
 //
 // Field names are matched exactly (case-sensitive) and may contain dots
-// ("type.name"). The reserved words and, or, not, in, contains, icontains,
+// ("type.name"); a name that is not a field may be a field of the records
+// a reference field points to ("service.name", see Ref). The reserved words and, or, not, in, contains, icontains,
 // between, true, false, null, sort, by, skip and limit cannot be used as bare
 // field names.
 type Schema struct {

@@ -20,6 +20,26 @@ type item struct {
 	roles     []string
 	typeName  string
 	tags      map[string]any
+	owner     string // the id of another item in the env (testEnv), null when ""
+}
+
+// testEnv is the env of the tests' queries: the items "owner" refers to, by id.
+var testEnv = map[string]*item{
+	"o1": {name: "boss", isAdmin: true, cost: int64(7), createdAt: ts("2026-01-01T00:00:00Z"),
+		roles: []string{"ops"}, typeName: "user", tags: map[string]any{"team": "red"}, owner: "o2"},
+	"o2": {name: "root", owner: "o2"},
+}
+
+// bindItems finds items by id in an env that is a map of them.
+func bindItems(env any) func(string) (any, bool) {
+	m, ok := env.(map[string]*item)
+	if !ok {
+		return nil
+	}
+	return func(id string) (any, bool) {
+		r, ok := m[id]
+		return r, ok
+	}
 }
 
 func testSchema() *Schema {
@@ -47,6 +67,10 @@ func testSchema() *Schema {
 			}},
 			"roleAttributes": StringListField(func(r any) []string { return r.(*item).roles }),
 			"type.name":      {Type: String, Get: func(r any) any { return r.(*item).typeName }},
+			"owner": {Type: String, GetString: func(r any) (string, bool) {
+				o := r.(*item).owner
+				return o, o != ""
+			}, Ref: &Ref{Entity: "item", Schema: testSchema, Bind: bindItems}},
 		},
 		Prefixes: map[string]func(any, string) any{
 			"tags": func(r any, key string) any {
@@ -75,7 +99,7 @@ func tsp(s string) *time.Time { t := ts(s); return &t }
 // mustCompile fails the test when src does not compile.
 func mustCompile(t testing.TB, src string) *Query {
 	t.Helper()
-	q, err := Compile(src, testSchema())
+	q, err := CompileIn(src, testSchema(), testEnv)
 	if err != nil {
 		t.Fatalf("Compile(%q): %v", src, err)
 	}
@@ -85,7 +109,7 @@ func mustCompile(t testing.TB, src string) *Query {
 // compileErr compiles src, which must fail, and returns the *Error.
 func compileErr(t testing.TB, src string) *Error {
 	t.Helper()
-	q, err := Compile(src, testSchema())
+	q, err := CompileIn(src, testSchema(), testEnv)
 	if err == nil {
 		t.Fatalf("Compile(%q) = %q, want an error", src, q.Expr())
 	}

@@ -30,6 +30,12 @@ var fuzzSeeds = []string{
 	`limit none`,
 	`Sort By name DESC SKIP 1 LIMIT NONE`,
 	`type.name = "router"`,
+	// Fields read through a reference: the referenced record's fields of
+	// every type, its tags, a chain, its id, and sorting by the reference.
+	`owner.name = "boss" and owner.isAdmin = true or owner.cost > 3`,
+	`anyOf(owner.roleAttributes) = "ops" or owner.tags.team = "red" or owner.type.name = null`,
+	`owner.owner.name icontains "RO" and owner.id != "o2" sort by owner desc`,
+	`owner.createdAt < datetime(2027-01-01T00:00:00Z) and count(owner.roleAttributes) = 1`,
 	// Invalid ones, to start the fuzzer near every error path.
 	`name =`,
 	`(name = "x"`,
@@ -39,6 +45,10 @@ var fuzzSeeds = []string{
 	`cost = 12abc`,
 	`cost = 1.`,
 	`type. = 1`,
+	`owner.nme = 1`,
+	`owner.tags = 1`,
+	`sort by owner.name`,
+	`owner.owner.owner.owner.owner.owner.owner.owner.owner.name = 1`,
 	`createdAt = datetime(2026`,
 	`createdAt = datetime(x)`,
 	`sort by`,
@@ -68,10 +78,11 @@ func FuzzCompile(f *testing.F) {
 			createdAt: ts("2026-06-01T00:00:00Z"), deletedAt: tsp("2026-07-01T00:00:00Z"),
 			roles: []string{"ops", "dev"}, typeName: "router",
 			tags: map[string]any{"team": "x", "n": int64(4), "f": 2.5, "b": true, "t": "2025-01-01T00:00:00Z"}},
-		{name: "\xff", cost: 2.5, roles: []string{""}, tags: map[string]any{"team": nil}},
+		{name: "\xff", cost: 2.5, roles: []string{""}, tags: map[string]any{"team": nil}, owner: "o1"},
+		{name: "boss", owner: "gone"},
 	}
 	f.Fuzz(func(t *testing.T, src string) {
-		q, err := Compile(src, schema)
+		q, err := CompileIn(src, schema, testEnv)
 		if err != nil {
 			var fe *Error
 			if !errors.As(err, &fe) {
@@ -85,7 +96,7 @@ func FuzzCompile(f *testing.F) {
 		canon := q.Expr()
 		var q2 *Query
 		if len(canon) <= MaxQueryLen {
-			q2, err = Compile(canon, schema)
+			q2, err = CompileIn(canon, schema, testEnv)
 			if err != nil {
 				t.Fatalf("canonical form of %q does not compile: %q: %v", src, canon, err)
 			}

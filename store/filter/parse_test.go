@@ -140,7 +140,7 @@ func TestCompile_ExprRoundTrips(t *testing.T) {
 
 func TestSchema_NamesAreSortedWithPrefixes(t *testing.T) {
 	got := testSchema().Names()
-	want := []string{"a", "b", "c", "cost", "createdAt", "deletedAt", "isAdmin", "name", "nick", "roleAttributes", "score", "tags", "type.name"}
+	want := []string{"a", "b", "c", "cost", "createdAt", "deletedAt", "isAdmin", "name", "nick", "owner", "roleAttributes", "score", "tags", "type.name"}
 	if len(got) != len(want) {
 		t.Fatalf("Names() = %v, want %v", got, want)
 	}

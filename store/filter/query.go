@@ -16,9 +16,11 @@ type Query struct {
 	limit    int
 	hasLimit bool
 	noLimit  bool
-	// expr and schema are kept for Requires, which reads the condition's shape.
+	// expr, schema and env are kept for Requires, which reads the
+	// condition's shape.
 	expr   node
 	schema *Schema
+	env    any
 }
 
 // sortFunc orders two records by one key.
@@ -27,12 +29,19 @@ type sortFunc func(a, b any) int
 // Compile parses src and resolves it against s. Every failure, syntax or
 // type, is an *Error with the byte offset where the query broke. An empty
 // (or all-whitespace) src is a valid query that matches every record.
-func Compile(src string, s *Schema) (*Query, error) {
+// Fields read through a reference ("service.name") need CompileIn.
+func Compile(src string, s *Schema) (*Query, error) { return CompileIn(src, s, nil) }
+
+// CompileIn is Compile for a query matched against the records of env (a
+// store's read transaction), in which the fields read through a reference
+// find the records they read (Ref.Bind). The Query must only match records
+// of that env.
+func CompileIn(src string, s *Schema, env any) (*Query, error) {
 	a, perr := parse(src)
 	if perr != nil {
 		return nil, perr
 	}
-	c := &compiler{s: s}
+	c := &compiler{s: s, env: env}
 	q := &Query{
 		text:     a.String(),
 		skip:     a.skip,
@@ -42,6 +51,7 @@ func Compile(src string, s *Schema) (*Query, error) {
 		noLimit:  a.noLimit,
 		expr:     a.expr,
 		schema:   s,
+		env:      env,
 	}
 	if a.expr != nil {
 		m, err := c.expr(a.expr)
@@ -121,9 +131,12 @@ func (q *Query) Expr() string {
 func (q *Query) String() string { return q.Expr() }
 
 func (c *compiler) sortKey(k sortKey) (sortFunc, *Error) {
-	f, err := c.resolve(k.field)
+	f, via, err := c.resolveVia(k.field)
 	if err != nil {
 		return nil, err
+	}
+	if via {
+		return nil, errorf(k.field.pos, "cannot sort by %q: a list sorts by its own fields, not by those of the records it refers to", k.field.name)
 	}
 	var sf sortFunc
 	switch f.Type {

@@ -27,7 +27,7 @@ func (q *Query) Requires(field string) *Need {
 	if q == nil || q.expr == nil {
 		return nil
 	}
-	c := &compiler{s: q.schema}
+	c := &compiler{s: q.schema, env: q.env}
 	n := c.requires(q.expr, field, true)
 	if n.Test == nil {
 		return nil
