@@ -89,12 +89,12 @@ func (s *Server) validateEdgeRouterDataModel(c *call) error {
 	if !c.tx.Exists(store.KindEdgeRouter, id) {
 		return notFound("edge router", id)
 	}
-	if s.Routers == nil {
+	if s.DataPlane == nil {
 		return &apiError{status: http.StatusConflict, code: "ROUTER_NOT_CONNECTED", message: dataplane.ErrNotConnected.Error()}
 	}
 	ctx, cancel := context.WithTimeout(c.r.Context(), 30*time.Second)
 	defer cancel()
-	rep, err := s.Routers.ValidateDataModel(ctx, id)
+	rep, err := s.DataPlane.ValidateDataModel(ctx, id)
 	switch {
 	case errors.Is(err, dataplane.ErrNotConnected):
 		return &apiError{status: http.StatusConflict, code: "ROUTER_NOT_CONNECTED", message: err.Error()}
@@ -121,10 +121,10 @@ func (s *Server) listEdgeRouters(c *call) error {
 // routerLive is what this node knows of router id's control channel:
 // whether it is connected here, and how far its sync went.
 func (s *Server) routerLive(id string) dataplane.Status {
-	if s.Routers == nil {
+	if s.DataPlane == nil {
 		return dataplane.Status{SyncStatus: dataplane.SyncUnknown}
 	}
-	return s.Routers.Status(id)
+	return s.DataPlane.Status(id)
 }
 
 // edgeRouterView is the Management view of an edge router. The certificate

@@ -11,17 +11,16 @@ import (
 	"edgectl/store/filter"
 )
 
-// The Fabric Management API subset that OpenZiti's tools use (`ziti fabric
-// list routers|terminators|services|circuits|links`, `ziti fabric delete
-// circuit|link`, `ziti fabric update link`, `ziti fabric validate
-// terminators|router-links|router-data-model` (api/wsapi.go), `ziti fabric
-// inspect` (api/inspect.go), `ziti edge
-// validate service-hosting`): routers (edge and
-// transit) with whether they are connected to this node, terminators,
-// services, this node's circuits, and the router links reported to this
-// node. Admins only, as the Management API. Circuits and links are also
-// served on the Management API (`edgectl list circuits|links`, `edgectl
-// delete circuit`): an edgectl extension.
+// The Fabric API (/fabric/v1): the part of OpenZiti's that its tools use.
+// Routers (edge and transit, with whether each is connected to this node),
+// terminators and services are read here and written through the
+// Management API. Circuits (this node's) and links (those reported to this
+// node) are listed, circuits deleted and links changed or deleted; both
+// are also served on the Management API, an edgectl extension. The
+// cluster's members (api/cluster.go), inspections (api/inspect.go) and the
+// management channel's validations (api/wsapi.go) complete it.
+// docs/openziti.md lists the `ziti fabric` and `ziti ops` commands this
+// serves. Admins only, as the Management API.
 
 // fabricRoutes are the Fabric API's operations.
 func (s *Server) fabricRoutes() []route {
@@ -208,10 +207,10 @@ func (s *Server) circuitView(c *call, ci *dataplane.Circuit) map[string]any {
 }
 
 func (s *Server) circuitList() []*dataplane.Circuit {
-	if s.Routers == nil {
+	if s.DataPlane == nil {
 		return nil
 	}
-	return s.Routers.Circuits()
+	return s.DataPlane.Circuits()
 }
 
 func (s *Server) listCircuits(c *call) error {
@@ -225,10 +224,10 @@ func (s *Server) getCircuit(c *call) error {
 // deleteCircuit ends a circuit this node routed: the router unroutes it now.
 func (s *Server) deleteCircuit(c *call) error {
 	id := c.param("id")
-	if s.Routers == nil {
+	if s.DataPlane == nil {
 		return notFound("circuit", id)
 	}
-	if err := s.Routers.EndCircuit(id); err != nil {
+	if err := s.DataPlane.EndCircuit(id); err != nil {
 		if errors.Is(err, dataplane.ErrNoCircuit) {
 			return notFound("circuit", id)
 		}
@@ -251,7 +250,7 @@ var linkFields = store.BaseFields(map[string]filter.Field{
 // reported them (source: the reporting router's address, dest: the far one).
 func (s *Server) linkView(c *call, l dataplane.Link) map[string]any {
 	state := "Connected"
-	if s.Routers == nil || !s.Routers.LinkUsable(l) {
+	if s.DataPlane == nil || !s.DataPlane.LinkUsable(l) {
 		state = "Unusable"
 	}
 	conns := make([]any, 0, len(l.Conns))
@@ -268,10 +267,10 @@ func (s *Server) linkView(c *call, l dataplane.Link) map[string]any {
 }
 
 func (s *Server) linkList() []dataplane.Link {
-	if s.Routers == nil {
+	if s.DataPlane == nil {
 		return nil
 	}
-	return s.Routers.Links()
+	return s.DataPlane.Links()
 }
 
 // listLinks lists the router links reported to this node.
@@ -326,16 +325,16 @@ func (s *Server) patchLink(c *call) error {
 	}
 	id := c.param("id")
 	var nodes map[string]string
-	if s.Routers != nil {
+	if s.DataPlane != nil {
 		switch {
 		case change != (dataplane.LinkChange{}):
-			nodes, err = s.Routers.UpdateLink(id, change)
-		case !slices.ContainsFunc(s.Routers.Links(), func(l dataplane.Link) bool { return l.ID == id }):
+			nodes, err = s.DataPlane.ChangeLinkEverywhere(c.r.Context(), id, change)
+		case !slices.ContainsFunc(s.DataPlane.Links(), func(l dataplane.Link) bool { return l.ID == id }):
 			err = dataplane.ErrNoLink // nothing to change: only whether the link is known
 		}
 	}
 	switch {
-	case s.Routers == nil || errors.Is(err, dataplane.ErrNoLink):
+	case s.DataPlane == nil || errors.Is(err, dataplane.ErrNoLink):
 		return notFound("link", id)
 	case err != nil:
 		return err
@@ -353,8 +352,8 @@ func (s *Server) patchLink(c *call) error {
 // lists), so the answer is 200 either way. Every node then drops the link,
 // as the routers report the fault to each.
 func (s *Server) deleteLink(c *call) error {
-	if s.Routers != nil {
-		s.Routers.RemoveLink(c.param("id"))
+	if s.DataPlane != nil {
+		s.DataPlane.RemoveLink(c.param("id"))
 	}
 	c.write(http.StatusOK, map[string]any{"data": map[string]any{}, "meta": meta(nil)})
 	return nil

@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"context"
 	"net/http"
 	"net/url"
 	"reflect"
@@ -43,12 +44,12 @@ func TestNodeLocalLists_LinksAndCircuits(t *testing.T) {
 // no router connected (the API's side of PATCH and DELETE /links/{id}; the
 // real routers' side is integration/mesh_test.go's).
 type linkRouters struct {
-	api.RouterStatus // not called by these operations
-	mu               sync.Mutex
-	links            []dataplane.Link
-	circuits         []*dataplane.Circuit
-	changes          int
-	removed          []string
+	api.DataPlane // not called by these operations
+	mu            sync.Mutex
+	links         []dataplane.Link
+	circuits      []*dataplane.Circuit
+	changes       int
+	removed       []string
 }
 
 func (r *linkRouters) Connected() []string            { return nil }
@@ -65,7 +66,7 @@ func (r *linkRouters) Links() []dataplane.Link {
 	return slices.Clone(r.links)
 }
 
-func (r *linkRouters) UpdateLink(id string, c dataplane.LinkChange) (map[string]string, error) {
+func (r *linkRouters) ChangeLinkEverywhere(ctx context.Context, id string, c dataplane.LinkChange) (map[string]string, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for i := range r.links {

@@ -122,7 +122,7 @@ func newTestServerWith(t *testing.T, edit func(*controller.Config)) *testServer 
 
 // newTestServerOf is newTestServerWith whose API sees routers as this
 // node's routers.
-func newTestServerOf(t *testing.T, edit func(*controller.Config), routers api.RouterStatus) *testServer {
+func newTestServerOf(t *testing.T, edit func(*controller.Config), routers api.DataPlane) *testServer {
 	t.Helper()
 	cfg := controller.Config{AdminUsername: "admin", AdminPassword: testAdminPassword}
 	if edit != nil {
@@ -138,7 +138,7 @@ func newTestServerOf(t *testing.T, edit func(*controller.Config), routers api.Ro
 	srv := httptest.NewUnstartedServer(nil)
 	base := "http://" + srv.Listener.Addr().String()
 	a := api.New(api.Deps{Store: st, Writer: w, Cluster: local, Hasher: auth.NewHasher(auth.DefaultParams),
-		Activity: auth.NewActivity(), Peers: local, Now: now, Routers: routers},
+		Activity: auth.NewActivity(), Peers: local, Now: now, DataPlane: routers},
 		api.Config{AdvertiseURL: base, SessionTimeout: cfg.SessionTimeout, BackupDir: t.TempDir(), JWKSRootCAs: cfg.JWKSRootCAs,
 			JWTKey: testJWTKey, CORSOrigins: cfg.CORSOrigins})
 	srv.Config.Handler = a.Handler()

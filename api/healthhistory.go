@@ -116,8 +116,8 @@ func (s *Server) sampleHealth() healthSample {
 			}
 		}
 	}
-	if s.Routers != nil {
-		out.RoutersConnected = len(s.Routers.Connected())
+	if s.DataPlane != nil {
+		out.RoutersConnected = len(s.DataPlane.Connected())
 	}
 	return out
 }

@@ -70,8 +70,8 @@ func (s *Server) inspect(c *call) error {
 			peerValues, peerErrs = s.Peers.InspectPeers(c.r.Context(), match, req.RequestedValues)
 		}()
 	}
-	if s.Routers != nil {
-		values, errs = s.Routers.InspectRouters(c.r.Context(), match, req.RequestedValues)
+	if s.DataPlane != nil {
+		values, errs = s.DataPlane.InspectRouters(c.r.Context(), match, req.RequestedValues)
 	}
 	if match.MatchString(s.Cluster.ID()) {
 		values = append(s.InspectLocal(req.RequestedValues), values...)
@@ -112,10 +112,10 @@ func (s *Server) InspectLocal(names []string) []dataplane.InspectValue {
 				buf = make([]byte, 2*len(buf))
 			}
 		case "connected-routers":
-			if s.Routers == nil {
+			if s.DataPlane == nil {
 				continue
 			}
-			value = s.Routers.ConnectedRouters()
+			value = s.DataPlane.ConnectedRouters()
 		case "connected-peers":
 			members, err := s.Cluster.Members()
 			if err != nil {

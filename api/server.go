@@ -100,12 +100,15 @@ type Deps struct {
 	Activity *auth.Activity
 	// Peers tells what this node knows of the other members.
 	Peers Peers
-	// Routers tells which routers are connected to this node (nil: none can be).
-	Routers RouterStatus
+	// DataPlane is this node's data plane: the routers connected to it,
+	// their circuits and links (nil: no router can connect).
+	DataPlane DataPlane
 }
 
-// RouterStatus reports the routers connected to this node.
-type RouterStatus interface {
+// DataPlane is what the API asks of this node's data plane: the routers
+// connected to it, their circuits and links, the management channel's
+// validations and inspections.
+type DataPlane interface {
 	Status(id string) dataplane.Status
 	Connected() []string
 	ValidateDataModel(ctx context.Context, id string) (*dataplane.DataModelReport, error)
@@ -113,10 +116,11 @@ type RouterStatus interface {
 	EndCircuit(id string) error
 	Links() []dataplane.Link
 	LinkUsable(l dataplane.Link) bool
-	// UpdateLink changes a link on this node (dataplane.ErrNoLink when it
-	// has no such link) and on the other members; it returns what each
-	// member did, by node id ("changed", or why not).
-	UpdateLink(id string, c dataplane.LinkChange) (map[string]string, error)
+	// ChangeLinkEverywhere changes a link on this node
+	// (dataplane.ErrNoLink when it has no such link) and on the other
+	// members; it returns what each member did, by node id ("changed", or
+	// why not).
+	ChangeLinkEverywhere(ctx context.Context, id string, c dataplane.LinkChange) (map[string]string, error)
 	// RemoveLink forgets a link and has its routers close it (every
 	// connected router, for a link this node does not have).
 	RemoveLink(id string)

@@ -22,7 +22,9 @@ import (
 // Management API resource. The resources, their relation lists and whether
 // they have names come from the API's own tables (api.ManagementResources);
 // the types of the fields --set writes come from the served OpenAPI
-// document. Nothing here is written per resource.
+// document. The one kind of resource treated apart is the kind whose
+// records enroll (ResourceInfo.Enrollment): identities take --type and
+// --role-attributes and, like routers, --jwt-file.
 
 // resourceByName finds a resource by its API path or singular
 // ("identities", "identity", "service-policy").
@@ -311,8 +313,7 @@ func createCmd() *cobra.Command {
 		ValidArgsFunction: completeRecords(false),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			r, c, err := resourceClient(cmd, args[0], func(r api.ResourceInfo) error {
-				router := r.Path == "edge-routers" || r.Path == "routers"
-				if r.Path != "identities" && (typ != "" || roleAttrs != "" || (jwtFile != "" && !router)) {
+				if r.Enrollment != "identity" && (typ != "" || roleAttrs != "" || (jwtFile != "" && r.Enrollment != "router")) {
 					return usagef("--type and --role-attributes are for identities, --jwt-file for identities and routers; use --set")
 				}
 				return nil
@@ -320,7 +321,7 @@ func createCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			isIdentity := r.Path == "identities"
+			isIdentity := r.Enrollment == "identity"
 			body, err := bf.body(c.operationSchema(http.MethodPost, "/"+r.Path))
 			if err != nil {
 				return err
@@ -394,7 +395,7 @@ func updateCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			roles := cmd.Flags().Changed("role-attributes")
 			r, c, id, err := recordClient(cmd, args, func(r api.ResourceInfo) error {
-				if typ != "" && r.Path != "identities" {
+				if typ != "" && r.Enrollment != "identity" {
 					return usagef("--type is for identities; use --set")
 				}
 				if len(bf.sets) == 0 && bf.file == "" && typ == "" && !roles {

@@ -34,9 +34,9 @@ type linkUpdate struct {
 	Down       *bool  `json:"down,omitempty"`
 }
 
-// clusterRouters is the routers as the API sees them: this node's, with a
-// link's change made on every member.
-type clusterRouters struct {
+// clusterDataPlane is the data plane as the API sees it: this node's, with
+// a link's change made on every member.
+type clusterDataPlane struct {
 	*dataplane.Manager
 	n *Node
 }
@@ -44,14 +44,14 @@ type clusterRouters struct {
 // UpdateLink changes the link on this node (ErrNoLink when it has no such
 // link), then on every other member, and returns what each member did, by
 // node id: "changed", or why not.
-func (c clusterRouters) UpdateLink(id string, ch dataplane.LinkChange) (map[string]string, error) {
+func (c clusterDataPlane) ChangeLinkEverywhere(ctx context.Context, id string, ch dataplane.LinkChange) (map[string]string, error) {
 	l, err := c.Manager.UpdateLink(id, ch)
 	if err != nil {
 		return nil, err
 	}
 	out := map[string]string{c.n.Raft.ID(): "changed"}
 	body, _ := json.Marshal(linkUpdate{ID: id, Iteration: l.Iteration, StaticCost: ch.StaticCost, Down: ch.Down})
-	ctx, cancel := context.WithTimeout(context.Background(), linkUpdateTimeout)
+	ctx, cancel := context.WithTimeout(ctx, linkUpdateTimeout)
 	defer cancel()
 	var mu sync.Mutex
 	err = c.n.eachPeer(func(member, addr string) {

@@ -314,7 +314,7 @@ func (n *Node) startAPI(certs *certMaterial) error {
 	n.registerLinkUpdate(n.Routers)
 	n.API = api.New(api.Deps{
 		Store: n.Store, Writer: n.Writer, Cluster: n.Raft, Hasher: auth.NewHasher(auth.DefaultParams),
-		Log: n.log.Named("api"), Activity: n.activity, Peers: n, Now: n.cfg.Now, Routers: clusterRouters{n.Routers, n},
+		Log: n.log.Named("api"), Activity: n.activity, Peers: n, Now: n.cfg.Now, DataPlane: clusterDataPlane{n.Routers, n},
 	}, api.Config{AdvertiseURL: advertiseURL, SessionTimeout: n.cfg.SessionTimeout, BackupDir: filepath.Join(n.cfg.DataDir, "backups"),
 		Version: n.cfg.Version, Revision: n.cfg.Revision, BuildDate: n.cfg.BuildDate, JWKSRootCAs: n.cfg.JWKSRootCAs,
 		ReadConsistency: n.cfg.ReadConsistency, JWTKey: signerOf(certs.api), ListenAddrs: n.listenAddrs(), CORSOrigins: n.cfg.CORSOrigins})
