@@ -93,3 +93,40 @@ func TestDecodeU32Map_RoundTripsAndRefusesShortOrLong(t *testing.T) {
 		t.Errorf("an entry of %d bytes: %v", maxHeaderEntryBytes, err)
 	}
 }
+
+func TestDecodeCreateCircuitV2Request_ReadsTheHeaders(t *testing.T) {
+	h := map[int32][]byte{
+		CreateCircuitReqSessionTokenHeader:         []byte("session-token"),
+		CreateCircuitReqAPISessionTokenHeader:      []byte("api-token"),
+		CreateCircuitReqTerminatorInstanceIDHeader: []byte("instance-1"),
+		CreateCircuitReqFingerprintsHeader:         encodeStringSlice([]string{"fp-1", "fp-2"}),
+		CreateCircuitPeerDataHeader:                EncodeU32Map(map[uint32][]byte{3: []byte("key")}),
+	}
+	got, err := DecodeCreateCircuitV2Request(h)
+	want := &CreateCircuitV2Request{SessionToken: "session-token", APISessionToken: "api-token", TerminatorInstanceID: "instance-1",
+		Fingerprints: []string{"fp-1", "fp-2"}, PeerData: map[uint32][]byte{3: []byte("key")}}
+	if err != nil || !reflect.DeepEqual(got, want) {
+		t.Fatalf("decoded %+v, %v; want %+v", got, err, want)
+	}
+	for name, bad := range map[string]map[int32][]byte{
+		"no session token":   {CreateCircuitReqAPISessionTokenHeader: []byte("api-token")},
+		"cut fingerprints":   {CreateCircuitReqSessionTokenHeader: []byte("s"), CreateCircuitReqFingerprintsHeader: h[CreateCircuitReqFingerprintsHeader][:6]},
+		"cut peer data":      {CreateCircuitReqSessionTokenHeader: []byte("s"), CreateCircuitPeerDataHeader: h[CreateCircuitPeerDataHeader][:9]},
+		"a 3-byte list head": {CreateCircuitReqSessionTokenHeader: []byte("s"), CreateCircuitReqFingerprintsHeader: {1, 0, 0}},
+	} {
+		if got, err := DecodeCreateCircuitV2Request(bad); err == nil {
+			t.Errorf("%s: decoded %+v", name, got)
+		}
+	}
+}
+
+func TestCreateCircuitV2Response_PeerDataOnlyWhenThereIsSome(t *testing.T) {
+	h := CreateCircuitV2Response("c-1", "ingress-1", nil)
+	if len(h) != 2 || string(h[CreateCircuitRespCircuitIDHeader]) != "c-1" || string(h[CreateCircuitRespAddressHeader]) != "ingress-1" {
+		t.Fatalf("headers %q", h)
+	}
+	h = CreateCircuitV2Response("c-1", "ingress-1", map[uint32][]byte{3: []byte("key")})
+	if m, err := DecodeU32Map(h[CreateCircuitPeerDataHeader]); err != nil || string(m[3]) != "key" {
+		t.Fatalf("peer data %v, %v", m, err)
+	}
+}
