@@ -267,7 +267,7 @@ func (m *Manager) dial(r *Router, msg *ctrlchan.Message) {
 		if circuitID != "" {
 			reply.Headers.PutString(wire.CircuitIDHeader, circuitID)
 		}
-		_ = r.channel().Reply(msg, reply)
+		_ = m.reply(r, msg, reply)
 		m.metrics.dials.WithLabelValues("refused").Inc()
 		m.log.Info("dial refused", "router", r.ID, "reason", err.Error())
 	}
@@ -351,7 +351,7 @@ func (m *Manager) dial(r *Router, msg *ctrlchan.Message) {
 	}
 	resp := ctrlchan.NewMessage(wire.CreateCircuitV2ResponseType, nil)
 	resp.Headers = wire.CreateCircuitV2Response(ci.ID, ci.IngressID, peer)
-	if err := r.channel().Reply(msg, resp); err != nil {
+	if err := m.reply(r, msg, resp); err != nil {
 		m.circuits.remove(ci.ID)
 		return
 	}
