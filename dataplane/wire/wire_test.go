@@ -51,6 +51,8 @@ func FuzzDecoders(f *testing.F) {
 		}
 		_, _ = DecodeCircuitConfirmation(b)
 		_, _ = DecodeRemoveTerminators(b)
+		_, _ = DecodeCreateCircuitV2Request(map[int32][]byte{CreateCircuitReqSessionTokenHeader: []byte("s"),
+			CreateCircuitReqFingerprintsHeader: b, CreateCircuitPeerDataHeader: b})
 		// The headers read back the same once written again.
 		if ss, err := DecodeStringSlice(b); err == nil {
 			if again, err := DecodeStringSlice(encodeStringSlice(ss)); err != nil || !reflect.DeepEqual(again, ss) {
