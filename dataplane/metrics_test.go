@@ -218,8 +218,9 @@ type pipePeer struct {
 	in   chan *ctrlchan.Message
 }
 
-// connectOverPipe accepts router r's channel to m, with m's handlers, as
-// the node does once it admitted a router (no hello checks, no sync).
+// connectOverPipe accepts router r's channel to m, with m's handlers, and
+// lists r among m's routers, as the node does once it admitted a router
+// (no hello checks, no sync).
 func connectOverPipe(t *testing.T, m *Manager, r *Router) *pipePeer {
 	t.Helper()
 	a, b := net.Pipe()
@@ -246,6 +247,9 @@ func connectOverPipe(t *testing.T, m *Manager, r *Router) *pipePeer {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ch.Close(); _ = b.Close() })
+	m.mu.Lock()
+	m.routers[r.ID] = r
+	m.mu.Unlock()
 	p.next() // the hello's answer
 	return p
 }
