@@ -30,6 +30,7 @@ func FuzzDecoders(f *testing.F) {
 	f.Add([]byte(buf(nil).strs(1, []string{"c-1", "c-2"})))
 	f.Add(encodeStringSlice([]string{"fp-1", "", "fp-3"}))
 	f.Add(EncodeU32Map(map[uint32][]byte{1: []byte("one"), 1 << 31: nil}))
+	f.Add(EncodeFault(Fault{Subject: ForwardFault, ID: "c-1", Iteration: 3}))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		_, _ = DecodeClientHello(b)
 		_, _ = DecodeAPISessionHeartbeat(b)
@@ -50,6 +51,11 @@ func FuzzDecoders(f *testing.F) {
 			_, _ = DecodeTerminatorRequest(ct, b)
 		}
 		_, _ = DecodeCircuitConfirmation(b)
+		if fault, err := DecodeFault(b); err == nil {
+			if again, err := DecodeFault(EncodeFault(fault)); err != nil || again != fault {
+				t.Fatalf("fault %+v read back as %+v, %v", fault, again, err)
+			}
+		}
 		_, _ = DecodeRemoveTerminators(b)
 		_, _ = DecodeCreateCircuitV2Request(map[int32][]byte{CreateCircuitReqSessionTokenHeader: []byte("s"),
 			CreateCircuitReqFingerprintsHeader: b, CreateCircuitPeerDataHeader: b})
