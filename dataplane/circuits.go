@@ -193,31 +193,6 @@ func (m *Manager) unrouteAll(path []string, id string, now bool) {
 	}
 }
 
-// dialRequest is the header-encoded CreateCircuitV2Request.
-type dialRequest struct {
-	sessionToken, apiSessionToken, instanceID string
-	fingerprints                              []string
-	peerData                                  map[uint32][]byte
-}
-
-func decodeDialRequest(msg *ctrlchan.Message) (*dialRequest, error) {
-	d := &dialRequest{}
-	d.sessionToken, _ = msg.Headers.String(wire.CircuitSessionTokenHeader)
-	if d.sessionToken == "" {
-		return nil, errors.New("no session token in the dial")
-	}
-	d.apiSessionToken, _ = msg.Headers.String(wire.CircuitAPISessionTokenHeader)
-	d.instanceID, _ = msg.Headers.String(wire.CircuitTerminatorInstanceID)
-	var err error
-	if d.fingerprints, err = wire.DecodeStringSlice(msg.Headers[wire.CircuitFingerprintsHeader]); err != nil {
-		return nil, err
-	}
-	if d.peerData, err = wire.DecodeU32Map(msg.Headers[wire.PeerDataHeader]); err != nil {
-		return nil, err
-	}
-	return d, nil
-}
-
 // precedenceRank orders terminator precedences: required first, failed last.
 func precedenceRank(p string) int {
 	switch p {
@@ -292,17 +267,17 @@ func (m *Manager) dial(r *Router, msg *ctrlchan.Message) {
 		if circuitID != "" {
 			reply.Headers.PutString(wire.CircuitIDHeader, circuitID)
 		}
-		_ = r.channel().Reply(msg, reply)
+		_ = m.reply(r, msg, reply)
 		m.metrics.dials.WithLabelValues("refused").Inc()
 		m.log.Info("dial refused", "router", r.ID, "reason", err.Error())
 	}
-	req, err := decodeDialRequest(msg)
+	req, err := wire.DecodeCreateCircuitV2Request(msg.Headers)
 	if err != nil {
 		fail(err, "")
 		return
 	}
 	tx := m.cfg.Store.Read()
-	s, as, err := m.sessionOf(tx, req.sessionToken, req.apiSessionToken)
+	s, as, err := m.sessionOf(tx, req.SessionToken, req.APISessionToken)
 	if err == nil && s.Type != policy.Dial {
 		err = refusedSession(wire.ErrWrongSessionType, "the session is a %s session, not Dial", s.Type)
 	}
@@ -323,7 +298,7 @@ func (m *Manager) dial(r *Router, msg *ctrlchan.Message) {
 	failed, shun := map[string]bool{}, map[string]bool{}
 	for attempt := uint32(0); ; attempt++ {
 		tx := m.cfg.Store.Read()
-		t, path, err := pickRoute(tx, m.graph(tx, shun), s.ServiceID, r.ID, req.instanceID, failed)
+		t, path, err := pickRoute(tx, m.graph(tx, shun), s.ServiceID, r.ID, req.TerminatorInstanceID, failed)
 		if err != nil {
 			if attempt > 0 {
 				err = fmt.Errorf("%w (after %d failed attempts)", err, attempt)
@@ -335,7 +310,7 @@ func (m *Manager) dial(r *Router, msg *ctrlchan.Message) {
 		ci.Path, ci.Links = path.Nodes, path.Links
 		m.circuits.add(ci) // before the routes: a fault or confirmation may come before the results
 		var routeErr error
-		result, routeErr = m.routeOn(ci, attempt, &wire.Egress{Binding: t.Binding, Address: ci.EgressID, Destination: t.Address, PeerData: req.peerData}, answers)
+		result, routeErr = m.routeOn(ci, attempt, &wire.Egress{Binding: t.Binding, Address: ci.EgressID, Destination: t.Address, PeerData: req.PeerData}, answers)
 		if routeErr == nil {
 			break
 		}
@@ -375,12 +350,8 @@ func (m *Manager) dial(r *Router, msg *ctrlchan.Message) {
 		}
 	}
 	resp := ctrlchan.NewMessage(wire.CreateCircuitV2ResponseType, nil)
-	resp.Headers.PutString(wire.CircuitResponseIDHeader, ci.ID)
-	resp.Headers.PutString(wire.CircuitResponseAddressHeader, ci.IngressID)
-	if len(peer) > 0 {
-		resp.Headers[wire.PeerDataHeader] = wire.EncodeU32Map(peer)
-	}
-	if err := r.channel().Reply(msg, resp); err != nil {
+	resp.Headers = wire.CreateCircuitV2Response(ci.ID, ci.IngressID, peer)
+	if err := m.reply(r, msg, resp); err != nil {
 		m.circuits.remove(ci.ID)
 		return
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"edgectl/ctrlchan"
 	"edgectl/dataplane/wire"
 	"edgectl/store"
 
@@ -261,5 +262,30 @@ func TestRouteError_SuspectsTheRefusingRoutersLinks(t *testing.T) {
 	avoid(shun, errors.New("not a route error"))
 	if !reflect.DeepEqual(shun, map[string]bool{"ab": true}) {
 		t.Fatalf("links avoided %v", shun)
+	}
+}
+
+// TestConfirmation_ACircuitTheNodeDoesNotKnowIsUnrouted: a router that
+// confirms a circuit this node has no record of is told to drop it.
+func TestConfirmation_ACircuitTheNodeDoesNotKnowIsUnrouted(t *testing.T) {
+	m := New(Config{Store: store.New()})
+	p := connectOverPipe(t, m, &Router{ID: "r-1"})
+	var body []byte
+	body = protowire.AppendTag(body, 1, protowire.BytesType)
+	body = protowire.AppendString(body, "c-unknown")
+	p.send(ctrlchan.NewMessage(wire.CircuitConfirmationType, body))
+	got := p.next()
+	if got.ContentType != wire.UnrouteType {
+		t.Fatalf("the node answered content type %d, not an Unroute", got.ContentType)
+	}
+	var id string
+	_ = wire.Fields(got.Body, func(num protowire.Number, _ uint64, raw []byte) error {
+		if num == 1 {
+			id = string(raw)
+		}
+		return nil
+	})
+	if id != "c-unknown" {
+		t.Fatalf("the Unroute names circuit %q", id)
 	}
 }

@@ -61,7 +61,7 @@ func (m *Manager) extend(r *Router, msg *ctrlchan.Message) {
 // extendVerify handles the router's proof that it has its new certificate.
 func (m *Manager) extendVerify(r *Router, msg *ctrlchan.Message) {
 	reply := func(code, text string) {
-		_ = r.channel().Reply(msg, ctrlchan.NewMessage(wire.ErrorType, wire.Error(code, text, "")))
+		_ = m.reply(r, msg, ctrlchan.NewMessage(wire.ErrorType, wire.Error(code, text, "")))
 	}
 	certPEM, _ := wire.DecodeExtendVerify(msg.Body)
 	block, _ := pem.Decode([]byte(certPEM))

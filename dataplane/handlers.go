@@ -40,8 +40,8 @@ func (m *Manager) handlers(r *Router) map[int32]ctrlchan.Handler {
 		wire.MetricsType:                     count(func(_ *ctrlchan.Channel, msg *ctrlchan.Message) { m.linkMetrics(r, msg) }),
 		// The router reports its network interfaces and waits for a result;
 		// this node does not keep them (docs/openziti.md).
-		wire.UpdateRouterInterfacesType: count(func(ch *ctrlchan.Channel, msg *ctrlchan.Message) {
-			_ = ch.Reply(msg, ctrlchan.NewResult(true, ""))
+		wire.UpdateRouterInterfacesType: count(func(_ *ctrlchan.Channel, msg *ctrlchan.Message) {
+			_ = m.reply(r, msg, ctrlchan.NewResult(true, ""))
 		}),
 	}
 }
@@ -95,10 +95,20 @@ func (m *Manager) send(r *Router, msg *ctrlchan.Message) error {
 	return r.channel().Send(msg)
 }
 
-// request sends msg to router r and waits for its reply.
+// reply answers router r's request req with msg, counting it.
+func (m *Manager) reply(r *Router, req, msg *ctrlchan.Message) error {
+	m.metrics.sent.WithLabelValues(contentName(msg.ContentType)).Inc()
+	return r.channel().Reply(req, msg)
+}
+
+// request sends msg to router r and waits for its reply, counting both.
 func (m *Manager) request(ctx context.Context, r *Router, msg *ctrlchan.Message) (*ctrlchan.Message, error) {
 	m.metrics.sent.WithLabelValues(contentName(msg.ContentType)).Inc()
-	return r.channel().Request(ctx, msg)
+	reply, err := r.channel().Request(ctx, msg)
+	if err == nil {
+		m.metrics.received.WithLabelValues(contentName(reply.ContentType)).Inc()
+	}
+	return reply, err
 }
 
 func resyncReason(b []byte) string {

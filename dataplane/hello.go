@@ -3,7 +3,6 @@ package dataplane
 import (
 	"math/big"
 	"runtime"
-	"strconv"
 	"strings"
 
 	"edgectl/ctrlchan"
@@ -56,27 +55,4 @@ func (m *Manager) helloHeaders() ctrlchan.Headers {
 	h[ctrlchan.HeaderHelloVersion] = v.encode()
 	h[wire.CapabilitiesHeader] = capabilities().Bytes()
 	return h
-}
-
-// contentName labels a content type in metrics.
-func contentName(ct int32) string {
-	if n, ok := contentNames[ct]; ok {
-		return n
-	}
-	return strconv.Itoa(int(ct))
-}
-
-var contentNames = map[int32]string{
-	wire.ServerHelloType: "server_hello", wire.ClientHelloType: "client_hello", wire.APISessionAddedType: "api_session_added",
-	wire.APISessionUpdatedType: "api_session_updated", wire.APISessionRemovedType: "api_session_removed",
-	wire.APISessionHeartbeatType: "api_session_heartbeat", wire.RequestClientReSyncType: "request_client_resync",
-	wire.ConnectEventsType: "connect_events", wire.DataStateType: "data_state", wire.DataStateChangeSetType: "data_state_change_set",
-	wire.SubscribeToDataModelRequestType: "subscribe_to_data_model", wire.CurrentIndexMessageType: "current_index",
-	wire.EnrollmentExtendRouterType: "extend_router_request", wire.EnrollmentExtendRouterVerify: "extend_router_verify",
-	wire.EnrollmentCertsResponseType: "enrollment_certs", wire.MetricsType: "metrics", wire.CircuitConfirmationType: "circuit_confirmation",
-	wire.RouterLinksType: "router_links", wire.UpdateCtrlAddressesType: "update_ctrl_addresses",
-	wire.UpdateRouterInterfacesType: "update_router_interfaces", wire.LinkStateType: "link_state", wire.AlertsType: "alerts",
-	wire.VerifyRouterType: "verify_router", wire.PeerStateChangesType: "peer_state_changes", wire.RouteType: "route",
-	wire.UnrouteType: "unroute", wire.FaultType: "fault", wire.RouteResultType: "route_result",
-	ctrlchan.ContentHeartbeat: "heartbeat", ctrlchan.ContentPing: "ping", ctrlchan.ContentResult: "result",
 }

@@ -414,7 +414,7 @@ func (m *Manager) verifyRouter(r *Router, msg *ctrlchan.Message) {
 	if !ok {
 		m.log.Warn("a link's dialer was not verified", "router", r.ID, "dialer", id, "reason", why)
 	}
-	_ = r.channel().Reply(msg, ctrlchan.NewResult(ok, why))
+	_ = m.reply(r, msg, ctrlchan.NewResult(ok, why))
 }
 
 // verifiedRouter says whether router id is enrolled with one of the

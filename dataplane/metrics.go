@@ -1,6 +1,13 @@
 package dataplane
 
-import "github.com/prometheus/client_golang/prometheus"
+import (
+	"strconv"
+
+	"edgectl/ctrlchan"
+	"edgectl/dataplane/wire"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
 
 // metrics are the Manager's Prometheus metrics (Collectors registers them).
 type metrics struct {
@@ -64,4 +71,54 @@ func (m *Manager) Collectors() []prometheus.Collector {
 			func() float64 { return float64(len(m.Links())) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "edgectl_circuits", Help: "Circuits this node routed that are open."},
 			func() float64 { return float64(len(m.Circuits())) })}
+}
+
+// contentName labels a content type in edgectl_router_messages_*_total.
+func contentName(ct int32) string {
+	if n, ok := contentNames[ct]; ok {
+		return n
+	}
+	return strconv.Itoa(int(ct))
+}
+
+// contentNames names every content type this node handles, sends, replies
+// with or gets as an answer (TestContentNames_EveryHandledAndSentTypeHasOne
+// walks the handlers table and the messages built here). A name once
+// exported stays: dashboards and alerts use it.
+var contentNames = map[int32]string{
+	// The channel's own.
+	ctrlchan.ContentHeartbeat: "heartbeat", ctrlchan.ContentPing: "ping", ctrlchan.ContentResult: "result",
+	wire.ErrorType: "error",
+
+	// The edge sync and the data model.
+	wire.ServerHelloType: "server_hello", wire.ClientHelloType: "client_hello", wire.APISessionAddedType: "api_session_added",
+	wire.APISessionUpdatedType: "api_session_updated", wire.APISessionRemovedType: "api_session_removed",
+	wire.SessionRemovedType: "session_removed", wire.APISessionHeartbeatType: "api_session_heartbeat",
+	wire.RequestClientReSyncType: "request_client_resync", wire.ConnectEventsType: "connect_events",
+	wire.DataStateType: "data_state", wire.DataStateChangeSetType: "data_state_change_set",
+	wire.SubscribeToDataModelRequestType: "subscribe_to_data_model", wire.CurrentIndexMessageType: "current_index",
+	wire.ValidateDataStateRequestType: "validate_data_state_request", wire.ValidateDataStateResponseType: "validate_data_state_response",
+
+	// Enrollment.
+	wire.EnrollmentExtendRouterType: "extend_router_request", wire.EnrollmentExtendRouterVerify: "extend_router_verify",
+	wire.EnrollmentCertsResponseType: "enrollment_certs",
+
+	// Terminators.
+	wire.CreateTerminatorV2RequestType: "create_terminator_v2_request", wire.CreateTerminatorV2ResponseType: "create_terminator_v2_response",
+	wire.UpdateTerminatorRequestType: "update_terminator_request", wire.UpdateTerminatorResponseType: "update_terminator_response",
+	wire.RemoveTerminatorRequestType: "remove_terminator_request", wire.RemoveTerminatorResponseType: "remove_terminator_response",
+	wire.HealthEventType: "health_event", wire.RemoveTerminatorsRequestType: "remove_terminators_request",
+	wire.ValidateTerminatorsV2RequestType:  "validate_terminators_v2_request",
+	wire.ValidateTerminatorsV2ResponseType: "validate_terminators_v2_response",
+
+	// Circuits.
+	wire.CreateCircuitV2RequestType: "create_circuit_v2_request", wire.CreateCircuitV2ResponseType: "create_circuit_v2_response",
+	wire.RouteType: "route", wire.UnrouteType: "unroute", wire.RouteResultType: "route_result", wire.FaultType: "fault",
+	wire.CircuitConfirmationType: "circuit_confirmation",
+
+	// Links, the router's reports, inspections and the controllers' addresses.
+	wire.RouterLinksType: "router_links", wire.VerifyRouterType: "verify_router", wire.LinkStateType: "link_state",
+	wire.PeerStateChangesType: "peer_state_changes", wire.MetricsType: "metrics", wire.AlertsType: "alerts",
+	wire.UpdateRouterInterfacesType: "update_router_interfaces", wire.UpdateCtrlAddressesType: "update_ctrl_addresses",
+	wire.InspectRequestType: "inspect_request", wire.InspectResponseType: "inspect_response",
 }

@@ -138,7 +138,7 @@ func (m *Manager) createTerminator(r *Router, msg *ctrlchan.Message) {
 		if req != nil {
 			id = req.Address
 		}
-		_ = r.channel().Reply(msg, ctrlchan.NewMessage(wire.CreateTerminatorV2ResponseType, wire.CreateTerminatorV2Response(id, result, text)))
+		_ = m.reply(r, msg, ctrlchan.NewMessage(wire.CreateTerminatorV2ResponseType, wire.CreateTerminatorV2Response(id, result, text)))
 		if result != wire.TerminatorCreated {
 			m.log.Info("terminator refused", "router", r.ID, "terminator", id, "reason", text)
 		}
@@ -190,17 +190,17 @@ func (m *Manager) createTerminator(r *Router, msg *ctrlchan.Message) {
 	reply(wire.TerminatorCreated, "")
 }
 
-// edgeError answers a router's request with an edge error: its text, and
-// its code in the ErrorCode header.
-func edgeErrorReply(r *Router, req *ctrlchan.Message, err error) {
+// edgeErrorReply answers a router's request with an edge error: its text,
+// and its code in the ErrorCode header.
+func (m *Manager) edgeErrorReply(r *Router, req *ctrlchan.Message, err error) {
 	code := uint32(wire.ErrInternal)
 	var se *sessionError
 	if errors.As(err, &se) {
 		code = se.code
 	}
-	m := ctrlchan.NewMessage(wire.ErrorType, []byte(err.Error()))
-	m.Headers.PutUint32(wire.ErrorCodeHeader, code)
-	_ = r.channel().Reply(req, m)
+	e := ctrlchan.NewMessage(wire.ErrorType, []byte(err.Error()))
+	e.Headers.PutUint32(wire.ErrorCodeHeader, code)
+	_ = m.reply(r, req, e)
 }
 
 // terminatorRequest handles the edge update, remove and health requests,
@@ -208,7 +208,7 @@ func edgeErrorReply(r *Router, req *ctrlchan.Message, err error) {
 func (m *Manager) terminatorRequest(r *Router, msg *ctrlchan.Message) {
 	req, err := wire.DecodeTerminatorRequest(msg.ContentType, msg.Body)
 	if err != nil {
-		edgeErrorReply(r, msg, fmt.Errorf("the request could not be read: %w", err))
+		m.edgeErrorReply(r, msg, fmt.Errorf("the request could not be read: %w", err))
 		return
 	}
 	tx := m.cfg.Store.Read()
@@ -228,7 +228,7 @@ func (m *Manager) terminatorRequest(r *Router, msg *ctrlchan.Message) {
 	}
 	if err != nil {
 		if msg.ContentType != wire.HealthEventType {
-			edgeErrorReply(r, msg, err)
+			m.edgeErrorReply(r, msg, err)
 		}
 		return
 	}
@@ -243,13 +243,13 @@ func (m *Manager) terminatorRequest(r *Router, msg *ctrlchan.Message) {
 			_, err = m.cfg.Writer.Do(ctx, fsm.CmdTerminatorsDeleteByRouter, fsm.RouterTerminatorsDelete{RouterID: r.ID, IDs: []string{t.ID}})
 		}
 		if err == nil {
-			_ = r.channel().Reply(msg, ctrlchan.NewMessage(wire.RemoveTerminatorResponseType, nil))
+			_ = m.reply(r, msg, ctrlchan.NewMessage(wire.RemoveTerminatorResponseType, nil))
 		}
 	case wire.UpdateTerminatorRequestType:
 		u := fsm.RouterTerminatorUpdate{RouterID: r.ID, ID: t.ID, At: m.cfg.Now().UTC()}
 		if req.UpdateCost {
 			if req.Cost > math.MaxUint16 {
-				edgeErrorReply(r, msg, refusedSession(wire.ErrInvalidCost, "invalid cost %d: at most %d", req.Cost, math.MaxUint16))
+				m.edgeErrorReply(r, msg, refusedSession(wire.ErrInvalidCost, "invalid cost %d: at most %d", req.Cost, math.MaxUint16))
 				return
 			}
 			c := int(req.Cost)
@@ -261,11 +261,11 @@ func (m *Manager) terminatorRequest(r *Router, msg *ctrlchan.Message) {
 		}
 		_, err = m.cfg.Writer.Do(ctx, fsm.CmdTerminatorUpdateByRouter, u)
 		if err == nil {
-			_ = r.channel().Reply(msg, ctrlchan.NewMessage(wire.UpdateTerminatorResponseType, nil))
+			_ = m.reply(r, msg, ctrlchan.NewMessage(wire.UpdateTerminatorResponseType, nil))
 		}
 	}
 	if err != nil {
-		edgeErrorReply(r, msg, err)
+		m.edgeErrorReply(r, msg, err)
 	}
 }
 
@@ -275,14 +275,14 @@ func (m *Manager) terminatorRequest(r *Router, msg *ctrlchan.Message) {
 func (m *Manager) removeTerminators(r *Router, msg *ctrlchan.Message) {
 	ids, err := wire.DecodeRemoveTerminators(msg.Body)
 	if err != nil {
-		_ = r.channel().Reply(msg, ctrlchan.NewResult(false, err.Error()))
+		_ = m.reply(r, msg, ctrlchan.NewResult(false, err.Error()))
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if _, err := m.cfg.Writer.Do(ctx, fsm.CmdTerminatorsDeleteByRouter, fsm.RouterTerminatorsDelete{RouterID: r.ID, IDs: ids}); err != nil {
-		_ = r.channel().Reply(msg, ctrlchan.NewResult(false, err.Error()))
+		_ = m.reply(r, msg, ctrlchan.NewResult(false, err.Error()))
 		return
 	}
-	_ = r.channel().Reply(msg, ctrlchan.NewResult(true, ""))
+	_ = m.reply(r, msg, ctrlchan.NewResult(true, ""))
 }

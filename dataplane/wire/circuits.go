@@ -19,17 +19,21 @@ const (
 	CreateCircuitV2ResponseType = 20219
 )
 
-// Header keys of the header-encoded circuit messages (common/ctrl_msg).
+// Header keys of the header-encoded circuit messages, named as
+// common/ctrl_msg names them (with the "Header" suffix throughout).
 const (
+	// CreateCircuitPeerDataHeader is the request's and the response's.
+	CreateCircuitPeerDataHeader = 10
 	// CreateCircuitV2Request's headers.
-	PeerDataHeader                = 10 // and the response's
-	CircuitSessionTokenHeader     = 11
-	CircuitFingerprintsHeader     = 12
-	CircuitTerminatorInstanceID   = 13
-	CircuitAPISessionTokenHeader  = 14
-	CircuitResponseIDHeader       = 11
-	CircuitResponseAddressHeader  = 12
-	CircuitResponseTagsHeader     = 13
+	CreateCircuitReqSessionTokenHeader         = 11
+	CreateCircuitReqFingerprintsHeader         = 12
+	CreateCircuitReqTerminatorInstanceIDHeader = 13
+	CreateCircuitReqAPISessionTokenHeader      = 14
+	// CreateCircuitV2Response's headers.
+	CreateCircuitRespCircuitIDHeader = 11
+	CreateCircuitRespAddressHeader   = 12
+	CreateCircuitRespTagsHeader      = 13
+
 	RouteResultAttemptHeader      = 1101
 	RouteResultSuccessHeader      = 1102
 	RouteResultErrorHeader        = 1103
@@ -38,12 +42,65 @@ const (
 	TerminatorRemoteAddressHeader = 1111
 	InitiatorLocalAddressHeader   = 1112
 	InitiatorRemoteAddressHeader  = 1113
-	// RouteErrInvalidTerminator is the route result's error code (a byte)
-	// for a terminator the router does not have.
-	RouteErrInvalidTerminator = 1
+
 	// CircuitIDHeader names the circuit on an error answer to a dial (edge_client_pb.HeaderId_CircuitId).
 	CircuitIDHeader = 1026
 )
+
+// A failed route result's error code, one byte in RouteResultErrorCodeHeader
+// (ctrl_msg.ErrorType*). The controller acts on RouteErrInvalidTerminator:
+// the router does not have the terminator.
+const (
+	RouteErrGeneric                 = 0
+	RouteErrInvalidTerminator       = 1
+	RouteErrMisconfiguredTerminator = 2
+	RouteErrDialTimedOut            = 3
+	RouteErrConnectionRefused       = 4
+)
+
+// CreateCircuitV2Request is a router's dial for an SDK client, all in
+// headers: the client's Dial session and API session tokens, its
+// certificate fingerprints, the terminator instance it asks for, and its
+// peer data (ctrl_msg.CreateCircuitRequest).
+type CreateCircuitV2Request struct {
+	SessionToken         string
+	APISessionToken      string
+	Fingerprints         []string
+	TerminatorInstanceID string
+	PeerData             map[uint32][]byte
+}
+
+// DecodeCreateCircuitV2Request reads a dial from its message's headers.
+// The session token is required, as OpenZiti's controller requires it.
+func DecodeCreateCircuitV2Request(h map[int32][]byte) (*CreateCircuitV2Request, error) {
+	r := &CreateCircuitV2Request{
+		SessionToken:         string(h[CreateCircuitReqSessionTokenHeader]),
+		APISessionToken:      string(h[CreateCircuitReqAPISessionTokenHeader]),
+		TerminatorInstanceID: string(h[CreateCircuitReqTerminatorInstanceIDHeader]),
+	}
+	if r.SessionToken == "" {
+		return nil, errors.New("no session token in the dial")
+	}
+	var err error
+	if r.Fingerprints, err = DecodeStringSlice(h[CreateCircuitReqFingerprintsHeader]); err != nil {
+		return nil, err
+	}
+	if r.PeerData, err = DecodeU32Map(h[CreateCircuitPeerDataHeader]); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// CreateCircuitV2Response returns the headers of the answer to a dial: the
+// circuit's id, the ingress router's address for it and the host's peer
+// data (ctrl_msg.CreateCircuitResponse; edgectl sends no tags).
+func CreateCircuitV2Response(circuitID, address string, peerData map[uint32][]byte) map[int32][]byte {
+	h := map[int32][]byte{CreateCircuitRespCircuitIDHeader: []byte(circuitID), CreateCircuitRespAddressHeader: []byte(address)}
+	if len(peerData) > 0 {
+		h[CreateCircuitPeerDataHeader] = EncodeU32Map(peerData)
+	}
+	return h
+}
 
 // DestType is ctrl_pb.DestType.
 const (

@@ -2,8 +2,10 @@
 // control plane that edgectl exchanges with routers (edge_ctrl_pb and
 // ctrl_pb of github.com/openziti/ziti v1.7.2), field by field with
 // protowire: the field numbers and enum values are protocol facts, the
-// code is edgectl's own. The oracle module (integration/ziti) round-trips
-// every message through OpenZiti's generated code.
+// code is edgectl's own. The dial (CreateCircuitV2) is carried in headers,
+// not in a protobuf body: its header keys and header codecs are here too.
+// The oracle module (integration/ziti) round-trips every message through
+// OpenZiti's generated code or its header codecs.
 //
 // Encoders omit proto3 defaults (empty strings, zero numbers, false), as
 // OpenZiti's do, and write map entries and repeated fields in a fixed order

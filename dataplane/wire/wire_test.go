@@ -19,6 +19,18 @@ func FuzzDecoders(f *testing.F) {
 	f.Add([]byte(buf(nil).uint(1, 17).uint(2, 300).boolean(3, true).str(4, "tl")))
 	f.Add([]byte(buf(nil).msg(1, buf(nil).str(1, "k").uint(2, 3)).msg(3, buf(nil).str(1, "identity").str(2, "x"))))
 	f.Add([]byte{0x0a, 0xff, 0xff, 0xff, 0xff, 0x0f})
+	// The dial's and the terminators' messages and headers.
+	f.Add(encodeCreateTerminatorV2(CreateTerminatorV2{Address: "hosted:a", SessionToken: "s", Fingerprints: []string{"f"},
+		PeerData: map[uint32][]byte{1: []byte("p")}, Cost: 3, Precedence: PrecedenceRequired, InstanceID: "i",
+		InstanceSecret: []byte{1}, APISessionToken: "t"}))
+	for _, ct := range terminatorRequestTypes {
+		f.Add(encodeTerminatorRequest(ct, TerminatorRequest{SessionToken: "s", Fingerprints: []string{"f"}, TerminatorID: "t-1",
+			APISessionToken: "a", Cost: 2, Precedence: PrecedenceFailed, UpdateCost: true, UpdatePrecedence: true, CheckPassed: true}))
+	}
+	f.Add([]byte(buf(nil).strs(1, []string{"c-1", "c-2"})))
+	f.Add(encodeStringSlice([]string{"fp-1", "", "fp-3"}))
+	f.Add(EncodeU32Map(map[uint32][]byte{1: []byte("one"), 1 << 31: nil}))
+	f.Add(EncodeFault(Fault{Subject: ForwardFault, ID: "c-1", Iteration: 3}))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		_, _ = DecodeClientHello(b)
 		_, _ = DecodeAPISessionHeartbeat(b)
@@ -33,6 +45,30 @@ func FuzzDecoders(f *testing.F) {
 		_, _, _ = DecodeInspectedSdkTerminators(string(b))
 		for _, ct := range []int32{ValidateTerminatorsRequestType, ValidateRouterLinksRequestType, ValidateRouterSdkTerminatorsRequestType, ValidateRouterDataModelRequestType} {
 			_, _ = DecodeMgmtValidateRequest(ct, b)
+		}
+		_, _ = DecodeCreateTerminatorV2(b)
+		for _, ct := range terminatorRequestTypes {
+			_, _ = DecodeTerminatorRequest(ct, b)
+		}
+		_, _ = DecodeCircuitConfirmation(b)
+		if fault, err := DecodeFault(b); err == nil {
+			if again, err := DecodeFault(EncodeFault(fault)); err != nil || again != fault {
+				t.Fatalf("fault %+v read back as %+v, %v", fault, again, err)
+			}
+		}
+		_, _ = DecodeRemoveTerminators(b)
+		_, _ = DecodeCreateCircuitV2Request(map[int32][]byte{CreateCircuitReqSessionTokenHeader: []byte("s"),
+			CreateCircuitReqFingerprintsHeader: b, CreateCircuitPeerDataHeader: b})
+		// The headers read back the same once written again.
+		if ss, err := DecodeStringSlice(b); err == nil {
+			if again, err := DecodeStringSlice(encodeStringSlice(ss)); err != nil || !reflect.DeepEqual(again, ss) {
+				t.Fatalf("string list %q read back as %q, %v", ss, again, err)
+			}
+		}
+		if m, err := DecodeU32Map(b); err == nil {
+			if again, err := DecodeU32Map(EncodeU32Map(m)); err != nil || !reflect.DeepEqual(again, m) {
+				t.Fatalf("peer data %v read back as %v, %v", m, again, err)
+			}
 		}
 	})
 }

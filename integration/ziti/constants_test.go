@@ -112,6 +112,9 @@ func TestConstants_HeadersAndCapabilities(t *testing.T) {
 		{"wire.CapabilitiesHeader", wire.CapabilitiesHeader, int64(ctrl_pb.ControlHeaders_CapabilitiesHeader), "ctrl_pb.ControlHeaders_CapabilitiesHeader"},
 		{"wire.RouterDataModelHeader", wire.RouterDataModelHeader, int64(edge_ctrl_pb.Header_RouterDataModel), "edge_ctrl_pb.Header_RouterDataModel"},
 		{"wire.RouterDataModelIndexHeader", wire.RouterDataModelIndexHeader, int64(edge_ctrl_pb.Header_RouterDataModelIndex), "edge_ctrl_pb.Header_RouterDataModelIndex"},
+		// controller/env's, read from its source (this module does not build that package).
+		{"wire.SyncStrategyTypeHeader", wire.SyncStrategyTypeHeader, zitiConst(t, "controller/env", "sync.go", "SyncStrategyTypeHeader"), "env.SyncStrategyTypeHeader"},
+		{"wire.SyncStrategyStateHeader", wire.SyncStrategyStateHeader, zitiConst(t, "controller/env", "sync.go", "SyncStrategyStateHeader"), "env.SyncStrategyStateHeader"},
 
 		{"wire.CapCreateTerminatorV2", wire.CapCreateTerminatorV2, int64(capabilities.ControllerCreateTerminatorV2), "capabilities.ControllerCreateTerminatorV2"},
 		{"wire.CapSingleRouterLinkSource", wire.CapSingleRouterLinkSource, int64(capabilities.ControllerSingleRouterLinkSource), "capabilities.ControllerSingleRouterLinkSource"},

@@ -9,6 +9,7 @@ require (
 	github.com/openziti/channel/v4 v4.2.41
 	github.com/openziti/identity v1.0.118
 	github.com/openziti/metrics v1.4.2
+	github.com/openziti/sdk-golang v1.2.10
 	github.com/openziti/transport/v2 v2.0.198
 	github.com/openziti/ziti v1.7.2
 	github.com/sirupsen/logrus v1.9.3
@@ -68,7 +69,6 @@ require (
 	github.com/oklog/ulid v1.3.1 // indirect
 	github.com/openziti/edge-api v0.26.50 // indirect
 	github.com/openziti/foundation/v2 v2.0.79 // indirect
-	github.com/openziti/sdk-golang v1.2.10 // indirect
 	github.com/openziti/secretstream v0.1.41 // indirect
 	github.com/openziti/storage v0.4.31 // indirect
 	github.com/orcaman/concurrent-map/v2 v2.0.1 // indirect

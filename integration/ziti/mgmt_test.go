@@ -46,6 +46,8 @@ func TestConstants_Mgmt(t *testing.T) {
 		{"wire.InvalidBadState", wire.InvalidBadState, int64(ctrl_pb.TerminatorInvalidReason_BadState), "ctrl_pb.TerminatorInvalidReason_BadState"},
 		{"wire.LinkEstablished", int64(wire.LinkEstablished), int64(mgmt_pb.LinkState_LinkEstablished), "mgmt_pb.LinkState_LinkEstablished"},
 		{"wire.LinkUnknown", int64(wire.LinkUnknown), int64(mgmt_pb.LinkState_LinkUnknown), "mgmt_pb.LinkState_LinkUnknown"},
+		{"wire.LinkPending", int64(wire.LinkPending), int64(mgmt_pb.LinkState_LinkPending), "mgmt_pb.LinkState_LinkPending"},
+		{"wire.LinkDialing", int64(wire.LinkDialing), int64(mgmt_pb.LinkState_LinkDialing), "mgmt_pb.LinkState_LinkDialing"},
 	})
 }
 
