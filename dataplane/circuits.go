@@ -515,3 +515,11 @@ func (m *Manager) validateTerminators(r *Router) {
 		}
 	}
 }
+
+// busy says whether circuit id is being routed: dialed or moved.
+func (m *Manager) busy(id string) bool {
+	m.circuits.mu.Lock()
+	defer m.circuits.mu.Unlock()
+	_, moving := m.circuits.moving[id]
+	return moving
+}

@@ -14,6 +14,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"net"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -285,6 +286,11 @@ func (m *Manager) ServeTLS(conn *tls.Conn) {
 		}
 		return
 	}
+	m.serve(r)
+}
+
+// serve waits for router r's channel to close, then forgets the router.
+func (m *Manager) serve(r *Router) {
 	<-r.channel().Done()
 	m.drop(r)
 	m.event(fsm.RouterEvent{Action: fsm.RouterDisconnected, RouterID: r.ID, Kind: r.Kind.Table,
@@ -361,19 +367,38 @@ func (m *Manager) admit(conn *tls.Conn) (*Router, error) {
 	}
 	r := &Router{ID: rec.GetID(), Kind: kind, fingerprint: fp, ConnectedAt: m.cfg.Now().UTC(), sync: SyncNew,
 		Version: decodeVersionInfo(hello.Headers[ctrlchan.HeaderHelloVersion]), listeners: listeners}
+	if err := m.join(conn, hello, r); err != nil {
+		if jr, ok := err.(*refusal); ok {
+			ref.reason, ref.detail = jr.reason, jr.detail
+			return nil, ref
+		}
+		return nil, err
+	}
+	m.event(fsm.RouterEvent{Action: fsm.RouterConnected, RouterID: r.ID, Kind: kind.Table,
+		Detail: map[string]any{"remoteAddress": conn.RemoteAddr().String(), "version": r.Version.Version, "fingerprint": fp}})
+	m.onConnect(r)
+	return r, nil
+}
+
+// join takes admitted router r on conn, whose hello it answers: it
+// refuses (a *refusal) a second channel of the router, and any while the
+// node shuts down.
+func (m *Manager) join(conn net.Conn, hello *ctrlchan.Message, r *Router) error {
 	r.edge.wake = make(chan struct{}, 1)
 	m.mu.Lock()
 	switch {
 	case m.closed:
 		m.mu.Unlock()
-		return refuse(reasonShuttingDown, "the controller node is shutting down")
+		ctrlchan.Refuse(conn, hello, "refused by the controller")
+		return &refusal{reason: reasonShuttingDown, detail: "the controller node is shutting down"}
 	case m.routers[r.ID] != nil:
 		m.mu.Unlock()
-		return refuse(reasonDuplicate, "router "+r.ID+" already has a control channel to this node")
+		ctrlchan.Refuse(conn, hello, "refused by the controller")
+		return &refusal{reason: reasonDuplicate, detail: "router " + r.ID + " already has a control channel to this node"}
 	}
 	m.routers[r.ID] = r // held before the answer, so a second hello racing this one is refused
 	m.mu.Unlock()
-	_, err = ctrlchan.AcceptThen(conn, hello, m.helloHeaders(), m.cfg.Channel, m.handlers(r), m.unhandled, func(ch *ctrlchan.Channel) { r.ch.Store(ch) })
+	_, err := ctrlchan.AcceptThen(conn, hello, m.helloHeaders(), m.cfg.Channel, m.handlers(r), m.unhandled, func(ch *ctrlchan.Channel) { r.ch.Store(ch) })
 	m.mu.Lock()
 	closed := m.closed
 	if err != nil || closed {
@@ -381,19 +406,15 @@ func (m *Manager) admit(conn *tls.Conn) (*Router, error) {
 	}
 	m.mu.Unlock()
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if closed { // Stop ran during the hello: it could not close this channel
 		r.channel().CloseWith(errors.New("the controller node is shutting down"))
-		ref.reason, ref.detail = reasonShuttingDown, "the controller node is shutting down"
-		return nil, ref
+		return &refusal{reason: reasonShuttingDown, detail: "the controller node is shutting down"}
 	}
 	m.metrics.connected.Inc()
-	m.log.Info("router connected", "router", r.ID, "kind", kind.Entity, "remote", conn.RemoteAddr().String(), "version", r.Version.Version)
-	m.event(fsm.RouterEvent{Action: fsm.RouterConnected, RouterID: r.ID, Kind: kind.Table,
-		Detail: map[string]any{"remoteAddress": conn.RemoteAddr().String(), "version": r.Version.Version, "fingerprint": fp}})
-	m.onConnect(r)
-	return r, nil
+	m.log.Info("router connected", "router", r.ID, "kind", r.Kind.Entity, "remote", conn.RemoteAddr().String(), "version", r.Version.Version)
+	return nil
 }
 
 // drop forgets a router whose channel closed.
