@@ -584,3 +584,27 @@ func (fr *fakeRouter) confirm(ids ...string) {
 	}
 	fr.send(ctrlchan.NewMessage(wire.CircuitConfirmationType, b))
 }
+
+// leave closes the router's connection (it left).
+func (fr *fakeRouter) leave() { _ = fr.conn.Close() }
+
+// refused is the text of a dial's refusal (failing on an answer).
+func refused(t *testing.T, reply *ctrlchan.Message) string {
+	t.Helper()
+	if reply.ContentType != wire.ErrorType {
+		t.Fatalf("the dial was answered %d, not refused", reply.ContentType)
+	}
+	return string(reply.Body)
+}
+
+// answerWithin waits for a dial's answer.
+func answerWithin(t *testing.T, answer <-chan *ctrlchan.Message, d time.Duration) *ctrlchan.Message {
+	t.Helper()
+	select {
+	case a := <-answer:
+		return a
+	case <-time.After(d):
+		t.Fatalf("no answer to the dial within %s", d)
+		return nil
+	}
+}

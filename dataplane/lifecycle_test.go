@@ -2,7 +2,9 @@ package dataplane
 
 import (
 	"slices"
+	"strings"
 	"testing"
+	"time"
 
 	"edgectl/dataplane/wire"
 )
@@ -31,3 +33,154 @@ func TestDial_RoutesEveryRouterOfThePath(t *testing.T) {
 	}
 }
 
+// triangle is line plus a dear link A–C: a dial takes A>B>C, and A>C once
+// B costs more.
+func triangle(t *testing.T) *testNet {
+	n := line(t)
+	n.link("ac", "A", "C")
+	n.setLatency("ab", 10)
+	n.setLatency("bc", 10)
+	n.setLatency("ac", 100)
+	return n
+}
+
+// square is A–B–D and A–C–D, the first cheaper, with a terminator on D.
+func square(t *testing.T) *testNet {
+	n := newTestNet(t)
+	for _, id := range []string{"A", "B", "C", "D"} {
+		n.addRouter(id)
+	}
+	for _, l := range []struct {
+		id, a, b string
+		ms       int
+	}{{"ab", "A", "B", 10}, {"bd", "B", "D", 10}, {"ac", "A", "C", 50}, {"cd", "C", "D", 50}} {
+		n.link(l.id, l.a, l.b)
+		n.setLatency(l.id, l.ms)
+	}
+	n.terminator("t1", "D")
+	return n
+}
+
+func dialAttempt(a uint32) bool    { return a != wire.SmartRerouteAttempt }
+func rerouteAttempt(a uint32) bool { return a == wire.SmartRerouteAttempt }
+
+// P1: a fault that arrives while the dial is still routing must not move
+// the half-built circuit under the dial (the dial's route on the router
+// dropped from the path was never unrouted); the circuit moves once routed.
+func TestDial_AFaultWhileRoutingMovesTheCircuitOnlyOnceRouted(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		fault func(n *testNet, id string)
+	}{
+		{"forward fault", func(n *testNet, id string) {
+			n.setRouterCost("B", 500) // A>C is cheaper now
+			n.fault("A", wire.ForwardFault, id)
+		}},
+		{"link fault", func(n *testNet, id string) { n.fault("B", wire.LinkFault, "bc") }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			n := triangle(t)
+			g := newGate()
+			held := n.routers["B"].holdRoutes(g, dialAttempt)
+			answer := n.dialAsync("A")
+			id := <-held
+			c.fault(n, id)
+			n.routers["A"].barrier()
+			n.routers["B"].barrier()
+			g.open()
+			if got := circuitID(t, <-answer); got != id {
+				t.Fatalf("answered circuit %s, routed %s", got, id)
+			}
+			poll(t, "the circuit moves to A>C", func() bool { return slices.Equal(n.path(id), []string{"A", "C"}) })
+			n.settled(id)
+		})
+	}
+}
+
+// P2: EndCircuit during a reroute ends the circuit on the old path and on
+// the routers of the new one, and no Route of the move follows an Unroute.
+func TestEndCircuit_DuringAMoveUnroutesTheNewPathToo(t *testing.T) {
+	n := square(t)
+	id := circuitID(t, n.dial("A"))
+	if p := n.path(id); !slices.Equal(p, []string{"A", "B", "D"}) {
+		t.Fatalf("path %v", p)
+	}
+	g := newGate()
+	held := n.routers["C"].holdRoutes(g, rerouteAttempt)
+	n.fault("B", wire.LinkFault, "bd")
+	<-held
+	if err := n.m.EndCircuit(id); err != nil {
+		t.Fatalf("EndCircuit: %v", err)
+	}
+	g.open()
+	n.settled(id)
+	if n.path(id) != nil {
+		t.Fatalf("the ended circuit is still listed, path %v", n.path(id))
+	}
+}
+
+// A router of the new path that confirms its circuits during the move
+// keeps the circuit's route.
+func TestConfirmation_DuringAMoveKeepsTheNewPathsRoutes(t *testing.T) {
+	n := square(t)
+	id := circuitID(t, n.dial("A"))
+	g := newGate()
+	held := n.routers["C"].holdRoutes(g, rerouteAttempt)
+	n.fault("B", wire.LinkFault, "bd")
+	<-held
+	n.routers["C"].confirm(id)
+	n.routers["C"].barrier()
+	if u := n.routers["C"].messages(wire.UnrouteType); len(u) > 0 {
+		t.Errorf("router C, of the new path, was told to unroute the circuit it confirmed")
+	}
+	g.open()
+	poll(t, "the circuit moves to A>C>D", func() bool { return slices.Equal(n.path(id), []string{"A", "C", "D"}) })
+	n.settled(id)
+}
+
+// A successful move unroutes the routers that left the path.
+func TestReroute_UnroutesTheRoutersThatLeftThePath(t *testing.T) {
+	n := square(t)
+	id := circuitID(t, n.dial("A"))
+	n.fault("B", wire.LinkFault, "bd")
+	poll(t, "the circuit moves to A>C>D", func() bool { return slices.Equal(n.path(id), []string{"A", "C", "D"}) })
+	n.settled(id)
+}
+
+// A router of the path that leaves while the dial waits for its answer
+// fails the attempt at once; the second attempt goes around it.
+func TestDial_ARouterLeavingMidDialFailsTheAttemptAtOnce(t *testing.T) {
+	n := triangle(t)
+	n.routers["B"].setAnswer(func(string, uint32) routeReply { return routeReply{silent: true} })
+	answer := n.dialAsync("A")
+	id := n.routers["B"].firstRoute()
+	n.routers["B"].leave()
+	delete(n.routers, "B")
+	if got := circuitID(t, answerWithin(t, answer, 5*time.Second)); got != id {
+		t.Fatalf("answered circuit %s, routed %s", got, id)
+	}
+	if p := n.path(id); !slices.Equal(p, []string{"A", "C"}) {
+		t.Fatalf("path %v", p)
+	}
+	n.settled(id)
+}
+
+// An end of the circuit that closes while the dial routes it ends it: the
+// dial is refused and every router it routed unroutes it.
+func TestDial_AnIngressFaultWhileRoutingEndsTheCircuit(t *testing.T) {
+	n := triangle(t)
+	g := newGate()
+	held := n.routers["B"].holdRoutes(g, dialAttempt)
+	answer := n.dialAsync("A")
+	id := <-held
+	n.fault("A", wire.IngressFault, id)
+	n.routers["A"].barrier()
+	g.open()
+	if why := refused(t, answerWithin(t, answer, 5*time.Second)); !strings.Contains(why, "ended while it was routed") {
+		t.Fatalf("refused: %s", why)
+	}
+	n.settled(id)
+	if n.path(id) != nil {
+		t.Fatal("the circuit is listed")
+	}
+}
