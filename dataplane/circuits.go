@@ -1,7 +1,6 @@
 package dataplane
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -33,8 +32,8 @@ import (
 // policy or posture change, a disabled identity), each with an Unroute to
 // every router of the path.
 
-// routeTimeout bounds a route's answer.
-const routeTimeout = 10 * time.Second
+// defaultRouteTimeout bounds a route's answer (Config.RouteTimeout).
+const defaultRouteTimeout = 10 * time.Second
 
 // Circuit is a circuit this node routed.
 type Circuit struct {
@@ -386,17 +385,18 @@ func (m *Manager) endCircuitsOf(sessions, apiSessions, identities map[string]boo
 	}
 }
 
-// removeTerminator removes a router-made terminator that proved stale.
+// removeTerminator removes a router-made terminator that proved stale (a
+// Raft write, on the pool of the terminator's router).
 func (m *Manager) removeTerminator(t *store.Terminator, why string) {
-	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	m.submit("requests/"+t.RouterID, requestsPerRouter, func() {
+		ctx, cancel := m.timeout(writeTimeout)
 		defer cancel()
 		if _, err := m.cfg.Writer.Do(ctx, fsm.CmdTerminatorsDeleteByRouter, fsm.RouterTerminatorsDelete{RouterID: t.RouterID, IDs: []string{t.ID}}); err != nil {
 			m.log.Warn("a stale terminator was not removed", "terminator", t.ID, "error", err)
 			return
 		}
 		m.log.Info("terminator removed", "terminator", t.ID, "router", t.RouterID, "reason", why)
-	}()
+	})
 }
 
 // validateTerminators asks a router that connected which of its
@@ -417,7 +417,7 @@ func (m *Manager) validateTerminators(r *Router) {
 	if len(refs) == 0 {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := m.timeout(writeTimeout)
 	defer cancel()
 	reply, err := m.request(ctx, r, ctrlchan.NewMessage(wire.ValidateTerminatorsV2RequestType, wire.ValidateTerminatorsV2(refs, false)))
 	if err != nil || reply.ContentType != wire.ValidateTerminatorsV2ResponseType {
@@ -434,4 +434,3 @@ func (m *Manager) validateTerminators(r *Router) {
 		}
 	}
 }
-

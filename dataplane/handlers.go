@@ -22,22 +22,40 @@ func (m *Manager) handlers(r *Router) map[int32]ctrlchan.Handler {
 			m.log.Info("edge sync: the router asks for the full state again", "router", r.ID, "reason", resyncReason(msg.Body))
 			r.edge.resync()
 		}),
-		wire.CreateTerminatorV2RequestType:   count(func(_ *ctrlchan.Channel, msg *ctrlchan.Message) { go m.createTerminator(r, msg) }),
-		wire.UpdateTerminatorRequestType:     count(func(_ *ctrlchan.Channel, msg *ctrlchan.Message) { go m.terminatorRequest(r, msg) }),
-		wire.RemoveTerminatorRequestType:     count(func(_ *ctrlchan.Channel, msg *ctrlchan.Message) { go m.terminatorRequest(r, msg) }),
-		wire.HealthEventType:                 count(func(_ *ctrlchan.Channel, msg *ctrlchan.Message) { go m.terminatorRequest(r, msg) }),
-		wire.RemoveTerminatorsRequestType:    count(func(_ *ctrlchan.Channel, msg *ctrlchan.Message) { go m.removeTerminators(r, msg) }),
-		wire.CreateCircuitV2RequestType:      count(func(_ *ctrlchan.Channel, msg *ctrlchan.Message) { go m.dial(r, msg) }),
+		wire.CreateTerminatorV2RequestType: count(func(_ *ctrlchan.Channel, msg *ctrlchan.Message) {
+			m.submit("requests/"+r.ID, requestsPerRouter, func() { m.createTerminator(r, msg) })
+		}),
+		wire.UpdateTerminatorRequestType: count(func(_ *ctrlchan.Channel, msg *ctrlchan.Message) {
+			m.submit("requests/"+r.ID, requestsPerRouter, func() { m.terminatorRequest(r, msg) })
+		}),
+		wire.RemoveTerminatorRequestType: count(func(_ *ctrlchan.Channel, msg *ctrlchan.Message) {
+			m.submit("requests/"+r.ID, requestsPerRouter, func() { m.terminatorRequest(r, msg) })
+		}),
+		wire.HealthEventType: count(func(_ *ctrlchan.Channel, msg *ctrlchan.Message) {
+			m.submit("requests/"+r.ID, requestsPerRouter, func() { m.terminatorRequest(r, msg) })
+		}),
+		wire.RemoveTerminatorsRequestType: count(func(_ *ctrlchan.Channel, msg *ctrlchan.Message) {
+			m.submit("requests/"+r.ID, requestsPerRouter, func() { m.removeTerminators(r, msg) })
+		}),
+		wire.CreateCircuitV2RequestType: count(func(_ *ctrlchan.Channel, msg *ctrlchan.Message) {
+			m.submit("dials/"+r.ID, dialsPerRouter, func() { m.dial(r, msg) })
+		}),
 		wire.RouteResultType:                 count(func(_ *ctrlchan.Channel, msg *ctrlchan.Message) { m.routeResult(r, msg) }),
 		wire.FaultType:                       count(func(_ *ctrlchan.Channel, msg *ctrlchan.Message) { m.fault(r, msg) }),
 		wire.CircuitConfirmationType:         count(func(_ *ctrlchan.Channel, msg *ctrlchan.Message) { m.confirmCircuits(r, msg) }),
 		wire.SubscribeToDataModelRequestType: count(func(_ *ctrlchan.Channel, msg *ctrlchan.Message) { m.subscribe(r, msg) }),
-		wire.EnrollmentExtendRouterType:      count(func(_ *ctrlchan.Channel, msg *ctrlchan.Message) { go m.extend(r, msg) }),
-		wire.EnrollmentExtendRouterVerify:    count(func(_ *ctrlchan.Channel, msg *ctrlchan.Message) { go m.extendVerify(r, msg) }),
-		wire.RouterLinksType:                 count(func(_ *ctrlchan.Channel, msg *ctrlchan.Message) { m.routerLinks(r, msg) }),
-		wire.VerifyRouterType:                count(func(_ *ctrlchan.Channel, msg *ctrlchan.Message) { go m.verifyRouter(r, msg) }),
-		wire.LinkStateType:                   count(func(_ *ctrlchan.Channel, msg *ctrlchan.Message) { m.linkState(r, msg) }),
-		wire.MetricsType:                     count(func(_ *ctrlchan.Channel, msg *ctrlchan.Message) { m.linkMetrics(r, msg) }),
+		wire.EnrollmentExtendRouterType: count(func(_ *ctrlchan.Channel, msg *ctrlchan.Message) {
+			m.submit("requests/"+r.ID, requestsPerRouter, func() { m.extend(r, msg) })
+		}),
+		wire.EnrollmentExtendRouterVerify: count(func(_ *ctrlchan.Channel, msg *ctrlchan.Message) {
+			m.submit("requests/"+r.ID, requestsPerRouter, func() { m.extendVerify(r, msg) })
+		}),
+		wire.RouterLinksType: count(func(_ *ctrlchan.Channel, msg *ctrlchan.Message) { m.routerLinks(r, msg) }),
+		wire.VerifyRouterType: count(func(_ *ctrlchan.Channel, msg *ctrlchan.Message) {
+			m.submit("requests/"+r.ID, requestsPerRouter, func() { m.verifyRouter(r, msg) })
+		}),
+		wire.LinkStateType: count(func(_ *ctrlchan.Channel, msg *ctrlchan.Message) { m.linkState(r, msg) }),
+		wire.MetricsType:   count(func(_ *ctrlchan.Channel, msg *ctrlchan.Message) { m.linkMetrics(r, msg) }),
 		// The router reports its network interfaces and waits for a result;
 		// this node does not keep them (docs/openziti.md).
 		wire.UpdateRouterInterfacesType: count(func(ch *ctrlchan.Channel, msg *ctrlchan.Message) {
@@ -60,7 +78,7 @@ func (m *Manager) onConnect(r *Router) {
 	if r.Kind.Table != "edgeRouters" {
 		return
 	}
-	go m.runSync(r)
+	m.goAttach(func() { m.runSync(r) })
 }
 
 // heartbeat takes the API sessions a router reports in use: each known one

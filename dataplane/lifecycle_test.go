@@ -184,3 +184,40 @@ func TestDial_AnIngressFaultWhileRoutingEndsTheCircuit(t *testing.T) {
 		t.Fatal("the circuit is listed")
 	}
 }
+
+// Close stops the moves under way (their waits for routers end with it)
+// and waits for them.
+func TestClose_StopsAndJoinsTheMovesUnderWay(t *testing.T) {
+	n := square(t)
+	id := circuitID(t, n.dial("A"))
+	n.routers["C"].setAnswer(func(_ string, a uint32) routeReply { return routeReply{ok: true, silent: rerouteAttempt(a)} })
+	n.fault("B", wire.LinkFault, "bd")
+	poll(t, "router C gets the move's route", func() bool { return n.routers["C"].routed(id) })
+	start := time.Now()
+	n.m.Close()
+	if took := time.Since(start); took > 3*time.Second {
+		t.Fatalf("Close took %s", took)
+	}
+	if n.m.busy(id) {
+		t.Fatal("the move goes on after Close returned")
+	}
+}
+
+// A link fault moves the circuits over the link a few at a time per
+// router, not all at once.
+func TestReroute_MovesAreBoundedPerRouter(t *testing.T) {
+	n := square(t)
+	const circuits = 3 * movesPerRouter
+	for i := 0; i < circuits; i++ {
+		circuitID(t, n.dial("A"))
+	}
+	n.routers["C"].setAnswer(func(_ string, a uint32) routeReply { return routeReply{ok: true, silent: rerouteAttempt(a)} })
+	n.fault("B", wire.LinkFault, "bd")
+	poll(t, "router C gets moves' routes", func() bool { return len(n.routers["C"].messages(wire.RouteType)) >= movesPerRouter })
+	if waiting, running := n.m.queued("moves/A"); running != movesPerRouter || waiting != circuits-movesPerRouter {
+		t.Fatalf("moves of circuits entering at A: %d running, %d waiting", running, waiting)
+	}
+	if got := len(n.routers["C"].messages(wire.RouteType)); got != movesPerRouter {
+		t.Fatalf("router C holds %d moves' routes at once, want %d", got, movesPerRouter)
+	}
+}

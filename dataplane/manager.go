@@ -10,6 +10,7 @@
 package dataplane
 
 import (
+	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
@@ -66,6 +67,8 @@ type Config struct {
 	// SmartRerouteInterval is how often circuits move to paths that became
 	// cheaper (routing.go); 0: never.
 	SmartRerouteInterval time.Duration
+	// RouteTimeout bounds the wait for a router's answer to a route; 10 s.
+	RouteTimeout time.Duration
 }
 
 // Manager holds this node's router channels.
@@ -95,6 +98,13 @@ type Manager struct {
 	circuits circuits
 	// links are the router links reported to this node (links.go).
 	links links
+
+	// ctx is for the calls the node makes on its own (Raft writes,
+	// requests to routers): Close cancels it. pools bound the background
+	// work per router (background.go).
+	ctx    context.Context
+	cancel context.CancelFunc
+	pools  pools
 
 	stop chan struct{}
 	wg   sync.WaitGroup
@@ -172,8 +182,12 @@ func New(cfg Config) *Manager {
 	if cfg.HelloTimeout <= 0 {
 		cfg.HelloTimeout = 10 * time.Second
 	}
+	if cfg.RouteTimeout <= 0 {
+		cfg.RouteTimeout = defaultRouteTimeout
+	}
+	ctx, cancel := context.WithCancel(context.Background())
 	return &Manager{cfg: cfg, log: cfg.Log, metrics: newMetrics(), routers: map[string]*Router{},
-		changed: make(chan struct{}, 1), stop: make(chan struct{}),
+		changed: make(chan struct{}, 1), stop: make(chan struct{}), ctx: ctx, cancel: cancel,
 		events: eventReporter{queue: make(chan fsm.RouterEvent, eventQueue), refused: map[string]time.Time{}}}
 }
 
@@ -226,6 +240,7 @@ func (m *Manager) Close() {
 	}
 	m.closed = true
 	close(m.stop)
+	m.cancel()
 	rs := make([]*Router, 0, len(m.routers))
 	for _, r := range m.routers {
 		rs = append(rs, r)

@@ -1,7 +1,6 @@
 package dataplane
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -88,7 +87,7 @@ func avoid(links map[string]bool, err error) {
 // router's result, or why the route failed (a *routeError when a router
 // refused or did not answer).
 func (m *Manager) routeOn(ci *Circuit, attempt uint32, egress *wire.Egress, answers chan routeAnswer) (*ctrlchan.Message, error) {
-	msgs := routes(ci, attempt, egress, routeTimeout)
+	msgs := routes(ci, attempt, egress, m.cfg.RouteTimeout)
 	waiting := map[string]bool{}
 	for i, id := range ci.Path {
 		r := m.router(id)
@@ -100,7 +99,7 @@ func (m *Manager) routeOn(ci *Circuit, attempt uint32, egress *wire.Egress, answ
 		}
 		waiting[id] = true
 	}
-	timeout := time.NewTimer(routeTimeout)
+	timeout := time.NewTimer(m.cfg.RouteTimeout)
 	defer timeout.Stop()
 	var last *ctrlchan.Message
 	for len(waiting) > 0 {
@@ -132,7 +131,7 @@ func (m *Manager) routeOn(ci *Circuit, attempt uint32, egress *wire.Egress, answ
 			for id := range waiting {
 				suspect = append(suspect, linksAt(ci, slices.Index(ci.Path, id))...)
 			}
-			return nil, &routeError{err: fmt.Errorf("the routers did not answer within %s", routeTimeout), suspect: suspect,
+			return nil, &routeError{err: fmt.Errorf("the routers did not answer within %s", m.cfg.RouteTimeout), suspect: suspect,
 				egress: waiting[ci.Path[len(ci.Path)-1]]}
 		}
 	}
@@ -167,9 +166,14 @@ func (m *Manager) rerouteLink(id, why string) {
 	}
 }
 
-// moveLater moves circuit id to another path in the background.
+// moveLater moves circuit id to another path in the background, on the
+// pool of its ingress router.
 func (m *Manager) moveLater(id, why string) {
-	go m.reroute(id, why)
+	ci, _ := m.circuits.get(id)
+	if ci == nil {
+		return
+	}
+	m.submit("moves/"+ci.RouterID, movesPerRouter, func() { m.reroute(id, why) })
 }
 
 // reroute moves circuit id to the cheapest path between the same ingress
@@ -238,7 +242,7 @@ var errEnded = errors.New("the circuit was ended")
 // ingress first, each waiting for its result: a router forwards to a link
 // only once the router at the link's other end knows the circuit.
 func (m *Manager) routeInOrder(ci *Circuit) error {
-	msgs := routes(ci, wire.SmartRerouteAttempt, nil, routeTimeout)
+	msgs := routes(ci, wire.SmartRerouteAttempt, nil, m.cfg.RouteTimeout)
 	for i, id := range ci.Path {
 		r := m.router(id)
 		if r == nil {
@@ -247,7 +251,7 @@ func (m *Manager) routeInOrder(ci *Circuit) error {
 		if !m.circuits.moveHop(ci.ID, id) {
 			return errEnded
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), routeTimeout)
+		ctx, cancel := m.timeout(m.cfg.RouteTimeout)
 		reply, err := m.request(ctx, r, ctrlchan.NewMessage(wire.RouteType, msgs[i]))
 		cancel()
 		if err != nil {
