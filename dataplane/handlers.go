@@ -107,16 +107,30 @@ func (m *Manager) heartbeat(r *Router, msg *ctrlchan.Message) {
 	}
 }
 
-// send sends msg to router r, counting it.
+// send sends msg to router r, counting it. Routes, unroutes and faults
+// are urgent: they overtake a large data model queued for the router, and
+// their send never waits, so a handler on one router's reader that tells
+// another router of a circuit or a link never waits for that router.
 func (m *Manager) send(r *Router, msg *ctrlchan.Message) error {
 	m.metrics.sent.WithLabelValues(contentName(msg.ContentType)).Inc()
+	msg.Priority = priorityOf(msg.ContentType)
 	return r.channel().Send(msg)
 }
 
 // request sends msg to router r and waits for its reply.
 func (m *Manager) request(ctx context.Context, r *Router, msg *ctrlchan.Message) (*ctrlchan.Message, error) {
 	m.metrics.sent.WithLabelValues(contentName(msg.ContentType)).Inc()
+	msg.Priority = priorityOf(msg.ContentType)
 	return r.channel().Request(ctx, msg)
+}
+
+// priorityOf is the priority of the messages of content type ct.
+func priorityOf(ct int32) ctrlchan.Priority {
+	switch ct {
+	case wire.RouteType, wire.UnrouteType, wire.FaultType:
+		return ctrlchan.Urgent
+	}
+	return ctrlchan.Standard
 }
 
 func resyncReason(b []byte) string {

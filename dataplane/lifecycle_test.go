@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"edgectl/ctrlchan"
 	"edgectl/dataplane/wire"
 )
 
@@ -219,5 +220,36 @@ func TestReroute_MovesAreBoundedPerRouter(t *testing.T) {
 	}
 	if got := len(n.routers["C"].messages(wire.RouteType)); got != movesPerRouter {
 		t.Fatalf("router C holds %d moves' routes at once, want %d", got, movesPerRouter)
+	}
+}
+
+// A router that reads nothing does not stall the reader of another: the
+// faults of B's circuits unroute them on the stalled S without waiting.
+func TestFault_AStalledRouterDoesNotStallAnothersReader(t *testing.T) {
+	n := newTestNet(t, func(c *Config) { c.Channel = ctrlchan.Options{QueueSize: 2, WriteTimeout: time.Minute} })
+	b, s := n.addRouter("B"), n.addRouter("S")
+	n.link("bs", "B", "S")
+	n.terminator("t1", "S")
+	var ids []string
+	for i := 0; i < 8; i++ {
+		ids = append(ids, circuitID(t, n.dial("B")))
+	}
+	s.stall()
+	for _, id := range ids {
+		n.fault("B", wire.IngressFault, id)
+	}
+	done := make(chan struct{})
+	go func() {
+		b.barrier()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(3 * time.Second):
+		t.Fatal("router B's reader waited for the stalled router S")
+	}
+	s.resume()
+	for _, id := range ids {
+		n.settled(id)
 	}
 }
