@@ -1,6 +1,7 @@
 package dataplane
 
 import (
+	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -15,9 +16,11 @@ import (
 	"edgectl/auth"
 	"edgectl/ctrlchan"
 	"edgectl/dataplane/wire"
+	"edgectl/fsm"
 	"edgectl/pki"
 	"edgectl/store"
 
+	"github.com/hashicorp/raft"
 	"google.golang.org/protobuf/encoding/protowire"
 )
 
@@ -35,6 +38,40 @@ type testNet struct {
 	routers map[string]*fakeRouter
 	// session and apiSession are the tokens a dial presents.
 	session, apiSession string
+	key                 *ecdsa.PrivateKey // signs service sessions
+}
+
+// localProposer applies each command to the FSM at once, in order, as a
+// one-member cluster would; the Manager watches the FSM.
+type localProposer struct {
+	fsm   *fsm.FSM
+	mu    sync.Mutex
+	index uint64
+	moved chan struct{}
+}
+
+func (l *localProposer) Apply(_ context.Context, cmd []byte) ([]byte, uint64, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.index++
+	resp := l.fsm.Apply(&raft.Log{Index: l.index, Term: 1, Type: raft.LogCommand, Data: cmd, AppendedAt: time.Now()})
+	close(l.moved)
+	l.moved = make(chan struct{})
+	switch r := resp.(type) {
+	case nil:
+		return nil, l.index, nil
+	case []byte:
+		return r, l.index, nil
+	case error:
+		return nil, l.index, r
+	}
+	return nil, l.index, fmt.Errorf("the FSM returned %T", resp)
+}
+
+func (l *localProposer) applied() (uint64, <-chan struct{}) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.index, l.moved
 }
 
 // netOption changes the Manager's Config before it starts.
@@ -83,12 +120,14 @@ func newTestNet(t *testing.T, opts ...netOption) *testNet {
 	if err != nil {
 		t.Fatal(err)
 	}
-	never := make(chan struct{})
-	cfg := Config{NodeID: "node-1", Store: s, Applied: func() (uint64, <-chan struct{}) { return 1, never }}
+	f := fsm.New(s)
+	lp := &localProposer{fsm: f, moved: make(chan struct{})}
+	cfg := Config{NodeID: "node-1", Store: s, Applied: lp.applied, Writer: fsm.NewWriter(lp, nil), Version: "v0.0.0-test"}
 	for _, o := range opts {
 		o(&cfg)
 	}
-	n := &testNet{t: t, m: New(cfg), s: s, routers: map[string]*fakeRouter{}, session: session, apiSession: apiToken}
+	n := &testNet{t: t, m: New(cfg), s: s, routers: map[string]*fakeRouter{}, session: session, apiSession: apiToken, key: key}
+	f.Watch(n.m)
 	n.m.Start()
 	t.Cleanup(n.m.Close)
 	return n
@@ -125,6 +164,9 @@ type fakeRouter struct {
 	// the router's reader, and may wait (a route held for a while).
 	answer  func(circuitID string, attempt uint32) routeReply
 	waiters map[int32]chan *ctrlchan.Message
+	// replies answer the node's requests, by content type (the reply
+	// function may return nil: no answer).
+	replies map[int32]func(*ctrlchan.Message) *ctrlchan.Message
 	// reading: while false the router reads nothing (a stalled router).
 	reading chan struct{}
 }
@@ -142,11 +184,25 @@ func (n *testNet) addRouter(id string) *fakeRouter {
 	n.t.Helper()
 	if _, err := n.s.Read().Get(store.KindEdgeRouter, id); err != nil {
 		mustWrite(n.t, n.s, func(tx *store.Tx) error {
-			return tx.Insert(store.KindEdgeRouter, &store.EdgeRouter{Base: store.Base{ID: id}, Named: store.Named{Name: id}})
+			fp := "fp-" + strings.ToLower(id)
+			return tx.Insert(store.KindEdgeRouter, &store.EdgeRouter{Base: store.Base{ID: id}, Named: store.Named{Name: id},
+				RouterEnrollment: store.RouterEnrollment{IsVerified: true, Fingerprint: &fp}})
 		})
 	}
 	a, b := net.Pipe()
-	fr := &fakeRouter{t: n.t, id: id, conn: b, waiters: map[int32]chan *ctrlchan.Message{}, reading: make(chan struct{})}
+	fr := &fakeRouter{t: n.t, id: id, conn: b, waiters: map[int32]chan *ctrlchan.Message{}, reading: make(chan struct{}),
+		replies: map[int32]func(*ctrlchan.Message) *ctrlchan.Message{
+			wire.ServerHelloType: func(*ctrlchan.Message) *ctrlchan.Message {
+				b := protowire.AppendTag(nil, 1, protowire.BytesType)
+				b = protowire.AppendString(b, "v1.7.2")
+				b = protowire.AppendTag(b, 2, protowire.BytesType)
+				b = protowire.AppendString(b, "host-"+strings.ToLower(id))
+				return ctrlchan.NewMessage(wire.ClientHelloType, b)
+			},
+			wire.ValidateTerminatorsV2RequestType: func(*ctrlchan.Message) *ctrlchan.Message {
+				return ctrlchan.NewMessage(wire.ValidateTerminatorsV2ResponseType, nil)
+			},
+		}}
 	close(fr.reading)
 	hello := ctrlchan.NewMessage(ctrlchan.ContentHello, []byte(id))
 	hello.Sequence = ctrlchan.HelloSequence
@@ -155,7 +211,7 @@ func (n *testNet) addRouter(id string) *fakeRouter {
 	if err != nil {
 		n.t.Fatal(err)
 	}
-	r := &Router{ID: id, Kind: store.KindEdgeRouter, ConnectedAt: time.Now(), sync: SyncNew}
+	r := &Router{ID: id, Kind: store.KindEdgeRouter, ConnectedAt: time.Now(), sync: SyncNew, fingerprint: "fp-" + strings.ToLower(id)}
 	fr.r = r
 	joined := make(chan error, 1)
 	go func() { joined <- n.m.join(a, got, r) }()
@@ -166,6 +222,7 @@ func (n *testNet) addRouter(id string) *fakeRouter {
 		n.t.Fatalf("router %s not joined: %v", id, err)
 	}
 	go fr.read()
+	n.m.onConnect(r)
 	go n.m.serve(r)
 	n.routers[id] = fr
 	n.t.Cleanup(func() { _ = b.Close() })
@@ -201,10 +258,18 @@ func (fr *fakeRouter) read() {
 			delete(fr.waiters, rf)
 		}
 		answer := fr.answer
+		reply := fr.replies[m.ContentType]
 		fr.mu.Unlock()
 		switch {
 		case w != nil:
 			w <- m
+		case reply != nil:
+			go func() {
+				if r := reply(m); r != nil {
+					r.SetReplyTo(m)
+					fr.write(r)
+				}
+			}()
 		case m.ContentType == wire.RouteType:
 			go fr.answerRoute(m, answer)
 		}
@@ -607,4 +672,17 @@ func answerWithin(t *testing.T, answer <-chan *ctrlchan.Message, d time.Duration
 		t.Fatalf("no answer to the dial within %s", d)
 		return nil
 	}
+}
+
+// reply sets how the router answers the node's requests of content type ct.
+func (fr *fakeRouter) reply(ct int32, f func(*ctrlchan.Message) *ctrlchan.Message) {
+	fr.mu.Lock()
+	fr.replies[ct] = f
+	fr.mu.Unlock()
+}
+
+// syncStatus waits for router id's edge sync status on the node to be want.
+func (n *testNet) syncStatus(id, want string) {
+	n.t.Helper()
+	poll(n.t, "router "+id+" is "+want, func() bool { return n.m.Status(id).SyncStatus == want })
 }
