@@ -182,6 +182,13 @@ type routeReply struct {
 // addRouter connects a fake edge router with id (its record made first).
 func (n *testNet) addRouter(id string) *fakeRouter {
 	n.t.Helper()
+	return n.addRouterWith(id, nil)
+}
+
+// addRouterWith is addRouter with the fake router set up by prepare
+// before it connects.
+func (n *testNet) addRouterWith(id string, prepare func(*fakeRouter)) *fakeRouter {
+	n.t.Helper()
 	if _, err := n.s.Read().Get(store.KindEdgeRouter, id); err != nil {
 		mustWrite(n.t, n.s, func(tx *store.Tx) error {
 			fp := "fp-" + strings.ToLower(id)
@@ -204,6 +211,9 @@ func (n *testNet) addRouter(id string) *fakeRouter {
 			},
 		}}
 	close(fr.reading)
+	if prepare != nil {
+		prepare(fr)
+	}
 	hello := ctrlchan.NewMessage(ctrlchan.ContentHello, []byte(id))
 	hello.Sequence = ctrlchan.HelloSequence
 	go func() { _, _ = b.Write(hello.AppendFrame(nil)) }()
