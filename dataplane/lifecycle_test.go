@@ -253,3 +253,180 @@ func TestFault_AStalledRouterDoesNotStallAnothersReader(t *testing.T) {
 		n.settled(id)
 	}
 }
+
+// A router in the middle that refuses its route fails the attempt; the
+// second attempt avoids the links its route named.
+func TestDial_ARefusedRouteIsTriedAgainAroundItsLinks(t *testing.T) {
+	n := triangle(t)
+	n.routers["B"].setAnswer(func(string, uint32) routeReply { return routeReply{reason: "no link bc"} })
+	id := circuitID(t, n.dial("A"))
+	if p := n.path(id); !slices.Equal(p, []string{"A", "C"}) {
+		t.Fatalf("path %v", p)
+	}
+	n.settled(id)
+}
+
+// Routers that do not answer in time fail the attempt; two such attempts
+// refuse the dial, and every router routed is told to unroute.
+func TestDial_RoutesThatTimeOutRefuseTheDial(t *testing.T) {
+	n := newTestNet(t, func(c *Config) { c.RouteTimeout = 100 * time.Millisecond })
+	for _, id := range []string{"A", "B", "C"} {
+		n.addRouter(id)
+	}
+	n.link("ab", "A", "B")
+	n.link("bc", "B", "C")
+	n.terminator("t1", "C")
+	n.routers["C"].setAnswer(func(string, uint32) routeReply { return routeReply{silent: true} })
+	why := refused(t, n.dial("A"))
+	// The egress did not answer: its terminator failed, and none is left.
+	if !strings.Contains(why, "after 1 failed attempts") {
+		t.Fatalf("refused: %s", why)
+	}
+	id := circuitOf(n.routers["C"].messages(wire.RouteType)[0])
+	n.settled(id)
+	// A late answer of the given-up dial is unrouted.
+	late := ctrlchan.NewMessage(wire.RouteResultType, []byte(id))
+	late.Headers.PutUint32(wire.RouteResultAttemptHeader, 0)
+	late.Headers.PutBool(wire.RouteResultSuccessHeader, true)
+	before := len(n.routers["C"].messages(wire.UnrouteType))
+	n.routers["C"].send(late)
+	poll(t, "a late route result is unrouted", func() bool { return len(n.routers["C"].messages(wire.UnrouteType)) == before+1 })
+}
+
+func TestDial_Refusals(t *testing.T) {
+	n := line(t)
+	bad := n.dialRequest()
+	bad.Headers.PutString(wire.CircuitSessionTokenHeader, "garbage")
+	if r := n.routers["A"].request(bad, 5*time.Second); r.ContentType != wire.ErrorType {
+		t.Fatalf("a bad session token: %d", r.ContentType)
+	}
+	none := ctrlchan.NewMessage(wire.CreateCircuitV2RequestType, nil)
+	if why := refused(t, n.routers["A"].request(none, 5*time.Second)); !strings.Contains(why, "no session token") {
+		t.Fatalf("no session token: %s", why)
+	}
+	// No terminator: refused.
+	n2 := newTestNet(t)
+	n2.addRouter("A")
+	if why := refused(t, n2.dial("A")); !strings.Contains(why, "no terminators") {
+		t.Fatalf("no terminators: %s", why)
+	}
+}
+
+// Confirmations and forward faults of circuits the node does not have are
+// unrouted on the router that sent them; EndCircuit of one is refused.
+func TestConfirmationsAndFaults_OfUnknownCircuitsAreUnrouted(t *testing.T) {
+	n := line(t)
+	a := n.routers["A"]
+	a.confirm("ghost-1")
+	n.fault("A", wire.ForwardFault, "ghost-2 ghost-3")
+	a.barrier()
+	got := map[string]bool{}
+	for _, m := range a.messages(wire.UnrouteType) {
+		got[circuitOf(m)] = true
+	}
+	if !got["ghost-1"] || !got["ghost-2"] || !got["ghost-3"] {
+		t.Fatalf("unrouted %v", got)
+	}
+	if err := n.m.EndCircuit("ghost-1"); err != ErrNoCircuit {
+		t.Fatalf("EndCircuit of an unknown circuit: %v", err)
+	}
+	// A live circuit's routers confirm it: nothing is unrouted.
+	id := circuitID(t, n.dial("A"))
+	for _, r := range n.routers {
+		r.confirm(id)
+		r.barrier()
+	}
+	n.settled(id)
+	if err := n.m.EndCircuit(id); err != nil {
+		t.Fatal(err)
+	}
+	n.settled(id)
+}
+
+// An end router that leaves ends its circuits; one in the middle that
+// leaves moves them around it.
+func TestRouterLeaving_EndsOrMovesItsCircuits(t *testing.T) {
+	n := triangle(t)
+	id := circuitID(t, n.dial("A"))
+	n.routers["B"].leave()
+	delete(n.routers, "B")
+	poll(t, "the circuit moves to A>C", func() bool { return slices.Equal(n.path(id), []string{"A", "C"}) })
+	n.settled(id)
+	n.routers["C"].leave()
+	delete(n.routers, "C")
+	poll(t, "the circuit ends", func() bool { return n.path(id) == nil })
+	n.settled(id)
+}
+
+// Circuits move to a path that became cheaper, a few per cycle.
+func TestSmartReroute_MovesToACheaperPath(t *testing.T) {
+	n := square(t)
+	id := circuitID(t, n.dial("A"))
+	n.smartNow() // nothing cheaper: nothing moves
+	if p := n.path(id); !slices.Equal(p, []string{"A", "B", "D"}) {
+		t.Fatalf("path %v", p)
+	}
+	n.setLatency("ac", 1)
+	n.setLatency("cd", 1)
+	n.setLatency("ab", 200)
+	n.smartNow()
+	if p := n.path(id); !slices.Equal(p, []string{"A", "C", "D"}) {
+		t.Fatalf("path %v", p)
+	}
+	n.settled(id)
+}
+
+func (n *testNet) smartNow() { n.m.smartReroute() }
+
+// An operator's link changes move the circuits: down takes them off it,
+// removal tells its routers to close it.
+func TestLinkChanges_MoveTheCircuits(t *testing.T) {
+	n := square(t)
+	id := circuitID(t, n.dial("A"))
+	down := true
+	if _, err := n.m.UpdateLink("bd", LinkChange{Down: &down}); err != nil {
+		t.Fatal(err)
+	}
+	poll(t, "the circuit moves to A>C>D", func() bool { return slices.Equal(n.path(id), []string{"A", "C", "D"}) })
+	n.settled(id)
+	n.m.RemoveLink("cd")
+	poll(t, "no path: the circuit ends", func() bool { return n.path(id) == nil })
+	n.settled(id)
+	for _, r := range []string{"C", "D"} {
+		if len(n.routers[r].messages(wire.FaultType)) == 0 {
+			t.Errorf("router %s was not told to close the removed link", r)
+		}
+	}
+	n.m.RemoveLink("unknown") // every router is told
+	poll(t, "every router is told of the unknown link", func() bool { return len(n.routers["A"].messages(wire.FaultType)) > 0 })
+}
+
+// Routers report their links, the links' connections and latencies, and
+// ask the node to verify a link's dialer.
+func TestLinkMessages(t *testing.T) {
+	n := newTestNet(t)
+	a, b := n.addRouter("A"), n.addRouter("B")
+	link := pb(nil).str(1, "l1").str(2, "B").str(3, "tls").str(5, "tls:b:1").uint(6, 3)
+	a.send(ctrlchan.NewMessage(wire.RouterLinksType, pb(nil).msg(1, link)))
+	a.send(ctrlchan.NewMessage(wire.LinkStateType, pb(nil).str(1, "l1").uint(2, 3)))
+	a.barrier()
+	if ls := n.m.Links(); len(ls) != 1 || ls[0].ID != "l1" || ls[0].DstRouterID != "B" || ls[0].Iteration != 3 || !n.m.LinkUsable(ls[0]) {
+		t.Fatalf("links %+v", ls)
+	}
+	for _, c := range []struct {
+		fp string
+		ok bool
+	}{{"fp-a", true}, {"F:P-A", true}, {"fp-b", false}} {
+		r := b.request(ctrlchan.NewMessage(wire.VerifyRouterType, pb(nil).str(1, "A").str(2, c.fp)), 5*time.Second)
+		if ok, why := r.Result(); ok != c.ok {
+			t.Errorf("fingerprint %s: %v %s", c.fp, ok, why)
+		}
+	}
+	// A fault of the link from one end: the link goes, the other end is told.
+	n.fault("A", wire.LinkFault, "l1")
+	a.barrier()
+	if len(n.m.Links()) != 0 {
+		t.Fatal("the faulted link stays")
+	}
+	b.gotN(wire.FaultType, 1)
+}
