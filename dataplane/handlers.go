@@ -8,60 +8,57 @@ import (
 	"edgectl/dataplane/wire"
 )
 
-// handlers are the message handlers of router r's channel.
+// handlers are the message handlers of router r's channel. A handler runs
+// on the router's reader when it never waits: what it sends another router
+// is urgent (send), so a slow router holds up no other's reader. One that
+// waits (a Raft write, a request, a dial's routes) is submitted to the
+// router's pools (background.go), bounded per router and stopped by Close.
 func (m *Manager) handlers(r *Router) map[int32]ctrlchan.Handler {
-	count := func(h ctrlchan.Handler) ctrlchan.Handler {
-		return func(ch *ctrlchan.Channel, msg *ctrlchan.Message) {
+	// onReader runs h on the reader; async on the router's pool named pool.
+	onReader := func(h func(*Router, *ctrlchan.Message)) ctrlchan.Handler {
+		return func(_ *ctrlchan.Channel, msg *ctrlchan.Message) {
 			m.metrics.received.WithLabelValues(contentName(msg.ContentType)).Inc()
-			h(ch, msg)
+			h(r, msg)
+		}
+	}
+	async := func(pool string, limit int, h func(*Router, *ctrlchan.Message)) ctrlchan.Handler {
+		return func(_ *ctrlchan.Channel, msg *ctrlchan.Message) {
+			m.metrics.received.WithLabelValues(contentName(msg.ContentType)).Inc()
+			m.submit(pool+"/"+r.ID, limit, func() { h(r, msg) })
 		}
 	}
 	return map[int32]ctrlchan.Handler{
-		wire.APISessionHeartbeatType: count(func(_ *ctrlchan.Channel, msg *ctrlchan.Message) { m.heartbeat(r, msg) }),
-		wire.RequestClientReSyncType: count(func(_ *ctrlchan.Channel, msg *ctrlchan.Message) {
-			m.log.Info("edge sync: the router asks for the full state again", "router", r.ID, "reason", resyncReason(msg.Body))
-			r.edge.resync()
-		}),
-		wire.CreateTerminatorV2RequestType: count(func(_ *ctrlchan.Channel, msg *ctrlchan.Message) {
-			m.submit("requests/"+r.ID, requestsPerRouter, func() { m.createTerminator(r, msg) })
-		}),
-		wire.UpdateTerminatorRequestType: count(func(_ *ctrlchan.Channel, msg *ctrlchan.Message) {
-			m.submit("requests/"+r.ID, requestsPerRouter, func() { m.terminatorRequest(r, msg) })
-		}),
-		wire.RemoveTerminatorRequestType: count(func(_ *ctrlchan.Channel, msg *ctrlchan.Message) {
-			m.submit("requests/"+r.ID, requestsPerRouter, func() { m.terminatorRequest(r, msg) })
-		}),
-		wire.HealthEventType: count(func(_ *ctrlchan.Channel, msg *ctrlchan.Message) {
-			m.submit("requests/"+r.ID, requestsPerRouter, func() { m.terminatorRequest(r, msg) })
-		}),
-		wire.RemoveTerminatorsRequestType: count(func(_ *ctrlchan.Channel, msg *ctrlchan.Message) {
-			m.submit("requests/"+r.ID, requestsPerRouter, func() { m.removeTerminators(r, msg) })
-		}),
-		wire.CreateCircuitV2RequestType: count(func(_ *ctrlchan.Channel, msg *ctrlchan.Message) {
-			m.submit("dials/"+r.ID, dialsPerRouter, func() { m.dial(r, msg) })
-		}),
-		wire.RouteResultType:                 count(func(_ *ctrlchan.Channel, msg *ctrlchan.Message) { m.routeResult(r, msg) }),
-		wire.FaultType:                       count(func(_ *ctrlchan.Channel, msg *ctrlchan.Message) { m.fault(r, msg) }),
-		wire.CircuitConfirmationType:         count(func(_ *ctrlchan.Channel, msg *ctrlchan.Message) { m.confirmCircuits(r, msg) }),
-		wire.SubscribeToDataModelRequestType: count(func(_ *ctrlchan.Channel, msg *ctrlchan.Message) { m.subscribe(r, msg) }),
-		wire.EnrollmentExtendRouterType: count(func(_ *ctrlchan.Channel, msg *ctrlchan.Message) {
-			m.submit("requests/"+r.ID, requestsPerRouter, func() { m.extend(r, msg) })
-		}),
-		wire.EnrollmentExtendRouterVerify: count(func(_ *ctrlchan.Channel, msg *ctrlchan.Message) {
-			m.submit("requests/"+r.ID, requestsPerRouter, func() { m.extendVerify(r, msg) })
-		}),
-		wire.RouterLinksType: count(func(_ *ctrlchan.Channel, msg *ctrlchan.Message) { m.routerLinks(r, msg) }),
-		wire.VerifyRouterType: count(func(_ *ctrlchan.Channel, msg *ctrlchan.Message) {
-			m.submit("requests/"+r.ID, requestsPerRouter, func() { m.verifyRouter(r, msg) })
-		}),
-		wire.LinkStateType: count(func(_ *ctrlchan.Channel, msg *ctrlchan.Message) { m.linkState(r, msg) }),
-		wire.MetricsType:   count(func(_ *ctrlchan.Channel, msg *ctrlchan.Message) { m.linkMetrics(r, msg) }),
+		wire.APISessionHeartbeatType:         onReader(m.heartbeat),
+		wire.RequestClientReSyncType:         onReader(m.resyncAsked),
+		wire.RouteResultType:                 onReader(m.routeResult),
+		wire.FaultType:                       onReader(m.fault),
+		wire.CircuitConfirmationType:         onReader(m.confirmCircuits),
+		wire.SubscribeToDataModelRequestType: onReader(m.subscribe),
+		wire.RouterLinksType:                 onReader(m.routerLinks),
+		wire.LinkStateType:                   onReader(m.linkState),
+		wire.MetricsType:                     onReader(m.linkMetrics),
 		// The router reports its network interfaces and waits for a result;
 		// this node does not keep them (docs/openziti.md).
-		wire.UpdateRouterInterfacesType: count(func(ch *ctrlchan.Channel, msg *ctrlchan.Message) {
-			_ = ch.Reply(msg, ctrlchan.NewResult(true, ""))
+		wire.UpdateRouterInterfacesType: onReader(func(r *Router, msg *ctrlchan.Message) {
+			_ = r.channel().Reply(msg, ctrlchan.NewResult(true, ""))
 		}),
+
+		wire.CreateCircuitV2RequestType:    async("dials", dialsPerRouter, m.dial),
+		wire.CreateTerminatorV2RequestType: async("requests", requestsPerRouter, m.createTerminator),
+		wire.UpdateTerminatorRequestType:   async("requests", requestsPerRouter, m.terminatorRequest),
+		wire.RemoveTerminatorRequestType:   async("requests", requestsPerRouter, m.terminatorRequest),
+		wire.HealthEventType:               async("requests", requestsPerRouter, m.terminatorRequest),
+		wire.RemoveTerminatorsRequestType:  async("requests", requestsPerRouter, m.removeTerminators),
+		wire.EnrollmentExtendRouterType:    async("requests", requestsPerRouter, m.extend),
+		wire.EnrollmentExtendRouterVerify:  async("requests", requestsPerRouter, m.extendVerify),
+		wire.VerifyRouterType:              async("requests", requestsPerRouter, m.verifyRouter),
 	}
+}
+
+// resyncAsked takes a router's request for the full state again.
+func (m *Manager) resyncAsked(r *Router, msg *ctrlchan.Message) {
+	m.log.Info("edge sync: the router asks for the full state again", "router", r.ID, "reason", resyncReason(msg.Body))
+	r.edge.resync()
 }
 
 // unhandled counts and logs a message no handler takes: the router's

@@ -430,3 +430,18 @@ func TestLinkMessages(t *testing.T) {
 	}
 	b.gotN(wire.FaultType, 1)
 }
+
+// The ingress router that leaves while its dial routes: the dial gives up
+// at once and every other router it routed unroutes the circuit.
+func TestDial_TheIngressLeavingMidDialUnroutesTheOthers(t *testing.T) {
+	n := line(t)
+	g := newGate()
+	held := n.routers["B"].holdRoutes(g, dialAttempt)
+	n.dialAsync("A")
+	id := <-held
+	n.routers["A"].leave()
+	delete(n.routers, "A")
+	g.open()
+	poll(t, "the dial gives up", func() bool { return !n.m.busy(id) })
+	n.settled(id)
+}
