@@ -445,3 +445,52 @@ func TestDial_TheIngressLeavingMidDialUnroutesTheOthers(t *testing.T) {
 	poll(t, "the dial gives up", func() bool { return !n.m.busy(id) })
 	n.settled(id)
 }
+
+// Each kind of fault of a live circuit: an end that closes ends it, a
+// router that cannot forward moves it, a link that fails (or is a
+// duplicate) moves the circuits over it.
+func TestFault_EveryKindOnALiveCircuit(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		fault    func(n *testNet, id string)
+		wantPath []string // nil: ended
+	}{
+		{"ingress", func(n *testNet, id string) { n.fault("A", wire.IngressFault, id) }, nil},
+		{"egress", func(n *testNet, id string) { n.fault("D", wire.EgressFault, id) }, nil},
+		{"forward", func(n *testNet, id string) {
+			n.setRouterCost("B", 500)
+			n.fault("A", wire.ForwardFault, id)
+		}, []string{"A", "C", "D"}},
+		{"link", func(n *testNet, id string) { n.fault("B", wire.LinkFault, "bd") }, []string{"A", "C", "D"}},
+		{"link duplicate", func(n *testNet, id string) { n.fault("B", wire.LinkDuplicate, "bd") }, []string{"A", "C", "D"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			n := square(t)
+			id := circuitID(t, n.dial("A"))
+			c.fault(n, id)
+			if c.wantPath == nil {
+				poll(t, "the circuit ends", func() bool { return n.path(id) == nil })
+			} else {
+				poll(t, "the circuit moves", func() bool { return slices.Equal(n.path(id), c.wantPath) })
+			}
+			n.settled(id)
+		})
+	}
+}
+
+// A circuit within one router: a forward fault ends it; an unknown-owner
+// forward fault of a circuit the node does not have changes nothing.
+func TestFault_OnAOneRouterCircuit(t *testing.T) {
+	n := newTestNet(t)
+	a := n.addRouter("A")
+	n.terminator("t1", "A")
+	id := circuitID(t, n.dial("A"))
+	n.fault("A", wire.UnknownOwnerForwardFault, "ghost")
+	a.barrier()
+	if len(a.messages(wire.UnrouteType)) != 0 {
+		t.Fatal("an unknown-owner fault was unrouted")
+	}
+	n.fault("A", wire.ForwardFault, id)
+	poll(t, "the circuit ends", func() bool { return n.path(id) == nil })
+	n.settled(id)
+}
