@@ -508,8 +508,12 @@ func (m *Manager) watch() {
 			return
 		case <-moved:
 		}
+		// The routers first, then the model: a router that connected
+		// before the read has its record in it (a router's record is
+		// written before it can connect).
+		routers := m.connectedWhere(nil)
 		tx := m.cfg.Store.Read()
-		for _, r := range m.connectedWhere(nil) {
+		for _, r := range routers {
 			if why := stillAdmitted(tx, r); why != "" {
 				m.log.Info("closing a router's control channel", "router", r.ID, "reason", why)
 				r.channel().CloseWith(errors.New(why))
