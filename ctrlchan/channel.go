@@ -26,6 +26,10 @@ type Options struct {
 	WriteTimeout time.Duration
 	// QueueSize is the number of messages waiting to be written; 256.
 	QueueSize int
+	// UrgentQueueSize is the number of Urgent messages waiting to be
+	// written; 4096. A peer that lets more wait is closed at once: an
+	// Urgent send never waits.
+	UrgentQueueSize int
 }
 
 func (o *Options) defaults() {
@@ -43,6 +47,9 @@ func (o *Options) defaults() {
 	}
 	if o.QueueSize <= 0 {
 		o.QueueSize = 256
+	}
+	if o.UrgentQueueSize <= 0 {
+		o.UrgentQueueSize = 4096
 	}
 }
 
@@ -67,6 +74,11 @@ type Channel struct {
 	out chan *Message
 	// poke wakes the writer to answer a heartbeat when nothing else is queued.
 	poke chan struct{}
+	// urgent are the Urgent messages waiting, written before any of out;
+	// urged wakes the writer for them.
+	urgentMu sync.Mutex
+	urgent   []*Message
+	urged    chan struct{}
 
 	mu      sync.Mutex
 	waiters map[int32]chan *Message
@@ -133,7 +145,7 @@ func AcceptThen(conn net.Conn, hello *Message, headers Headers, opts Options, ha
 	}
 	_ = conn.SetWriteDeadline(time.Time{})
 	ch := &Channel{conn: conn, opts: opts, handlers: handlers, unhandled: unhandled,
-		out: make(chan *Message, opts.QueueSize), poke: make(chan struct{}, 1),
+		out: make(chan *Message, opts.QueueSize), poke: make(chan struct{}, 1), urged: make(chan struct{}, 1),
 		waiters: map[int32]chan *Message{}, closed: make(chan struct{})}
 	now := time.Now().UnixNano()
 	ch.lastRx.Store(now)
@@ -177,9 +189,9 @@ func (ch *Channel) CloseWith(err error) {
 // Close closes the channel.
 func (ch *Channel) Close() { ch.CloseWith(ErrClosed) }
 
-// Send queues m with the next sequence number. It waits for room in the
-// queue at most the write timeout; a peer that does not read for that long
-// is closed.
+// Send queues m with the next sequence number. A Standard message waits
+// for room in the queue at most the write timeout (a peer that does not
+// read for that long is closed); an Urgent one never waits.
 func (ch *Channel) Send(m *Message) error {
 	m.Sequence = ch.seq.Add(1)
 	return ch.enqueue(m)
@@ -225,6 +237,9 @@ func (ch *Channel) enqueue(m *Message) error {
 		return ErrClosed
 	default:
 	}
+	if m.Priority == Urgent {
+		return ch.enqueueUrgent(m)
+	}
 	select {
 	case ch.out <- m:
 		return nil
@@ -244,6 +259,33 @@ func (ch *Channel) enqueue(m *Message) error {
 		ch.CloseWith(err)
 		return err
 	}
+}
+
+// enqueueUrgent queues m ahead of the Standard messages, without waiting.
+func (ch *Channel) enqueueUrgent(m *Message) error {
+	ch.urgentMu.Lock()
+	if n := len(ch.urgent); n >= ch.opts.UrgentQueueSize {
+		ch.urgentMu.Unlock()
+		err := fmt.Errorf("ctrlchan: the peer let %d urgent messages wait", n)
+		ch.CloseWith(err)
+		return err
+	}
+	ch.urgent = append(ch.urgent, m)
+	ch.urgentMu.Unlock()
+	select {
+	case ch.urged <- struct{}{}:
+	default:
+	}
+	return nil
+}
+
+// takeUrgent returns the Urgent messages waiting, emptying their queue.
+func (ch *Channel) takeUrgent() []*Message {
+	ch.urgentMu.Lock()
+	defer ch.urgentMu.Unlock()
+	ms := ch.urgent
+	ch.urgent = nil
+	return ms
 }
 
 func (ch *Channel) readLoop() {
@@ -331,22 +373,39 @@ func (ch *Channel) writeLoop() {
 		}
 		return true
 	}
+	// urgent writes the Urgent messages waiting: before each Standard one.
+	urgent := func() bool {
+		for _, m := range ch.takeUrgent() {
+			if !write(m) {
+				return false
+			}
+		}
+		return true
+	}
 	for {
 		select {
 		case <-ch.closed:
 			return
+		case <-ch.urged:
+			_ = ch.conn.SetWriteDeadline(time.Now().Add(ch.opts.WriteTimeout))
+			if !urgent() {
+				return
+			}
 		case m := <-ch.out:
 			_ = ch.conn.SetWriteDeadline(time.Now().Add(ch.opts.WriteTimeout))
-			if !write(m) {
+			if !urgent() || !write(m) {
 				return
 			}
 			for more := true; more; {
 				select {
 				case m := <-ch.out:
-					if !write(m) {
+					if !urgent() || !write(m) {
 						return
 					}
 				default:
+					if !urgent() {
+						return
+					}
 					more = false
 				}
 			}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -234,5 +235,102 @@ func TestReadHello_RefusesWhatIsNotAHello(t *testing.T) {
 	var ne net.Error
 	if !errors.As(err, &ne) || !ne.Timeout() {
 		t.Fatalf("no hello before the deadline: %v", err)
+	}
+}
+
+// stalled accepts a channel whose peer reads only when told: the returned
+// function reads the next message (its content type and body length).
+func stalled(t *testing.T, opts Options) (*Channel, func() *Message) {
+	t.Helper()
+	a, b := net.Pipe()
+	t.Cleanup(func() { _ = b.Close() })
+	hello := NewMessage(ContentHello, []byte("r"))
+	hello.Sequence = HelloSequence
+	go func() { _, _ = b.Write(hello.AppendFrame(nil)) }()
+	got, err := ReadHello(a, time.Now().Add(time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	results := make(chan *Message, 1)
+	go func() {
+		m, _ := ReadMessage(b, MaxHeadersSize, MaxBodySize)
+		results <- m
+	}()
+	ch, err := Accept(a, got, nil, opts, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(ch.Close)
+	if r := <-results; r == nil || r.ContentType != ContentResult {
+		t.Fatalf("hello result %+v", r)
+	}
+	return ch, func() *Message {
+		t.Helper()
+		for {
+			m, err := ReadMessage(b, MaxHeadersSize, MaxBodySize)
+			if err != nil {
+				t.Fatalf("peer read: %v", err)
+			}
+			if m.ContentType != ContentHeartbeat {
+				return m
+			}
+		}
+	}
+}
+
+func TestChannel_UrgentMessagesOvertakeAndNeverWait(t *testing.T) {
+	ch, read := stalled(t, Options{QueueSize: 2, WriteTimeout: time.Minute})
+	// One large message in the writer (the peer reads nothing yet), two
+	// queued behind it: the queue is full.
+	for i := 0; i < 3; i++ {
+		if err := ch.Send(NewMessage(100+int32(i), make([]byte, 256<<10))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sent := make(chan error, 2)
+	go func() {
+		for _, ct := range []int32{200, 201} {
+			u := NewMessage(ct, []byte("route"))
+			u.Priority = Urgent
+			sent <- ch.Send(u)
+		}
+	}()
+	for i := 0; i < 2; i++ {
+		select {
+		case err := <-sent:
+			if err != nil {
+				t.Fatal(err)
+			}
+		case <-time.After(2 * time.Second):
+			t.Fatal("an urgent send waited for room behind a full queue")
+		}
+	}
+	var order []int32
+	for i := 0; i < 5; i++ {
+		order = append(order, read().ContentType)
+	}
+	// The urgent ones come before the queued ones, in the order sent; the
+	// first large message may be written before them (when the writer had
+	// taken it) or after.
+	if want, alt := []int32{100, 200, 201, 101, 102}, []int32{200, 201, 100, 101, 102}; !slices.Equal(order, want) && !slices.Equal(order, alt) {
+		t.Fatalf("order %v, want %v or %v", order, want, alt)
+	}
+}
+
+func TestChannel_APeerLettingTooManyUrgentMessagesWaitIsClosed(t *testing.T) {
+	ch, _ := stalled(t, Options{UrgentQueueSize: 3, WriteTimeout: time.Minute})
+	var err error
+	for i := 0; i < 10 && err == nil; i++ {
+		u := NewMessage(200, make([]byte, 64<<10))
+		u.Priority = Urgent
+		err = ch.Send(u)
+	}
+	if err == nil || !strings.Contains(err.Error(), "urgent messages wait") {
+		t.Fatalf("urgent sends to a peer that reads nothing: %v", err)
+	}
+	select {
+	case <-ch.Done():
+	case <-time.After(time.Second):
+		t.Fatal("the channel was not closed")
 	}
 }

@@ -76,7 +76,21 @@ type Message struct {
 	Sequence    int32
 	Headers     Headers
 	Body        []byte
+	// Priority is how this side queues it for sending (not on the wire).
+	Priority Priority
 }
+
+// Priority orders a message in its channel's send queue, as
+// openziti/channel's priorities do: an Urgent message (a route, an unroute,
+// a fault) overtakes the Standard ones queued before it (a large data
+// model among them), and its send never waits for room.
+type Priority uint8
+
+// The priorities.
+const (
+	Standard Priority = iota
+	Urgent
+)
 
 // NewMessage returns a message of content type ct with body b and no headers.
 func NewMessage(ct int32, b []byte) *Message {

@@ -1,13 +1,9 @@
 package dataplane
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"slices"
-	"sort"
 	"strings"
-	"sync"
 	"time"
 
 	"edgectl/auth"
@@ -36,8 +32,8 @@ import (
 // policy or posture change, a disabled identity), each with an Unroute to
 // every router of the path.
 
-// routeTimeout bounds a route's answer.
-const routeTimeout = 10 * time.Second
+// defaultRouteTimeout bounds a route's answer (Config.RouteTimeout).
+const defaultRouteTimeout = 10 * time.Second
 
 // Circuit is a circuit this node routed.
 type Circuit struct {
@@ -57,122 +53,29 @@ type Circuit struct {
 	CreatedAt    time.Time `json:"createdAt"`
 }
 
-// circuits is the node's circuit table, with the routes waiting for their results.
-type circuits struct {
-	mu      sync.Mutex
-	byID    map[string]*Circuit
-	waiting map[string]chan routeAnswer
-	// moving are the circuits being moved to another path (routing.go),
-	// each true when asked to move again once done.
-	moving map[string]bool
-}
-
-// routeAnswer is a router's route result.
-type routeAnswer struct {
-	router string
-	msg    *ctrlchan.Message
-}
-
-func (c *circuits) add(ci *Circuit) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.byID == nil {
-		c.byID = map[string]*Circuit{}
-	}
-	c.byID[ci.ID] = ci
-}
-
-func (c *circuits) remove(id string) *Circuit {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	ci := c.byID[id]
-	delete(c.byID, id)
-	return ci
-}
-
-// get returns a copy of circuit id (nil: none); its path is replaced, never
-// changed in place, so the copy's stays as it was read.
-func (c *circuits) get(id string) *Circuit {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	ci := c.byID[id]
-	if ci == nil {
-		return nil
-	}
-	cp := *ci
-	return &cp
-}
-
-// matching removes and returns the circuits keep says to end.
-func (c *circuits) removeWhere(end func(*Circuit) bool) []*Circuit {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	var out []*Circuit
-	for id, ci := range c.byID {
-		if end(ci) {
-			out = append(out, ci)
-			delete(c.byID, id)
-		}
-	}
-	return out
-}
-
-func (c *circuits) wait(id string) chan routeAnswer {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.waiting == nil {
-		c.waiting = map[string]chan routeAnswer{}
-	}
-	ch := make(chan routeAnswer, 16)
-	c.waiting[id] = ch
-	return ch
-}
-
-func (c *circuits) done(id string) {
-	c.mu.Lock()
-	delete(c.waiting, id)
-	c.mu.Unlock()
-}
-
-func (c *circuits) deliver(id string, a routeAnswer) bool {
-	c.mu.Lock()
-	ch := c.waiting[id]
-	c.mu.Unlock()
-	if ch == nil {
-		return false
-	}
-	select {
-	case ch <- a:
-	default:
-	}
-	return true
-}
-
-// Circuits lists this node's circuits, by id.
-func (m *Manager) Circuits() []*Circuit {
-	m.circuits.mu.Lock()
-	defer m.circuits.mu.Unlock()
-	out := make([]*Circuit, 0, len(m.circuits.byID))
-	for _, c := range m.circuits.byID {
-		cp := *c
-		out = append(out, &cp)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
-	return out
-}
-
 // ErrNoCircuit: this node routed no circuit of that id.
 var ErrNoCircuit = errors.New("no circuit of this id on this node")
 
-// EndCircuit ends circuit id: the router is told to unroute it now.
+// EndCircuit ends circuit id: its routers are told to unroute it now (a
+// circuit being moved: once the move has stopped, on its old path and on
+// the routers the move reached).
 func (m *Manager) EndCircuit(id string) error {
-	ci := m.circuits.remove(id)
-	if ci == nil {
+	if !m.endCircuit(id, "deleted by an admin", true, false) {
 		return ErrNoCircuit
 	}
-	m.unrouteAll(ci.Path, id, true)
-	m.log.Info("circuit ended", "circuit", id, "reason", "deleted by an admin")
 	return nil
+}
+
+// endCircuit ends circuit id for why (as circuits.end): a live one is
+// unrouted on its path now, one being built or moved by its owner when
+// done. It says whether there was such a circuit.
+func (m *Manager) endCircuit(id, why string, now, evenBuilding bool) bool {
+	ci, ok := m.circuits.end(id, why, evenBuilding)
+	if ci != nil {
+		m.unrouteAll(ci.Path, id, now)
+		m.log.Info("circuit ended", "circuit", id, "reason", why)
+	}
+	return ok
 }
 
 // unroute tells router routerID to drop circuit id.
@@ -290,8 +193,9 @@ func (m *Manager) dial(r *Router, msg *ctrlchan.Message) {
 	}
 	ci := &Circuit{ID: auth.NewID(), RouterID: r.ID, ServiceID: s.ServiceID, IdentityID: s.IdentityID, SessionID: s.ID,
 		APISessionID: as.ID, CreatedAt: m.cfg.Now().UTC()}
-	answers := m.circuits.wait(ci.ID)
-	defer m.circuits.done(ci.ID)
+	// The circuit is reserved, building, before any route goes out: a
+	// fault, a confirmation or an end may come before the results.
+	m.circuits.reserve(ci)
 	// Two attempts, as OpenZiti's: a terminator that fails is left out of
 	// the second, and one its router no longer has is removed.
 	var result *ctrlchan.Message
@@ -303,19 +207,20 @@ func (m *Manager) dial(r *Router, msg *ctrlchan.Message) {
 			if attempt > 0 {
 				err = fmt.Errorf("%w (after %d failed attempts)", err, attempt)
 			}
+			m.circuits.abandon(ci.ID)
 			fail(err, ci.ID)
 			return
 		}
 		ci.TerminatorID, ci.IngressID, ci.EgressID = t.ID, auth.NewToken()[:22], auth.NewToken()[:22]
 		ci.Path, ci.Links = path.Nodes, path.Links
-		m.circuits.add(ci) // before the routes: a fault or confirmation may come before the results
+		answers := m.circuits.attempt(ci)
 		var routeErr error
 		result, routeErr = m.routeOn(ci, attempt, &wire.Egress{Binding: t.Binding, Address: ci.EgressID, Destination: t.Address, PeerData: req.PeerData}, answers)
 		if routeErr == nil {
 			break
 		}
-		m.circuits.remove(ci.ID)
 		m.unrouteAll(ci.Path, ci.ID, true)
+		m.circuits.retract(ci.ID)
 		if result != nil {
 			if code, ok := result.Headers[wire.RouteResultErrorCodeHeader]; ok && len(code) == 1 && code[0] == wire.RouteErrInvalidTerminator && t.IsSystem {
 				m.removeTerminator(t, "its router no longer has it")
@@ -329,10 +234,23 @@ func (m *Manager) dial(r *Router, msg *ctrlchan.Message) {
 			failed[t.ID] = true
 		}
 		avoid(shun, routeErr)
+		if why := m.circuits.endedWhy(ci.ID); why != "" {
+			m.circuits.abandon(ci.ID)
+			fail(fmt.Errorf("the circuit ended while it was routed: %s", why), ci.ID)
+			return
+		}
 		if attempt+1 >= 2 || r.channel().Err() != nil {
+			m.circuits.abandon(ci.ID)
 			fail(fmt.Errorf("the host could not be reached: %s", routeErr), ci.ID)
 			return
 		}
+	}
+	if ended, again := m.circuits.promote(ci.ID); ended != "" {
+		m.unrouteAll(ci.Path, ci.ID, true)
+		fail(fmt.Errorf("the circuit ended while it was routed: %s", ended), ci.ID)
+		return
+	} else if again != "" {
+		defer m.moveLater(ci.ID, again)
 	}
 	// The host's peer data: what its SDK told its router when it bound
 	// (its public key, for end-to-end encryption), then what the egress
@@ -352,7 +270,7 @@ func (m *Manager) dial(r *Router, msg *ctrlchan.Message) {
 	resp := ctrlchan.NewMessage(wire.CreateCircuitV2ResponseType, nil)
 	resp.Headers = wire.CreateCircuitV2Response(ci.ID, ci.IngressID, peer)
 	if err := m.reply(r, msg, resp); err != nil {
-		m.circuits.remove(ci.ID)
+		m.endCircuit(ci.ID, "the ingress router did not take the answer", true, false)
 		return
 	}
 	m.metrics.dials.WithLabelValues("routed").Inc()
@@ -365,8 +283,9 @@ func (m *Manager) routeResult(r *Router, msg *ctrlchan.Message) {
 	id := string(msg.Body)
 	if !m.circuits.deliver(id, routeAnswer{router: r.ID, msg: msg}) {
 		// A result nobody waits for: a late one, after the dial gave up
-		// (a reroute's late results are of circuits that go on).
-		if ci := m.circuits.get(id); ci == nil || !slices.Contains(ci.Path, r.ID) {
+		// (a move's late results are of circuits that go on, or that the
+		// move unrouted when it gave up).
+		if !m.circuits.keeps(id, r.ID) {
 			if n, _ := msg.Headers.Uint32(wire.RouteResultAttemptHeader); n != wire.SmartRerouteAttempt {
 				m.unroute(r.ID, id, true)
 			}
@@ -374,8 +293,10 @@ func (m *Manager) routeResult(r *Router, msg *ctrlchan.Message) {
 	}
 }
 
-// fault handles a router's fault: an end of a circuit closed (or its
-// forwarding failed); the circuit ends and the router unroutes it.
+// fault handles a router's fault: an end of a circuit closed (the circuit
+// ends and its routers unroute it), a router could not forward it (it
+// moves), or a link failed (links.go). A circuit being built or moved is
+// ended or moved by its owner once done.
 func (m *Manager) fault(r *Router, msg *ctrlchan.Message) {
 	f, err := wire.DecodeFault(msg.Body)
 	if err != nil {
@@ -383,12 +304,10 @@ func (m *Manager) fault(r *Router, msg *ctrlchan.Message) {
 	}
 	switch f.Subject {
 	case wire.IngressFault, wire.EgressFault:
-		if ci := m.circuits.remove(f.ID); ci != nil {
-			m.unrouteAll(ci.Path, ci.ID, false)
-		}
+		m.endCircuit(f.ID, "an end of it closed", false, true)
 	case wire.ForwardFault, wire.UnknownOwnerForwardFault:
 		for _, id := range strings.Fields(f.ID) {
-			ci := m.circuits.get(id)
+			ci, _ := m.circuits.get(id)
 			switch {
 			case ci == nil:
 				if f.Subject == wire.ForwardFault {
@@ -397,11 +316,9 @@ func (m *Manager) fault(r *Router, msg *ctrlchan.Message) {
 			case len(ci.Path) > 1:
 				// A router of the path could not forward: its link may be
 				// gone; a new path may have none of it.
-				go m.reroute(ci.ID, "a router could not forward it")
+				m.moveLater(ci.ID, "router "+r.ID+" could not forward it")
 			default:
-				if ci = m.circuits.remove(id); ci != nil {
-					m.unrouteAll(ci.Path, id, true)
-				}
+				m.endCircuit(id, "its router could not forward it", true, true)
 			}
 		}
 	case wire.LinkFault, wire.LinkDuplicate:
@@ -410,15 +327,16 @@ func (m *Manager) fault(r *Router, msg *ctrlchan.Message) {
 }
 
 // confirmCircuits takes a router's list of its circuits and unroutes those
-// this node does not know (the router keeps circuits whose controller
-// forgot them: this node restarted, or the circuit ended while it was away).
+// it should not hold (the router keeps circuits whose controller forgot
+// them: this node restarted, or the circuit ended while it was away). A
+// router a dial or a move under way has routed keeps the circuit.
 func (m *Manager) confirmCircuits(r *Router, msg *ctrlchan.Message) {
 	ids, err := wire.DecodeCircuitConfirmation(msg.Body)
 	if err != nil {
 		return
 	}
 	for _, id := range ids {
-		if ci := m.circuits.get(id); ci == nil || !slices.Contains(ci.Path, r.ID) {
+		if !m.circuits.keeps(id, r.ID) {
 			m.unroute(r.ID, id, true)
 		}
 	}
@@ -427,10 +345,10 @@ func (m *Manager) confirmCircuits(r *Router, msg *ctrlchan.Message) {
 // endCircuitsOf ends the circuits that lost their access: those of ended
 // sessions or API sessions, and those of disabled identities.
 func (m *Manager) endCircuitsOf(sessions, apiSessions, identities map[string]bool) {
-	if len(sessions)+len(apiSessions)+len(identities) == 0 || len(m.Circuits()) == 0 {
+	if len(sessions)+len(apiSessions)+len(identities) == 0 {
 		return
 	}
-	for _, ci := range m.circuits.removeWhere(func(c *Circuit) bool {
+	for _, ci := range m.circuits.endWhere("its access was lost", func(c *Circuit) bool {
 		return sessions[c.SessionID] || apiSessions[c.APISessionID] || identities[c.IdentityID]
 	}) {
 		m.unrouteAll(ci.Path, ci.ID, true)
@@ -438,17 +356,18 @@ func (m *Manager) endCircuitsOf(sessions, apiSessions, identities map[string]boo
 	}
 }
 
-// removeTerminator removes a router-made terminator that proved stale.
+// removeTerminator removes a router-made terminator that proved stale (a
+// Raft write, on the pool of the terminator's router).
 func (m *Manager) removeTerminator(t *store.Terminator, why string) {
-	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	m.submit("requests/"+t.RouterID, requestsPerRouter, func() {
+		ctx, cancel := m.timeout(writeTimeout)
 		defer cancel()
 		if _, err := m.cfg.Writer.Do(ctx, fsm.CmdTerminatorsDeleteByRouter, fsm.RouterTerminatorsDelete{RouterID: t.RouterID, IDs: []string{t.ID}}); err != nil {
 			m.log.Warn("a stale terminator was not removed", "terminator", t.ID, "error", err)
 			return
 		}
 		m.log.Info("terminator removed", "terminator", t.ID, "router", t.RouterID, "reason", why)
-	}()
+	})
 }
 
 // validateTerminators asks a router that connected which of its
@@ -469,7 +388,7 @@ func (m *Manager) validateTerminators(r *Router) {
 	if len(refs) == 0 {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := m.timeout(writeTimeout)
 	defer cancel()
 	reply, err := m.request(ctx, r, ctrlchan.NewMessage(wire.ValidateTerminatorsV2RequestType, wire.ValidateTerminatorsV2(refs, false)))
 	if err != nil || reply.ContentType != wire.ValidateTerminatorsV2ResponseType {

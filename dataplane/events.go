@@ -1,7 +1,6 @@
 package dataplane
 
 import (
-	"context"
 	"sync"
 	"time"
 
@@ -69,7 +68,7 @@ func (m *Manager) reportEvents() {
 		case <-m.stop:
 			return
 		case ev := <-m.events.queue:
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			ctx, cancel := m.timeout(10 * time.Second)
 			if _, err := m.cfg.Writer.Do(ctx, fsm.CmdRouterEvent, ev); err != nil {
 				m.log.Debug("router event not recorded", "action", ev.Action, "router", ev.RouterID, "error", err)
 			}

@@ -1,10 +1,8 @@
 package dataplane
 
 import (
-	"context"
 	"crypto/x509"
 	"encoding/pem"
-	"time"
 
 	"edgectl/ctrlchan"
 	"edgectl/dataplane/wire"
@@ -42,7 +40,7 @@ func (m *Manager) extend(r *Router, msg *ctrlchan.Message) {
 	if x.RequireVerification {
 		cmd = fsm.CmdRouterExtendPending
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := m.timeout(writeTimeout)
 	defer cancel()
 	if _, err := m.cfg.Writer.Do(ctx, cmd, fsm.RouterCert{Kind: r.Kind.Table, ID: r.ID, OldFingerprint: r.currentFingerprint(),
 		CertPem: leaf, Fingerprint: fp, At: m.cfg.Now().UTC()}); err != nil {
@@ -79,7 +77,7 @@ func (m *Manager) extendVerify(r *Router, msg *ctrlchan.Message) {
 		reply("VERIFY_ERROR", "this node cannot write")
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := m.timeout(writeTimeout)
 	defer cancel()
 	if _, err := m.cfg.Writer.Do(ctx, fsm.CmdRouterExtendVerify, fsm.RouterCert{Kind: r.Kind.Table, ID: r.ID,
 		Fingerprint: fp, At: m.cfg.Now().UTC()}); err != nil {

@@ -8,42 +8,57 @@ import (
 	"edgectl/dataplane/wire"
 )
 
-// handlers are the message handlers of router r's channel.
+// handlers are the message handlers of router r's channel. A handler runs
+// on the router's reader when it never waits: what it sends another router
+// is urgent (send), so a slow router holds up no other's reader. One that
+// waits (a Raft write, a request, a dial's routes) is submitted to the
+// router's pools (background.go), bounded per router and stopped by Close.
 func (m *Manager) handlers(r *Router) map[int32]ctrlchan.Handler {
-	count := func(h ctrlchan.Handler) ctrlchan.Handler {
-		return func(ch *ctrlchan.Channel, msg *ctrlchan.Message) {
+	// onReader runs h on the reader; async on the router's pool named pool.
+	onReader := func(h func(*Router, *ctrlchan.Message)) ctrlchan.Handler {
+		return func(_ *ctrlchan.Channel, msg *ctrlchan.Message) {
 			m.metrics.received.WithLabelValues(contentName(msg.ContentType)).Inc()
-			h(ch, msg)
+			h(r, msg)
+		}
+	}
+	async := func(pool string, limit int, h func(*Router, *ctrlchan.Message)) ctrlchan.Handler {
+		return func(_ *ctrlchan.Channel, msg *ctrlchan.Message) {
+			m.metrics.received.WithLabelValues(contentName(msg.ContentType)).Inc()
+			m.submit(pool+"/"+r.ID, limit, func() { h(r, msg) })
 		}
 	}
 	return map[int32]ctrlchan.Handler{
-		wire.APISessionHeartbeatType: count(func(_ *ctrlchan.Channel, msg *ctrlchan.Message) { m.heartbeat(r, msg) }),
-		wire.RequestClientReSyncType: count(func(_ *ctrlchan.Channel, msg *ctrlchan.Message) {
-			m.log.Info("edge sync: the router asks for the full state again", "router", r.ID, "reason", resyncReason(msg.Body))
-			r.edge.resync()
-		}),
-		wire.CreateTerminatorV2RequestType:   count(func(_ *ctrlchan.Channel, msg *ctrlchan.Message) { go m.createTerminator(r, msg) }),
-		wire.UpdateTerminatorRequestType:     count(func(_ *ctrlchan.Channel, msg *ctrlchan.Message) { go m.terminatorRequest(r, msg) }),
-		wire.RemoveTerminatorRequestType:     count(func(_ *ctrlchan.Channel, msg *ctrlchan.Message) { go m.terminatorRequest(r, msg) }),
-		wire.HealthEventType:                 count(func(_ *ctrlchan.Channel, msg *ctrlchan.Message) { go m.terminatorRequest(r, msg) }),
-		wire.RemoveTerminatorsRequestType:    count(func(_ *ctrlchan.Channel, msg *ctrlchan.Message) { go m.removeTerminators(r, msg) }),
-		wire.CreateCircuitV2RequestType:      count(func(_ *ctrlchan.Channel, msg *ctrlchan.Message) { go m.dial(r, msg) }),
-		wire.RouteResultType:                 count(func(_ *ctrlchan.Channel, msg *ctrlchan.Message) { m.routeResult(r, msg) }),
-		wire.FaultType:                       count(func(_ *ctrlchan.Channel, msg *ctrlchan.Message) { m.fault(r, msg) }),
-		wire.CircuitConfirmationType:         count(func(_ *ctrlchan.Channel, msg *ctrlchan.Message) { m.confirmCircuits(r, msg) }),
-		wire.SubscribeToDataModelRequestType: count(func(_ *ctrlchan.Channel, msg *ctrlchan.Message) { m.subscribe(r, msg) }),
-		wire.EnrollmentExtendRouterType:      count(func(_ *ctrlchan.Channel, msg *ctrlchan.Message) { go m.extend(r, msg) }),
-		wire.EnrollmentExtendRouterVerify:    count(func(_ *ctrlchan.Channel, msg *ctrlchan.Message) { go m.extendVerify(r, msg) }),
-		wire.RouterLinksType:                 count(func(_ *ctrlchan.Channel, msg *ctrlchan.Message) { m.routerLinks(r, msg) }),
-		wire.VerifyRouterType:                count(func(_ *ctrlchan.Channel, msg *ctrlchan.Message) { go m.verifyRouter(r, msg) }),
-		wire.LinkStateType:                   count(func(_ *ctrlchan.Channel, msg *ctrlchan.Message) { m.linkState(r, msg) }),
-		wire.MetricsType:                     count(func(_ *ctrlchan.Channel, msg *ctrlchan.Message) { m.linkMetrics(r, msg) }),
+		wire.APISessionHeartbeatType:         onReader(m.heartbeat),
+		wire.RequestClientReSyncType:         onReader(m.resyncAsked),
+		wire.RouteResultType:                 onReader(m.routeResult),
+		wire.FaultType:                       onReader(m.fault),
+		wire.CircuitConfirmationType:         onReader(m.confirmCircuits),
+		wire.SubscribeToDataModelRequestType: onReader(m.subscribe),
+		wire.RouterLinksType:                 onReader(m.routerLinks),
+		wire.LinkStateType:                   onReader(m.linkState),
+		wire.MetricsType:                     onReader(m.linkMetrics),
 		// The router reports its network interfaces and waits for a result;
 		// this node does not keep them (docs/openziti.md).
-		wire.UpdateRouterInterfacesType: count(func(_ *ctrlchan.Channel, msg *ctrlchan.Message) {
+		wire.UpdateRouterInterfacesType: onReader(func(r *Router, msg *ctrlchan.Message) {
 			_ = m.reply(r, msg, ctrlchan.NewResult(true, ""))
 		}),
+
+		wire.CreateCircuitV2RequestType:    async("dials", dialsPerRouter, m.dial),
+		wire.CreateTerminatorV2RequestType: async("requests", requestsPerRouter, m.createTerminator),
+		wire.UpdateTerminatorRequestType:   async("requests", requestsPerRouter, m.terminatorRequest),
+		wire.RemoveTerminatorRequestType:   async("requests", requestsPerRouter, m.terminatorRequest),
+		wire.HealthEventType:               async("requests", requestsPerRouter, m.terminatorRequest),
+		wire.RemoveTerminatorsRequestType:  async("requests", requestsPerRouter, m.removeTerminators),
+		wire.EnrollmentExtendRouterType:    async("requests", requestsPerRouter, m.extend),
+		wire.EnrollmentExtendRouterVerify:  async("requests", requestsPerRouter, m.extendVerify),
+		wire.VerifyRouterType:              async("requests", requestsPerRouter, m.verifyRouter),
 	}
+}
+
+// resyncAsked takes a router's request for the full state again.
+func (m *Manager) resyncAsked(r *Router, msg *ctrlchan.Message) {
+	m.log.Info("edge sync: the router asks for the full state again", "router", r.ID, "reason", resyncReason(msg.Body))
+	r.edge.resync()
 }
 
 // unhandled counts and logs a message no handler takes: the router's
@@ -60,7 +75,7 @@ func (m *Manager) onConnect(r *Router) {
 	if r.Kind.Table != "edgeRouters" {
 		return
 	}
-	go m.runSync(r)
+	m.goAttach(func() { m.runSync(r) })
 }
 
 // heartbeat takes the API sessions a router reports in use: each known one
@@ -89,9 +104,13 @@ func (m *Manager) heartbeat(r *Router, msg *ctrlchan.Message) {
 	}
 }
 
-// send sends msg to router r, counting it.
+// send sends msg to router r, counting it. Routes, unroutes and faults
+// are urgent: they overtake a large data model queued for the router, and
+// their send never waits, so a handler on one router's reader that tells
+// another router of a circuit or a link never waits for that router.
 func (m *Manager) send(r *Router, msg *ctrlchan.Message) error {
 	m.metrics.sent.WithLabelValues(contentName(msg.ContentType)).Inc()
+	msg.Priority = priorityOf(msg.ContentType)
 	return r.channel().Send(msg)
 }
 
@@ -104,11 +123,21 @@ func (m *Manager) reply(r *Router, req, msg *ctrlchan.Message) error {
 // request sends msg to router r and waits for its reply, counting both.
 func (m *Manager) request(ctx context.Context, r *Router, msg *ctrlchan.Message) (*ctrlchan.Message, error) {
 	m.metrics.sent.WithLabelValues(contentName(msg.ContentType)).Inc()
+	msg.Priority = priorityOf(msg.ContentType)
 	reply, err := r.channel().Request(ctx, msg)
 	if err == nil {
 		m.metrics.received.WithLabelValues(contentName(reply.ContentType)).Inc()
 	}
 	return reply, err
+}
+
+// priorityOf is the priority of the messages of content type ct.
+func priorityOf(ct int32) ctrlchan.Priority {
+	switch ct {
+	case wire.RouteType, wire.UnrouteType, wire.FaultType:
+		return ctrlchan.Urgent
+	}
+	return ctrlchan.Standard
 }
 
 func resyncReason(b []byte) string {

@@ -10,10 +10,12 @@
 package dataplane
 
 import (
+	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"net"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -65,6 +67,8 @@ type Config struct {
 	// SmartRerouteInterval is how often circuits move to paths that became
 	// cheaper (routing.go); 0: never.
 	SmartRerouteInterval time.Duration
+	// RouteTimeout bounds the wait for a router's answer to a route; 10 s.
+	RouteTimeout time.Duration
 }
 
 // Manager holds this node's router channels.
@@ -94,6 +98,13 @@ type Manager struct {
 	circuits circuits
 	// links are the router links reported to this node (links.go).
 	links links
+
+	// ctx is for the calls the node makes on its own (Raft writes,
+	// requests to routers): Close cancels it. pools bound the background
+	// work per router (background.go).
+	ctx    context.Context
+	cancel context.CancelFunc
+	pools  pools
 
 	stop chan struct{}
 	wg   sync.WaitGroup
@@ -171,8 +182,12 @@ func New(cfg Config) *Manager {
 	if cfg.HelloTimeout <= 0 {
 		cfg.HelloTimeout = 10 * time.Second
 	}
+	if cfg.RouteTimeout <= 0 {
+		cfg.RouteTimeout = defaultRouteTimeout
+	}
+	ctx, cancel := context.WithCancel(context.Background())
 	return &Manager{cfg: cfg, log: cfg.Log, metrics: newMetrics(), routers: map[string]*Router{},
-		changed: make(chan struct{}, 1), stop: make(chan struct{}),
+		changed: make(chan struct{}, 1), stop: make(chan struct{}), ctx: ctx, cancel: cancel,
 		events: eventReporter{queue: make(chan fsm.RouterEvent, eventQueue), refused: map[string]time.Time{}}}
 }
 
@@ -225,6 +240,7 @@ func (m *Manager) Close() {
 	}
 	m.closed = true
 	close(m.stop)
+	m.cancel()
 	rs := make([]*Router, 0, len(m.routers))
 	for _, r := range m.routers {
 		rs = append(rs, r)
@@ -285,6 +301,11 @@ func (m *Manager) ServeTLS(conn *tls.Conn) {
 		}
 		return
 	}
+	m.serve(r)
+}
+
+// serve waits for router r's channel to close, then forgets the router.
+func (m *Manager) serve(r *Router) {
 	<-r.channel().Done()
 	m.drop(r)
 	m.event(fsm.RouterEvent{Action: fsm.RouterDisconnected, RouterID: r.ID, Kind: r.Kind.Table,
@@ -361,19 +382,38 @@ func (m *Manager) admit(conn *tls.Conn) (*Router, error) {
 	}
 	r := &Router{ID: rec.GetID(), Kind: kind, fingerprint: fp, ConnectedAt: m.cfg.Now().UTC(), sync: SyncNew,
 		Version: decodeVersionInfo(hello.Headers[ctrlchan.HeaderHelloVersion]), listeners: listeners}
+	if err := m.join(conn, hello, r); err != nil {
+		if jr, ok := err.(*refusal); ok {
+			ref.reason, ref.detail = jr.reason, jr.detail
+			return nil, ref
+		}
+		return nil, err
+	}
+	m.event(fsm.RouterEvent{Action: fsm.RouterConnected, RouterID: r.ID, Kind: kind.Table,
+		Detail: map[string]any{"remoteAddress": conn.RemoteAddr().String(), "version": r.Version.Version, "fingerprint": fp}})
+	m.onConnect(r)
+	return r, nil
+}
+
+// join takes admitted router r on conn, whose hello it answers: it
+// refuses (a *refusal) a second channel of the router, and any while the
+// node shuts down.
+func (m *Manager) join(conn net.Conn, hello *ctrlchan.Message, r *Router) error {
 	r.edge.wake = make(chan struct{}, 1)
 	m.mu.Lock()
 	switch {
 	case m.closed:
 		m.mu.Unlock()
-		return refuse(reasonShuttingDown, "the controller node is shutting down")
+		ctrlchan.Refuse(conn, hello, "refused by the controller")
+		return &refusal{reason: reasonShuttingDown, detail: "the controller node is shutting down"}
 	case m.routers[r.ID] != nil:
 		m.mu.Unlock()
-		return refuse(reasonDuplicate, "router "+r.ID+" already has a control channel to this node")
+		ctrlchan.Refuse(conn, hello, "refused by the controller")
+		return &refusal{reason: reasonDuplicate, detail: "router " + r.ID + " already has a control channel to this node"}
 	}
 	m.routers[r.ID] = r // held before the answer, so a second hello racing this one is refused
 	m.mu.Unlock()
-	_, err = ctrlchan.AcceptThen(conn, hello, m.helloHeaders(), m.cfg.Channel, m.handlers(r), m.unhandled, func(ch *ctrlchan.Channel) { r.ch.Store(ch) })
+	_, err := ctrlchan.AcceptThen(conn, hello, m.helloHeaders(), m.cfg.Channel, m.handlers(r), m.unhandled, func(ch *ctrlchan.Channel) { r.ch.Store(ch) })
 	m.mu.Lock()
 	closed := m.closed
 	if err != nil || closed {
@@ -381,19 +421,15 @@ func (m *Manager) admit(conn *tls.Conn) (*Router, error) {
 	}
 	m.mu.Unlock()
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if closed { // Stop ran during the hello: it could not close this channel
 		r.channel().CloseWith(errors.New("the controller node is shutting down"))
-		ref.reason, ref.detail = reasonShuttingDown, "the controller node is shutting down"
-		return nil, ref
+		return &refusal{reason: reasonShuttingDown, detail: "the controller node is shutting down"}
 	}
 	m.metrics.connected.Inc()
-	m.log.Info("router connected", "router", r.ID, "kind", kind.Entity, "remote", conn.RemoteAddr().String(), "version", r.Version.Version)
-	m.event(fsm.RouterEvent{Action: fsm.RouterConnected, RouterID: r.ID, Kind: kind.Table,
-		Detail: map[string]any{"remoteAddress": conn.RemoteAddr().String(), "version": r.Version.Version, "fingerprint": fp}})
-	m.onConnect(r)
-	return r, nil
+	m.log.Info("router connected", "router", r.ID, "kind", r.Kind.Entity, "remote", conn.RemoteAddr().String(), "version", r.Version.Version)
+	return nil
 }
 
 // drop forgets a router whose channel closed.
@@ -472,8 +508,12 @@ func (m *Manager) watch() {
 			return
 		case <-moved:
 		}
+		// The routers first, then the model: a router that connected
+		// before the read has its record in it (a router's record is
+		// written before it can connect).
+		routers := m.connectedWhere(nil)
 		tx := m.cfg.Store.Read()
-		for _, r := range m.connectedWhere(nil) {
+		for _, r := range routers {
 			if why := stillAdmitted(tx, r); why != "" {
 				m.log.Info("closing a router's control channel", "router", r.ID, "reason", why)
 				r.channel().CloseWith(errors.New(why))

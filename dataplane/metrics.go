@@ -70,7 +70,7 @@ func (m *Manager) Collectors() []prometheus.Collector {
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "edgectl_router_links", Help: "Router links reported to this node."},
 			func() float64 { return float64(len(m.Links())) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "edgectl_circuits", Help: "Circuits this node routed that are open."},
-			func() float64 { return float64(len(m.Circuits())) })}
+			func() float64 { return float64(m.circuits.count()) })}
 }
 
 // contentName labels a content type in edgectl_router_messages_*_total.

@@ -1,7 +1,6 @@
 package dataplane
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -88,7 +87,7 @@ func avoid(links map[string]bool, err error) {
 // router's result, or why the route failed (a *routeError when a router
 // refused or did not answer).
 func (m *Manager) routeOn(ci *Circuit, attempt uint32, egress *wire.Egress, answers chan routeAnswer) (*ctrlchan.Message, error) {
-	msgs := routes(ci, attempt, egress, routeTimeout)
+	msgs := routes(ci, attempt, egress, m.cfg.RouteTimeout)
 	waiting := map[string]bool{}
 	for i, id := range ci.Path {
 		r := m.router(id)
@@ -100,13 +99,20 @@ func (m *Manager) routeOn(ci *Circuit, attempt uint32, egress *wire.Egress, answ
 		}
 		waiting[id] = true
 	}
-	timeout := time.NewTimer(routeTimeout)
+	timeout := time.NewTimer(m.cfg.RouteTimeout)
 	defer timeout.Stop()
 	var last *ctrlchan.Message
 	for len(waiting) > 0 {
 		select {
 		case a := <-answers:
-			if n, ok := a.msg.Headers.Uint32(wire.RouteResultAttemptHeader); (ok && n != attempt) || !waiting[a.router] {
+			if !waiting[a.router] {
+				continue
+			}
+			if a.msg == nil {
+				return nil, &routeError{err: fmt.Errorf("router %s of the path left", a.router),
+					suspect: linksAt(ci, slices.Index(ci.Path, a.router)), egress: a.router == ci.Path[len(ci.Path)-1]}
+			}
+			if n, ok := a.msg.Headers.Uint32(wire.RouteResultAttemptHeader); ok && n != attempt {
 				continue
 			}
 			delete(waiting, a.router)
@@ -125,7 +131,7 @@ func (m *Manager) routeOn(ci *Circuit, attempt uint32, egress *wire.Egress, answ
 			for id := range waiting {
 				suspect = append(suspect, linksAt(ci, slices.Index(ci.Path, id))...)
 			}
-			return nil, &routeError{err: fmt.Errorf("the routers did not answer within %s", routeTimeout), suspect: suspect,
+			return nil, &routeError{err: fmt.Errorf("the routers did not answer within %s", m.cfg.RouteTimeout), suspect: suspect,
 				egress: waiting[ci.Path[len(ci.Path)-1]]}
 		}
 	}
@@ -134,10 +140,11 @@ func (m *Manager) routeOn(ci *Circuit, attempt uint32, egress *wire.Egress, answ
 
 // dropRouterCircuits ends the circuits that began or ended on a router
 // that left (the other routers of their paths unroute them), and moves
-// those that crossed it to other paths.
+// those that crossed it to other paths. A dial waiting for the router's
+// answer is told it left.
 func (m *Manager) dropRouterCircuits(routerID string) {
-	for _, ci := range m.circuits.removeWhere(func(c *Circuit) bool {
-		return c.Path[0] == routerID || c.Path[len(c.Path)-1] == routerID
+	for _, ci := range m.circuits.endWhere("router "+routerID+" at an end of it left", func(c *Circuit) bool {
+		return len(c.Path) > 0 && (c.Path[0] == routerID || c.Path[len(c.Path)-1] == routerID)
 	}) {
 		for _, id := range ci.Path {
 			if id != routerID {
@@ -145,70 +152,66 @@ func (m *Manager) dropRouterCircuits(routerID string) {
 			}
 		}
 	}
-	var crossing []string
-	for _, ci := range m.Circuits() {
-		if slices.Contains(ci.Path, routerID) {
-			crossing = append(crossing, ci.ID)
-		}
-	}
-	for _, id := range crossing {
-		go m.reroute(id, "router "+routerID+" of its path left")
+	for _, ci := range m.circuits.where(func(c *Circuit) bool { return slices.Contains(c.Path, routerID) }) {
+		m.circuits.deliver(ci.ID, routeAnswer{router: routerID})
+		m.moveLater(ci.ID, "router "+routerID+" of its path left")
 	}
 }
 
 // rerouteLink moves the circuits that use link id to the cheapest path
 // (another one, when the link is gone or down).
 func (m *Manager) rerouteLink(id, why string) {
-	for _, ci := range m.Circuits() {
-		if slices.Contains(ci.Links, id) {
-			go m.reroute(ci.ID, why)
-		}
+	for _, ci := range m.circuits.where(func(c *Circuit) bool { return slices.Contains(c.Links, id) }) {
+		m.moveLater(ci.ID, why)
 	}
 }
 
-// reroute moves circuit id to another path (rerouteOnce). Circuits move
-// independently; a circuit asked to move while it is moving moves once
-// more when done, over the links as they are then.
-func (m *Manager) reroute(id, why string) {
-	c := &m.circuits
-	c.mu.Lock()
-	if _, busy := c.moving[id]; busy {
-		c.moving[id] = true
-		c.mu.Unlock()
+// moveLater moves circuit id to another path in the background, on the
+// pool of its ingress router.
+func (m *Manager) moveLater(id, why string) {
+	ci, _ := m.circuits.get(id)
+	if ci == nil {
 		return
 	}
-	if c.moving == nil {
-		c.moving = map[string]bool{}
-	}
-	c.moving[id] = false
-	c.mu.Unlock()
-	for {
-		m.rerouteOnce(id, why)
-		c.mu.Lock()
-		again := c.moving[id]
-		if !again {
-			delete(c.moving, id)
-			c.mu.Unlock()
-			return
+	m.submit("moves/"+ci.RouterID, movesPerRouter, func() { m.reroute(id, why) })
+}
+
+// reroute moves circuit id to the cheapest path between the same ingress
+// and egress routers (moveOnce). Circuits move independently; a circuit
+// asked to move while it is built or moved moves once more when done, over
+// the links as they are then.
+func (m *Manager) reroute(id, why string) {
+	for why != "" {
+		old := m.circuits.startMove(id, why)
+		if old == nil {
+			return // gone, or its owner moves it when done
 		}
-		c.moving[id] = false
-		c.mu.Unlock()
+		next, err := m.moveOnce(old)
+		failed := ""
+		if err != nil {
+			failed = "no other path: " + err.Error()
+		}
+		unroute, ended, again := m.circuits.finishMove(old, next, failed)
+		slices.Sort(unroute)
+		m.unrouteAll(unroute, id, true)
+		switch {
+		case ended != "":
+			m.metrics.reroutes.WithLabelValues("ended").Inc()
+			m.log.Info("circuit ended while it moved", "circuit", id, "reason", why, "ended", ended)
+		default:
+			m.metrics.reroutes.WithLabelValues("moved").Inc()
+			m.log.Info("circuit rerouted", "circuit", id, "reason", why, "path", strings.Join(next.Path, ">"))
+		}
+		why = again
 	}
 }
 
-// rerouteOnce moves circuit id to the cheapest path between the same
+// moveOnce routes circuit old on the cheapest path between the same
 // ingress and egress routers, keeping its ingress and egress (the client's
 // stream goes on: only the routers' forwarding changes): each router of the
-// new path gets its route, the ingress first, each awaited. With no path,
-// or a route refused, the circuit ends on every router of its old path and
-// of the new one.
-func (m *Manager) rerouteOnce(id, why string) {
-	ci := m.circuits.get(id)
-	if ci == nil || len(ci.Path) == 0 {
-		return
-	}
-	old := ci.Path
-	tried := slices.Clone(old)
+// new path gets its route, the ingress first, each awaited. It returns the
+// circuit on its new path, or why there is none.
+func (m *Manager) moveOnce(old *Circuit) (*Circuit, error) {
 	// Two tries, as OpenZiti's: a router that refuses its route may name a
 	// link that is gone before its fault reached this node; the second try
 	// avoids the links of the route it refused.
@@ -216,43 +219,39 @@ func (m *Manager) rerouteOnce(id, why string) {
 	shun := map[string]bool{}
 	for try := 0; try < 2; try++ {
 		var path Path
-		if path, err = m.graph(m.cfg.Store.Read(), shun).path(old[0], old[len(old)-1]); err != nil {
-			break
+		if path, err = m.graph(m.cfg.Store.Read(), shun).path(old.Path[0], old.Path[len(old.Path)-1]); err != nil {
+			return nil, err
 		}
-		tried = append(tried, path.Nodes...)
-		next := *ci
+		next := *old
 		next.Path, next.Links = path.Nodes, path.Links
 		if err = m.routeInOrder(&next); err == nil {
-			m.circuits.mu.Lock()
-			if cur := m.circuits.byID[id]; cur != nil {
-				cur.Path, cur.Links = next.Path, next.Links
-			}
-			m.circuits.mu.Unlock()
-			m.metrics.reroutes.WithLabelValues("moved").Inc()
-			m.log.Info("circuit rerouted", "circuit", id, "reason", why, "path", strings.Join(path.Nodes, ">"))
-			return
+			return &next, nil
+		}
+		if errors.Is(err, errEnded) {
+			return nil, err
 		}
 		avoid(shun, err)
 	}
-	if ci = m.circuits.remove(id); ci != nil {
-		slices.Sort(tried)
-		m.unrouteAll(slices.Compact(tried), id, true)
-	}
-	m.metrics.reroutes.WithLabelValues("ended").Inc()
-	m.log.Info("circuit ended: no other path", "circuit", id, "reason", why, "error", err.Error())
+	return nil, err
 }
+
+// errEnded: the circuit was ended during its move.
+var errEnded = errors.New("the circuit was ended")
 
 // routeInOrder sends a rerouted circuit's routes one router at a time, the
 // ingress first, each waiting for its result: a router forwards to a link
 // only once the router at the link's other end knows the circuit.
 func (m *Manager) routeInOrder(ci *Circuit) error {
-	msgs := routes(ci, wire.SmartRerouteAttempt, nil, routeTimeout)
+	msgs := routes(ci, wire.SmartRerouteAttempt, nil, m.cfg.RouteTimeout)
 	for i, id := range ci.Path {
 		r := m.router(id)
 		if r == nil {
 			return fmt.Errorf("router %s of the path is not connected to this node", id)
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), routeTimeout)
+		if !m.circuits.moveHop(ci.ID, id) {
+			return errEnded
+		}
+		ctx, cancel := m.timeout(m.cfg.RouteTimeout)
 		reply, err := m.request(ctx, r, ctrlchan.NewMessage(wire.RouteType, msgs[i]))
 		cancel()
 		if err != nil {

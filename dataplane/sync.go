@@ -1,7 +1,6 @@
 package dataplane
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -120,7 +119,7 @@ func (m *Manager) runSync(r *Router) {
 	r.hostname, r.protocols = hello.Hostname, hello.SupportedProtocols()
 	r.mu.Unlock()
 	m.report(r)
-	go m.validateTerminators(r)
+	m.goAttach(func() { m.validateTerminators(r) })
 	s := &r.edge
 	s.mu.Lock()
 	s.live, s.full = true, true
@@ -173,7 +172,7 @@ func (m *Manager) helloExchange(r *Router) (*wire.ClientHello, error) {
 	for attempt := 1; ; attempt++ {
 		msg := ctrlchan.NewMessage(wire.ServerHelloType, wire.ServerHello(ProtocolLevel, map[string]string{"instant": "true", "routerModel": "true"}))
 		msg.Headers.PutBool(wire.RouterDataModelHeader, true)
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		ctx, cancel := m.timeout(10 * time.Second)
 		reply, err := m.request(ctx, r, msg)
 		cancel()
 		if err == nil {
@@ -201,14 +200,14 @@ func (m *Manager) report(r *Router) {
 	if err != nil || (rec.Hostname == host && maps.Equal(rec.SupportedProtocols, protocols)) {
 		return
 	}
-	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	m.goAttach(func() {
+		ctx, cancel := m.timeout(writeTimeout)
 		defer cancel()
 		if _, err := m.cfg.Writer.Do(ctx, fsm.CmdRouterReport, fsm.RouterReport{ID: r.ID, Fingerprint: r.currentFingerprint(),
 			Hostname: host, SupportedProtocols: protocols}); err != nil {
 			m.log.Warn("the router's listeners were not recorded", "router", r.ID, "error", err)
 		}
-	}()
+	})
 }
 
 // instantState is the sync state header of a full-state chunk.

@@ -1,7 +1,6 @@
 package dataplane
 
 import (
-	"context"
 	"crypto"
 	"crypto/x509"
 	"encoding/base64"
@@ -10,7 +9,6 @@ import (
 	"math"
 	"slices"
 	"sync"
-	"time"
 
 	"edgectl/auth"
 	"edgectl/ctrlchan"
@@ -176,7 +174,7 @@ func (m *Manager) createTerminator(r *Router, msg *ctrlchan.Message) {
 	if len(t.PeerData) == 0 {
 		t.PeerData = nil
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := m.timeout(writeTimeout)
 	defer cancel()
 	if _, err := m.cfg.Writer.Do(ctx, fsm.CmdTerminatorCreateByRouter, fsm.RouterTerminator{Terminator: t, At: now}); err != nil {
 		if errors.Is(err, store.ErrConflict) {
@@ -232,7 +230,7 @@ func (m *Manager) terminatorRequest(r *Router, msg *ctrlchan.Message) {
 		}
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := m.timeout(writeTimeout)
 	defer cancel()
 	switch msg.ContentType {
 	case wire.HealthEventType:
@@ -278,7 +276,7 @@ func (m *Manager) removeTerminators(r *Router, msg *ctrlchan.Message) {
 		_ = m.reply(r, msg, ctrlchan.NewResult(false, err.Error()))
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := m.timeout(writeTimeout)
 	defer cancel()
 	if _, err := m.cfg.Writer.Do(ctx, fsm.CmdTerminatorsDeleteByRouter, fsm.RouterTerminatorsDelete{RouterID: r.ID, IDs: ids}); err != nil {
 		_ = m.reply(r, msg, ctrlchan.NewResult(false, err.Error()))

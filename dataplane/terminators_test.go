@@ -1,118 +1,204 @@
 package dataplane
 
 import (
-	"context"
-	"fmt"
-	"sync"
+	"strings"
 	"testing"
 	"time"
 
 	"edgectl/ctrlchan"
 	"edgectl/dataplane/wire"
-	"edgectl/fsm"
+	"edgectl/pki"
 	"edgectl/store"
 
-	"github.com/hashicorp/raft"
 	"google.golang.org/protobuf/encoding/protowire"
 )
 
-// applyHere is an fsm.Proposer that applies each command to its FSM at
-// once, as a one-node cluster's leader would.
-type applyHere struct {
-	mu    sync.Mutex
-	fsm   *fsm.FSM
-	index uint64
-}
-
-func (a *applyHere) Apply(_ context.Context, cmd []byte) ([]byte, uint64, error) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	a.index++
-	switch r := a.fsm.Apply(&raft.Log{Index: a.index, Term: 1, Type: raft.LogCommand, Data: cmd, AppendedAt: time.Now()}).(type) {
-	case nil:
-		return nil, a.index, nil
-	case []byte:
-		return r, a.index, nil
-	case error:
-		return nil, a.index, r
-	default:
-		return nil, a.index, fmt.Errorf("the FSM returned %T", r)
+// bindSession makes a Bind session of the client for "svc" and returns its token.
+func (n *testNet) bindSession() string {
+	n.t.Helper()
+	mustWrite(n.t, n.s, func(tx *store.Tx) error {
+		return tx.Insert(store.KindSession, &store.Session{Base: store.Base{ID: "bind"}, APISessionID: "as", IdentityID: "client", ServiceID: "svc", Type: "Bind"})
+	})
+	now := time.Now()
+	tok, err := pki.SignServiceAccess(n.key, "k1", pki.ServiceAccess{ServiceID: "svc", SessionID: "bind", APISessionID: "as",
+		IdentityID: "client", Type: "Bind", IssuedAt: now.Add(-time.Minute), ExpiresAt: now.Add(time.Hour)})
+	if err != nil {
+		n.t.Fatal(err)
 	}
+	return tok
 }
 
-// validateTerminatorsV2Response is a router's verdicts: states 1, a map of
-// terminator id → RouterTerminatorState (valid 1, reason 2, detail 3).
-func validateTerminatorsV2Response(valid map[string]bool) []byte {
-	var b []byte
-	for id, ok := range valid {
-		var st []byte
-		if ok {
-			st = protowire.AppendTag(st, 1, protowire.VarintType)
-			st = protowire.AppendVarint(st, 1)
-		} else {
-			st = protowire.AppendTag(st, 2, protowire.VarintType)
-			st = protowire.AppendVarint(st, wire.InvalidUnknownTerminator)
-			st = protowire.AppendTag(st, 3, protowire.BytesType)
-			st = protowire.AppendString(st, "no such terminator")
+type pb []byte
+
+func (b pb) str(num protowire.Number, s string) pb {
+	b = protowire.AppendTag(b, num, protowire.BytesType)
+	return protowire.AppendString(b, s)
+}
+
+func (b pb) uint(num protowire.Number, v uint64) pb {
+	b = protowire.AppendTag(b, num, protowire.VarintType)
+	return protowire.AppendVarint(b, v)
+}
+
+// createTerminator asks the node for a terminator at address and returns
+// the result code and text.
+func createTerminator(t *testing.T, fr *fakeRouter, address, session, apiSession string, cost uint64) (uint64, string) {
+	t.Helper()
+	body := pb(nil).str(1, address).str(2, session).uint(5, cost).uint(6, 1).str(9, apiSession)
+	r := fr.request(ctrlchan.NewMessage(wire.CreateTerminatorV2RequestType, body), 5*time.Second)
+	if r.ContentType != wire.CreateTerminatorV2ResponseType {
+		t.Fatalf("answered with content type %d", r.ContentType)
+	}
+	var result uint64
+	var text string
+	_ = wire.Fields(r.Body, func(num protowire.Number, v uint64, raw []byte) error {
+		switch num {
+		case 2:
+			result = v
+		case 3:
+			text = string(raw)
 		}
-		var e []byte
-		e = protowire.AppendTag(e, 1, protowire.BytesType)
-		e = protowire.AppendString(e, id)
-		e = protowire.AppendTag(e, 2, protowire.BytesType)
-		e = protowire.AppendBytes(e, st)
-		b = protowire.AppendTag(b, 1, protowire.BytesType)
-		b = protowire.AppendBytes(b, e)
-	}
-	return b
+		return nil
+	})
+	return result, text
 }
 
-// TestValidateTerminators_TheOnesTheRouterLacksAreRemoved: a router that
-// connects is asked about the terminators its hosts made on it; those it
-// says it does not have are removed, through the FSM; the rest, and the
-// terminators made through the API, stay.
-func TestValidateTerminators_TheOnesTheRouterLacksAreRemoved(t *testing.T) {
-	st := store.New()
-	tx := st.Write()
-	for _, term := range []*store.Terminator{
-		{Base: store.Base{ID: "kept"}, RouterID: "r-1", ServiceID: "svc", Binding: "edge", Address: "kept", IsSystem: true},
-		{Base: store.Base{ID: "gone"}, RouterID: "r-1", ServiceID: "svc", Binding: "edge", Address: "gone", IsSystem: true},
-		{Base: store.Base{ID: "by-api"}, RouterID: "r-1", ServiceID: "svc", Binding: "transport", Address: "tcp:x:1"},
-		{Base: store.Base{ID: "elsewhere"}, RouterID: "r-2", ServiceID: "svc", Binding: "edge", Address: "elsewhere", IsSystem: true},
+func TestTerminators_CreateUpdateHealthRemove(t *testing.T) {
+	n := newTestNet(t)
+	a := n.addRouter("A")
+	bind := n.bindSession()
+	if res, text := createTerminator(t, a, "addr-1", bind, n.apiSession, 7); res != wire.TerminatorCreated {
+		t.Fatalf("create: %d %s", res, text)
+	}
+	term, err := store.GetAs[*store.Terminator](n.s.Read(), store.KindTerminator, "addr-1")
+	if err != nil || term.RouterID != "A" || term.HostID != "client" || term.Cost != 7 || term.Precedence != "required" {
+		t.Fatalf("terminator %+v %v", term, err)
+	}
+	for _, c := range []struct {
+		name          string
+		session, api  string
+		address       string
+		cost          uint64
+		result        uint64
+		textFragments string
+	}{
+		{"a Dial session", n.session, n.apiSession, "addr-2", 1, wire.TerminatorFailed, "not Bind"},
+		{"no API session", bind, "nope", "addr-2", 1, wire.TerminatorInvalidSession, "no API session"},
+		{"a bad token", "garbage", n.apiSession, "addr-2", 1, wire.TerminatorInvalidSession, "not valid"},
+		{"a cost too high", bind, n.apiSession, "addr-2", 1 << 20, wire.TerminatorFailed, "invalid cost"},
+		{"no address", bind, n.apiSession, "", 1, wire.TerminatorFailed, "could not be read"},
 	} {
-		if err := tx.Insert(store.KindTerminator, term); err != nil {
-			t.Fatal(err)
+		if res, text := createTerminator(t, a, c.address, c.session, c.api, c.cost); res != c.result || !strings.Contains(text, c.textFragments) {
+			t.Errorf("%s: %d %q, want %d %q", c.name, res, text, c.result, c.textFragments)
 		}
 	}
-	tx.Commit()
-	m := New(Config{Store: st, Writer: fsm.NewWriter(&applyHere{fsm: fsm.New(st)}, time.Now)})
-	p := connectOverPipe(t, m, &Router{ID: "r-1"})
 
-	go m.validateTerminators(p.r)
-	req := p.next()
-	if req.ContentType != wire.ValidateTerminatorsV2RequestType {
-		t.Fatalf("the node sent content type %d, not a terminator validation", req.ContentType)
+	// Update its cost and precedence.
+	upd := pb(nil).str(1, bind).str(3, "addr-1").uint(4, 9).uint(5, 2).uint(6, 1).uint(7, 1).str(8, n.apiSession)
+	if r := a.request(ctrlchan.NewMessage(wire.UpdateTerminatorRequestType, upd), 5*time.Second); r.ContentType != wire.UpdateTerminatorResponseType {
+		t.Fatalf("update answered %d %s", r.ContentType, r.Body)
 	}
-	ans := ctrlchan.NewMessage(wire.ValidateTerminatorsV2ResponseType, validateTerminatorsV2Response(map[string]bool{"kept": true, "gone": false}))
-	ans.SetReplyTo(req)
-	ans.Sequence = 9
-	p.send(ans)
+	term, _ = store.GetAs[*store.Terminator](n.s.Read(), store.KindTerminator, "addr-1")
+	if term.Cost != 9 || term.Precedence != "failed" {
+		t.Fatalf("updated terminator %+v", term)
+	}
+	bad := pb(nil).str(1, bind).str(3, "addr-1").uint(4, 1<<20).uint(7, 1).str(8, n.apiSession)
+	if r := a.request(ctrlchan.NewMessage(wire.UpdateTerminatorRequestType, bad), 5*time.Second); r.ContentType != wire.ErrorType {
+		t.Fatalf("a cost too high answered %d", r.ContentType)
+	}
+	other := pb(nil).str(1, bind).str(3, "not-mine").str(8, n.apiSession)
+	if r := a.request(ctrlchan.NewMessage(wire.UpdateTerminatorRequestType, other), 5*time.Second); r.ContentType != wire.ErrorType {
+		t.Fatalf("an unknown terminator answered %d", r.ContentType)
+	}
+	// A health event is counted, not answered; then a barrier.
+	a.send(ctrlchan.NewMessage(wire.HealthEventType, pb(nil).str(1, bind).str(3, "addr-1").uint(4, 1).str(5, n.apiSession)))
+	a.barrier()
 
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		left := map[string]bool{}
-		st.Read().Each(store.KindTerminator, "id", func(r store.Record) bool {
-			left[r.GetID()] = true
-			return true
-		})
-		if !left["gone"] {
-			if !left["kept"] || !left["by-api"] || !left["elsewhere"] {
-				t.Fatalf("terminators left: %v", left)
-			}
-			return
+	// Remove it, then again (gone already: removed).
+	rm := pb(nil).str(1, bind).str(3, "addr-1").str(4, n.apiSession)
+	for i := 0; i < 2; i++ {
+		if r := a.request(ctrlchan.NewMessage(wire.RemoveTerminatorRequestType, rm), 5*time.Second); r.ContentType != wire.RemoveTerminatorResponseType {
+			t.Fatalf("remove %d answered %d %s", i, r.ContentType, r.Body)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the terminator the router lacks is still there after 5 s: %v", left)
-		}
-		time.Sleep(10 * time.Millisecond)
 	}
+	if n.s.Read().Exists(store.KindTerminator, "addr-1") {
+		t.Fatal("the terminator was not removed")
+	}
+}
+
+func TestTerminators_RemoveManyByTheRouter(t *testing.T) {
+	n := newTestNet(t)
+	a := n.addRouter("A")
+	bind := n.bindSession()
+	for _, addr := range []string{"x", "y"} {
+		if res, text := createTerminator(t, a, addr, bind, n.apiSession, 0); res != wire.TerminatorCreated {
+			t.Fatalf("create: %d %s", res, text)
+		}
+	}
+	r := a.request(ctrlchan.NewMessage(wire.RemoveTerminatorsRequestType, pb(nil).str(1, "x").str(1, "y")), 5*time.Second)
+	if ok, text := r.Result(); !ok {
+		t.Fatalf("remove: %s", text)
+	}
+	if n.s.Read().Exists(store.KindTerminator, "x") || n.s.Read().Exists(store.KindTerminator, "y") {
+		t.Fatal("the terminators were not removed")
+	}
+	if r := a.request(ctrlchan.NewMessage(wire.RemoveTerminatorsRequestType, []byte{0xff}), 5*time.Second); func() bool { ok, _ := r.Result(); return ok }() {
+		t.Fatal("an unreadable request succeeded")
+	}
+}
+
+// A router that no longer has a terminator of its own refuses the route
+// with an invalid-terminator code: the terminator is removed and the
+// second attempt takes another.
+func TestDial_AnInvalidTerminatorIsRemovedAndTheNextOneTried(t *testing.T) {
+	n := newTestNet(t)
+	a := n.addRouter("A")
+	bind := n.bindSession()
+	for _, addr := range []string{"t-a", "t-b"} {
+		if res, text := createTerminator(t, a, addr, bind, n.apiSession, 0); res != wire.TerminatorCreated {
+			t.Fatalf("create: %d %s", res, text)
+		}
+	}
+	first := ""
+	a.setAnswer(func(id string, attempt uint32) routeReply {
+		if attempt == 0 {
+			first = id
+			return routeReply{code: wire.RouteErrInvalidTerminator, reason: "no such terminator"}
+		}
+		return routeReply{ok: true}
+	})
+	id := circuitID(t, n.dial("A"))
+	if id != first {
+		t.Fatalf("circuit %s, first attempt %s", id, first)
+	}
+	poll(t, "the invalid terminator is removed", func() bool {
+		return !n.s.Read().Exists(store.KindTerminator, "t-a") || !n.s.Read().Exists(store.KindTerminator, "t-b")
+	})
+	n.settled(id)
+}
+
+// A router's terminators are validated when it connects: those it no
+// longer has are removed.
+func TestTerminators_ValidatedOnConnect(t *testing.T) {
+	n := newTestNet(t)
+	a := n.addRouter("A")
+	bind := n.bindSession()
+	if res, _ := createTerminator(t, a, "gone", bind, n.apiSession, 0); res != wire.TerminatorCreated {
+		t.Fatal("create")
+	}
+	a.leave()
+	poll(t, "A leaves", func() bool { return n.m.router("A") == nil })
+	delete(n.routers, "A")
+	entry := pb(nil).str(1, "gone").msg(2, pb(nil).uint(1, 0).uint(2, 1).str(3, "the host left"))
+	n.addRouterWith("A", func(fr *fakeRouter) {
+		fr.replies[wire.ValidateTerminatorsV2RequestType] = func(*ctrlchan.Message) *ctrlchan.Message {
+			return ctrlchan.NewMessage(wire.ValidateTerminatorsV2ResponseType, pb(nil).msg(1, entry))
+		}
+	})
+	poll(t, "the terminator the router lost is removed", func() bool { return !n.s.Read().Exists(store.KindTerminator, "gone") })
+}
+
+func (b pb) msg(num protowire.Number, v []byte) pb {
+	b = protowire.AppendTag(b, num, protowire.BytesType)
+	return protowire.AppendBytes(b, v)
 }

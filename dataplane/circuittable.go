@@ -1,0 +1,330 @@
+package dataplane
+
+import (
+	"slices"
+	"sort"
+	"sync"
+
+	"edgectl/ctrlchan"
+)
+
+// The circuit table. A circuit is in one of three states, as OpenZiti's
+// controller keeps a circuit reserved with no path until its routes are
+// answered:
+//
+//   - building: a dial is routing it. It is no circuit yet (nobody lists
+//     it, an admin cannot end it); the dial owns it. A fault, a move or an
+//     end asked for meanwhile is noted, and the dial acts on it when its
+//     routes are answered.
+//   - live: routed and answered.
+//   - moving: a move to another path is under way (routing.go); the move
+//     owns it. It is listed with its old path until the move is done.
+//
+// Whoever owns a building or moving circuit is the only one to change its
+// path or end it, so no Route of theirs can follow its Unroute. Every
+// router that leaves a path (a move done, a dial or a move given up, an
+// end) is sent an Unroute: the table hands back who to tell.
+
+type circuitState uint8
+
+const (
+	building circuitState = iota
+	live
+	moving
+)
+
+// circuitEntry is a circuit and what the node is doing with it.
+type circuitEntry struct {
+	c     *Circuit // replaced, never changed in place
+	state circuitState
+	// routing are the routers sent a Route by the dial attempt or the move
+	// under way: they hold the circuit until told otherwise.
+	routing []string
+	// ended, when set, is why the circuit is to end once the dial or the
+	// move owning it is done; again why it is to move (again) then.
+	ended, again string
+}
+
+// circuits is the node's circuit table, with the dials waiting for their
+// route results.
+type circuits struct {
+	mu      sync.Mutex
+	byID    map[string]*circuitEntry
+	waiting map[string]chan routeAnswer
+}
+
+// routeAnswer is a router's route result; a nil msg says the router left.
+type routeAnswer struct {
+	router string
+	msg    *ctrlchan.Message
+}
+
+// reserve enters a dial's circuit, building, with no path yet.
+func (c *circuits) reserve(ci *Circuit) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.byID == nil {
+		c.byID = map[string]*circuitEntry{}
+	}
+	cp := *ci
+	c.byID[ci.ID] = &circuitEntry{c: &cp, state: building}
+}
+
+// attempt records the path a dial's attempt routes (its routers hold the
+// circuit from now on) and returns the channel its results come on.
+func (c *circuits) attempt(ci *Circuit) chan routeAnswer {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	cp := *ci
+	if e := c.byID[ci.ID]; e != nil {
+		e.c, e.routing = &cp, slices.Clone(ci.Path)
+	}
+	if c.waiting == nil {
+		c.waiting = map[string]chan routeAnswer{}
+	}
+	// Room for every answer of this attempt and of the one before (a late
+	// answer of that one is read and dropped): deliver never waits.
+	ch := make(chan routeAnswer, 2*len(ci.Path)+16)
+	c.waiting[ci.ID] = ch
+	return ch
+}
+
+// retract notes that a failed attempt's routers were told to unroute.
+func (c *circuits) retract(id string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e := c.byID[id]; e != nil {
+		e.routing = nil
+	}
+}
+
+// endedWhy is why circuit id is to end ("": it is not).
+func (c *circuits) endedWhy(id string) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e := c.byID[id]; e != nil {
+		return e.ended
+	}
+	return ""
+}
+
+// abandon forgets a dial that gave up.
+func (c *circuits) abandon(id string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.byID, id)
+	delete(c.waiting, id)
+}
+
+// promote makes a dial's circuit live once its routes are answered. It
+// returns why the circuit is to end instead (the entry is gone then), or
+// why it is to move.
+func (c *circuits) promote(id string) (ended, again string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.waiting, id)
+	e := c.byID[id]
+	if e == nil {
+		return "it was forgotten", ""
+	}
+	if e.ended != "" {
+		delete(c.byID, id)
+		return e.ended, ""
+	}
+	e.state, e.routing, again, e.again = live, nil, e.again, ""
+	return "", again
+}
+
+// end ends circuit id for why. A live circuit leaves the table and is
+// returned, for its routers to be told; one being built or moved is marked,
+// and its owner ends it when done (nil, true). ok is false when there is no
+// such circuit, or only a building one and building is false.
+func (c *circuits) end(id, why string, evenBuilding bool) (gone *Circuit, ok bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e := c.byID[id]
+	switch {
+	case e == nil, e.state == building && !evenBuilding:
+		return nil, false
+	case e.state == live:
+		delete(c.byID, id)
+		return e.c, true
+	}
+	if e.ended == "" {
+		e.ended = why
+	}
+	return nil, true
+}
+
+// endWhere ends the circuits match says to (as end does) and returns the
+// live ones it removed.
+func (c *circuits) endWhere(why string, match func(*Circuit) bool) []*Circuit {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []*Circuit
+	for id, e := range c.byID {
+		if !match(e.c) {
+			continue
+		}
+		if e.state == live {
+			out = append(out, e.c)
+			delete(c.byID, id)
+		} else if e.ended == "" {
+			e.ended = why
+		}
+	}
+	return out
+}
+
+// startMove takes a live circuit for a move, returning it. A circuit being
+// built or moved is marked to move once done (nil); nil too when there is
+// no such circuit.
+func (c *circuits) startMove(id, why string) *Circuit {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e := c.byID[id]
+	switch {
+	case e == nil:
+		return nil
+	case e.state != live:
+		if e.again == "" {
+			e.again = why
+		}
+		return nil
+	}
+	e.state, e.routing = moving, nil
+	return e.c
+}
+
+// moveHop notes that a move is about to route router on circuit id; false
+// when the circuit is to end (the move stops: no Route after an end).
+func (c *circuits) moveHop(id, router string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e := c.byID[id]
+	if e == nil || e.ended != "" {
+		return false
+	}
+	if !slices.Contains(e.routing, router) {
+		e.routing = append(e.routing, router)
+	}
+	return true
+}
+
+// finishMove ends a move of circuit id from old: to next when it was
+// routed (nil: it failed). It returns the routers to tell to unroute (those
+// of the old path and those the move routed that are not on the path the
+// circuit keeps), why it ended ("" when it goes on), and why it is to move
+// again.
+func (c *circuits) finishMove(old, next *Circuit, failed string) (unroute []string, ended, again string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e := c.byID[old.ID]
+	if e == nil {
+		return nil, "it was forgotten", ""
+	}
+	held := append(slices.Clone(old.Path), e.routing...)
+	slices.Sort(held)
+	held = slices.Compact(held)
+	switch {
+	case e.ended != "":
+		ended = e.ended
+	case next == nil:
+		ended = failed
+	}
+	if ended != "" {
+		delete(c.byID, old.ID)
+		return held, ended, ""
+	}
+	for _, r := range held {
+		if !slices.Contains(next.Path, r) {
+			unroute = append(unroute, r)
+		}
+	}
+	cp := *next
+	e.c, e.state, e.routing, again, e.again = &cp, live, nil, e.again, ""
+	return unroute, "", again
+}
+
+// keeps says whether router holds circuit id rightly: on its path, or
+// routed by the dial or move under way.
+func (c *circuits) keeps(id, router string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e := c.byID[id]
+	return e != nil && (slices.Contains(e.c.Path, router) || slices.Contains(e.routing, router))
+}
+
+// get returns circuit id and its state (nil: none).
+func (c *circuits) get(id string) (*Circuit, circuitState) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e := c.byID[id]
+	if e == nil {
+		return nil, 0
+	}
+	return e.c, e.state
+}
+
+// where returns the circuits, building ones included, match takes.
+func (c *circuits) where(match func(*Circuit) bool) []*Circuit {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []*Circuit
+	for _, e := range c.byID {
+		if match(e.c) {
+			out = append(out, e.c)
+		}
+	}
+	return out
+}
+
+// count is the number of circuits, live or moving.
+func (c *circuits) count() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := 0
+	for _, e := range c.byID {
+		if e.state != building {
+			n++
+		}
+	}
+	return n
+}
+
+// deliver hands a route result to the dial waiting for it, if one is.
+func (c *circuits) deliver(id string, a routeAnswer) bool {
+	c.mu.Lock()
+	ch := c.waiting[id]
+	c.mu.Unlock()
+	if ch == nil {
+		return false
+	}
+	select {
+	case ch <- a:
+	default: // more answers than routes: none is waited for
+	}
+	return true
+}
+
+// Circuits lists this node's circuits (live, or being moved: with their
+// path until the move is done), by id.
+func (m *Manager) Circuits() []*Circuit {
+	m.circuits.mu.Lock()
+	out := make([]*Circuit, 0, len(m.circuits.byID))
+	for _, e := range m.circuits.byID {
+		if e.state != building {
+			cp := *e.c
+			out = append(out, &cp)
+		}
+	}
+	m.circuits.mu.Unlock()
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
+
+// busy says whether circuit id is being routed: dialed or moved.
+func (m *Manager) busy(id string) bool {
+	c, st := m.circuits.get(id)
+	return c != nil && st != live
+}

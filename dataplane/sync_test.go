@@ -1,0 +1,138 @@
+package dataplane
+
+import (
+	"context"
+	"slices"
+	"testing"
+
+	"edgectl/auth"
+	"edgectl/ctrlchan"
+	"edgectl/dataplane/wire"
+	"edgectl/fsm"
+	"edgectl/store"
+
+	"google.golang.org/protobuf/encoding/protowire"
+)
+
+// do proposes a command through the node's writer.
+func (n *testNet) do(cmd fsm.CommandType, payload any) {
+	n.t.Helper()
+	if _, err := n.m.cfg.Writer.Do(context.Background(), cmd, payload); err != nil {
+		n.t.Fatalf("%s: %v", cmd, err)
+	}
+}
+
+// got waits for router fr to have at least k messages of content type ct.
+func (fr *fakeRouter) gotN(ct int32, k int) []*ctrlchan.Message {
+	fr.t.Helper()
+	var ms []*ctrlchan.Message
+	poll(fr.t, "router "+fr.id+" gets a message of content type", func() bool {
+		ms = fr.messages(ct)
+		return len(ms) >= k
+	})
+	return ms
+}
+
+func TestEdgeSync_HelloFullStateResyncAndTheHostnameRecorded(t *testing.T) {
+	n := newTestNet(t)
+	a := n.addRouter("A")
+	n.syncStatus("A", SyncDone)
+	if full := a.gotN(wire.APISessionAddedType, 1)[0]; string(full.Headers[wire.SyncStrategyTypeHeader]) != "instant" {
+		t.Fatalf("full state headers %v", full.Headers)
+	}
+	poll(t, "the router's hostname is in the model", func() bool {
+		er, err := store.GetAs[*store.EdgeRouter](n.s.Read(), store.KindEdgeRouter, "A")
+		return err == nil && er.Hostname == "host-a"
+	})
+	st := n.m.Status("A")
+	if !st.Online || st.Hostname != "host-a" || !slices.Equal(n.m.Connected(), []string{"A"}) {
+		t.Fatalf("status %+v, connected %v", st, n.m.Connected())
+	}
+	if n.m.Status("nope").Online {
+		t.Fatal("an unknown router is online")
+	}
+	a.send(ctrlchan.NewMessage(wire.RequestClientReSyncType, nil))
+	a.gotN(wire.APISessionAddedType, 2)
+	// The API sessions the router reports: an unknown one is removed.
+	hb := protowire.AppendTag(nil, 1, protowire.BytesType)
+	hb = protowire.AppendString(hb, n.apiSession)
+	hb = protowire.AppendTag(hb, 1, protowire.BytesType)
+	hb = protowire.AppendString(hb, "unknown-token")
+	a.send(ctrlchan.NewMessage(wire.APISessionHeartbeatType, hb))
+	a.gotN(wire.APISessionRemovedType, 1)
+	// A model restored from a snapshot: the full state again.
+	n.m.Restored(0)
+	a.gotN(wire.APISessionAddedType, 3)
+}
+
+func TestEdgeSync_AnEndedSessionIsSentAndEndsItsCircuits(t *testing.T) {
+	n := line(t)
+	id := circuitID(t, n.dial("A"))
+	n.do(fsm.CmdSessionDelete, fsm.Delete{ID: "sess"})
+	n.routers["A"].gotN(wire.SessionRemovedType, 1)
+	poll(t, "the circuit ends", func() bool { return n.path(id) == nil })
+	n.settled(id)
+}
+
+func TestEdgeSync_AnAPISessionThatEndsEndsItsCircuitsAndSessions(t *testing.T) {
+	n := line(t)
+	id := circuitID(t, n.dial("A"))
+	n.m.Applied([]fsm.Changes{{Index: 99, Changes: []store.Change{{Kind: store.KindAPISession, Old: &store.APISession{Base: store.Base{ID: "as"}}}}}})
+	poll(t, "the circuit ends", func() bool { return n.path(id) == nil })
+	n.settled(id)
+}
+
+// subscribeBody is a SubscribeToDataModelRequest.
+func subscribeBody(index uint64, seconds uint64, timeline string) []byte {
+	b := protowire.AppendTag(nil, 1, protowire.VarintType)
+	b = protowire.AppendVarint(b, index)
+	b = protowire.AppendTag(b, 2, protowire.VarintType)
+	b = protowire.AppendVarint(b, seconds)
+	b = protowire.AppendTag(b, 4, protowire.BytesType)
+	return protowire.AppendString(b, timeline)
+}
+
+func TestRouterDataModel_FullStateThenChangeSetsThenCatchUp(t *testing.T) {
+	n := newTestNet(t)
+	a := n.addRouter("A")
+	n.syncStatus("A", SyncDone)
+	a.send(ctrlchan.NewMessage(wire.SubscribeToDataModelRequestType, subscribeBody(0, 60, "")))
+	a.gotN(wire.DataStateType, 1)
+	n.do(fsm.CmdServiceCreate, &store.Service{Base: store.Base{ID: "svc2"}, Named: store.Named{Name: "svc2"}})
+	sets := a.gotN(wire.DataStateChangeSetType, 1)
+	if n.m.syncLag() < 0 {
+		t.Fatal("a negative lag")
+	}
+	// A router of this timeline at the index before the change gets the
+	// change set again, not the full state.
+	var idx uint64
+	_ = wire.Fields(sets[0].Body, func(num protowire.Number, v uint64, _ []byte) error {
+		if num == 1 {
+			idx = v
+		}
+		return nil
+	})
+	before := len(a.messages(wire.DataStateType))
+	a.send(ctrlchan.NewMessage(wire.SubscribeToDataModelRequestType, subscribeBody(idx-1, 60, "tl")))
+	a.gotN(wire.DataStateChangeSetType, 2)
+	if len(a.messages(wire.DataStateType)) != before {
+		t.Fatal("a router that was behind by one set got the full state")
+	}
+	// Another timeline: the full state.
+	a.send(ctrlchan.NewMessage(wire.SubscribeToDataModelRequestType, subscribeBody(idx, 60, "other")))
+	a.gotN(wire.DataStateType, before+1)
+}
+
+func TestHeartbeat_KnownSessionsAreTouched(t *testing.T) {
+	act := auth.NewActivity()
+	n := newTestNet(t, func(c *Config) { c.Activity = act })
+	a := n.addRouter("A")
+	n.syncStatus("A", SyncDone)
+	hb := protowire.AppendTag(nil, 1, protowire.BytesType)
+	hb = protowire.AppendString(hb, n.apiSession)
+	a.send(ctrlchan.NewMessage(wire.APISessionHeartbeatType, hb))
+	a.barrier()
+	if len(a.messages(wire.APISessionRemovedType)) != 0 {
+		t.Fatal("a known API session was removed")
+	}
+}

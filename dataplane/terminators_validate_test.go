@@ -1,0 +1,118 @@
+package dataplane
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"edgectl/ctrlchan"
+	"edgectl/dataplane/wire"
+	"edgectl/fsm"
+	"edgectl/store"
+
+	"github.com/hashicorp/raft"
+	"google.golang.org/protobuf/encoding/protowire"
+)
+
+// applyHere is an fsm.Proposer that applies each command to its FSM at
+// once, as a one-node cluster's leader would.
+type applyHere struct {
+	mu    sync.Mutex
+	fsm   *fsm.FSM
+	index uint64
+}
+
+func (a *applyHere) Apply(_ context.Context, cmd []byte) ([]byte, uint64, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.index++
+	switch r := a.fsm.Apply(&raft.Log{Index: a.index, Term: 1, Type: raft.LogCommand, Data: cmd, AppendedAt: time.Now()}).(type) {
+	case nil:
+		return nil, a.index, nil
+	case []byte:
+		return r, a.index, nil
+	case error:
+		return nil, a.index, r
+	default:
+		return nil, a.index, fmt.Errorf("the FSM returned %T", r)
+	}
+}
+
+// validateTerminatorsV2Response is a router's verdicts: states 1, a map of
+// terminator id → RouterTerminatorState (valid 1, reason 2, detail 3).
+func validateTerminatorsV2Response(valid map[string]bool) []byte {
+	var b []byte
+	for id, ok := range valid {
+		var st []byte
+		if ok {
+			st = protowire.AppendTag(st, 1, protowire.VarintType)
+			st = protowire.AppendVarint(st, 1)
+		} else {
+			st = protowire.AppendTag(st, 2, protowire.VarintType)
+			st = protowire.AppendVarint(st, wire.InvalidUnknownTerminator)
+			st = protowire.AppendTag(st, 3, protowire.BytesType)
+			st = protowire.AppendString(st, "no such terminator")
+		}
+		var e []byte
+		e = protowire.AppendTag(e, 1, protowire.BytesType)
+		e = protowire.AppendString(e, id)
+		e = protowire.AppendTag(e, 2, protowire.BytesType)
+		e = protowire.AppendBytes(e, st)
+		b = protowire.AppendTag(b, 1, protowire.BytesType)
+		b = protowire.AppendBytes(b, e)
+	}
+	return b
+}
+
+// TestValidateTerminators_TheOnesTheRouterLacksAreRemoved: a router that
+// connects is asked about the terminators its hosts made on it; those it
+// says it does not have are removed, through the FSM; the rest, and the
+// terminators made through the API, stay.
+func TestValidateTerminators_TheOnesTheRouterLacksAreRemoved(t *testing.T) {
+	st := store.New()
+	tx := st.Write()
+	for _, term := range []*store.Terminator{
+		{Base: store.Base{ID: "kept"}, RouterID: "r-1", ServiceID: "svc", Binding: "edge", Address: "kept", IsSystem: true},
+		{Base: store.Base{ID: "gone"}, RouterID: "r-1", ServiceID: "svc", Binding: "edge", Address: "gone", IsSystem: true},
+		{Base: store.Base{ID: "by-api"}, RouterID: "r-1", ServiceID: "svc", Binding: "transport", Address: "tcp:x:1"},
+		{Base: store.Base{ID: "elsewhere"}, RouterID: "r-2", ServiceID: "svc", Binding: "edge", Address: "elsewhere", IsSystem: true},
+	} {
+		if err := tx.Insert(store.KindTerminator, term); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tx.Commit()
+	m := New(Config{Store: st, Writer: fsm.NewWriter(&applyHere{fsm: fsm.New(st)}, time.Now)})
+	p := connectOverPipe(t, m, &Router{ID: "r-1"})
+
+	go m.validateTerminators(p.r)
+	req := p.next()
+	if req.ContentType != wire.ValidateTerminatorsV2RequestType {
+		t.Fatalf("the node sent content type %d, not a terminator validation", req.ContentType)
+	}
+	ans := ctrlchan.NewMessage(wire.ValidateTerminatorsV2ResponseType, validateTerminatorsV2Response(map[string]bool{"kept": true, "gone": false}))
+	ans.SetReplyTo(req)
+	ans.Sequence = 9
+	p.send(ans)
+
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		left := map[string]bool{}
+		st.Read().Each(store.KindTerminator, "id", func(r store.Record) bool {
+			left[r.GetID()] = true
+			return true
+		})
+		if !left["gone"] {
+			if !left["kept"] || !left["by-api"] || !left["elsewhere"] {
+				t.Fatalf("terminators left: %v", left)
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the terminator the router lacks is still there after 5 s: %v", left)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
