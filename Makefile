@@ -40,7 +40,9 @@ ziti:
 	sh scripts/ziti.sh
 
 # Unit tests, then the integration tests that start real nodes (and real OpenZiti routers: the
-# cached ziti binary is built first if missing, about 8 minutes once).
+# cached ziti binary is built first if missing, about 8 minutes once). The data plane's and the control
+# channel's unit tests also run under the race detector (the circuit lifecycle with fake routers); every
+# package's coverage is printed.
 test:
 	EDGECTL_ZITI=$$(sh scripts/ziti.sh) && export EDGECTL_ZITI && \
 	$(GO) vet ./... && \
@@ -48,7 +50,8 @@ test:
 	(cd third_party/go-immutable-radix && $(GO) test -count=1 ./...) && \
 	(cd third_party/go-memdb && $(GO) test -count=1 ./...) && \
 	(cd integration/ziti && GOSUMDB=off $(GO) test -count=1 ./...) && \
-	$(GO) test -count=1 -timeout 12m ./...
+	$(GO) test -race -count=1 ./dataplane/... ./ctrlchan/ && \
+	$(GO) test -count=1 -cover -timeout 12m ./...
 
 # third_party/ is exactly the upstream releases plus the patches in third_party/patches (third_party/README.md):
 # the releases come from the module proxy, the patches are applied to a temporary copy, any difference fails.
