@@ -1,7 +1,9 @@
 package integration
 
 import (
+	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"net/url"
 	"regexp"
@@ -218,6 +220,7 @@ func TestMesh_CircuitsCrossLinksAndMoveWhenALinkFails(t *testing.T) {
 	stream := mn.stream(t)
 	defer stream.Close()
 	mn.waitPath(t, "the circuit on A→C", "a>c")
+	mn.routesAgree(t, "the first stream on A→C")
 	if out := ziti("fabric", "list", "circuits"); !circuitPathShown.MatchString(out) {
 		t.Fatalf("ziti fabric list circuits:\n%s", out)
 	}
@@ -282,6 +285,7 @@ func TestMesh_CircuitsCrossLinksAndMoveWhenALinkFails(t *testing.T) {
 	mn.acProxy.Cut()
 	mn.waitLinks(t, "A-C gone, the others up", "a-b Connected", "b-c Connected")
 	mn.waitPath(t, "the circuit moved to A→B→C", "a>b>c")
+	mn.routesAgree(t, "moved to A→B→C by the cut")
 	for i := 0; i < 5; i++ {
 		if err := echoOn(stream, fmt.Sprintf("after the cut %d", i)); err != nil {
 			t.Fatalf("the open stream broke when its link was cut: %v", err)
@@ -293,6 +297,7 @@ func TestMesh_CircuitsCrossLinksAndMoveWhenALinkFails(t *testing.T) {
 	mn.acProxy.Heal()
 	mn.waitLinks(t, "A-C back", "a-b Connected", "a-c Connected", "b-c Connected")
 	mn.waitPath(t, "the circuit back on A→C", "a>c")
+	mn.routesAgree(t, "back on A→C: B dropped from the path")
 	if err := echoOn(stream, "back on A-C"); err != nil {
 		t.Fatalf("the open stream broke when it moved back: %v", err)
 	}
@@ -315,6 +320,7 @@ func TestMesh_CircuitsCrossLinksAndMoveWhenALinkFails(t *testing.T) {
 	} {
 		ziti(append([]string{"fabric", "update", "link", ac["id"].(string)}, step.flags...)...)
 		mn.waitPath(t, "the circuit after ziti fabric update link "+strings.Join(step.flags, " "), step.path)
+		mn.routesAgree(t, "after ziti fabric update link "+strings.Join(step.flags, " "))
 		if err := echoOn(stream, "after "+strings.Join(step.flags, " ")); err != nil {
 			t.Fatalf("the open stream broke after %v: %v", step.flags, err)
 		}
@@ -361,6 +367,7 @@ func TestMesh_CircuitsCrossLinksAndMoveWhenALinkFails(t *testing.T) {
 		return nil
 	})
 	mn.waitLinks(t, "B's links gone with it (it dialed them)")
+	mn.routesAgree(t, "the circuit ended with B stopped")
 
 	// B back: it dials its links again, and a new stream crosses it.
 	mn.b.start()
@@ -368,6 +375,52 @@ func TestMesh_CircuitsCrossLinksAndMoveWhenALinkFails(t *testing.T) {
 	again := mn.stream(t)
 	defer again.Close()
 	mn.waitPath(t, "the new stream on A→B→C", "a>b>c")
+	mn.routesAgree(t, "the new stream on A→B→C")
+}
+
+// routesAgree waits until every router that answers holds in its forwarding
+// table (OpenZiti's `router-circuits` inspection) exactly the circuits whose
+// path in the node's list crosses it: no route is left on a router for a
+// circuit that ended or moved, and none is missing.
+func (mn *meshNet) routesAgree(t *testing.T, what string) {
+	t.Helper()
+	names := map[string]string{mn.a.id: "A", mn.b.id: "B", mn.c.id: "C"}
+	waitUntil(t, "the routers' forwarding tables agree with the node's circuits: "+what, 20*time.Second, func() error {
+		want := map[string][]string{}
+		items, err := listAll(t, mn.n, mn.token, "/circuits")
+		if err != nil {
+			return err
+		}
+		for _, it := range items {
+			nodes, _ := jget(it, "path", "nodes").([]any)
+			for _, r := range nodes {
+				want[jget(r, "id").(string)] = append(want[jget(r, "id").(string)], jget(it, "id").(string))
+			}
+		}
+		st, m := do(t, "POST", fmt.Sprintf("https://%s/fabric/v1/inspections", mn.n.host()), mn.token,
+			map[string]any{"appRegex": "^(" + mn.a.id + "|" + mn.b.id + "|" + mn.c.id + ")$", "requestedValues": []string{"router-circuits"}})
+		if st != 200 {
+			return fmt.Errorf("inspect router-circuits: %d %v", st, m)
+		}
+		values, _ := jget(m, "values").([]any)
+		var diffs []string
+		for _, v := range values {
+			router := jget(v, "appId").(string)
+			table, _ := jget(v, "value", "circuits").(map[string]any)
+			held := slices.Sorted(maps.Keys(table))
+			wanted := slices.Sorted(slices.Values(want[router]))
+			if !slices.Equal(held, wanted) {
+				diffs = append(diffs, fmt.Sprintf("%s holds %v, the node's circuits cross it: %v", names[router], held, wanted))
+			}
+		}
+		if len(values) == 0 {
+			return fmt.Errorf("no router answered: %v", m)
+		}
+		if len(diffs) > 0 {
+			return errors.New(strings.Join(diffs, "; "))
+		}
+		return nil
+	})
 }
 
 // circuitPathShown is the echo circuit's row in `ziti fabric list
