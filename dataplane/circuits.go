@@ -8,6 +8,7 @@ import (
 
 	"edgectl/auth"
 	"edgectl/ctrlchan"
+	"edgectl/dataplane/path"
 	"edgectl/dataplane/wire"
 	"edgectl/fsm"
 	"edgectl/policy"
@@ -96,66 +97,6 @@ func (m *Manager) unrouteAll(path []string, id string, now bool) {
 	}
 }
 
-// precedenceRank orders terminator precedences: required first, failed last.
-func precedenceRank(p string) int {
-	switch p {
-	case "required":
-		return 0
-	case "failed":
-		return 2
-	}
-	return 1
-}
-
-// pickRoute chooses the terminator of a service that a dial through
-// router ingress goes to, and the path to its router: among those of the
-// instance id the dial names (or of none) whose router a path reaches, by
-// precedence, then the terminator's cost plus the path's, then id. A
-// terminator on the ingress router has a path of no cost.
-func pickRoute(tx *store.Tx, g *graph, serviceID, ingress, instanceID string, skip map[string]bool) (*store.Terminator, Path, error) {
-	var best *store.Terminator
-	var bestPath Path
-	any, candidates := false, false
-	paths := map[string]*Path{} // by router: nil when none reaches it
-	tx.Each(store.KindTerminator, "service", func(r store.Record) bool {
-		t := r.(*store.Terminator)
-		any = true
-		// Without an instance id only terminators without one are
-		// candidates, as in OpenZiti: addressable instances are dialed by name.
-		if skip[t.ID] || t.Identity != instanceID {
-			return true
-		}
-		candidates = true
-		p, seen := paths[t.RouterID]
-		if !seen {
-			if found, err := g.path(ingress, t.RouterID); err == nil {
-				p = &found
-			}
-			paths[t.RouterID] = p
-		}
-		if p == nil {
-			return true
-		}
-		rank, cost := precedenceRank(t.Precedence), t.Cost+p.Cost
-		if best == nil || rank < precedenceRank(best.Precedence) ||
-			(rank == precedenceRank(best.Precedence) && (cost < best.Cost+bestPath.Cost || (cost == best.Cost+bestPath.Cost && t.ID < best.ID))) {
-			best, bestPath = t, *p
-		}
-		return true
-	}, serviceID)
-	switch {
-	case best != nil:
-		return best, bestPath, nil
-	case !any:
-		return nil, Path{}, fmt.Errorf("service %s has no terminators: no host is binding it", serviceID)
-	case !candidates && instanceID != "":
-		return nil, Path{}, fmt.Errorf("service %s has no terminator of instance %q", serviceID, instanceID)
-	case !candidates:
-		return nil, Path{}, fmt.Errorf("service %s has no terminator left to try", serviceID)
-	}
-	return nil, Path{}, fmt.Errorf("service %s has no terminator on a router this edge router has a path to", serviceID)
-}
-
 // dial handles CreateCircuitV2Request.
 func (m *Manager) dial(r *Router, msg *ctrlchan.Message) {
 	start := time.Now()
@@ -202,7 +143,7 @@ func (m *Manager) dial(r *Router, msg *ctrlchan.Message) {
 	failed, shun := map[string]bool{}, map[string]bool{}
 	for attempt := uint32(0); ; attempt++ {
 		tx := m.cfg.Store.Read()
-		t, path, err := pickRoute(tx, m.graph(tx, shun), s.ServiceID, r.ID, req.TerminatorInstanceID, failed)
+		t, p, err := path.Pick(m.graph(tx, shun), path.Terminators(tx, s.ServiceID), s.ServiceID, r.ID, req.TerminatorInstanceID, failed)
 		if err != nil {
 			if attempt > 0 {
 				err = fmt.Errorf("%w (after %d failed attempts)", err, attempt)
@@ -212,7 +153,7 @@ func (m *Manager) dial(r *Router, msg *ctrlchan.Message) {
 			return
 		}
 		ci.TerminatorID, ci.IngressID, ci.EgressID = t.ID, auth.NewToken()[:22], auth.NewToken()[:22]
-		ci.Path, ci.Links = path.Nodes, path.Links
+		ci.Path, ci.Links = p.Nodes, p.Links
 		answers := m.circuits.attempt(ci)
 		var routeErr error
 		result, routeErr = m.routeOn(ci, attempt, &wire.Egress{Binding: t.Binding, Address: ci.EgressID, Destination: t.Address, PeerData: req.PeerData}, answers)

@@ -8,54 +8,13 @@ import (
 	"time"
 
 	"edgectl/ctrlchan"
+	"edgectl/dataplane/path"
 	"edgectl/dataplane/wire"
 )
 
 // Routing a circuit on the routers of its path, and moving it to another
 // path when a link or a router of its path fails (docs/openziti.md, "Links
 // and paths").
-
-// routes are the Route messages of a circuit on each router of its path:
-// the ingress forwards to the first link (and back to the client), each
-// router in the middle from link to link, the last from the last link to
-// its egress, which dials the terminator (unless reroute: it has it). One
-// router forwards ingress to egress and back.
-func routes(ci *Circuit, attempt uint32, egress *wire.Egress, timeout time.Duration) [][]byte {
-	n := len(ci.Path)
-	out := make([][]byte, n)
-	for i := range ci.Path {
-		var fw []wire.Forward
-		var eg *wire.Egress
-		switch {
-		case n == 1:
-			fw = []wire.Forward{{Src: ci.IngressID, Dst: ci.EgressID, DstType: wire.DestEnd}, {Src: ci.EgressID, Dst: ci.IngressID, DstType: wire.DestStart}}
-		case i == 0:
-			fw = []wire.Forward{{Src: ci.IngressID, Dst: ci.Links[0], DstType: wire.DestLink}, {Src: ci.Links[0], Dst: ci.IngressID, DstType: wire.DestStart}}
-		case i == n-1:
-			fw = []wire.Forward{{Src: ci.EgressID, Dst: ci.Links[i-1], DstType: wire.DestLink}, {Src: ci.Links[i-1], Dst: ci.EgressID, DstType: wire.DestEnd}}
-		default:
-			fw = []wire.Forward{{Src: ci.Links[i-1], Dst: ci.Links[i], DstType: wire.DestLink}, {Src: ci.Links[i], Dst: ci.Links[i-1], DstType: wire.DestLink}}
-		}
-		if i == n-1 {
-			eg = egress
-		}
-		out[i] = wire.Route(ci.ID, attempt, eg, fw, uint64(timeout), nil)
-	}
-	return out
-}
-
-// linksAt are the links the route of the i-th router of a circuit's path
-// names.
-func linksAt(ci *Circuit, i int) []string {
-	var out []string
-	if i > 0 {
-		out = append(out, ci.Links[i-1])
-	}
-	if i < len(ci.Links) {
-		out = append(out, ci.Links[i])
-	}
-	return out
-}
 
 // routeError is a route a router of the path refused or did not answer:
 // suspect are the links its route named (one may be gone before its fault
@@ -87,7 +46,7 @@ func avoid(links map[string]bool, err error) {
 // router's result, or why the route failed (a *routeError when a router
 // refused or did not answer).
 func (m *Manager) routeOn(ci *Circuit, attempt uint32, egress *wire.Egress, answers chan routeAnswer) (*ctrlchan.Message, error) {
-	msgs := routes(ci, attempt, egress, m.cfg.RouteTimeout)
+	msgs := ci.hops().Routes(attempt, egress, m.cfg.RouteTimeout)
 	waiting := map[string]bool{}
 	for i, id := range ci.Path {
 		r := m.router(id)
@@ -110,7 +69,7 @@ func (m *Manager) routeOn(ci *Circuit, attempt uint32, egress *wire.Egress, answ
 			}
 			if a.msg == nil {
 				return nil, &routeError{err: fmt.Errorf("router %s of the path left", a.router),
-					suspect: linksAt(ci, slices.Index(ci.Path, a.router)), egress: a.router == ci.Path[len(ci.Path)-1]}
+					suspect: ci.hops().LinksAt(slices.Index(ci.Path, a.router)), egress: a.router == ci.Path[len(ci.Path)-1]}
 			}
 			if n, ok := a.msg.Headers.Uint32(wire.RouteResultAttemptHeader); ok && n != attempt {
 				continue
@@ -120,7 +79,7 @@ func (m *Manager) routeOn(ci *Circuit, attempt uint32, egress *wire.Egress, answ
 				reason, _ := a.msg.Headers.String(wire.RouteResultErrorHeader)
 				code, _ := a.msg.Headers[wire.RouteResultErrorCodeHeader]
 				return a.msg, &routeError{err: fmt.Errorf("router %s: %s", a.router, reason),
-					suspect: linksAt(ci, slices.Index(ci.Path, a.router)), result: a.msg,
+					suspect: ci.hops().LinksAt(slices.Index(ci.Path, a.router)), result: a.msg,
 					egress: a.router == ci.Path[len(ci.Path)-1] && len(code) == 1 && code[0] != 0}
 			}
 			if a.router == ci.Path[len(ci.Path)-1] {
@@ -129,7 +88,7 @@ func (m *Manager) routeOn(ci *Circuit, attempt uint32, egress *wire.Egress, answ
 		case <-timeout.C:
 			var suspect []string
 			for id := range waiting {
-				suspect = append(suspect, linksAt(ci, slices.Index(ci.Path, id))...)
+				suspect = append(suspect, ci.hops().LinksAt(slices.Index(ci.Path, id))...)
 			}
 			return nil, &routeError{err: fmt.Errorf("the routers did not answer within %s", m.cfg.RouteTimeout), suspect: suspect,
 				egress: waiting[ci.Path[len(ci.Path)-1]]}
@@ -218,12 +177,12 @@ func (m *Manager) moveOnce(old *Circuit) (*Circuit, error) {
 	var err error
 	shun := map[string]bool{}
 	for try := 0; try < 2; try++ {
-		var path Path
-		if path, err = m.graph(m.cfg.Store.Read(), shun).path(old.Path[0], old.Path[len(old.Path)-1]); err != nil {
+		var p path.Path
+		if p, err = m.graph(m.cfg.Store.Read(), shun).Shortest(old.Path[0], old.Path[len(old.Path)-1]); err != nil {
 			return nil, err
 		}
 		next := *old
-		next.Path, next.Links = path.Nodes, path.Links
+		next.Path, next.Links = p.Nodes, p.Links
 		if err = m.routeInOrder(&next); err == nil {
 			return &next, nil
 		}
@@ -242,7 +201,7 @@ var errEnded = errors.New("the circuit was ended")
 // ingress first, each waiting for its result: a router forwards to a link
 // only once the router at the link's other end knows the circuit.
 func (m *Manager) routeInOrder(ci *Circuit) error {
-	msgs := routes(ci, wire.SmartRerouteAttempt, nil, m.cfg.RouteTimeout)
+	msgs := ci.hops().Routes(wire.SmartRerouteAttempt, nil, m.cfg.RouteTimeout)
 	for i, id := range ci.Path {
 		r := m.router(id)
 		if r == nil {
@@ -255,54 +214,28 @@ func (m *Manager) routeInOrder(ci *Circuit) error {
 		reply, err := m.request(ctx, r, ctrlchan.NewMessage(wire.RouteType, msgs[i]))
 		cancel()
 		if err != nil {
-			return &routeError{err: fmt.Errorf("router %s: %w", id, err), suspect: linksAt(ci, i)}
+			return &routeError{err: fmt.Errorf("router %s: %w", id, err), suspect: ci.hops().LinksAt(i)}
 		}
 		if _, ok := reply.Headers[wire.RouteResultSuccessHeader]; !ok {
 			reason, _ := reply.Headers.String(wire.RouteResultErrorHeader)
-			return &routeError{err: fmt.Errorf("router %s: %s", id, reason), suspect: linksAt(ci, i), result: reply}
+			return &routeError{err: fmt.Errorf("router %s: %s", id, reason), suspect: ci.hops().LinksAt(i), result: reply}
 		}
 	}
 	return nil
 }
 
-// Smart rerouting moves open circuits to paths that became cheaper (a link
-// came back, latencies changed), a few per cycle so that a changing network
-// does not move every circuit at once: OpenZiti's rule, 2% of the circuits,
-// at least 1 and at most 4, each cheaper by at least smartRerouteGain.
-const (
-	smartRerouteGain     = 15
-	smartReroutePerCycle = 4
-)
-
-// smartReroute moves the circuits whose cheapest path now costs at least
-// smartRerouteGain less than theirs, the largest gains first.
+// smartReroute moves the circuits whose cheapest path became cheaper
+// enough (path.SmartReroutes).
 func (m *Manager) smartReroute() {
 	cs := m.Circuits()
 	if len(cs) == 0 {
 		return
 	}
-	g := m.graph(m.cfg.Store.Read(), nil)
-	type move struct {
-		id   string
-		gain int
-	}
-	var moves []move
+	open := make([]path.Circuit, 0, len(cs))
 	for _, ci := range cs {
-		if len(ci.Path) == 0 {
-			continue
-		}
-		cur, ok := g.pathCost(ci.Path, ci.Links)
-		if !ok {
-			continue // a link of its path is gone: its fault moves it
-		}
-		best, err := g.path(ci.Path[0], ci.Path[len(ci.Path)-1])
-		if err == nil && cur-best.Cost >= smartRerouteGain {
-			moves = append(moves, move{ci.ID, cur - best.Cost})
-		}
+		open = append(open, ci.hops())
 	}
-	slices.SortFunc(moves, func(a, b move) int { return b.gain - a.gain })
-	limit := min(max(len(cs)*2/100, 1), smartReroutePerCycle)
-	for _, mv := range moves[:min(len(moves), limit)] {
-		m.reroute(mv.id, "a cheaper path")
+	for _, id := range path.SmartReroutes(m.graph(m.cfg.Store.Read(), nil), open) {
+		m.reroute(id, "a cheaper path")
 	}
 }
