@@ -8,7 +8,7 @@ import (
 	"strings"
 	"sync"
 
-	"edgectl/dataplane"
+	"edgectl/dataplane/fabricmgmt"
 )
 
 // Inspections, POST /fabric/v1/inspections (`ziti fabric inspect VALUE
@@ -60,7 +60,7 @@ func (s *Server) inspect(c *call) error {
 	if err != nil {
 		return invalidField("appRegex", "is not a regular expression: "+err.Error(), pattern)
 	}
-	var values, peerValues []dataplane.InspectValue
+	var values, peerValues []fabricmgmt.InspectValue
 	var errs, peerErrs []string
 	var wg sync.WaitGroup
 	if s.Peers != nil {
@@ -95,9 +95,9 @@ func (s *Server) inspect(c *call) error {
 
 // InspectLocal is this node's own values of those named: stackdump,
 // connected-routers and connected-peers; it passes over the others.
-func (s *Server) InspectLocal(names []string) []dataplane.InspectValue {
+func (s *Server) InspectLocal(names []string) []fabricmgmt.InspectValue {
 	id := s.Cluster.ID()
-	var out []dataplane.InspectValue
+	var out []fabricmgmt.InspectValue
 	for _, name := range names {
 		var value string
 		switch strings.ToLower(name) {
@@ -126,7 +126,7 @@ func (s *Server) InspectLocal(names []string) []dataplane.InspectValue {
 		default:
 			continue
 		}
-		out = append(out, dataplane.InspectValue{AppID: id, Name: name, Value: value})
+		out = append(out, fabricmgmt.InspectValue{AppID: id, Name: name, Value: value})
 	}
 	return out
 }
