@@ -38,8 +38,3 @@ func usableLinks(ls []Link) []path.Link {
 	}
 	return out
 }
-
-// hops is the circuit as its routes name it.
-func (ci *Circuit) hops() path.Circuit {
-	return path.Circuit{ID: ci.ID, IngressID: ci.IngressID, EgressID: ci.EgressID, Nodes: ci.Path, Links: ci.Links}
-}

@@ -92,25 +92,6 @@ func (m *Manager) dispatch() {
 	}
 }
 
-// edgeRouters are the connected edge routers.
-func (m *Manager) edgeRouters() []*Router {
-	return m.connectedWhere(func(r *Router) bool { return r.Kind == store.KindEdgeRouter })
-}
-
-// connectedWhere are the connected routers (their channel open) that keep
-// says to take (nil: all).
-func (m *Manager) connectedWhere(keep func(*Router) bool) []*Router {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	out := make([]*Router, 0, len(m.routers))
-	for _, r := range m.routers {
-		if r.channel() != nil && (keep == nil || keep(r)) {
-			out = append(out, r)
-		}
-	}
-	return out
-}
-
 // changeMessages are the edge sync messages of a run of changes, in order.
 func (m *Manager) changeMessages(sets []fsm.Changes) []*ctrlchan.Message {
 	tx := m.cfg.Store.Read()

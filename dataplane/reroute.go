@@ -5,97 +5,16 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"time"
 
 	"edgectl/ctrlchan"
 	"edgectl/dataplane/path"
 	"edgectl/dataplane/wire"
 )
 
-// Routing a circuit on the routers of its path, and moving it to another
-// path when a link or a router of its path fails (docs/openziti.md, "Links
-// and paths").
-
-// routeError is a route a router of the path refused or did not answer:
-// suspect are the links its route named (one may be gone before its fault
-// reached this node), for the next attempt to avoid.
-type routeError struct {
-	err     error
-	suspect []string
-	result  *ctrlchan.Message // the refusal, if there was one
-	// egress: the refusal is the egress router's with a terminator's
-	// error code, or the egress router did not answer: the terminator
-	// failed, not (only) the path.
-	egress bool
-}
-
-func (e *routeError) Error() string { return e.err.Error() }
-
-// avoid adds the suspect links of a failed route to links to avoid.
-func avoid(links map[string]bool, err error) {
-	var re *routeError
-	if errors.As(err, &re) {
-		for _, l := range re.suspect {
-			links[l] = true
-		}
-	}
-}
-
-// routeOn sends a circuit's routes to every router of its path and waits
-// for each one's result (answers collects them): it returns the egress
-// router's result, or why the route failed (a *routeError when a router
-// refused or did not answer).
-func (m *Manager) routeOn(ci *Circuit, attempt uint32, egress *wire.Egress, answers chan routeAnswer) (*ctrlchan.Message, error) {
-	msgs := ci.hops().Routes(attempt, egress, m.cfg.RouteTimeout)
-	waiting := map[string]bool{}
-	for i, id := range ci.Path {
-		r := m.router(id)
-		if r == nil {
-			return nil, fmt.Errorf("router %s of the path is not connected to this node", id)
-		}
-		if err := m.send(r, ctrlchan.NewMessage(wire.RouteType, msgs[i])); err != nil {
-			return nil, fmt.Errorf("the route could not be sent to router %s: %w", id, err)
-		}
-		waiting[id] = true
-	}
-	timeout := time.NewTimer(m.cfg.RouteTimeout)
-	defer timeout.Stop()
-	var last *ctrlchan.Message
-	for len(waiting) > 0 {
-		select {
-		case a := <-answers:
-			if !waiting[a.router] {
-				continue
-			}
-			if a.msg == nil {
-				return nil, &routeError{err: fmt.Errorf("router %s of the path left", a.router),
-					suspect: ci.hops().LinksAt(slices.Index(ci.Path, a.router)), egress: a.router == ci.Path[len(ci.Path)-1]}
-			}
-			if n, ok := a.msg.Headers.Uint32(wire.RouteResultAttemptHeader); ok && n != attempt {
-				continue
-			}
-			delete(waiting, a.router)
-			if _, ok := a.msg.Headers[wire.RouteResultSuccessHeader]; !ok {
-				reason, _ := a.msg.Headers.String(wire.RouteResultErrorHeader)
-				code, _ := a.msg.Headers[wire.RouteResultErrorCodeHeader]
-				return a.msg, &routeError{err: fmt.Errorf("router %s: %s", a.router, reason),
-					suspect: ci.hops().LinksAt(slices.Index(ci.Path, a.router)), result: a.msg,
-					egress: a.router == ci.Path[len(ci.Path)-1] && len(code) == 1 && code[0] != 0}
-			}
-			if a.router == ci.Path[len(ci.Path)-1] {
-				last = a.msg
-			}
-		case <-timeout.C:
-			var suspect []string
-			for id := range waiting {
-				suspect = append(suspect, ci.hops().LinksAt(slices.Index(ci.Path, id))...)
-			}
-			return nil, &routeError{err: fmt.Errorf("the routers did not answer within %s", m.cfg.RouteTimeout), suspect: suspect,
-				egress: waiting[ci.Path[len(ci.Path)-1]]}
-		}
-	}
-	return last, nil
-}
+// Moving circuits (docs/openziti.md, "Links and paths"): a link or a
+// router in the middle of a path that fails, an operator's link change and
+// a cheaper path (smart rerouting) move a circuit to another path between
+// the same ends, or end it where there is none.
 
 // dropRouterCircuits ends the circuits that began or ended on a router
 // that left (the other routers of their paths unroute them), and moves
