@@ -241,7 +241,7 @@ func stillAdmitted(tx *store.Tx, r *Router) string {
 // watch re-checks the connected routers' records each time the model moves.
 func (m *Manager) watch() {
 	for {
-		_, moved := m.cfg.Applied()
+		_, moved := m.cfg.AppliedIndex()
 		select {
 		case <-m.stop:
 			return

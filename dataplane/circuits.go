@@ -21,8 +21,11 @@ import (
 
 // Circuit is a circuit this node routed.
 type Circuit struct {
-	ID       string `json:"id"`
-	RouterID string `json:"routerId"` // the ingress router
+	ID string `json:"id"`
+	// IngressRouterID is the router the circuit enters at (the first of
+	// Path); IngressID and EgressID are the circuit's addresses on its
+	// first and last router (tokens the routers forward between).
+	IngressRouterID string `json:"routerId"`
 	// Path is the routers it crosses, the ingress first; Links the link
 	// between each two.
 	Path         []string  `json:"path"`

@@ -62,7 +62,7 @@ func (m *Manager) dial(r *Router, msg *ctrlchan.Message) {
 
 	// 3: Reserve the circuit, building, before any route goes out: a
 	// fault, a confirmation or an end may come before the results.
-	ci := &Circuit{ID: auth.NewID(), RouterID: r.ID, ServiceID: s.ServiceID, IdentityID: s.IdentityID, SessionID: s.ID,
+	ci := &Circuit{ID: auth.NewID(), IngressRouterID: r.ID, ServiceID: s.ServiceID, IdentityID: s.IdentityID, SessionID: s.ID,
 		APISessionID: as.ID, CreatedAt: m.cfg.Now().UTC()}
 	m.circuits.reserve(ci)
 

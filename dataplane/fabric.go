@@ -109,7 +109,7 @@ func (v fabricView) DeleteTerminators(ctx context.Context, routerID string, ids 
 // dataStateNow is the node's data model as a router gets it (DataState),
 // and the applied index it is of.
 func (m *Manager) dataStateNow() ([]byte, uint64) {
-	applied, _ := m.cfg.Applied()
+	applied, _ := m.cfg.AppliedIndex()
 	tx := m.cfg.Store.Read()
 	timeline := ""
 	if k := tx.DataPlaneKeys(); k != nil {

@@ -122,7 +122,7 @@ func newTestNet(t *testing.T, opts ...netOption) *testNet {
 	}
 	f := fsm.New(s)
 	lp := &localProposer{fsm: f, moved: make(chan struct{})}
-	cfg := Config{NodeID: "node-1", Store: s, Applied: lp.applied, Writer: fsm.NewWriter(lp, nil), Version: "v0.0.0-test"}
+	cfg := Config{NodeID: "node-1", Store: s, AppliedIndex: lp.applied, Writer: fsm.NewWriter(lp, nil), Version: "v0.0.0-test"}
 	for _, o := range opts {
 		o(&cfg)
 	}

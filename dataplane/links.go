@@ -35,7 +35,7 @@ func (m *Manager) UpdateLink(id string, c LinkChange) (Link, error) {
 	if what == linkUnknown {
 		return Link{}, ErrNoLink
 	}
-	m.linkChanged(l, "link "+id+" of its path changed")
+	m.afterLinkChange(l, "link "+id+" of its path changed")
 	return l, nil
 }
 
@@ -45,14 +45,14 @@ func (m *Manager) UpdateLink(id string, c LinkChange) (Link, error) {
 // here).
 func (m *Manager) ApplyLinkChange(id string, iteration uint32, c LinkChange) string {
 	l, what := m.links.change(id, &iteration, c)
-	if what == linkChanged {
-		m.linkChanged(l, "link "+id+" of its path changed on another node")
+	if what == LinkChanged {
+		m.afterLinkChange(l, "link "+id+" of its path changed on another node")
 	}
 	return what
 }
 
-// linkChanged logs an operator's change of l and moves its circuits.
-func (m *Manager) linkChanged(l Link, why string) {
+// afterLinkChange logs an operator's change of l and moves its circuits.
+func (m *Manager) afterLinkChange(l Link, why string) {
 	m.log.Info("link changed", "link", l.ID, "iteration", l.Iteration, "staticCost", l.StaticCost, "down", l.Down)
 	m.rerouteLink(l.ID, why)
 }
@@ -110,7 +110,7 @@ func (m *Manager) routerLinks(r *Router, msg *ctrlchan.Message) {
 			continue
 		}
 		if m.links.report(r.ID, l, m.cfg.Now().UTC()) {
-			m.log.Info("link up", "link", l.ID, "from", r.ID, "to", l.DestRouterID, "iteration", l.Iteration)
+			m.log.Info("link reported", "link", l.ID, "from", r.ID, "to", l.DestRouterID, "iteration", l.Iteration)
 		}
 	}
 }
@@ -133,7 +133,7 @@ func (m *Manager) linkFault(r *Router, f wire.Fault) {
 	if l == nil {
 		return
 	}
-	m.log.Info("link down", "link", l.ID, "reported by", r.ID, "subject", f.Subject)
+	m.log.Info("link fault reported", "link", l.ID, "reported by", r.ID, "subject", f.Subject)
 	usable := m.LinkUsable(*l)
 	m.rerouteLink(l.ID, "link "+l.ID+" of its path failed")
 	if !usable {

@@ -131,7 +131,7 @@ func (c LinkChange) apply(l *Link) {
 
 // change applies c to link id at iteration (the link's current one when
 // nil) and keeps it for the link's reports of that iteration. It returns
-// the link as changed, and what happened: linkChanged, or linkKept (the link
+// the link as changed, and what happened: LinkChanged, or linkKept (the link
 // here is not of that iteration yet, or not here: a later report takes
 // it), linkNewer (the link here is of a newer iteration: c is not kept),
 // linkUnknown (no such link and no iteration given).
@@ -166,12 +166,13 @@ func (t *links) change(id string, iteration *uint32, c LinkChange) (Link, string
 		return Link{}, linkKept
 	}
 	c.apply(l)
-	return *l, linkChanged
+	return *l, LinkChanged
 }
 
-// What a link change did on a node (change, ApplyLinkChange).
+// What a link change did on a node (change, ApplyLinkChange): LinkChanged
+// when it was made, else why not.
 const (
-	linkChanged = "changed"
+	LinkChanged = "changed"
 	linkKept    = "kept until its routers report the link to this node"
 	linkNewer   = "not made: the link was dialed again since (a newer iteration), which starts at static cost 1, up"
 	linkUnknown = "no such link"

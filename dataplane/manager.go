@@ -29,9 +29,9 @@ type Config struct {
 	Store   *store.Store
 	// Authority returns the cluster's CA as the model holds it.
 	Authority func(*store.Tx) (*pki.Authority, error)
-	// Applied returns the FSM's applied index and a channel closed when it
+	// AppliedIndex returns the FSM's applied index and a channel closed when it
 	// next moves: the Manager re-checks its routers' records on every move.
-	Applied func() (uint64, <-chan struct{})
+	AppliedIndex func() (uint64, <-chan struct{})
 	// Writer proposes what routers report of themselves (hostname, listeners).
 	Writer *fsm.Writer
 	// SignRouterCerts issues a router's client and server certificates from
@@ -158,7 +158,7 @@ const (
 	SyncDisconnect = "SYNC_DISCONNECTED"
 )
 
-// New returns a Manager; Run starts its watch of the model.
+// New returns a Manager; Start starts its watch of the model.
 func New(cfg Config) *Manager {
 	if cfg.Log == nil {
 		cfg.Log = hclog.NewNullLogger()
@@ -181,7 +181,7 @@ func New(cfg Config) *Manager {
 // Start watches the model and closes the channels of routers that may no
 // longer connect.
 func (m *Manager) Start() {
-	applied, _ := m.cfg.Applied()
+	applied, _ := m.cfg.AppliedIndex()
 	m.rdm.reset(applied + 1)
 	m.wg.Add(3)
 	go func() {

@@ -51,7 +51,7 @@ func (m *Manager) moveLater(id, why string) {
 	if ci == nil {
 		return
 	}
-	m.submit("moves/"+ci.RouterID, movesPerRouter, func() { m.reroute(id, why) })
+	m.submit("moves/"+ci.IngressRouterID, movesPerRouter, func() { m.reroute(id, why) })
 }
 
 // reroute moves circuit id to the cheapest path between the same ingress

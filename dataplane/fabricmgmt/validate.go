@@ -157,7 +157,7 @@ func ValidateRouterLinks(dp DataPlane, filterExpr string) (*Validation[wire.Rout
 // perRouter is a validation of each router that filter selects, validate
 // giving each one's result.
 func perRouter[T any](dp DataPlane, filterExpr string, validate func(ctx context.Context, dp DataPlane, rec store.Record) T) (*Validation[T], error) {
-	routers, err := routerRecords(dp.Model(), filterExpr)
+	routers, err := selectRouters(dp.Model(), filterExpr)
 	if err != nil {
 		return nil, err
 	}
@@ -349,7 +349,7 @@ func connDifferences(l Link, il wire.InspectedLink) (messages []string, wrong bo
 // which always agrees: it is not a second copy but made from the node's
 // records when a router asks.
 func ValidateRouterDataModels(dp DataPlane, filterExpr string, ctrl, fix bool) (*Validation[wire.RouterDataModelDetails], error) {
-	routers, err := routerRecords(dp.Model(), filterExpr)
+	routers, err := selectRouters(dp.Model(), filterExpr)
 	if err != nil {
 		return nil, err
 	}
@@ -389,8 +389,8 @@ func ValidateRouterDataModels(dp DataPlane, filterExpr string, ctrl, fix bool) (
 	return &Validation[wire.RouterDataModelDetails]{Count: count, Run: run}, nil
 }
 
-// routerRecords are the edge routers and routers that filter selects.
-func routerRecords(tx *store.Tx, filterExpr string) ([]store.Record, error) {
+// selectRouters are the edge routers and routers that filter selects.
+func selectRouters(tx *store.Tx, filterExpr string) ([]store.Record, error) {
 	return selectRecords(tx, filterExpr, store.KindEdgeRouter, store.KindRouter)
 }
 
