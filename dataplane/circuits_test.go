@@ -29,7 +29,7 @@ func TestRouteError_SuspectsTheRefusingRoutersLinks(t *testing.T) {
 // confirms a circuit this node has no record of is told to drop it.
 func TestConfirmation_ACircuitTheNodeDoesNotKnowIsUnrouted(t *testing.T) {
 	m := New(Config{Store: store.New()})
-	p := connectOverPipe(t, m, &Router{ID: "r-1"})
+	p := bareRouter(t, m, &Router{ID: "r-1"})
 	var body []byte
 	body = protowire.AppendTag(body, 1, protowire.BytesType)
 	body = protowire.AppendString(body, "c-unknown")
