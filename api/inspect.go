@@ -13,8 +13,9 @@ import (
 
 // Inspections, POST /fabric/v1/inspections (`ziti fabric inspect VALUE
 // [REGEX]`): the routers connected to this node whose id or name appRegex
-// matches are asked for requestedValues (dataplane/inspect.go), and this
-// node and each other member whose id it matches answer those they have:
+// matches are asked for requestedValues (dataplane/fabricmgmt/inspect.go),
+// and this node and each other member whose id it matches answer those they
+// have:
 // "stackdump" (the node's goroutines), "connected-routers" and
 // "connected-peers" (the cluster's members); they pass over the others, as
 // OpenZiti's controllers do. The routers and the other members are asked

@@ -24,7 +24,7 @@ import (
 // message is one channel V2 frame (ctrlchan), with no hello. A validate
 // request is answered with its response (success and the count of results,
 // a reply to the request) and then that many result messages
-// (dataplane/fabricvalidate.go). Other content types are ignored, as
+// (dataplane/fabricmgmt/validate.go). Other content types are ignored, as
 // OpenZiti's controller does; a frame that cannot be read closes the
 // channel.
 

@@ -52,7 +52,7 @@ type Config struct {
 	// has the sessions judged again, which ends those a check now refuses.
 	PostureRequirementsChanged func()
 	// SmartRerouteInterval is how often circuits move to paths that became
-	// cheaper (routing.go); 0: never.
+	// cheaper (reroute.go); 0: never.
 	SmartRerouteInterval time.Duration
 	// RouteTimeout bounds the wait for a router's answer to a route; 10 s.
 	RouteTimeout time.Duration
@@ -69,7 +69,7 @@ type Manager struct {
 	closed  bool
 
 	// pending are the model's changes not yet turned into messages
-	// (changes.go); restored notes a snapshot restore.
+	// (modelsync.go); restored notes a snapshot restore.
 	pendingMu sync.Mutex
 	pending   []fsm.Changes
 	// pendingFrom is the index of the oldest pending change (0: none).
