@@ -15,15 +15,15 @@ import (
 	"edgectl/store"
 )
 
-// defaultRouteTimeout bounds a route's answer (Config.RouteTimeout).
-const defaultRouteTimeout = 10 * time.Second
-
 // The dial (CreateCircuitV2Request): an SDK client (or a tunneler) dials a
 // service through an edge router, and the router asks this node for a
 // circuit with the client's Dial session. The steps, as OpenZiti's
 // network.CreateCircuit numbers them, are those of dial below; routeOn
 // sends one attempt's routes and waits for their results, which arrive on
 // each router's reader (routeResult).
+
+// defaultRouteTimeout bounds a route's answer (Config.RouteTimeout).
+const defaultRouteTimeout = 10 * time.Second
 
 // dial handles CreateCircuitV2Request.
 func (m *Manager) dial(r *Router, msg *ctrlchan.Message) {
