@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"edgectl/dataplane"
+	"edgectl/dataplane/fabricmgmt"
 	"edgectl/fsm"
 	"edgectl/store"
 	"errors"
@@ -90,13 +91,13 @@ func (s *Server) validateEdgeRouterDataModel(c *call) error {
 		return notFound("edge router", id)
 	}
 	if s.DataPlane == nil {
-		return &apiError{status: http.StatusConflict, code: "ROUTER_NOT_CONNECTED", message: dataplane.ErrNotConnected.Error()}
+		return &apiError{status: http.StatusConflict, code: "ROUTER_NOT_CONNECTED", message: fabricmgmt.ErrNotConnected.Error()}
 	}
 	ctx, cancel := context.WithTimeout(c.r.Context(), 30*time.Second)
 	defer cancel()
 	rep, err := s.DataPlane.ValidateDataModel(ctx, id)
 	switch {
-	case errors.Is(err, dataplane.ErrNotConnected):
+	case errors.Is(err, fabricmgmt.ErrNotConnected):
 		return &apiError{status: http.StatusConflict, code: "ROUTER_NOT_CONNECTED", message: err.Error()}
 	case err != nil:
 		return &apiError{status: http.StatusGatewayTimeout, code: "ROUTER_DID_NOT_ANSWER", message: "the router did not answer: " + err.Error()}

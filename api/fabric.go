@@ -158,7 +158,7 @@ var circuitFields = store.BaseFields(map[string]filter.Field{
 	"clientId":   localField(func(ci *dataplane.Circuit) string { return ci.SessionID }),
 	"serviceId":  localField(func(ci *dataplane.Circuit) string { return ci.ServiceID }),
 	"identityId": localField(func(ci *dataplane.Circuit) string { return ci.IdentityID }),
-	"routerId":   localField(func(ci *dataplane.Circuit) string { return ci.RouterID }),
+	"routerId":   localField(func(ci *dataplane.Circuit) string { return ci.IngressRouterID }),
 })
 
 func circuitID(ci *dataplane.Circuit) string    { return ci.ID }

@@ -111,7 +111,7 @@ func TestFabric_LinksAndCircuitsAsOpenZitiShowsThem(t *testing.T) {
 		{Type: "payload", LocalAddr: "127.0.0.1:40001", RemoteAddr: "127.0.0.1:6004"},
 		{Type: "ack", LocalAddr: "127.0.0.1:40002", RemoteAddr: "127.0.0.1:6004"},
 	}}, {ID: "l2", SrcRouterID: tr, DstRouterID: er, StaticCost: 1}}
-	routers.circuits = []*dataplane.Circuit{{ID: "c1", RouterID: er, Path: []string{er, tr}, Links: []string{"l1"}, ServiceID: svc}}
+	routers.circuits = []*dataplane.Circuit{{ID: "c1", IngressRouterID: er, Path: []string{er, tr}, Links: []string{"l1"}, ServiceID: svc}}
 	routers.mu.Unlock()
 	ref := func(entity, path, id, name string) map[string]any {
 		return map[string]any{"_links": map[string]any{"self": map[string]any{"href": "./" + path + "/" + id}}, "entity": entity, "id": id, "name": name}

@@ -27,7 +27,7 @@ import (
 	"edgectl/auth"
 	"edgectl/cluster"
 	"edgectl/controller"
-	"edgectl/dataplane"
+	"edgectl/dataplane/fabricmgmt"
 	"edgectl/fsm"
 	"edgectl/pki"
 	"edgectl/store"
@@ -353,7 +353,7 @@ func (l *localCluster) AddVoter(_ context.Context, id, addr string) error {
 func (l *localCluster) PeerStatus(string) (bool, uint64, bool) { return false, 0, false }
 
 // InspectPeers: there are no other members.
-func (l *localCluster) InspectPeers(context.Context, *regexp.Regexp, []string) ([]dataplane.InspectValue, []string) {
+func (l *localCluster) InspectPeers(context.Context, *regexp.Regexp, []string) ([]fabricmgmt.InspectValue, []string) {
 	return nil, nil
 }
 

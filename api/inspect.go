@@ -8,13 +8,14 @@ import (
 	"strings"
 	"sync"
 
-	"edgectl/dataplane"
+	"edgectl/dataplane/fabricmgmt"
 )
 
 // Inspections, POST /fabric/v1/inspections (`ziti fabric inspect VALUE
 // [REGEX]`): the routers connected to this node whose id or name appRegex
-// matches are asked for requestedValues (dataplane/inspect.go), and this
-// node and each other member whose id it matches answer those they have:
+// matches are asked for requestedValues (dataplane/fabricmgmt/inspect.go),
+// and this node and each other member whose id it matches answer those they
+// have:
 // "stackdump" (the node's goroutines), "connected-routers" and
 // "connected-peers" (the cluster's members); they pass over the others, as
 // OpenZiti's controllers do. The routers and the other members are asked
@@ -60,7 +61,7 @@ func (s *Server) inspect(c *call) error {
 	if err != nil {
 		return invalidField("appRegex", "is not a regular expression: "+err.Error(), pattern)
 	}
-	var values, peerValues []dataplane.InspectValue
+	var values, peerValues []fabricmgmt.InspectValue
 	var errs, peerErrs []string
 	var wg sync.WaitGroup
 	if s.Peers != nil {
@@ -95,9 +96,9 @@ func (s *Server) inspect(c *call) error {
 
 // InspectLocal is this node's own values of those named: stackdump,
 // connected-routers and connected-peers; it passes over the others.
-func (s *Server) InspectLocal(names []string) []dataplane.InspectValue {
+func (s *Server) InspectLocal(names []string) []fabricmgmt.InspectValue {
 	id := s.Cluster.ID()
-	var out []dataplane.InspectValue
+	var out []fabricmgmt.InspectValue
 	for _, name := range names {
 		var value string
 		switch strings.ToLower(name) {
@@ -126,7 +127,7 @@ func (s *Server) InspectLocal(names []string) []dataplane.InspectValue {
 		default:
 			continue
 		}
-		out = append(out, dataplane.InspectValue{AppID: id, Name: name, Value: value})
+		out = append(out, fabricmgmt.InspectValue{AppID: id, Name: name, Value: value})
 	}
 	return out
 }

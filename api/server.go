@@ -17,6 +17,7 @@ import (
 	"edgectl/cluster"
 	"edgectl/console"
 	"edgectl/dataplane"
+	"edgectl/dataplane/fabricmgmt"
 	"edgectl/dataplane/wire"
 	"edgectl/fsm"
 	"edgectl/pki"
@@ -111,7 +112,7 @@ type Deps struct {
 type DataPlane interface {
 	Status(id string) dataplane.Status
 	Connected() []string
-	ValidateDataModel(ctx context.Context, id string) (*dataplane.DataModelReport, error)
+	ValidateDataModel(ctx context.Context, id string) (*fabricmgmt.DataModelReport, error)
 	Circuits() []*dataplane.Circuit
 	EndCircuit(id string) error
 	Links() []dataplane.Link
@@ -125,13 +126,13 @@ type DataPlane interface {
 	// connected router, for a link this node does not have).
 	RemoveLink(id string)
 	// The validations of the management channel (api/wsapi.go).
-	ValidateTerminators(filter string, fix bool) (*dataplane.Validation[wire.TerminatorDetail], error)
-	ValidateRouterLinks(filter string) (*dataplane.Validation[wire.RouterLinkDetails], error)
-	ValidateRouterSdkTerminators(filter string) (*dataplane.Validation[wire.RouterSdkTerminatorsDetails], error)
-	ValidateRouterDataModels(filter string, ctrl, fix bool) (*dataplane.Validation[wire.RouterDataModelDetails], error)
+	ValidateTerminators(filter string, fix bool) (*fabricmgmt.Validation[wire.TerminatorDetail], error)
+	ValidateRouterLinks(filter string) (*fabricmgmt.Validation[wire.RouterLinkDetails], error)
+	ValidateRouterSdkTerminators(filter string) (*fabricmgmt.Validation[wire.RouterSdkTerminatorsDetails], error)
+	ValidateRouterDataModels(filter string, ctrl, fix bool) (*fabricmgmt.Validation[wire.RouterDataModelDetails], error)
 	// InspectRouters asks the matching routers for inspection values
 	// (api/inspect.go); ConnectedRouters is the node's "connected-routers".
-	InspectRouters(ctx context.Context, match *regexp.Regexp, values []string) ([]dataplane.InspectValue, []string)
+	InspectRouters(ctx context.Context, match *regexp.Regexp, values []string) ([]fabricmgmt.InspectValue, []string)
 	ConnectedRouters() string
 }
 
@@ -141,7 +142,7 @@ type Peers interface {
 	PeerStatus(id string) (online bool, applied uint64, known bool)
 	// InspectPeers asks each other member whose id match matches for its
 	// own values of names (Server.InspectLocal there); errors are "id: error".
-	InspectPeers(ctx context.Context, match *regexp.Regexp, names []string) ([]dataplane.InspectValue, []string)
+	InspectPeers(ctx context.Context, match *regexp.Regexp, names []string) ([]fabricmgmt.InspectValue, []string)
 }
 
 // Server is the HTTP side of one node.

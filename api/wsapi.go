@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"edgectl/ctrlchan"
-	"edgectl/dataplane"
+	"edgectl/dataplane/fabricmgmt"
 	"edgectl/dataplane/wire"
 	"edgectl/fsm"
 
@@ -24,7 +24,7 @@ import (
 // message is one channel V2 frame (ctrlchan), with no hello. A validate
 // request is answered with its response (success and the count of results,
 // a reply to the request) and then that many result messages
-// (dataplane/fabricvalidate.go). Other content types are ignored, as
+// (dataplane/fabricmgmt/validate.go). Other content types are ignored, as
 // OpenZiti's controller does; a frame that cannot be read closes the
 // channel.
 
@@ -191,22 +191,22 @@ func (mc *mgmtChannel) handle(req *ctrlchan.Message) {
 		mc.send(m)
 	case wire.ValidateTerminatorsRequestType:
 		serveValidation(mc, req, wire.ValidateTerminatorsResponseType, wire.ValidateTerminatorsResultType, wire.TerminatorDetail.Encode,
-			func(r DataPlane, v wire.MgmtValidateRequest) (*dataplane.Validation[wire.TerminatorDetail], error) {
+			func(r DataPlane, v wire.MgmtValidateRequest) (*fabricmgmt.Validation[wire.TerminatorDetail], error) {
 				return r.ValidateTerminators(v.Filter, v.Fix)
 			})
 	case wire.ValidateRouterLinksRequestType:
 		serveValidation(mc, req, wire.ValidateRouterLinksResponseType, wire.ValidateRouterLinksResultType, wire.RouterLinkDetails.Encode,
-			func(r DataPlane, v wire.MgmtValidateRequest) (*dataplane.Validation[wire.RouterLinkDetails], error) {
+			func(r DataPlane, v wire.MgmtValidateRequest) (*fabricmgmt.Validation[wire.RouterLinkDetails], error) {
 				return r.ValidateRouterLinks(v.Filter)
 			})
 	case wire.ValidateRouterSdkTerminatorsRequestType:
 		serveValidation(mc, req, wire.ValidateRouterSdkTerminatorsResponseType, wire.ValidateRouterSdkTerminatorsResultType, wire.RouterSdkTerminatorsDetails.Encode,
-			func(r DataPlane, v wire.MgmtValidateRequest) (*dataplane.Validation[wire.RouterSdkTerminatorsDetails], error) {
+			func(r DataPlane, v wire.MgmtValidateRequest) (*fabricmgmt.Validation[wire.RouterSdkTerminatorsDetails], error) {
 				return r.ValidateRouterSdkTerminators(v.Filter)
 			})
 	case wire.ValidateRouterDataModelRequestType:
 		serveValidation(mc, req, wire.ValidateRouterDataModelResponseType, wire.ValidateRouterDataModelResultType, wire.RouterDataModelDetails.Encode,
-			func(r DataPlane, v wire.MgmtValidateRequest) (*dataplane.Validation[wire.RouterDataModelDetails], error) {
+			func(r DataPlane, v wire.MgmtValidateRequest) (*fabricmgmt.Validation[wire.RouterDataModelDetails], error) {
 				return r.ValidateRouterDataModels(v.Filter, v.ValidateCtrl, v.Fix)
 			})
 	default:
@@ -221,9 +221,9 @@ func (mc *mgmtChannel) handle(req *ctrlchan.Message) {
 // serveValidation starts the validation req asks for, answers req with its
 // count (or why it did not start), then sends each result as it comes.
 func serveValidation[T any](mc *mgmtChannel, req *ctrlchan.Message, respType, resultType int32, encode func(T) []byte,
-	start func(DataPlane, wire.MgmtValidateRequest) (*dataplane.Validation[T], error)) {
+	start func(DataPlane, wire.MgmtValidateRequest) (*fabricmgmt.Validation[T], error)) {
 	r, err := wire.DecodeMgmtValidateRequest(req.ContentType, req.Body)
-	var val *dataplane.Validation[T]
+	var val *fabricmgmt.Validation[T]
 	if err == nil && mc.s.DataPlane != nil {
 		val, err = start(mc.s.DataPlane, r)
 	}

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"edgectl/ctrlchan"
-	"edgectl/dataplane"
+	"edgectl/dataplane/fabricmgmt"
 	"edgectl/dataplane/wire"
 
 	"github.com/gorilla/websocket"
@@ -22,21 +22,21 @@ import (
 // does not compile.
 type validatingRouters struct{ linkRouters }
 
-func (*validatingRouters) ValidateTerminators(f string, fix bool) (*dataplane.Validation[wire.TerminatorDetail], error) {
+func (*validatingRouters) ValidateTerminators(f string, fix bool) (*fabricmgmt.Validation[wire.TerminatorDetail], error) {
 	if f == "bad" {
 		return nil, errors.New("bad filter")
 	}
-	return &dataplane.Validation[wire.TerminatorDetail]{Count: 1, Run: func(_ context.Context, emit func(wire.TerminatorDetail)) {
+	return &fabricmgmt.Validation[wire.TerminatorDetail]{Count: 1, Run: func(_ context.Context, emit func(wire.TerminatorDetail)) {
 		emit(wire.TerminatorDetail{TerminatorID: "t1", Fixed: fix})
 	}}, nil
 }
 
-func (*validatingRouters) ValidateRouterLinks(string) (*dataplane.Validation[wire.RouterLinkDetails], error) {
-	return &dataplane.Validation[wire.RouterLinkDetails]{}, nil
+func (*validatingRouters) ValidateRouterLinks(string) (*fabricmgmt.Validation[wire.RouterLinkDetails], error) {
+	return &fabricmgmt.Validation[wire.RouterLinkDetails]{}, nil
 }
 
-func (*validatingRouters) ValidateRouterDataModels(_ string, ctrl, _ bool) (*dataplane.Validation[wire.RouterDataModelDetails], error) {
-	return &dataplane.Validation[wire.RouterDataModelDetails]{Count: 2, Run: func(_ context.Context, emit func(wire.RouterDataModelDetails)) {
+func (*validatingRouters) ValidateRouterDataModels(_ string, ctrl, _ bool) (*fabricmgmt.Validation[wire.RouterDataModelDetails], error) {
+	return &fabricmgmt.Validation[wire.RouterDataModelDetails]{Count: 2, Run: func(_ context.Context, emit func(wire.RouterDataModelDetails)) {
 		emit(wire.RouterDataModelDetails{ComponentType: "controller", ValidateSuccess: ctrl})
 		emit(wire.RouterDataModelDetails{ComponentType: "router", ComponentID: "r1"})
 	}}, nil

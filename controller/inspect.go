@@ -9,7 +9,7 @@ import (
 	"sync"
 	"time"
 
-	"edgectl/dataplane"
+	"edgectl/dataplane/fabricmgmt"
 )
 
 // Inspections of the other members (`ziti fabric inspect VALUE [REGEX]`,
@@ -38,19 +38,19 @@ func (n *Node) registerInspect() {
 
 // InspectPeers asks each other member whose id match matches for its own
 // values of names; errors are "id: error".
-func (n *Node) InspectPeers(ctx context.Context, match *regexp.Regexp, names []string) ([]dataplane.InspectValue, []string) {
+func (n *Node) InspectPeers(ctx context.Context, match *regexp.Regexp, names []string) ([]fabricmgmt.InspectValue, []string) {
 	ctx, cancel := context.WithTimeout(ctx, inspectTimeout)
 	defer cancel()
 	body, _ := json.Marshal(names)
 	var mu sync.Mutex
-	var values []dataplane.InspectValue
+	var values []fabricmgmt.InspectValue
 	var errs []string
 	err := n.eachPeer(func(id, addr string) {
 		if !match.MatchString(id) {
 			return
 		}
 		out, err := n.Raft.CallRPC(ctx, addr, rpcInspect, body)
-		var vs []dataplane.InspectValue
+		var vs []fabricmgmt.InspectValue
 		if err == nil {
 			err = json.Unmarshal(out, &vs)
 		}

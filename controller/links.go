@@ -41,15 +41,15 @@ type clusterDataPlane struct {
 	n *Node
 }
 
-// UpdateLink changes the link on this node (ErrNoLink when it has no such
-// link), then on every other member, and returns what each member did, by
-// node id: "changed", or why not.
+// ChangeLinkEverywhere changes the link on this node (ErrNoLink when it has
+// no such link), then on every other member, and returns what each member
+// did, by node id: dataplane.LinkChanged, or why not.
 func (c clusterDataPlane) ChangeLinkEverywhere(ctx context.Context, id string, ch dataplane.LinkChange) (map[string]string, error) {
 	l, err := c.Manager.UpdateLink(id, ch)
 	if err != nil {
 		return nil, err
 	}
-	out := map[string]string{c.n.Raft.ID(): "changed"}
+	out := map[string]string{c.n.Raft.ID(): dataplane.LinkChanged}
 	body, _ := json.Marshal(linkUpdate{ID: id, Iteration: l.Iteration, StaticCost: ch.StaticCost, Down: ch.Down})
 	ctx, cancel := context.WithTimeout(ctx, linkUpdateTimeout)
 	defer cancel()
@@ -60,7 +60,7 @@ func (c clusterDataPlane) ChangeLinkEverywhere(ctx context.Context, id string, c
 		if err != nil {
 			what = "not reached: " + err.Error()
 		}
-		if what != "changed" {
+		if what != dataplane.LinkChanged {
 			c.n.log.Warn("a link change was not made on a member", "link", id, "member", member, "outcome", what)
 		}
 		mu.Lock()

@@ -308,7 +308,7 @@ func (n *Node) startAPI(certs *certMaterial) error {
 		SignRouterCerts: func(tx *store.Tx, id, clientCSR, serverCSR string) (string, string, string, string, error) {
 			return n.API.RouterCertsFromCSRs(tx, id, clientCSR, serverCSR)
 		},
-		Applied: n.FSM.AppliedSignal, Writer: n.Writer, Activity: n.activity, IsLeader: n.Raft.IsLeader, Log: n.log.Named("routers"), Now: n.cfg.Now,
+		AppliedIndex: n.FSM.AppliedSignal, Writer: n.Writer, Activity: n.activity, IsLeader: n.Raft.IsLeader, Log: n.log.Named("routers"), Now: n.cfg.Now,
 		PostureRequirementsChanged: n.kickPostureSweep, SmartRerouteInterval: n.cfg.SmartRerouteInterval})
 	n.FSM.Watch(n.Routers)
 	n.registerLinkUpdate(n.Routers)

@@ -17,7 +17,7 @@ import (
 //     end asked for meanwhile is noted, and the dial acts on it when its
 //     routes are answered.
 //   - live: routed and answered.
-//   - moving: a move to another path is under way (routing.go); the move
+//   - moving: a move to another path is under way (reroute.go); the move
 //     owns it. It is listed with its old path until the move is done.
 //
 // Whoever owns a building or moving circuit is the only one to change its

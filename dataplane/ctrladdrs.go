@@ -34,7 +34,7 @@ func ctrlAddresses(tx *store.Tx) []string {
 
 // ctrlAddressesMessage is the message to send routers now, or nil (one node).
 func (m *Manager) ctrlAddressesMessage() *ctrlchan.Message {
-	applied, _ := m.cfg.Applied()
+	applied, _ := m.cfg.AppliedIndex()
 	addrs := ctrlAddresses(m.cfg.Store.Read())
 	if len(addrs) < 2 {
 		return nil

@@ -68,6 +68,11 @@ func (l *localProposer) Apply(_ context.Context, cmd []byte) ([]byte, uint64, er
 	return nil, l.index, fmt.Errorf("the FSM returned %T", resp)
 }
 
+// newLocalProposer is a localProposer of f.
+func newLocalProposer(f *fsm.FSM) *localProposer {
+	return &localProposer{fsm: f, moved: make(chan struct{})}
+}
+
 func (l *localProposer) applied() (uint64, <-chan struct{}) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -121,8 +126,8 @@ func newTestNet(t *testing.T, opts ...netOption) *testNet {
 		t.Fatal(err)
 	}
 	f := fsm.New(s)
-	lp := &localProposer{fsm: f, moved: make(chan struct{})}
-	cfg := Config{NodeID: "node-1", Store: s, Applied: lp.applied, Writer: fsm.NewWriter(lp, nil), Version: "v0.0.0-test"}
+	lp := newLocalProposer(f)
+	cfg := Config{NodeID: "node-1", Store: s, AppliedIndex: lp.applied, Writer: fsm.NewWriter(lp, nil), Version: "v0.0.0-test"}
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -158,8 +163,9 @@ type fakeRouter struct {
 	wmu sync.Mutex // one frame at a time
 	seq int32
 
-	mu  sync.Mutex
-	got []*ctrlchan.Message // every message but heartbeats, in order
+	mu    sync.Mutex
+	got   []*ctrlchan.Message // every message but heartbeats, in order
+	taken int                 // how many of got next returned
 	// answer decides the result of a route (nil: success); it runs on
 	// the router's reader, and may wait (a route held for a while).
 	answer  func(circuitID string, attempt uint32) routeReply
@@ -237,6 +243,66 @@ func (n *testNet) addRouterWith(id string, prepare func(*fakeRouter)) *fakeRoute
 	n.routers[id] = fr
 	n.t.Cleanup(func() { _ = b.Close() })
 	return fr
+}
+
+// bareRouter connects router r to m with m's handlers and lists it among
+// m's routers, as the node does once it admitted a router, but with no
+// hello checks and no sync: a fake router for a Manager not started.
+func bareRouter(t *testing.T, m *Manager, r *Router) *fakeRouter {
+	t.Helper()
+	a, b := net.Pipe()
+	fr := &fakeRouter{t: t, id: r.ID, conn: b, r: r, waiters: map[int32]chan *ctrlchan.Message{}, reading: make(chan struct{}),
+		replies: map[int32]func(*ctrlchan.Message) *ctrlchan.Message{}}
+	close(fr.reading)
+	hello := ctrlchan.NewMessage(ctrlchan.ContentHello, nil)
+	hello.Sequence = ctrlchan.HelloSequence
+	go func() { _, _ = b.Write(hello.AppendFrame(nil)) }()
+	got, err := ctrlchan.ReadHello(a, time.Now().Add(5*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	type accepted struct {
+		ch  *ctrlchan.Channel
+		err error
+	}
+	done := make(chan accepted, 1)
+	go func() {
+		ch, err := ctrlchan.AcceptThen(a, got, nil, ctrlchan.Options{}, m.handlers(r), m.unhandled, func(ch *ctrlchan.Channel) { r.ch.Store(ch) })
+		done <- accepted{ch, err}
+	}()
+	if res, err := ctrlchan.ReadMessage(b, ctrlchan.MaxHeadersSize, ctrlchan.MaxBodySize); err != nil || res.ContentType != ctrlchan.ContentResult {
+		t.Fatalf("router %s: hello answered %+v %v", r.ID, res, err)
+	}
+	acc := <-done
+	if acc.err != nil {
+		t.Fatal(acc.err)
+	}
+	t.Cleanup(func() { acc.ch.Close(); _ = b.Close() })
+	m.mu.Lock()
+	m.routers[r.ID] = r
+	m.mu.Unlock()
+	go fr.read()
+	return fr
+}
+
+// next is the next message from the node (heartbeats aside) that next has
+// not returned yet, within 5 s.
+func (fr *fakeRouter) next() *ctrlchan.Message {
+	fr.t.Helper()
+	var m *ctrlchan.Message
+	if !pollUntil(5*time.Second, func() bool {
+		fr.mu.Lock()
+		defer fr.mu.Unlock()
+		if fr.taken < len(fr.got) {
+			m = fr.got[fr.taken]
+			fr.taken++
+			return true
+		}
+		return false
+	}) {
+		fr.t.Fatal("no message from the node within 5 s")
+	}
+	return m
 }
 
 // read takes the node's messages until the pipe closes: it answers

@@ -248,7 +248,7 @@ func TestLinks_ChangeLastsForTheLinksIteration(t *testing.T) {
 		t.Fatalf("an unknown link: %s", what)
 	}
 	tab.report("A", wire.RouterLink{ID: "l", DestRouterID: "B", Iteration: 1}, time.Unix(1, 0))
-	if l, what := tab.change("l", nil, LinkChange{StaticCost: &cost}); what != linkChanged || l.StaticCost != 40 || l.Down {
+	if l, what := tab.change("l", nil, LinkChange{StaticCost: &cost}); what != LinkChanged || l.StaticCost != 40 || l.Down {
 		t.Fatalf("static cost change: %+v %s", l, what)
 	}
 	if l, _ := tab.change("l", nil, LinkChange{Down: &down}); l.StaticCost != 40 || !l.Down {
@@ -294,7 +294,7 @@ func TestLinks_ChangeFromAnotherNode(t *testing.T) {
 	if _, what := tab.change("l", it(2), LinkChange{StaticCost: &cost}); what != linkNewer {
 		t.Fatalf("a change of an older iteration: %s", what)
 	}
-	if l, what := tab.change("l", it(3), LinkChange{StaticCost: new(int)}); what != linkChanged || l.StaticCost != 0 {
+	if l, what := tab.change("l", it(3), LinkChange{StaticCost: new(int)}); what != LinkChanged || l.StaticCost != 0 {
 		t.Fatalf("a change of its iteration: %+v %s", l, what)
 	}
 	if _, what := tab.change("l", it(4), LinkChange{StaticCost: &cost}); what != linkKept {
@@ -317,7 +317,7 @@ func TestManager_UpdateAndRemoveLinks(t *testing.T) {
 	if l, err := m.UpdateLink("l", LinkChange{StaticCost: &cost}); err != nil || l.StaticCost != 5 {
 		t.Fatalf("UpdateLink: %+v %v", l, err)
 	}
-	if what := m.ApplyLinkChange("l", 1, LinkChange{StaticCost: &cost}); what != linkChanged {
+	if what := m.ApplyLinkChange("l", 1, LinkChange{StaticCost: &cost}); what != LinkChanged {
 		t.Fatalf("ApplyLinkChange: %s", what)
 	}
 	if m.RemoveLink("l"); len(m.Links()) != 0 {

@@ -5,7 +5,6 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"net"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -164,7 +163,7 @@ func parseAll(t *testing.T, names []string) []*ast.File {
 // counted by name; so are this node's request and the router's answer.
 func TestMessages_RepliesAndAnswersAreCounted(t *testing.T) {
 	m := New(Config{Store: store.New()})
-	p := connectOverPipe(t, m, &Router{ID: "r-1"})
+	p := bareRouter(t, m, &Router{ID: "r-1"})
 
 	req := ctrlchan.NewMessage(wire.UpdateRouterInterfacesType, nil)
 	req.Sequence = 7
@@ -206,77 +205,6 @@ func TestMessages_RepliesAndAnswersAreCounted(t *testing.T) {
 	}
 	if n := counted(t, m.metrics.received, "inspect_response"); n != 1 {
 		t.Errorf("received inspect_response (the answer) = %v, want 1", n)
-	}
-}
-
-// pipePeer is router r's end of a control channel to m over a loopback
-// pipe, speaking the frames by hand.
-type pipePeer struct {
-	t    *testing.T
-	r    *Router
-	conn net.Conn
-	in   chan *ctrlchan.Message
-}
-
-// connectOverPipe accepts router r's channel to m, with m's handlers, and
-// lists r among m's routers, as the node does once it admitted a router
-// (no hello checks, no sync).
-func connectOverPipe(t *testing.T, m *Manager, r *Router) *pipePeer {
-	t.Helper()
-	a, b := net.Pipe()
-	p := &pipePeer{t: t, r: r, conn: b, in: make(chan *ctrlchan.Message, 16)}
-	go func() {
-		defer close(p.in)
-		for {
-			msg, err := ctrlchan.ReadMessage(b, ctrlchan.MaxHeadersSize, ctrlchan.MaxBodySize)
-			if err != nil {
-				return
-			}
-			p.in <- msg
-		}
-	}()
-	hello := ctrlchan.NewMessage(ctrlchan.ContentHello, nil)
-	hello.Sequence = ctrlchan.HelloSequence
-	go func() { _, _ = b.Write(hello.AppendFrame(nil)) }()
-	got, err := ctrlchan.ReadHello(a, time.Now().Add(5*time.Second))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ch, err := ctrlchan.AcceptThen(a, got, nil, ctrlchan.Options{}, m.handlers(r), m.unhandled, func(ch *ctrlchan.Channel) { r.ch.Store(ch) })
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ch.Close(); _ = b.Close() })
-	m.mu.Lock()
-	m.routers[r.ID] = r
-	m.mu.Unlock()
-	p.next() // the hello's answer
-	return p
-}
-
-func (p *pipePeer) send(msg *ctrlchan.Message) {
-	p.t.Helper()
-	if _, err := p.conn.Write(msg.AppendFrame(nil)); err != nil {
-		p.t.Fatalf("router write: %v", err)
-	}
-}
-
-// next is the next message from the node that is not a heartbeat, within 5 s.
-func (p *pipePeer) next() *ctrlchan.Message {
-	p.t.Helper()
-	deadline := time.After(5 * time.Second)
-	for {
-		select {
-		case msg, ok := <-p.in:
-			if !ok {
-				p.t.Fatal("the channel closed")
-			}
-			if msg.ContentType != ctrlchan.ContentHeartbeat {
-				return msg
-			}
-		case <-deadline:
-			p.t.Fatal("no message from the node within 5 s")
-		}
 	}
 }
 

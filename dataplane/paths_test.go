@@ -1,38 +1,15 @@
 package dataplane
 
 import (
-	"errors"
 	"reflect"
 	"testing"
-	"time"
+
+	"edgectl/dataplane/path"
 )
 
-// testGraph builds a graph of routers (id → cost) and links ("a-b" → cost
-// in ms, spread as the static cost 1 plus the src latency).
-type testLink struct {
-	id, src, dst string
-	cost         int
-}
-
-func testGraph(routers map[string]int, noTraversal []string, ls ...testLink) *graph {
-	g := &graph{cost: map[string]int{}, noTraversal: map[string]bool{}, edges: map[string]map[string]Link{}, links: map[string]Link{}}
-	for id, c := range routers {
-		g.cost[id] = max(c, minRouterCost)
-	}
-	for _, id := range noTraversal {
-		g.noTraversal[id] = true
-	}
-	links := make([]Link, 0, len(ls))
-	for _, tl := range ls {
-		links = append(links, Link{ID: tl.id, SrcRouterID: tl.src, DstRouterID: tl.dst, StaticCost: 1, SrcLatency: time.Duration(tl.cost-1) * time.Millisecond})
-	}
-	g.addLinks(links, nil)
-	return g
-}
-
-func checkPath(t *testing.T, g *graph, src, dst string, nodes, links []string, cost int) {
+func checkPath(t *testing.T, g *path.Graph, src, dst string, nodes, links []string, cost int) {
 	t.Helper()
-	p, err := g.path(src, dst)
+	p, err := g.Shortest(src, dst)
 	if err != nil {
 		t.Fatalf("path %s→%s: %v", src, dst, err)
 	}
@@ -41,129 +18,25 @@ func checkPath(t *testing.T, g *graph, src, dst string, nodes, links []string, c
 	}
 }
 
-func TestGraphPath_TakesTheCheapestByLinkAndRouterCost(t *testing.T) {
-	// A–D directly costs 100 + D's 10 = 110; through B: (5+10) + (5+10) =
-	// 30; through C: C's cost 50 makes it (1+50) + (1+10) = 62.
-	g := testGraph(map[string]int{"A": 0, "B": 0, "C": 50, "D": 0}, nil,
-		testLink{"l-ad", "A", "D", 100},
-		testLink{"l-ab", "A", "B", 5}, testLink{"l-bd", "B", "D", 5},
-		testLink{"l-ac", "A", "C", 1}, testLink{"l-cd", "C", "D", 1})
-	checkPath(t, g, "A", "D", []string{"A", "B", "D"}, []string{"l-ab", "l-bd"}, 30)
-	// The router cost counts, not only the links: with B dear, C wins.
-	g = testGraph(map[string]int{"A": 0, "B": 60, "C": 50, "D": 0}, nil,
-		testLink{"l-ad", "A", "D", 100},
-		testLink{"l-ab", "A", "B", 5}, testLink{"l-bd", "B", "D", 5},
-		testLink{"l-ac", "A", "C", 1}, testLink{"l-cd", "C", "D", 1})
-	checkPath(t, g, "A", "D", []string{"A", "C", "D"}, []string{"l-ac", "l-cd"}, 62)
-	// A router cost below the minimum counts as the minimum; the source's cost is not counted.
-	g = testGraph(map[string]int{"A": 1000, "B": 3}, nil, testLink{"l", "A", "B", 7})
-	checkPath(t, g, "A", "B", []string{"A", "B"}, []string{"l"}, 7+minRouterCost)
-}
-
-func TestGraphAdd_KeepsTheCheapestLinkOfAPair(t *testing.T) {
-	g := testGraph(map[string]int{"A": 0, "B": 0}, nil,
-		testLink{"l-dear", "A", "B", 40}, testLink{"l-cheap", "B", "A", 3}, testLink{"l-also-dear", "A", "B", 40})
-	checkPath(t, g, "A", "B", []string{"A", "B"}, []string{"l-cheap"}, 13)
-	checkPath(t, g, "B", "A", []string{"B", "A"}, []string{"l-cheap"}, 13)
-	// Of two links of equal cost, the smaller id, whatever the order they came in.
-	for _, ls := range [][]testLink{{{"l2", "A", "B", 3}, {"l1", "B", "A", 3}}, {{"l1", "B", "A", 3}, {"l2", "A", "B", 3}}} {
-		checkPath(t, testGraph(map[string]int{"A": 0, "B": 0}, nil, ls...), "A", "B", []string{"A", "B"}, []string{"l1"}, 13)
-	}
-}
-
-func TestGraphPath_NoTraversalRoutersOnlyEndAPath(t *testing.T) {
-	// B is the cheap way from A to C, but may not carry the circuit.
-	g := testGraph(map[string]int{"A": 0, "B": 0, "C": 0, "D": 0}, []string{"B"},
-		testLink{"l-ab", "A", "B", 1}, testLink{"l-bc", "B", "C", 1},
-		testLink{"l-ad", "A", "D", 50}, testLink{"l-dc", "D", "C", 50})
-	checkPath(t, g, "A", "C", []string{"A", "D", "C"}, []string{"l-ad", "l-dc"}, 120)
-	// It may start or end one.
-	checkPath(t, g, "A", "B", []string{"A", "B"}, []string{"l-ab"}, 11)
-	checkPath(t, g, "B", "C", []string{"B", "C"}, []string{"l-bc"}, 11)
-	// With no other way, there is no path through it.
-	g = testGraph(map[string]int{"A": 0, "B": 0, "C": 0}, []string{"B"}, testLink{"l-ab", "A", "B", 1}, testLink{"l-bc", "B", "C", 1})
-	if _, err := g.path("A", "C"); !errors.Is(err, errNoPath) {
-		t.Fatalf("a path through a noTraversal router: %v", err)
-	}
-}
-
-func TestGraphPath_NoPath(t *testing.T) {
-	g := testGraph(map[string]int{"A": 0, "B": 0, "C": 0, "D": 0}, nil, testLink{"l-ab", "A", "B", 1}, testLink{"l-cd", "C", "D", 1})
-	for _, c := range [][2]string{{"A", "C"}, {"D", "B"}, {"A", "gone"}, {"gone", "A"}, {"gone", "gone"}} {
-		if p, err := g.path(c[0], c[1]); !errors.Is(err, errNoPath) {
-			t.Errorf("path %s→%s = %+v, %v; want errNoPath", c[0], c[1], p, err)
-		}
-	}
-}
-
-func TestGraphPath_ToItselfIsOneRouterAtNoCost(t *testing.T) {
-	g := testGraph(map[string]int{"A": 70, "B": 0}, []string{"A"}, testLink{"l", "A", "B", 1})
-	checkPath(t, g, "A", "A", []string{"A"}, nil, 0)
-	checkPath(t, testGraph(map[string]int{"lonely": 0}, nil), "lonely", "lonely", []string{"lonely"}, nil, 0)
-}
-
-func TestGraphPath_TiesAreBrokenTheSameWayEveryTime(t *testing.T) {
-	// Four paths of equal cost from S to D: through A, B, C or E (each
-	// 1+10 + 1+10 = 22). Whatever the order maps give them, the answer is
-	// the same: the way through the router of the smallest id.
-	for i := 0; i < 200; i++ {
-		g := testGraph(map[string]int{"S": 0, "A": 0, "B": 0, "C": 0, "E": 0, "D": 0}, nil,
-			testLink{"l-se", "S", "E", 1}, testLink{"l-ed", "E", "D", 1},
-			testLink{"l-sc", "S", "C", 1}, testLink{"l-cd", "C", "D", 1},
-			testLink{"l-sb", "S", "B", 1}, testLink{"l-bd", "B", "D", 1},
-			testLink{"l-sa", "S", "A", 1}, testLink{"l-ad", "A", "D", 1})
-		checkPath(t, g, "S", "D", []string{"S", "A", "D"}, []string{"l-sa", "l-ad"}, 22)
-	}
-}
-
-// A path's cost now is what path counted for it, and a path over a link or
-// a router that is gone has none (smart rerouting compares the two).
-func TestGraphPathCost_IsWhatPathCounts(t *testing.T) {
-	g := testGraph(map[string]int{"S": 0, "A": 25, "B": 0, "D": 0}, nil,
-		testLink{"sa", "S", "A", 5}, testLink{"ad", "A", "D", 5}, testLink{"sb", "S", "B", 40}, testLink{"bd", "B", "D", 40})
-	p, err := g.path("S", "D")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if c, ok := g.pathCost(p.Nodes, p.Links); !ok || c != p.Cost {
-		t.Fatalf("cost of %v = %d, %v; path counted %d", p.Nodes, c, ok, p.Cost)
-	}
-	if c, ok := g.pathCost([]string{"S", "B", "D"}, []string{"sb", "bd"}); !ok || c != 40+10+40+10 {
-		t.Fatalf("cost of S>B>D = %d, %v; want 100", c, ok)
-	}
-	if _, ok := g.pathCost([]string{"S", "B", "D"}, []string{"sb", "gone"}); ok {
-		t.Fatal("a path over a link that is gone has a cost")
-	}
-	if _, ok := g.pathCost([]string{"S", "X", "D"}, []string{"sa", "ad"}); ok {
-		t.Fatal("a path through a router that is gone has a cost")
-	}
-}
-
 // An operator's changes count in paths: a link taken down is left out, and
-// a static cost adds to the link's cost; links to avoid and links to a
-// router not in the graph are left out too.
-func TestGraphAddLinks_DownStaticCostAndAvoid(t *testing.T) {
-	routers := map[string]int{"A": 0, "B": 0, "C": 0}
+// a static cost adds to the link's cost; links to avoid are left out too.
+func TestUsableLinks_DownStaticCostAndAvoid(t *testing.T) {
+	routers := []path.Router{{ID: "A"}, {ID: "B"}, {ID: "C"}}
 	ab := Link{ID: "l-ab", SrcRouterID: "A", DstRouterID: "B", StaticCost: 1}
 	bc := Link{ID: "l-bc", SrcRouterID: "B", DstRouterID: "C", StaticCost: 1}
 	ac := Link{ID: "l-ac", SrcRouterID: "A", DstRouterID: "C", StaticCost: 1}
 	ax := Link{ID: "l-ax", SrcRouterID: "A", DstRouterID: "X", StaticCost: 1}
-	build := func(avoid map[string]bool, ls ...Link) *graph {
-		g := testGraph(routers, nil)
-		g.addLinks(ls, avoid)
-		return g
+	build := func(avoid map[string]bool, ls ...Link) *path.Graph {
+		return path.NewGraph(routers, usableLinks(ls), avoid)
 	}
-	checkPath(t, build(nil, ab, bc, ac, ax), "A", "C", []string{"A", "C"}, []string{"l-ac"}, 1+minRouterCost)
+	checkPath(t, build(nil, ab, bc, ac, ax), "A", "C", []string{"A", "C"}, []string{"l-ac"}, 1+path.MinRouterCost)
 	down := ac
 	down.Down = true
-	checkPath(t, build(nil, ab, bc, down), "A", "C", []string{"A", "B", "C"}, []string{"l-ab", "l-bc"}, 2*(1+minRouterCost))
+	checkPath(t, build(nil, ab, bc, down), "A", "C", []string{"A", "B", "C"}, []string{"l-ab", "l-bc"}, 2*(1+path.MinRouterCost))
 	dear := ac
 	dear.StaticCost = 100
-	checkPath(t, build(nil, ab, bc, dear), "A", "C", []string{"A", "B", "C"}, []string{"l-ab", "l-bc"}, 2*(1+minRouterCost))
+	checkPath(t, build(nil, ab, bc, dear), "A", "C", []string{"A", "B", "C"}, []string{"l-ab", "l-bc"}, 2*(1+path.MinRouterCost))
 	dear.StaticCost = 11
-	checkPath(t, build(nil, ab, bc, dear), "A", "C", []string{"A", "C"}, []string{"l-ac"}, 11+minRouterCost)
-	checkPath(t, build(map[string]bool{"l-ac": true}, ab, bc, ac), "A", "C", []string{"A", "B", "C"}, []string{"l-ab", "l-bc"}, 2*(1+minRouterCost))
-	if g := build(nil, ab, bc, ac, ax); len(g.links) != 3 || g.edges["X"] != nil {
-		t.Fatalf("a link to a router not in the graph was added: %v", g.links)
-	}
+	checkPath(t, build(nil, ab, bc, dear), "A", "C", []string{"A", "C"}, []string{"l-ac"}, 11+path.MinRouterCost)
+	checkPath(t, build(map[string]bool{"l-ac": true}, ab, bc, ac), "A", "C", []string{"A", "B", "C"}, []string{"l-ab", "l-bc"}, 2*(1+path.MinRouterCost))
 }

@@ -117,7 +117,7 @@ func (m *Manager) catchUp(r *Router) error {
 			return nil
 		}
 	}
-	applied, _ := m.cfg.Applied()
+	applied, _ := m.cfg.AppliedIndex()
 	tx := m.cfg.Store.Read() // at or past applied: the state is never older than its index
 	msg := ctrlchan.NewMessage(wire.DataStateType, wire.DataState(m.fullState(tx), applied, ours))
 	if err := m.send(r, msg); err != nil {

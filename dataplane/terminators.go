@@ -1,20 +1,14 @@
 package dataplane
 
 import (
-	"crypto"
-	"crypto/x509"
 	"encoding/base64"
 	"errors"
 	"fmt"
 	"math"
-	"slices"
-	"sync"
 
-	"edgectl/auth"
 	"edgectl/ctrlchan"
 	"edgectl/dataplane/wire"
 	"edgectl/fsm"
-	"edgectl/pki"
 	"edgectl/policy"
 	"edgectl/store"
 )
@@ -27,95 +21,6 @@ import (
 // its id is the address the router chose, its host the identity). The
 // router removes it when the host goes, and a deleted router takes its
 // terminators with it.
-
-// sessionError is a refused session check, with the edge error code the
-// router passes on to its client.
-type sessionError struct {
-	code uint32
-	msg  string
-}
-
-func (e *sessionError) Error() string { return e.msg }
-
-func refusedSession(code uint32, format string, args ...any) error {
-	return &sessionError{code: code, msg: fmt.Sprintf(format, args...)}
-}
-
-// sessionVerifier keeps the parsed public keys that verify service
-// sessions: the current signing key's and the previous one's (a rotation
-// keeps trusting it), by kid.
-type sessionVerifier struct {
-	mu      sync.Mutex
-	pem     string
-	prevKID string
-	keys    map[string]crypto.PublicKey
-}
-
-func (v *sessionVerifier) trusted(k *store.DataPlaneKeys) (map[string]crypto.PublicKey, error) {
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	prevKID := ""
-	if k.Previous != nil {
-		prevKID = k.Previous.KeyID
-	}
-	if v.keys != nil && v.pem == k.SigningKeyPEM && v.prevKID == prevKID {
-		return v.keys, nil
-	}
-	signer, err := pki.ParseKeyPEM([]byte(k.SigningKeyPEM))
-	if err != nil {
-		return nil, err
-	}
-	keys := map[string]crypto.PublicKey{k.KeyID: signer.Public()}
-	if p := k.Previous; p != nil {
-		if pub, err := x509.ParsePKIXPublicKey(p.PublicKey); err == nil {
-			keys[p.KeyID] = pub
-		}
-	}
-	v.pem, v.prevKID, v.keys = k.SigningKeyPEM, prevKID, keys
-	return keys, nil
-}
-
-// sessionOf resolves a router request's service session and API session
-// tokens: the API session must exist (by its token's hash), the session
-// token must be a service access JWT signed by the cluster's key for that
-// API session, and the session it names must still exist (a session ends
-// when its API session does, or when access is lost).
-func (m *Manager) sessionOf(tx *store.Tx, sessionToken, apiSessionToken string) (*store.Session, *store.APISession, error) {
-	as := tx.APISessionByTokenHash(auth.HashToken(apiSessionToken))
-	if as == nil {
-		return nil, nil, refusedSession(wire.ErrInvalidAPISession, "no API session has this token")
-	}
-	keys := tx.DataPlaneKeys()
-	if keys == nil {
-		return nil, nil, refusedSession(wire.ErrInvalidSession, "the cluster has no session signing key yet")
-	}
-	trusted, err := m.verifier.trusted(keys)
-	if err != nil {
-		return nil, nil, err
-	}
-	claims, err := pki.ParseServiceAccess(sessionToken, trusted, m.cfg.Now())
-	if err != nil {
-		return nil, nil, refusedSession(wire.ErrInvalidSession, "the session token is not valid: %v", err)
-	}
-	if claims.APISessionID != as.ID {
-		return nil, nil, refusedSession(wire.ErrInvalidSession, "the session belongs to another API session")
-	}
-	s, err := store.GetAs[*store.Session](tx, store.KindSession, claims.SessionID)
-	if err != nil || s.APISessionID != as.ID {
-		return nil, nil, refusedSession(wire.ErrInvalidSession, "the session %s has ended", claims.SessionID)
-	}
-	return s, as, nil
-}
-
-// mayUseRouter checks that the session's identity may reach its service
-// through router r: an edge router policy gives the identity the router and
-// a service edge router policy gives the service the router.
-func mayUseRouter(tx *store.Tx, s *store.Session, routerID string) error {
-	if !slices.Contains(policy.SessionEdgeRouters(tx, s.IdentityID, s.ServiceID), routerID) {
-		return refusedSession(wire.ErrInvalidEdgeRouterForSession, "the identity may not use this edge router for this service")
-	}
-	return nil
-}
 
 // precedenceName is a terminator precedence as the model names it.
 func precedenceName(p wire.Precedence) string {
@@ -186,19 +91,6 @@ func (m *Manager) createTerminator(r *Router, msg *ctrlchan.Message) {
 	}
 	m.log.Debug("terminator created", "router", r.ID, "terminator", t.ID, "service", t.ServiceID, "host", t.HostID)
 	reply(wire.TerminatorCreated, "")
-}
-
-// edgeErrorReply answers a router's request with an edge error: its text,
-// and its code in the ErrorCode header.
-func (m *Manager) edgeErrorReply(r *Router, req *ctrlchan.Message, err error) {
-	code := uint32(wire.ErrInternal)
-	var se *sessionError
-	if errors.As(err, &se) {
-		code = se.code
-	}
-	e := ctrlchan.NewMessage(wire.ErrorType, []byte(err.Error()))
-	e.Headers.PutUint32(wire.ErrorCodeHeader, code)
-	_ = m.reply(r, req, e)
 }
 
 // terminatorRequest handles the edge update, remove and health requests,
@@ -283,4 +175,54 @@ func (m *Manager) removeTerminators(r *Router, msg *ctrlchan.Message) {
 		return
 	}
 	_ = m.reply(r, msg, ctrlchan.NewResult(true, ""))
+}
+
+// removeTerminator removes a router-made terminator that proved stale (a
+// Raft write, on the pool of the terminator's router).
+func (m *Manager) removeTerminator(t *store.Terminator, why string) {
+	m.submit("requests/"+t.RouterID, requestsPerRouter, func() {
+		ctx, cancel := m.timeout(writeTimeout)
+		defer cancel()
+		if _, err := m.cfg.Writer.Do(ctx, fsm.CmdTerminatorsDeleteByRouter, fsm.RouterTerminatorsDelete{RouterID: t.RouterID, IDs: []string{t.ID}}); err != nil {
+			m.log.Warn("a stale terminator was not removed", "terminator", t.ID, "error", err)
+			return
+		}
+		m.log.Info("terminator removed", "terminator", t.ID, "router", t.RouterID, "reason", why)
+	})
+}
+
+// validateTerminators asks a router that connected which of its
+// terminators it still has, and removes the others (hosts that went while
+// the router could not tell any node).
+func (m *Manager) validateTerminators(r *Router) {
+	tx := m.cfg.Store.Read()
+	var refs []wire.TerminatorRef
+	byID := map[string]*store.Terminator{}
+	tx.Each(store.KindTerminator, "router", func(rec store.Record) bool {
+		t := rec.(*store.Terminator)
+		if t.IsSystem {
+			refs = append(refs, wire.TerminatorRef{ID: t.ID, Binding: t.Binding, Address: t.Address})
+			byID[t.ID] = t
+		}
+		return true
+	}, r.ID)
+	if len(refs) == 0 {
+		return
+	}
+	ctx, cancel := m.timeout(writeTimeout)
+	defer cancel()
+	reply, err := m.request(ctx, r, ctrlchan.NewMessage(wire.ValidateTerminatorsV2RequestType, wire.ValidateTerminatorsV2(refs, false)))
+	if err != nil || reply.ContentType != wire.ValidateTerminatorsV2ResponseType {
+		m.log.Warn("the router did not validate its terminators", "router", r.ID, "error", err)
+		return
+	}
+	states, err := wire.DecodeValidateTerminatorsV2Response(reply.Body)
+	if err != nil {
+		return
+	}
+	for id, st := range states {
+		if t := byID[id]; t != nil && !st.Valid {
+			m.removeTerminator(t, "its router no longer has it: "+st.Detail)
+		}
+	}
 }

@@ -1,9 +1,6 @@
 package dataplane
 
 import (
-	"context"
-	"fmt"
-	"sync"
 	"testing"
 	"time"
 
@@ -12,33 +9,8 @@ import (
 	"edgectl/fsm"
 	"edgectl/store"
 
-	"github.com/hashicorp/raft"
 	"google.golang.org/protobuf/encoding/protowire"
 )
-
-// applyHere is an fsm.Proposer that applies each command to its FSM at
-// once, as a one-node cluster's leader would.
-type applyHere struct {
-	mu    sync.Mutex
-	fsm   *fsm.FSM
-	index uint64
-}
-
-func (a *applyHere) Apply(_ context.Context, cmd []byte) ([]byte, uint64, error) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	a.index++
-	switch r := a.fsm.Apply(&raft.Log{Index: a.index, Term: 1, Type: raft.LogCommand, Data: cmd, AppendedAt: time.Now()}).(type) {
-	case nil:
-		return nil, a.index, nil
-	case []byte:
-		return r, a.index, nil
-	case error:
-		return nil, a.index, r
-	default:
-		return nil, a.index, fmt.Errorf("the FSM returned %T", r)
-	}
-}
 
 // validateTerminatorsV2Response is a router's verdicts: states 1, a map of
 // terminator id → RouterTerminatorState (valid 1, reason 2, detail 3).
@@ -84,8 +56,8 @@ func TestValidateTerminators_TheOnesTheRouterLacksAreRemoved(t *testing.T) {
 		}
 	}
 	tx.Commit()
-	m := New(Config{Store: st, Writer: fsm.NewWriter(&applyHere{fsm: fsm.New(st)}, time.Now)})
-	p := connectOverPipe(t, m, &Router{ID: "r-1"})
+	m := New(Config{Store: st, Writer: fsm.NewWriter(newLocalProposer(fsm.New(st)), time.Now)})
+	p := bareRouter(t, m, &Router{ID: "r-1"})
 
 	go m.validateTerminators(p.r)
 	req := p.next()

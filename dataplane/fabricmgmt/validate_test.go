@@ -1,4 +1,4 @@
-package dataplane
+package fabricmgmt
 
 import (
 	"reflect"
@@ -107,14 +107,19 @@ func TestConnDifferences(t *testing.T) {
 // error naming it.
 func TestSelectRecords(t *testing.T) {
 	s := store.New()
-	write(t, s, func(tx *store.Tx) error {
-		for _, name := range []string{"er-b", "er-a", "er-c"} {
-			if err := tx.CreateEdgeRouter(&store.EdgeRouter{Base: store.Base{ID: "id-" + name}, Named: store.Named{Name: name}}); err != nil {
-				return err
-			}
+	tx := s.Write()
+	for _, name := range []string{"er-b", "er-a", "er-c"} {
+		if err := tx.CreateEdgeRouter(&store.EdgeRouter{Base: store.Base{ID: "id-" + name}, Named: store.Named{Name: name}}); err != nil {
+			t.Fatal(err)
 		}
-		return tx.CreateRouter(&store.Router{Base: store.Base{ID: "id-r"}, Named: store.Named{Name: "r"}})
-	})
+	}
+	if err := tx.CreateRouter(&store.Router{Base: store.Base{ID: "id-r"}, Named: store.Named{Name: "r"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Finish(); err != nil {
+		t.Fatal(err)
+	}
+	tx.Commit()
 	names := func(filter string) string {
 		t.Helper()
 		recs, err := selectRecords(s.Read(), filter, store.KindEdgeRouter, store.KindRouter)

@@ -1,8 +1,7 @@
-package dataplane
+package fabricmgmt
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"edgectl/ctrlchan"
@@ -26,38 +25,17 @@ type DataModelReport struct {
 	Diffs    []wire.Diff       `json:"diffs"`
 }
 
-// ErrNotConnected: the router has no control channel to this node.
-var ErrNotConnected = errors.New("the router is not connected to this node")
-
 // ValidateDataModel asks router id, connected to this node, to compare its
 // data model with the node's.
-func (m *Manager) ValidateDataModel(ctx context.Context, id string) (*DataModelReport, error) {
-	state, applied := m.dataStateNow()
-	return m.validateDataModel(ctx, id, state, applied, false)
-}
-
-// dataStateNow is the node's data model as a router gets it (DataState),
-// and the applied index it is of.
-func (m *Manager) dataStateNow() ([]byte, uint64) {
-	applied, _ := m.cfg.Applied()
-	tx := m.cfg.Store.Read()
-	timeline := ""
-	if k := tx.DataPlaneKeys(); k != nil {
-		timeline = k.TimelineID
-	}
-	return wire.DataState(m.fullState(tx), applied, timeline), applied
+func ValidateDataModel(ctx context.Context, dp DataPlane, id string) (*DataModelReport, error) {
+	state, applied := dp.DataState()
+	return validateDataModel(ctx, dp, id, state, applied, false)
 }
 
 // validateDataModel has router id compare its data model with state; with
 // fix, a router that differs takes state as its own.
-func (m *Manager) validateDataModel(ctx context.Context, id string, state []byte, applied uint64, fix bool) (*DataModelReport, error) {
-	m.mu.Lock()
-	r := m.routers[id]
-	m.mu.Unlock()
-	if r == nil || r.channel() == nil {
-		return nil, ErrNotConnected
-	}
-	reply, err := m.request(ctx, r, ctrlchan.NewMessage(wire.ValidateDataStateRequestType, wire.ValidateRequest(state, fix)))
+func validateDataModel(ctx context.Context, dp DataPlane, id string, state []byte, applied uint64, fix bool) (*DataModelReport, error) {
+	reply, err := dp.Request(ctx, id, ctrlchan.NewMessage(wire.ValidateDataStateRequestType, wire.ValidateRequest(state, fix)))
 	if err != nil {
 		return nil, err
 	}

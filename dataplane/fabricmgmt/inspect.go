@@ -1,13 +1,11 @@
-package dataplane
+package fabricmgmt
 
 import (
 	"context"
-	"encoding/json"
 	"maps"
 	"regexp"
 	"slices"
 	"sort"
-	"strings"
 	"sync"
 	"time"
 
@@ -32,12 +30,12 @@ type InspectValue struct {
 
 // InspectRouters asks the matching routers for values; it returns their
 // values and their errors ("id: error"), each sorted.
-func (m *Manager) InspectRouters(ctx context.Context, match *regexp.Regexp, values []string) ([]InspectValue, []string) {
-	tx := m.cfg.Store.Read()
-	var targets []*Router
-	for _, r := range m.connectedWhere(nil) {
-		if match.MatchString(r.ID) || match.MatchString(routerName(tx, r.ID)) {
-			targets = append(targets, r)
+func InspectRouters(ctx context.Context, dp DataPlane, match *regexp.Regexp, values []string) ([]InspectValue, []string) {
+	tx := dp.Model()
+	var targets []string
+	for _, id := range dp.Routers() {
+		if match.MatchString(id) || match.MatchString(RouterName(tx, id)) {
+			targets = append(targets, id)
 		}
 	}
 	ctx, cancel := context.WithTimeout(ctx, inspectTimeout)
@@ -45,8 +43,8 @@ func (m *Manager) InspectRouters(ctx context.Context, match *regexp.Regexp, valu
 	var mu sync.Mutex
 	var out []InspectValue
 	var errs []string
-	each(targets, func(r *Router) {
-		reply, err := m.request(ctx, r, ctrlchan.NewMessage(wire.InspectRequestType, wire.InspectRequest(values...)))
+	each(targets, func(id string) {
+		reply, err := dp.Request(ctx, id, ctrlchan.NewMessage(wire.InspectRequestType, wire.InspectRequest(values...)))
 		var resp wire.InspectResponse
 		if err == nil {
 			resp, err = wire.DecodeInspectResponse(reply.Body)
@@ -54,32 +52,17 @@ func (m *Manager) InspectRouters(ctx context.Context, match *regexp.Regexp, valu
 		mu.Lock()
 		defer mu.Unlock()
 		if err != nil {
-			errs = append(errs, r.ID+": "+err.Error())
+			errs = append(errs, id+": "+err.Error())
 			return
 		}
 		for _, e := range resp.Errors {
-			errs = append(errs, r.ID+": "+e)
+			errs = append(errs, id+": "+e)
 		}
 		for _, name := range slices.Sorted(maps.Keys(resp.Values)) {
-			out = append(out, InspectValue{AppID: r.ID, Name: name, Value: resp.Values[name]})
+			out = append(out, InspectValue{AppID: id, Name: name, Value: resp.Values[name]})
 		}
 	})
 	sort.SliceStable(out, func(i, j int) bool { return out[i].AppID < out[j].AppID })
 	sort.Strings(errs)
 	return out, errs
-}
-
-// ConnectedRouters is this node's "connected-routers" inspection value:
-// each connected router's id, name, version and connect time, as OpenZiti's
-// controller gives it.
-func (m *Manager) ConnectedRouters() string {
-	tx := m.cfg.Store.Read()
-	out := []map[string]any{}
-	for _, r := range m.connectedWhere(nil) {
-		out = append(out, map[string]any{"Id": r.ID, "Name": routerName(tx, r.ID), "Version": r.Version.Version,
-			"ConnectTime": r.ConnectedAt.Format(time.RFC3339)})
-	}
-	slices.SortFunc(out, func(a, b map[string]any) int { return strings.Compare(a["Id"].(string), b["Id"].(string)) })
-	b, _ := json.Marshal(out)
-	return string(b)
 }

@@ -15,7 +15,9 @@ import (
 // changes of each applied batch, and a goroutine of its own turns those
 // that routers care about into edge sync messages.
 
-// Applied queues a batch's changes (the FSM's apply lock is held: no work here).
+// Applied receives the changes of each batch the FSM applies (fsm.Watcher)
+// and queues them: the FSM's apply lock is held, so no work here. (The
+// applied index is Config.AppliedIndex.)
 func (m *Manager) Applied(sets []fsm.Changes) {
 	m.pendingMu.Lock()
 	if len(m.pending) == 0 && len(sets) > 0 {
@@ -56,7 +58,7 @@ func (m *Manager) dispatch() {
 		m.pendingMu.Unlock()
 		routers := m.edgeRouters()
 		if restored {
-			applied, _ := m.cfg.Applied()
+			applied, _ := m.cfg.AppliedIndex()
 			m.rdm.reset(applied + 1)
 			for _, r := range routers {
 				r.edge.restart()
@@ -90,25 +92,6 @@ func (m *Manager) dispatch() {
 			}
 		}
 	}
-}
-
-// edgeRouters are the connected edge routers.
-func (m *Manager) edgeRouters() []*Router {
-	return m.connectedWhere(func(r *Router) bool { return r.Kind == store.KindEdgeRouter })
-}
-
-// connectedWhere are the connected routers (their channel open) that keep
-// says to take (nil: all).
-func (m *Manager) connectedWhere(keep func(*Router) bool) []*Router {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	out := make([]*Router, 0, len(m.routers))
-	for _, r := range m.routers {
-		if r.channel() != nil && (keep == nil || keep(r)) {
-			out = append(out, r)
-		}
-	}
-	return out
 }
 
 // changeMessages are the edge sync messages of a run of changes, in order.
@@ -174,7 +157,7 @@ func (m *Manager) syncLag() float64 {
 			oldest = o
 		}
 	}
-	applied, _ := m.cfg.Applied()
+	applied, _ := m.cfg.AppliedIndex()
 	if oldest == 0 || applied < oldest {
 		return 0
 	}

@@ -227,8 +227,9 @@ func (s *routerSync) nextSyncID(now time.Time) string {
 	return id
 }
 
-// sendFullState sends the API sessions the router is to look up: none (the
-// package comment), in one chunk marked last.
+// sendFullState starts the router's edge sync with the full set of API
+// sessions, which is empty (API session tokens are JWTs the router verifies
+// itself: see the top of this file), in one chunk marked last.
 func (m *Manager) sendFullState(r *Router) error {
 	st := instantState{ID: r.edge.nextSyncID(m.cfg.Now()), IsLast: true}
 	msg := ctrlchan.NewMessage(wire.APISessionAddedType, wire.APISessionAdded(true, nil))

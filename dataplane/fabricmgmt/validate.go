@@ -1,4 +1,4 @@
-package dataplane
+package fabricmgmt
 
 import (
 	"context"
@@ -11,18 +11,18 @@ import (
 
 	"edgectl/ctrlchan"
 	"edgectl/dataplane/wire"
-	"edgectl/fsm"
 	"edgectl/store"
 	"edgectl/store/filter"
 )
 
 // The validations of `ziti fabric validate terminators|router-links|
-// router-sdk-terminators|router-data-model` (api/wsapi.go carries them over the Fabric API's
-// management channel), as OpenZiti's controller makes them: each takes a
-// filter (the API's; empty: all, and its sort, skip and limit apply), says
-// how many results it will give, and then gives each one. Routers are asked
-// at most validateParallel at a time, each within validateTimeout; a router
-// not connected to this node gives a result saying so.
+// router-sdk-terminators|router-data-model` (api/wsapi.go carries them over
+// the Fabric API's management channel), as OpenZiti's controller makes them:
+// each takes a filter (the API's; empty: all, and its sort, skip and limit
+// apply), says how many results it will give, and then gives each one.
+// Routers are asked at most validateParallel at a time, each within
+// validateTimeout; a router not connected to this node gives a result saying
+// so.
 
 const (
 	validateParallel = 10
@@ -43,8 +43,8 @@ type Validation[T any] struct {
 // ValidateTerminators checks the terminators that filter selects with their
 // routers (ctrl_pb ValidateTerminatorsV2); with fix, each router drops the
 // invalid ones it holds, and the node deletes them from the model.
-func (m *Manager) ValidateTerminators(filterExpr string, fix bool) (*Validation[wire.TerminatorDetail], error) {
-	tx := m.cfg.Store.Read()
+func ValidateTerminators(dp DataPlane, filterExpr string, fix bool) (*Validation[wire.TerminatorDetail], error) {
+	tx := dp.Model()
 	recs, err := selectRecords(tx, filterExpr, store.KindTerminator)
 	if err != nil {
 		return nil, err
@@ -63,7 +63,7 @@ func (m *Manager) ValidateTerminators(filterExpr string, fix bool) (*Validation[
 	run := func(ctx context.Context, emit func(wire.TerminatorDetail)) {
 		emit = serialized(emit)
 		each(batches, func(ts []*store.Terminator) {
-			for _, d := range m.validateTerminatorBatch(ctx, tx, ts, fix) {
+			for _, d := range validateTerminatorBatch(ctx, dp, tx, ts, fix) {
 				emit(d)
 			}
 		})
@@ -73,13 +73,13 @@ func (m *Manager) ValidateTerminators(filterExpr string, fix bool) (*Validation[
 
 // validateTerminatorBatch asks the router of ts (all of one router) about
 // them and returns their details.
-func (m *Manager) validateTerminatorBatch(ctx context.Context, tx *store.Tx, ts []*store.Terminator, fix bool) []wire.TerminatorDetail {
+func validateTerminatorBatch(ctx context.Context, dp DataPlane, tx *store.Tx, ts []*store.Terminator, fix bool) []wire.TerminatorDetail {
 	routerID := ts[0].RouterID
 	details := make([]wire.TerminatorDetail, len(ts))
 	refs := make([]wire.TerminatorRef, len(ts))
 	for i, t := range ts {
 		details[i] = wire.TerminatorDetail{TerminatorID: t.ID, ServiceID: t.ServiceID, ServiceName: recordName(tx, store.KindService, t.ServiceID),
-			RouterID: t.RouterID, RouterName: routerName(tx, t.RouterID), Binding: t.Binding, Address: t.Address, HostID: t.HostID,
+			RouterID: t.RouterID, RouterName: RouterName(tx, t.RouterID), Binding: t.Binding, Address: t.Address, HostID: t.HostID,
 			CreateDate: t.CreatedAt.UTC().Format(time.RFC3339), State: wire.TerminatorUnknown}
 		refs[i] = wire.TerminatorRef{ID: t.ID, Binding: t.Binding, Address: t.Address}
 	}
@@ -89,8 +89,7 @@ func (m *Manager) validateTerminatorBatch(ctx context.Context, tx *store.Tx, ts 
 		}
 		return details
 	}
-	r := m.router(routerID)
-	if r == nil {
+	if !dp.Router(routerID) {
 		return fail("router off-line")
 	}
 	if ctx.Err() != nil {
@@ -98,7 +97,7 @@ func (m *Manager) validateTerminatorBatch(ctx context.Context, tx *store.Tx, ts 
 	}
 	ctx, cancel := context.WithTimeout(ctx, validateTimeout)
 	defer cancel()
-	reply, err := m.request(ctx, r, ctrlchan.NewMessage(wire.ValidateTerminatorsV2RequestType, wire.ValidateTerminatorsV2(refs, fix)))
+	reply, err := dp.Request(ctx, routerID, ctrlchan.NewMessage(wire.ValidateTerminatorsV2RequestType, wire.ValidateTerminatorsV2(refs, fix)))
 	var states map[string]wire.RouterTerminatorState
 	if err == nil && reply.ContentType != wire.ValidateTerminatorsV2ResponseType {
 		err = fmt.Errorf("the router answered with content type %d", reply.ContentType)
@@ -111,10 +110,7 @@ func (m *Manager) validateTerminatorBatch(ctx context.Context, tx *store.Tx, ts 
 	}
 	invalid := applyTerminatorStates(details, states)
 	if fix && len(invalid) > 0 {
-		_, err := m.cfg.Writer.Do(ctx, fsm.CmdTerminatorsDeleteByRouter, fsm.RouterTerminatorsDelete{RouterID: routerID, IDs: invalid})
-		if err != nil {
-			m.log.Warn("invalid terminators were not deleted", "router", routerID, "error", err)
-		}
+		err := dp.DeleteTerminators(ctx, routerID, invalid)
 		for i := range details {
 			if slices.Contains(invalid, details[i].TerminatorID) {
 				details[i].Fixed = err == nil
@@ -154,55 +150,54 @@ func applyTerminatorStates(details []wire.TerminatorDetail, states map[string]wi
 // ValidateRouterLinks compares the links of each router that filter selects
 // (its "links" inspection) with the links reported to this node
 // (compareRouterLinks).
-func (m *Manager) ValidateRouterLinks(filterExpr string) (*Validation[wire.RouterLinkDetails], error) {
-	return perRouter(m, filterExpr, m.validateRouterLinks)
+func ValidateRouterLinks(dp DataPlane, filterExpr string) (*Validation[wire.RouterLinkDetails], error) {
+	return perRouter(dp, filterExpr, validateRouterLinks)
 }
 
 // perRouter is a validation of each router that filter selects, validate
 // giving each one's result.
-func perRouter[T any](m *Manager, filterExpr string, validate func(ctx context.Context, rec store.Record) T) (*Validation[T], error) {
-	routers, err := m.routerRecords(filterExpr)
+func perRouter[T any](dp DataPlane, filterExpr string, validate func(ctx context.Context, dp DataPlane, rec store.Record) T) (*Validation[T], error) {
+	routers, err := selectRouters(dp.Model(), filterExpr)
 	if err != nil {
 		return nil, err
 	}
 	run := func(ctx context.Context, emit func(T)) {
 		emit = serialized(emit)
-		each(routers, func(rec store.Record) { emit(validate(ctx, rec)) })
+		each(routers, func(rec store.Record) { emit(validate(ctx, dp, rec)) })
 	}
 	return &Validation[T]{Count: len(routers), Run: run}, nil
 }
 
-func (m *Manager) validateRouterLinks(ctx context.Context, rec store.Record) wire.RouterLinkDetails {
-	return routerView(ctx, m, rec, "links", "no link details returned from router", func(r *Router, value string) ([]wire.RouterLinkDetail, error) {
+func validateRouterLinks(ctx context.Context, dp DataPlane, rec store.Record) wire.RouterLinkDetails {
+	return routerCheck(ctx, dp, rec, "links", "no link details returned from router", func(routerID string, value string) ([]wire.RouterLinkDetail, error) {
 		inspected, err := wire.DecodeInspectedLinks(value)
 		if err != nil {
 			return nil, err
 		}
 		known := map[string]Link{}
-		for _, l := range m.links.all() {
-			if l.SrcRouterID == r.ID || l.DstRouterID == r.ID {
+		for _, l := range dp.Links() {
+			if l.SrcRouterID == routerID || l.DstRouterID == routerID {
 				known[l.ID] = l
 			}
 		}
-		return compareRouterLinks(r.ID, inspected, known, func(id string) bool { return m.router(id) != nil }), nil
+		return compareRouterLinks(routerID, inspected, known, dp.Router), nil
 	})
 }
 
-// routerView is router rec's result of a validation that compares its
+// routerCheck is router rec's result of a validation that compares its
 // inspection value name with this node's view (compare); missing is the
 // error when the router gives neither the value nor an error.
-func routerView[D wire.ResultDetail](ctx context.Context, m *Manager, rec store.Record, name, missing string,
-	compare func(r *Router, value string) ([]D, error)) wire.RouterResult[D] {
+func routerCheck[D wire.ResultDetail](ctx context.Context, dp DataPlane, rec store.Record, name, missing string,
+	compare func(routerID string, value string) ([]D, error)) wire.RouterResult[D] {
 	out := wire.RouterResult[D]{RouterID: rec.GetID(), RouterName: rec.RecordName()}
-	r := m.router(rec.GetID())
-	if r == nil {
+	if !dp.Router(rec.GetID()) {
 		out.Message = "router not connected"
 		return out
 	}
-	value, err := m.inspectOne(ctx, r, name, missing)
+	value, err := inspectOne(ctx, dp, rec.GetID(), name, missing)
 	var details []D
 	if err == nil {
-		details, err = compare(r, value)
+		details, err = compare(rec.GetID(), value)
 	}
 	if err != nil {
 		out.Message = err.Error()
@@ -214,10 +209,10 @@ func routerView[D wire.ResultDetail](ctx context.Context, m *Manager, rec store.
 
 // inspectOne asks router r for one inspection value; missing is the error
 // when the router gives neither the value nor an error.
-func (m *Manager) inspectOne(ctx context.Context, r *Router, name, missing string) (string, error) {
+func inspectOne(ctx context.Context, dp DataPlane, routerID, name, missing string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, validateTimeout)
 	defer cancel()
-	reply, err := m.request(ctx, r, ctrlchan.NewMessage(wire.InspectRequestType, wire.InspectRequest(name)))
+	reply, err := dp.Request(ctx, routerID, ctrlchan.NewMessage(wire.InspectRequestType, wire.InspectRequest(name)))
 	if err != nil {
 		return "", err
 	}
@@ -236,23 +231,23 @@ func (m *Manager) inspectOne(ctx context.Context, r *Router, name, missing strin
 // ValidateRouterSdkTerminators compares the terminators each router that
 // filter selects hosts for SDKs (its "sdk-terminators" inspection) with the
 // model's edge terminators on it (compareSdkTerminators).
-func (m *Manager) ValidateRouterSdkTerminators(filterExpr string) (*Validation[wire.RouterSdkTerminatorsDetails], error) {
-	return perRouter(m, filterExpr, m.validateRouterSdkTerminators)
+func ValidateRouterSdkTerminators(dp DataPlane, filterExpr string) (*Validation[wire.RouterSdkTerminatorsDetails], error) {
+	return perRouter(dp, filterExpr, validateRouterSdkTerminators)
 }
 
-func (m *Manager) validateRouterSdkTerminators(ctx context.Context, rec store.Record) wire.RouterSdkTerminatorsDetails {
-	return routerView(ctx, m, rec, "sdk-terminators", "no terminator details returned from router", func(r *Router, value string) ([]wire.RouterSdkTerminatorDetail, error) {
+func validateRouterSdkTerminators(ctx context.Context, dp DataPlane, rec store.Record) wire.RouterSdkTerminatorsDetails {
+	return routerCheck(ctx, dp, rec, "sdk-terminators", "no terminator details returned from router", func(routerID string, value string) ([]wire.RouterSdkTerminatorDetail, error) {
 		inspected, _, err := wire.DecodeInspectedSdkTerminators(value)
 		if err != nil {
 			return nil, err
 		}
 		modelIDs := map[string]bool{}
-		m.cfg.Store.Read().Each(store.KindTerminator, "router", func(rec store.Record) bool {
+		dp.Model().Each(store.KindTerminator, "router", func(rec store.Record) bool {
 			if t := rec.(*store.Terminator); t.Binding == "edge" {
 				modelIDs[t.ID] = true
 			}
 			return true
-		}, r.ID)
+		}, routerID)
 		return compareSdkTerminators(inspected, modelIDs), nil
 	})
 }
@@ -353,8 +348,8 @@ func connDifferences(l Link, il wire.InspectedLink) (messages []string, wrong bo
 // takes the node's. With ctrl, a first result is this node's own model,
 // which always agrees: it is not a second copy but made from the node's
 // records when a router asks.
-func (m *Manager) ValidateRouterDataModels(filterExpr string, ctrl, fix bool) (*Validation[wire.RouterDataModelDetails], error) {
-	routers, err := m.routerRecords(filterExpr)
+func ValidateRouterDataModels(dp DataPlane, filterExpr string, ctrl, fix bool) (*Validation[wire.RouterDataModelDetails], error) {
+	routers, err := selectRouters(dp.Model(), filterExpr)
 	if err != nil {
 		return nil, err
 	}
@@ -365,18 +360,18 @@ func (m *Manager) ValidateRouterDataModels(filterExpr string, ctrl, fix bool) (*
 	run := func(ctx context.Context, emit func(wire.RouterDataModelDetails)) {
 		emit = serialized(emit)
 		if ctrl {
-			emit(wire.RouterDataModelDetails{ComponentType: "controller", ComponentID: m.cfg.NodeID, ComponentName: m.cfg.NodeID, ValidateSuccess: true})
+			emit(wire.RouterDataModelDetails{ComponentType: "controller", ComponentID: dp.NodeID(), ComponentName: dp.NodeID(), ValidateSuccess: true})
 		}
 		var state []byte
 		var applied uint64
 		if len(routers) > 0 {
-			state, applied = m.dataStateNow()
+			state, applied = dp.DataState()
 		}
 		each(routers, func(rec store.Record) {
 			d := wire.RouterDataModelDetails{ComponentType: "router", ComponentID: rec.GetID(), ComponentName: rec.RecordName()}
 			rctx, cancel := context.WithTimeout(ctx, validateTimeout)
 			defer cancel()
-			report, err := m.validateDataModel(rctx, rec.GetID(), state, applied, fix)
+			report, err := validateDataModel(rctx, dp, rec.GetID(), state, applied, fix)
 			switch {
 			case err == ErrNotConnected:
 				d.Errors = []string{"router not connected to controller"}
@@ -394,9 +389,9 @@ func (m *Manager) ValidateRouterDataModels(filterExpr string, ctrl, fix bool) (*
 	return &Validation[wire.RouterDataModelDetails]{Count: count, Run: run}, nil
 }
 
-// routerRecords are the edge routers and routers that filter selects.
-func (m *Manager) routerRecords(filterExpr string) ([]store.Record, error) {
-	return selectRecords(m.cfg.Store.Read(), filterExpr, store.KindEdgeRouter, store.KindRouter)
+// selectRouters are the edge routers and routers that filter selects.
+func selectRouters(tx *store.Tx, filterExpr string) ([]store.Record, error) {
+	return selectRecords(tx, filterExpr, store.KindEdgeRouter, store.KindRouter)
 }
 
 // selectRecords are the records of kinds that filter selects: each kind's
@@ -468,8 +463,8 @@ func recordName(tx *store.Tx, k *store.Kind, id string) string {
 	return ""
 }
 
-// routerName is the name of edge router or router id.
-func routerName(tx *store.Tx, id string) string {
+// RouterName is the name of edge router or router id.
+func RouterName(tx *store.Tx, id string) string {
 	if name := recordName(tx, store.KindEdgeRouter, id); name != "" {
 		return name
 	}

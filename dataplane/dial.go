@@ -1,0 +1,262 @@
+package dataplane
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"edgectl/auth"
+	"edgectl/ctrlchan"
+	"edgectl/dataplane/path"
+	"edgectl/dataplane/wire"
+	"edgectl/policy"
+	"edgectl/store"
+)
+
+// The dial (CreateCircuitV2Request): an SDK client (or a tunneler) dials a
+// service through an edge router, and the router asks this node for a
+// circuit with the client's Dial session. The steps, as OpenZiti's
+// network.CreateCircuit numbers them, are those of dial below; routeOn
+// sends one attempt's routes and waits for their results, which arrive on
+// each router's reader (routeResult).
+
+// defaultRouteTimeout bounds a route's answer (Config.RouteTimeout).
+const defaultRouteTimeout = 10 * time.Second
+
+// dial handles CreateCircuitV2Request.
+func (m *Manager) dial(r *Router, msg *ctrlchan.Message) {
+	start := time.Now()
+	fail := func(err error, circuitID string) {
+		reply := edgeError(err)
+		if circuitID != "" {
+			reply.Headers.PutString(wire.CircuitIDHeader, circuitID)
+		}
+		_ = m.reply(r, msg, reply)
+		m.metrics.dials.WithLabelValues("refused").Inc()
+		m.log.Info("dial refused", "router", r.ID, "reason", err.Error())
+	}
+
+	// 1: Decode the request.
+	req, err := wire.DecodeCreateCircuitV2Request(msg.Headers)
+	if err != nil {
+		fail(err, "")
+		return
+	}
+
+	// 2: Authorize: a Dial session of a live API session, whose identity
+	// may reach the service through this router (session.go).
+	tx := m.cfg.Store.Read()
+	s, as, err := m.sessionOf(tx, req.SessionToken, req.APISessionToken)
+	if err == nil && s.Type != policy.Dial {
+		err = refusedSession(wire.ErrWrongSessionType, "the session is a %s session, not Dial", s.Type)
+	}
+	if err == nil {
+		err = mayUseRouter(tx, s, r.ID)
+	}
+	if err != nil {
+		fail(err, "")
+		return
+	}
+
+	// 3: Reserve the circuit, building, before any route goes out: a
+	// fault, a confirmation or an end may come before the results.
+	ci := &Circuit{ID: auth.NewID(), IngressRouterID: r.ID, ServiceID: s.ServiceID, IdentityID: s.IdentityID, SessionID: s.ID,
+		APISessionID: as.ID, CreatedAt: m.cfg.Now().UTC()}
+	m.circuits.reserve(ci)
+
+	// 4: Pick a terminator and a path to its router, and route the circuit
+	// on it. Two attempts, as OpenZiti's: a terminator that fails is left
+	// out of the second, and one its router no longer has is removed.
+	var result *ctrlchan.Message
+	failed, shun := map[string]bool{}, map[string]bool{}
+	for attempt := uint32(0); ; attempt++ {
+		// 4.a: Pick (package path).
+		tx := m.cfg.Store.Read()
+		t, p, err := path.Pick(m.graph(tx, shun), path.Terminators(tx, s.ServiceID), s.ServiceID, r.ID, req.TerminatorInstanceID, failed)
+		if err != nil {
+			if attempt > 0 {
+				err = fmt.Errorf("%w (after %d failed attempts)", err, attempt)
+			}
+			m.circuits.abandon(ci.ID)
+			fail(err, ci.ID)
+			return
+		}
+		ci.TerminatorID, ci.IngressID, ci.EgressID = t.ID, auth.NewToken()[:22], auth.NewToken()[:22]
+		ci.Path, ci.Links = p.Nodes, p.Links
+
+		// 4.b: Route on every router of the path and wait for the results.
+		answers := m.circuits.attempt(ci)
+		var routeErr error
+		result, routeErr = m.routeOn(ci, attempt, &wire.Egress{Binding: t.Binding, Address: ci.EgressID, Destination: t.Address, PeerData: req.PeerData}, answers)
+		if routeErr == nil {
+			break
+		}
+
+		// 4.c: Unroute the failed attempt, and learn from it: remove a
+		// terminator its router no longer has, leave out the terminator if
+		// it failed (a single router's path: always) and the links of a
+		// route a router refused (one may be gone before its fault came).
+		m.unrouteAll(ci.Path, ci.ID, true)
+		m.circuits.retract(ci.ID)
+		if result != nil {
+			if code, ok := result.Headers[wire.RouteResultErrorCodeHeader]; ok && len(code) == 1 && code[0] == wire.RouteErrInvalidTerminator && t.IsSystem {
+				m.removeTerminator(t, "its router no longer has it")
+			}
+		}
+		var re *routeError
+		if !errors.As(routeErr, &re) || re.egress || len(ci.Path) == 1 {
+			failed[t.ID] = true
+		}
+		avoid(shun, routeErr)
+		if why := m.circuits.endedWhy(ci.ID); why != "" {
+			m.circuits.abandon(ci.ID)
+			fail(fmt.Errorf("the circuit ended while it was routed: %s", why), ci.ID)
+			return
+		}
+		if attempt+1 >= 2 || r.channel().Err() != nil {
+			m.circuits.abandon(ci.ID)
+			fail(fmt.Errorf("the host could not be reached: %s", routeErr), ci.ID)
+			return
+		}
+	}
+
+	// 5: Make the circuit live, unless it was ended meanwhile; a move
+	// asked for meanwhile follows.
+	if ended, again := m.circuits.promote(ci.ID); ended != "" {
+		m.unrouteAll(ci.Path, ci.ID, true)
+		fail(fmt.Errorf("the circuit ended while it was routed: %s", ended), ci.ID)
+		return
+	} else if again != "" {
+		defer m.moveLater(ci.ID, again)
+	}
+
+	// 6: Answer with the circuit's id, its ingress and the host's peer
+	// data.
+	resp := ctrlchan.NewMessage(wire.CreateCircuitV2ResponseType, nil)
+	resp.Headers = wire.CreateCircuitV2Response(ci.ID, ci.IngressID, m.peerData(ci.TerminatorID, result))
+	if err := m.reply(r, msg, resp); err != nil {
+		m.endCircuit(ci.ID, "the ingress router did not take the answer", true, false)
+		return
+	}
+	m.metrics.dials.WithLabelValues("routed").Inc()
+	m.metrics.dialSeconds.Observe(time.Since(start).Seconds())
+	m.log.Debug("circuit routed", "circuit", ci.ID, "path", strings.Join(ci.Path, ">"), "service", ci.ServiceID, "terminator", ci.TerminatorID, "took", time.Since(start))
+}
+
+// peerData is the host's peer data a dial answers with: what its SDK told
+// its router when it bound terminator terminatorID (its public key, for
+// end-to-end encryption), then what the egress router answered (result),
+// as OpenZiti's controller gives it.
+func (m *Manager) peerData(terminatorID string, result *ctrlchan.Message) map[uint32][]byte {
+	peer := map[uint32][]byte{}
+	if t, err := store.GetAs[*store.Terminator](m.cfg.Store.Read(), store.KindTerminator, terminatorID); err == nil {
+		for k, v := range t.PeerData {
+			peer[k] = v
+		}
+	}
+	for k, v := range result.Headers {
+		if k >= 1000 && (k < wire.RouteResultAttemptHeader || k > wire.RouteResultErrorCodeHeader) &&
+			(k < wire.TerminatorLocalAddressHeader || k > wire.InitiatorRemoteAddressHeader) {
+			peer[uint32(k)] = v
+		}
+	}
+	return peer
+}
+
+// routeError is a route a router of the path refused or did not answer:
+// suspect are the links its route named (one may be gone before its fault
+// reached this node), for the next attempt to avoid.
+type routeError struct {
+	err     error
+	suspect []string
+	result  *ctrlchan.Message // the refusal, if there was one
+	// egress: the refusal is the egress router's with a terminator's
+	// error code, or the egress router did not answer: the terminator
+	// failed, not (only) the path.
+	egress bool
+}
+
+func (e *routeError) Error() string { return e.err.Error() }
+
+// avoid adds the suspect links of a failed route to links to avoid.
+func avoid(links map[string]bool, err error) {
+	var re *routeError
+	if errors.As(err, &re) {
+		for _, l := range re.suspect {
+			links[l] = true
+		}
+	}
+}
+
+// routeOn sends a circuit's routes to every router of its path and waits
+// for each one's result (answers collects them): it returns the egress
+// router's result, or why the route failed (a *routeError when a router
+// refused or did not answer).
+func (m *Manager) routeOn(ci *Circuit, attempt uint32, egress *wire.Egress, answers chan routeAnswer) (*ctrlchan.Message, error) {
+	msgs := ci.hops().Routes(attempt, egress, m.cfg.RouteTimeout)
+	waiting := map[string]bool{}
+	for i, id := range ci.Path {
+		r := m.router(id)
+		if r == nil {
+			return nil, fmt.Errorf("router %s of the path is not connected to this node", id)
+		}
+		if err := m.send(r, ctrlchan.NewMessage(wire.RouteType, msgs[i])); err != nil {
+			return nil, fmt.Errorf("the route could not be sent to router %s: %w", id, err)
+		}
+		waiting[id] = true
+	}
+	timeout := time.NewTimer(m.cfg.RouteTimeout)
+	defer timeout.Stop()
+	var last *ctrlchan.Message
+	for len(waiting) > 0 {
+		select {
+		case a := <-answers:
+			if !waiting[a.router] {
+				continue
+			}
+			if a.msg == nil {
+				return nil, &routeError{err: fmt.Errorf("router %s of the path left", a.router),
+					suspect: ci.hops().LinksAt(slices.Index(ci.Path, a.router)), egress: a.router == ci.Path[len(ci.Path)-1]}
+			}
+			if n, ok := a.msg.Headers.Uint32(wire.RouteResultAttemptHeader); ok && n != attempt {
+				continue
+			}
+			delete(waiting, a.router)
+			if _, ok := a.msg.Headers[wire.RouteResultSuccessHeader]; !ok {
+				reason, _ := a.msg.Headers.String(wire.RouteResultErrorHeader)
+				code, _ := a.msg.Headers[wire.RouteResultErrorCodeHeader]
+				return a.msg, &routeError{err: fmt.Errorf("router %s: %s", a.router, reason),
+					suspect: ci.hops().LinksAt(slices.Index(ci.Path, a.router)), result: a.msg,
+					egress: a.router == ci.Path[len(ci.Path)-1] && len(code) == 1 && code[0] != 0}
+			}
+			if a.router == ci.Path[len(ci.Path)-1] {
+				last = a.msg
+			}
+		case <-timeout.C:
+			var suspect []string
+			for id := range waiting {
+				suspect = append(suspect, ci.hops().LinksAt(slices.Index(ci.Path, id))...)
+			}
+			return nil, &routeError{err: fmt.Errorf("the routers did not answer within %s", m.cfg.RouteTimeout), suspect: suspect,
+				egress: waiting[ci.Path[len(ci.Path)-1]]}
+		}
+	}
+	return last, nil
+}
+
+// routeResult hands a router's route result to the dial waiting for it.
+func (m *Manager) routeResult(r *Router, msg *ctrlchan.Message) {
+	id := string(msg.Body)
+	if !m.circuits.deliver(id, routeAnswer{router: r.ID, msg: msg}) {
+		// A result nobody waits for: a late one, after the dial gave up
+		// (a move's late results are of circuits that go on, or that the
+		// move unrouted when it gave up).
+		if !m.circuits.keeps(id, r.ID) {
+			if n, _ := msg.Headers.Uint32(wire.RouteResultAttemptHeader); n != wire.SmartRerouteAttempt {
+				m.unroute(r.ID, id, true)
+			}
+		}
+	}
+}
