@@ -13,7 +13,9 @@
 // What it must never do:
 //   - block a router's reader on another router: a handler on a reader
 //     sends other routers only urgent messages (send), and anything that
-//     waits runs on the router's pools (handlers.go, background.go);
+//     waits runs on the router's pools (handlers.go, background.go); a
+//     router that connects or leaves tells the others on their own queues
+//     (peers.go), so a slow one holds up neither;
 //   - start a goroutine without goAttach, or make a call of its own
 //     (a Raft write, a request to a router) outside the Manager's context,
 //     which Close cancels;

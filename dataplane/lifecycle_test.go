@@ -495,3 +495,25 @@ func TestFault_OnAOneRouterCircuit(t *testing.T) {
 	poll(t, "the circuit ends", func() bool { return n.path(id) == nil })
 	n.settled(id)
 }
+
+// A router that reads nothing holds up neither the routers that connect
+// after it (it is told of their link listeners) nor the end of the
+// circuits of a router that leaves (it is told that one left): each router
+// is told of its peers on a queue of its own.
+func TestPeers_AStalledRouterHoldsUpNoArrivalOrDeparture(t *testing.T) {
+	n := newTestNet(t, func(c *Config) { c.Channel = ctrlchan.Options{QueueSize: 2, WriteTimeout: 20 * time.Second} })
+	s := n.addRouter("S")
+	a := n.addRouter("A")
+	n.terminator("t1", "A")
+	id := circuitID(t, n.dial("A"))
+	s.stall()
+	for _, r := range []string{"B", "C", "D", "E", "F"} {
+		n.addRouter(r)
+	}
+	a.leave()
+	poll(t, "the circuit of A, which left, ended", func() bool { c, _ := n.m.circuits.get(id); return c == nil })
+	s.resume()
+	poll(t, "S told of every arrival and departure", func() bool {
+		return len(s.messages(wire.PeerStateChangesType)) >= 7
+	})
+}

@@ -64,10 +64,10 @@ func (m *Manager) announce(r *Router) {
 	var changes []wire.PeerStateChange
 	for _, o := range m.connectedWhere(func(o *Router) bool { return o != r }) {
 		changes = append(changes, peerState(o, wire.PeerHealthy))
-		_ = m.send(o, ctrlchan.NewMessage(wire.PeerStateChangesType, wire.PeerStateChanges([]wire.PeerStateChange{peerState(r, wire.PeerHealthy)})))
+		m.tellPeers(o, wire.PeerStateChanges([]wire.PeerStateChange{peerState(r, wire.PeerHealthy)}))
 	}
 	if len(changes) > 0 {
-		_ = m.send(r, ctrlchan.NewMessage(wire.PeerStateChangesType, wire.PeerStateChanges(changes)))
+		m.tellPeers(r, wire.PeerStateChanges(changes))
 	}
 }
 
@@ -80,6 +80,14 @@ func (m *Manager) retire(r *Router) {
 	}
 	body := wire.PeerStateChanges([]wire.PeerStateChange{peerState(r, state)})
 	for _, o := range m.connectedWhere(func(o *Router) bool { return o != r }) {
-		_ = m.send(o, ctrlchan.NewMessage(wire.PeerStateChangesType, body))
+		m.tellPeers(o, body)
 	}
+}
+
+// tellPeers sends router o a PeerStateChanges body on o's own queue, one
+// at a time and in order (a router's arrival is never told after its
+// departure): the router that arrives or leaves, and whatever follows its
+// arrival or departure (its circuits ended), never waits for o.
+func (m *Manager) tellPeers(o *Router, body []byte) {
+	m.submit("peers/"+o.ID, 1, func() { _ = m.send(o, ctrlchan.NewMessage(wire.PeerStateChangesType, body)) })
 }
