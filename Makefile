@@ -78,6 +78,7 @@ bench-micro:
 	$(GO) test -run '^$$' -bench 'FullState_10kIdentities' -benchtime 20x -benchmem ./dataplane/
 	$(GO) test -run '^$$' -bench 'Names_MillionNames' -benchtime 2s -benchmem ./store/
 	$(GO) test -run '^$$' -bench 'ListAfterRename' -benchtime 8000x ./store/
+	$(GO) test -run '^$$' -bench 'Filter_Terminators10k' -benchtime 2s ./store/
 	$(GO) test -run '^$$' -bench 'BenchmarkAuthn' -benchtime 3s ./api/
 	$(GO) test -run '^$$' -bench 'EventStream_100SlowClients' -benchtime 1x ./api/
 
