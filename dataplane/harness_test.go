@@ -412,9 +412,8 @@ func (fr *fakeRouter) write(m *ctrlchan.Message) {
 // send sends m to the node.
 func (fr *fakeRouter) send(m *ctrlchan.Message) { fr.write(m) }
 
-// request sends m and waits for the node's reply.
-func (fr *fakeRouter) request(m *ctrlchan.Message, within time.Duration) *ctrlchan.Message {
-	fr.t.Helper()
+// ask sends m as a request; the node's reply comes on the channel.
+func (fr *fakeRouter) ask(m *ctrlchan.Message) <-chan *ctrlchan.Message {
 	fr.wmu.Lock()
 	fr.seq++
 	m.Sequence = fr.seq
@@ -424,6 +423,13 @@ func (fr *fakeRouter) request(m *ctrlchan.Message, within time.Duration) *ctrlch
 	fr.waiters[m.Sequence] = w
 	fr.mu.Unlock()
 	fr.write(m)
+	return w
+}
+
+// request sends m and waits for the node's reply.
+func (fr *fakeRouter) request(m *ctrlchan.Message, within time.Duration) *ctrlchan.Message {
+	fr.t.Helper()
+	w := fr.ask(m)
 	select {
 	case r := <-w:
 		return r
@@ -562,20 +568,8 @@ func (n *testNet) dial(ingress string) *ctrlchan.Message {
 // dialAsync dials in the background; the answer comes on the channel.
 func (n *testNet) dialAsync(ingress string) <-chan *ctrlchan.Message {
 	out := make(chan *ctrlchan.Message, 1)
-	fr := n.routers[ingress]
-	go func() {
-		fr.wmu.Lock()
-		fr.seq++
-		m := n.dialRequest()
-		m.Sequence = fr.seq
-		fr.wmu.Unlock()
-		w := make(chan *ctrlchan.Message, 1)
-		fr.mu.Lock()
-		fr.waiters[m.Sequence] = w
-		fr.mu.Unlock()
-		fr.write(m)
-		out <- <-w
-	}()
+	fr, m := n.routers[ingress], n.dialRequest()
+	go func() { out <- <-fr.ask(m) }()
 	return out
 }
 
