@@ -7,17 +7,6 @@ import (
 	"edgectl/dataplane/path"
 )
 
-func checkPath(t *testing.T, g *path.Graph, src, dst string, nodes, links []string, cost int) {
-	t.Helper()
-	p, err := g.Shortest(src, dst)
-	if err != nil {
-		t.Fatalf("path %s→%s: %v", src, dst, err)
-	}
-	if !reflect.DeepEqual(p.Nodes, nodes) || !reflect.DeepEqual(p.Links, links) || p.Cost != cost {
-		t.Fatalf("path %s→%s = %v %v cost %d, want %v %v cost %d", src, dst, p.Nodes, p.Links, p.Cost, nodes, links, cost)
-	}
-}
-
 // An operator's changes count in paths: a link taken down is left out, and
 // a static cost adds to the link's cost; links to avoid are left out too.
 func TestUsableLinks_DownStaticCostAndAvoid(t *testing.T) {
@@ -26,17 +15,26 @@ func TestUsableLinks_DownStaticCostAndAvoid(t *testing.T) {
 	bc := Link{ID: "l-bc", SrcRouterID: "B", DstRouterID: "C", StaticCost: 1}
 	ac := Link{ID: "l-ac", SrcRouterID: "A", DstRouterID: "C", StaticCost: 1}
 	ax := Link{ID: "l-ax", SrcRouterID: "A", DstRouterID: "X", StaticCost: 1}
-	build := func(avoid map[string]bool, ls ...Link) *path.Graph {
-		return path.NewGraph(routers, usableLinks(ls), avoid)
+	down, dear, fair := ac, ac, ac
+	down.Down, dear.StaticCost, fair.StaticCost = true, 100, 11
+	viaB := path.Path{Nodes: []string{"A", "B", "C"}, Links: []string{"l-ab", "l-bc"}, Cost: 2 * (1 + path.MinRouterCost)}
+	for _, c := range []struct {
+		what  string
+		avoid map[string]bool
+		links []Link
+		want  path.Path
+	}{
+		{"direct (a link to a router not in the graph left out)", nil, []Link{ab, bc, ac, ax},
+			path.Path{Nodes: []string{"A", "C"}, Links: []string{"l-ac"}, Cost: 1 + path.MinRouterCost}},
+		{"A-C down", nil, []Link{ab, bc, down}, viaB},
+		{"A-C at static cost 100", nil, []Link{ab, bc, dear}, viaB},
+		{"A-C at static cost 11", nil, []Link{ab, bc, fair},
+			path.Path{Nodes: []string{"A", "C"}, Links: []string{"l-ac"}, Cost: 11 + path.MinRouterCost}},
+		{"A-C avoided", map[string]bool{"l-ac": true}, []Link{ab, bc, ac}, viaB},
+	} {
+		got, err := path.NewGraph(routers, usableLinks(c.links), c.avoid).Shortest("A", "C")
+		if err != nil || !reflect.DeepEqual(got, c.want) {
+			t.Errorf("%s: path %+v, %v; want %+v", c.what, got, err, c.want)
+		}
 	}
-	checkPath(t, build(nil, ab, bc, ac, ax), "A", "C", []string{"A", "C"}, []string{"l-ac"}, 1+path.MinRouterCost)
-	down := ac
-	down.Down = true
-	checkPath(t, build(nil, ab, bc, down), "A", "C", []string{"A", "B", "C"}, []string{"l-ab", "l-bc"}, 2*(1+path.MinRouterCost))
-	dear := ac
-	dear.StaticCost = 100
-	checkPath(t, build(nil, ab, bc, dear), "A", "C", []string{"A", "B", "C"}, []string{"l-ab", "l-bc"}, 2*(1+path.MinRouterCost))
-	dear.StaticCost = 11
-	checkPath(t, build(nil, ab, bc, dear), "A", "C", []string{"A", "C"}, []string{"l-ac"}, 11+path.MinRouterCost)
-	checkPath(t, build(map[string]bool{"l-ac": true}, ab, bc, ac), "A", "C", []string{"A", "B", "C"}, []string{"l-ab", "l-bc"}, 2*(1+path.MinRouterCost))
 }
