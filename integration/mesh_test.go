@@ -384,12 +384,23 @@ func TestMesh_CircuitsCrossLinksAndMoveWhenALinkFails(t *testing.T) {
 // circuit that ended or moved, and none is missing.
 func (mn *meshNet) routesAgree(t *testing.T, what string) {
 	t.Helper()
+	mn.routesAgreeOn(t, []*node{mn.n}, what)
+}
+
+// routesAgreeOn is routesAgree for the circuits of every node of nodes
+// (each node lists its own).
+func (mn *meshNet) routesAgreeOn(t *testing.T, nodes []*node, what string) {
+	t.Helper()
 	names := map[string]string{mn.a.id: "A", mn.b.id: "B", mn.c.id: "C"}
-	waitUntil(t, "the routers' forwarding tables agree with the node's circuits: "+what, 20*time.Second, func() error {
+	waitUntil(t, "the routers' forwarding tables agree with the nodes' circuits: "+what, 20*time.Second, func() error {
 		want := map[string][]string{}
-		items, err := listAll(t, mn.n, mn.token, "/circuits")
-		if err != nil {
-			return err
+		var items []any
+		for _, n := range nodes {
+			its, err := listAll(t, n, mn.token, "/circuits")
+			if err != nil {
+				return err
+			}
+			items = append(items, its...)
 		}
 		for _, it := range items {
 			nodes, _ := jget(it, "path", "nodes").([]any)
@@ -548,10 +559,22 @@ func TestMesh_EveryNodeKnowsTheLinks(t *testing.T) {
 	if out := zitiCLI(t, on)("fabric", "list", "circuits"); !circuitPathShown.MatchString(out) {
 		t.Fatalf("ziti fabric list circuits on the node that routed it:\n%s", out)
 	}
+	mn.routesAgreeOn(t, c.nodes[:2], "node 3 killed, the stream on A→C")
 	mn.acProxy.Cut()
 	mn.waitPathOn(t, on, "the circuit moved to A→B→C", "a>b>c")
 	if err := echoOn(stream, "after the cut"); err != nil {
 		t.Fatalf("the open stream broke when its link was cut: %v", err)
+	}
+	mn.routesAgreeOn(t, c.nodes[:2], "node 3 killed, the stream moved to A→B→C")
+	// Node 3 back: the routers reconnect to it and confirm their circuits;
+	// it made none, and the stream goes on.
+	c.restart(2)
+	for _, r := range []*zitiRouter{mn.a, mn.b, mn.c} {
+		waitOnline(t, c.nodes[2], c.token, r.id, true, 20*time.Second)
+	}
+	mn.routesAgreeOn(t, c.nodes, "node 3 restarted")
+	if err := echoOn(stream, "after node 3 came back"); err != nil {
+		t.Fatalf("the open stream broke when node 3 came back: %v", err)
 	}
 }
 
