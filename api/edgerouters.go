@@ -50,7 +50,13 @@ func (s *Server) createEdgeRouter(c *call) error {
 	if r.RouterEnrollment, err = s.newRouterEnrollment(c.tx, r.ID); err != nil {
 		return err
 	}
-	if _, err := s.Writer.Do(c.r.Context(), fsm.CmdEdgeRouterCreate, r); err != nil {
+	// A router without a tunneler needs no identity: its create is the
+	// command every release applies, so it works in a cluster mid-upgrade.
+	cmd := fsm.CmdEdgeRouterCreate
+	if r.IsTunnelerEnabled {
+		cmd = fsm.CmdEdgeRouterCreateWithIdentity
+	}
+	if _, err := s.Writer.Do(c.r.Context(), cmd, r); err != nil {
 		return err
 	}
 	c.created("edge-routers", r.ID)
@@ -58,12 +64,13 @@ func (s *Server) createEdgeRouter(c *call) error {
 }
 
 func (s *Server) updateEdgeRouter(m mode) func(c *call) error {
-	return s.updateHandler(store.KindEdgeRouter, edgeRouterFields, fsm.CmdEdgeRouterUpdate, m, nil)
+	return s.updateHandler(store.KindEdgeRouter, edgeRouterFields, fsm.CmdEdgeRouterUpdateWithIdentity, m, nil)
 }
 
-// deleteEdgeRouter deletes an edge router with its terminators.
+// deleteEdgeRouter deletes an edge router with its terminators and its
+// tunneler's identity.
 func (s *Server) deleteEdgeRouter(c *call) error {
-	return s.deleteHandler(fsm.CmdEdgeRouterDeleteAll)(c)
+	return s.deleteHandler(fsm.CmdEdgeRouterDeleteWithIdentity)(c)
 }
 
 // reEnrollEdgeRouter drops the router's certificate and issues a fresh

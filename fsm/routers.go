@@ -34,6 +34,14 @@ var (
 	// CmdSessionKeyRotate makes a new service session signing key current
 	// (command version 7); its result is the ids of the sessions it ended.
 	CmdSessionKeyRotate = command("dataPlane.sessionKeyRotate", 7)
+	// CmdEdgeRouterCreateWithIdentity, CmdEdgeRouterUpdateWithIdentity and
+	// CmdEdgeRouterDeleteWithIdentity create, change and delete an edge
+	// router together with the identity and system edge router policy of
+	// its tunneler (command version 9; docs/openziti.md, "Router
+	// identities"). The delete takes the router's terminators too.
+	CmdEdgeRouterCreateWithIdentity = command("edgeRouter.createWithIdentity", 9)
+	CmdEdgeRouterUpdateWithIdentity = command("edgeRouter.updateWithIdentity", 9)
+	CmdEdgeRouterDeleteWithIdentity = command("edgeRouter.deleteWithIdentity", 9)
 )
 
 // RouterTerminator is the payload of CmdTerminatorCreateByRouter.
@@ -93,6 +101,15 @@ func registerRouters(f *FSM) {
 	})
 	on(f, CmdEdgeRouterReEnroll, func(tx *store.Tx, p *ReEnroll) (any, error) {
 		return nil, tx.ReEnrollEdgeRouter(p.ID, p.Enrollment, p.At)
+	})
+	on(f, CmdEdgeRouterCreateWithIdentity, func(tx *store.Tx, r *store.EdgeRouter) (any, error) {
+		return nil, tx.CreateEdgeRouterWithIdentity(r)
+	})
+	on(f, CmdEdgeRouterUpdateWithIdentity, func(tx *store.Tx, p *Update) (any, error) {
+		return nil, tx.UpdateEdgeRouterWithIdentity(p.ID, p.Patch, p.At)
+	})
+	on(f, CmdEdgeRouterDeleteWithIdentity, func(tx *store.Tx, p *Delete) (any, error) {
+		return nil, tx.DeleteEdgeRouterWithIdentity(p.ID)
 	})
 	on(f, CmdRouterCreate, func(tx *store.Tx, r *store.Router) (any, error) {
 		return nil, tx.CreateRouter(r)
