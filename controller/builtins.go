@@ -73,6 +73,17 @@ func BuiltinRecords(at time.Time) *store.Builtins {
 				"portChecks": map[string]any{"type": "array", "items": ref("portCheck")},
 				"httpChecks": map[string]any{"type": "array", "items": ref("httpCheck")},
 			})),
+			// proxy.v1: the port a router's tunneler listens on for the service,
+			// and the protocols it accepts there.
+			configType(store.ConfigTypeProxyV1, "proxy.v1", map[string]any{
+				"type": "object", "additionalProperties": false, "required": []string{"port", "protocols"},
+				"properties": map[string]any{
+					"port": map[string]any{"type": "number", "minimum": 1, "maximum": 65535},
+					"protocols": map[string]any{"type": "array", "minItems": 1,
+						"items": map[string]any{"type": "string", "enum": []string{"tcp", "udp"}}},
+					"binding": map[string]any{"type": "string"},
+				},
+			}),
 		},
 	}
 }
