@@ -94,8 +94,9 @@ func BuiltinRecords(at time.Time) *store.Builtins {
 const upgradeCheckInterval = 5 * time.Second
 
 // runUpgradeSteps brings the model up to what this release expects, from
-// the leader, in the background: the built-in records, the event log and
-// the data-plane keys. (Reissuing enrollment JWTs signed the old way, which
+// the leader, in the background: the built-in records, the event log, the
+// data-plane keys and the identities of edge routers whose tunneler was
+// enabled before router identities existed. (Reissuing enrollment JWTs signed the old way, which
 // only builds before v0.1.0 made, is gone since v0.2.0.) Each step is a command
 // of this release's command version, so a cluster with an older member
 // waits (the writer's gate refuses until then).
@@ -116,7 +117,8 @@ func (n *Node) runUpgradeSteps() {
 			missing, eventsOff := tx.MissingBuiltins(b), !tx.Events().Enabled && !n.cfg.NoEventLog
 			clusterOff := !tx.Events().Cluster && !n.cfg.NoEventLog
 			noKeys := tx.DataPlaneKeys() == nil
-			if !missing && !eventsOff && !clusterOff && !noKeys {
+			routerIdentities := len(tx.RouterIdentitiesMissing()) > 0
+			if !missing && !eventsOff && !clusterOff && !noKeys && !routerIdentities {
 				return
 			}
 			if !n.Raft.IsLeader() {
@@ -144,6 +146,11 @@ func (n *Node) runUpgradeSteps() {
 					n.log.Warn("upgrade step: data-plane keys", "error", err)
 				} else if _, err := n.Writer.Do(ctx, fsm.CmdDataPlaneKeysEnsure, keys); err != nil {
 					n.log.Info("upgrade step: data-plane keys not made yet", "reason", err)
+				}
+			}
+			if routerIdentities {
+				if _, err := n.Writer.Do(ctx, fsm.CmdRouterIdentitiesEnsure, fsm.At{At: time.Now().UTC()}); err != nil {
+					n.log.Info("upgrade step: router identities not made yet", "reason", err)
 				}
 			}
 			cancel()

@@ -171,3 +171,28 @@ func TestRouterIdentity_AnotherTypesIdentityOfTheIDStays(t *testing.T) {
 		t.Fatalf("the user's identity: %v %v", i, err)
 	}
 }
+
+func TestRouterIdentity_TheUpgradeStepGivesEarlierRoutersTheirs(t *testing.T) {
+	f := withRouterType(t)
+	// Routers enabled by the commands of earlier releases; the second's
+	// name is an identity's already.
+	applyRouterCmds(t, f, CmdEdgeRouterCreate, tunnelerRouter("e1", "one"),
+		CmdEdgeRouterCreate, tunnelerRouter("e2", "two"),
+		CmdEdgeRouterCreate, testEdgeRouter("e3", "three"),
+		CmdIdentityCreate, IdentityCreate{Identity: identity("i2", "two")})
+	if got := f.Store().Read().RouterIdentitiesMissing(); !slices.Equal(got, []string{"e1"}) {
+		t.Fatalf("missing: %v", got)
+	}
+	raw := f.Apply(entry(t, f.AppliedIndex()+1, CmdRouterIdentitiesEnsure, At{At: t0}))
+	var r struct {
+		Data []string `json:"data"`
+	}
+	if err := json.Unmarshal(raw.([]byte), &r); err != nil || !slices.Equal(r.Data, []string{"e1"}) {
+		t.Fatalf("result %s: %v", raw, err)
+	}
+	checkRouterIdentity(t, f, "e1", "one")
+	checkRouterIdentity(t, f, "e3", "")
+	if got := f.Store().Read().RouterIdentitiesMissing(); len(got) != 0 {
+		t.Fatalf("still missing after the step: %v", got)
+	}
+}

@@ -42,7 +42,16 @@ var (
 	CmdEdgeRouterCreateWithIdentity = command("edgeRouter.createWithIdentity", 9)
 	CmdEdgeRouterUpdateWithIdentity = command("edgeRouter.updateWithIdentity", 9)
 	CmdEdgeRouterDeleteWithIdentity = command("edgeRouter.deleteWithIdentity", 9)
+	// CmdRouterIdentitiesEnsure gives the tunneler-enabled edge routers of
+	// an upgraded cluster their identities (command version 9; its payload
+	// is the time, its result the routers' ids).
+	CmdRouterIdentitiesEnsure = command("edgeRouter.identitiesEnsure", 9)
 )
+
+// At is the payload of commands whose only input is the time.
+type At struct {
+	At time.Time `json:"at"`
+}
 
 // RouterTerminator is the payload of CmdTerminatorCreateByRouter.
 type RouterTerminator struct {
@@ -110,6 +119,9 @@ func registerRouters(f *FSM) {
 	})
 	on(f, CmdEdgeRouterDeleteWithIdentity, func(tx *store.Tx, p *Delete) (any, error) {
 		return nil, tx.DeleteEdgeRouterWithIdentity(p.ID)
+	})
+	on(f, CmdRouterIdentitiesEnsure, func(tx *store.Tx, p *At) (any, error) {
+		return tx.EnsureRouterIdentities(p.At)
 	})
 	on(f, CmdRouterCreate, func(tx *store.Tx, r *store.Router) (any, error) {
 		return nil, tx.CreateRouter(r)

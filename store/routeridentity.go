@@ -125,3 +125,36 @@ func (tx *Tx) removeRouterIdentity(id string) error {
 	}
 	return nil
 }
+
+// RouterIdentitiesMissing lists, in id order, the tunneler-enabled edge
+// routers that have no identity (routers enabled before command version 9)
+// and whose identity and system policy can be made: no record has their id
+// or takes the names they need.
+func (tx *Tx) RouterIdentitiesMissing() []string {
+	var ids []string
+	tx.Each(KindEdgeRouter, "id", func(rec Record) bool {
+		r := rec.(*EdgeRouter)
+		if r.IsTunnelerEnabled && !tx.Exists(KindIdentity, r.ID) && !tx.Exists(KindEdgeRouterPolicy, r.ID) &&
+			tx.First(KindIdentity, "name", r.Name) == nil && tx.First(KindEdgeRouterPolicy, "name", SystemEdgeRouterPolicyName(r.ID)) == nil {
+			ids = append(ids, r.ID)
+		}
+		return true
+	})
+	return ids
+}
+
+// EnsureRouterIdentities makes the identity and system policy of every
+// router RouterIdentitiesMissing lists, stamped at; it returns their ids.
+func (tx *Tx) EnsureRouterIdentities(at time.Time) ([]string, error) {
+	ids := tx.RouterIdentitiesMissing()
+	for _, id := range ids {
+		r, err := GetAs[*EdgeRouter](tx, KindEdgeRouter, id)
+		if err != nil {
+			return nil, err
+		}
+		if err := tx.addRouterIdentity(r, at); err != nil {
+			return nil, err
+		}
+	}
+	return ids, nil
+}
