@@ -234,6 +234,49 @@ func TestVerifyAndWhyExplainAGrantWithoutRouters(t *testing.T) {
 	}
 }
 
+// A router's tunneler identity is checked and explained like any other,
+// with the edge router it belongs to.
+func TestVerifyAndWhyNameARouterIdentitysRouter(t *testing.T) {
+	c := testClient(t)
+	mustCreate(t, c, "services", map[string]any{"name": "db"})
+	tun := mustCreate(t, c, "edge-routers", map[string]any{"name": "tun", "isTunnelerEnabled": true})
+	if _, _, err := c.do(http.MethodPatch, "/edge-routers/"+tun, map[string]any{"name": "tun-east"}); err != nil {
+		t.Fatal(err)
+	}
+	mustCreate(t, c, "service-policies", map[string]any{"name": "tun-binds", "type": "Bind", "semantic": "AnyOf",
+		"identityRoles": []any{"@tun-east"}, "serviceRoles": []any{"@db"}})
+
+	fs, err := c.verify()
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, f := range fs {
+		if f.Subject == "tun-east" && f.Kind == "identity" {
+			if f.EdgeRouter != "tun-east" || strings.Contains(f.Message, "no edge router policy gives it") {
+				t.Errorf("finding on the router's identity: %+v", f)
+			}
+			found = found || strings.Contains(f.Message, `granted Bind on service "db" but no edge router is usable by both`)
+		}
+	}
+	if !found {
+		t.Errorf("no error for the router identity's grant without a common router: %+v", fs)
+	}
+
+	out, err := c.why("tun-east", "db")
+	if err != nil {
+		t.Fatal(err)
+	}
+	er, _ := out["identity"].(map[string]any)["edgeRouter"].(map[string]any)
+	if got := er["name"]; got != "tun-east" {
+		t.Fatalf("why's identity: %v", out["identity"])
+	}
+	printed := captureStdout(t, func() { printWhy(out) })
+	if !strings.HasPrefix(printed, "tun-east (the tunneler of edge router tun-east) → db") {
+		t.Fatalf("why printed: %s", printed)
+	}
+}
+
 // captureStdout returns what fn prints.
 func captureStdout(t *testing.T, fn func()) string { return capture(t, &os.Stdout, fn) }
 
