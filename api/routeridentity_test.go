@@ -3,6 +3,8 @@ package api_test
 import (
 	"net/http"
 	"testing"
+
+	"edgectl/fsm"
 )
 
 // TestRouterIdentity_MadeRenamedAndProtectedWithItsRouter: an edge router
@@ -119,4 +121,27 @@ func TestRouterIdentity_UsersCannotMakeOne(t *testing.T) {
 	if _, after := ts.list("/edge-routers"); after != before {
 		t.Fatal("the router was made without its identity")
 	}
+}
+
+// TestRouterIdentity_AClusterMidUpgradeKeepsEdgeRouterWrites: while a
+// member cannot apply the router identity commands, edge routers are
+// created, changed and deleted with the commands of earlier releases (no
+// identity yet: the upgrade step makes it later).
+func TestRouterIdentity_AClusterMidUpgradeKeepsEdgeRouterWrites(t *testing.T) {
+	t.Parallel()
+	ts := newTestServer(t)
+	ts.writer.SetGate(func(c fsm.CommandType) error {
+		if v := fsm.VersionOf(c); v >= 9 {
+			return &fsm.VersionError{Command: c, Need: v, NodeID: "old", NodeVersion: "v0.1.0", NodeCommandVersion: 8}
+		}
+		return nil
+	})
+	id := ts.create("/edge-routers", map[string]any{"name": "tun-old", "isTunnelerEnabled": true})
+	if st, _ := ts.do(http.MethodGet, mgmt("/identities/"+id), nil); st != http.StatusNotFound {
+		t.Fatalf("an identity made by a command the cluster cannot apply yet: %d", st)
+	}
+	if st, out := ts.do(http.MethodPatch, mgmt("/edge-routers/"+id), map[string]any{"cost": 3}); st != 200 {
+		t.Fatalf("patch mid-upgrade: %d %v", st, out)
+	}
+	ts.mustDelete("/edge-routers/" + id)
 }
