@@ -118,7 +118,11 @@ func (n *Node) runUpgradeSteps() {
 			clusterOff := !tx.Events().Cluster && !n.cfg.NoEventLog
 			noKeys := tx.DataPlaneKeys() == nil
 			routerIdentities := len(tx.RouterIdentitiesMissing()) > 0
-			if !missing && !eventsOff && !clusterOff && !noKeys && !routerIdentities {
+			// While a member cannot apply the router identity commands, edge
+			// routers are written without identities (api.routerWrite): the
+			// step watches for them until the upgrade is done.
+			upgrading := n.commandGate(fsm.CmdRouterIdentitiesEnsure) != nil
+			if !missing && !eventsOff && !clusterOff && !noKeys && !routerIdentities && !upgrading {
 				return
 			}
 			if !n.Raft.IsLeader() {
