@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"testing"
 
+	"edgectl/api"
 	"edgectl/fsm"
 )
 
@@ -144,4 +145,24 @@ func TestRouterIdentity_AClusterMidUpgradeKeepsEdgeRouterWrites(t *testing.T) {
 		t.Fatalf("patch mid-upgrade: %d %v", st, out)
 	}
 	ts.mustDelete("/edge-routers/" + id)
+}
+
+// TestRouterIdentity_ReplicatedWithItsRouter: a follower that applies the
+// log has the router's identity and policy from the router's own write, and
+// loses them with its delete.
+func TestRouterIdentity_ReplicatedWithItsRouter(t *testing.T) {
+	t.Parallel()
+	leader := newTestServer(t)
+	f := newFollowerServer(t, leader, api.Config{})
+	id := leader.create("/edge-routers", map[string]any{"name": "tun-r", "isTunnelerEnabled": true})
+	if i := f.get("/identities/" + id + "?consistency=linearizable"); i["typeId"] != "Router" || i["name"] != "tun-r" {
+		t.Fatalf("the follower's router identity: %v", i)
+	}
+	if p := f.get("/edge-router-policies/" + id + "?consistency=linearizable"); p["isSystem"] != true {
+		t.Fatalf("the follower's system policy: %v", p)
+	}
+	leader.mustDelete("/edge-routers/" + id)
+	if st, _ := f.do(http.MethodGet, mgmt("/identities/"+id+"?consistency=linearizable"), nil); st != http.StatusNotFound {
+		t.Fatalf("the follower still has the identity: %d", st)
+	}
 }
