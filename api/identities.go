@@ -94,7 +94,7 @@ func (s *Server) updateIdentity(m mode) func(c *call) error {
 // an edge router with its tunneler enabled has one (OpenZiti's answer).
 func notRouterType(_ *call, p *parsed) error {
 	if t, _ := p.values["type"].(string); t == store.IdentityTypeRouter {
-		return invalidField("type", "may not create identities of type Router: an edge router with isTunnelerEnabled has one", t)
+		return invalidField("type", "Router is the type of an edge router's tunneler identity, which only its router makes (isTunnelerEnabled)", t)
 	}
 	return nil
 }

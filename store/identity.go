@@ -155,7 +155,7 @@ func (tx *Tx) DeleteIdentity(id string) error {
 	if i.IsDefaultAdmin {
 		return Invalid("id", "the default admin cannot be deleted", id)
 	}
-	if r := tx.RouterIdentityOf(i); r != nil {
+	if tx.RouterIdentityOf(i) != nil {
 		return CannotDelete("cannot delete router identity %s until its router is deleted or its tunneler turned off", i.Name)
 	}
 	return tx.deleteIdentity(i)
