@@ -9,7 +9,7 @@ import (
 
 // TestConsoleShowsARouterIdentitysRouter: an identity that is an edge
 // router's tunneler links to its router and offers no Delete (the API would
-// refuse it); the router links back to its identity.
+// refuse it); the router links back to its identity; Why names the router.
 func TestConsoleShowsARouterIdentitysRouter(t *testing.T) {
 	t.Parallel()
 	chromiumPath(t)
@@ -33,4 +33,10 @@ func TestConsoleShowsARouterIdentitysRouter(t *testing.T) {
 	}
 	run(t, ctx, "the router", chromedp.Navigate(base+"/console/#/r/edge-routers/"+id), chromedp.WaitVisible("#fields", chromedp.ByID))
 	waitText(t, ctx, "the router names its identity", "#router-identity", "Its tunneler is the identity tun-west")
+
+	// Why names it too.
+	st, m = do(t, http.MethodPost, n.mgmt("/services"), tok, map[string]any{"name": "db"})
+	mustStatus(t, "create a service", st, m, http.StatusCreated)
+	run(t, ctx, "why", chromedp.Navigate(base+"/console/#/why?identity=tun-west&service=db"), chromedp.WaitVisible("#why-dial", chromedp.ByID))
+	waitText(t, ctx, "why names the identity's router", "#why-router-of", "tun-west is the tunneler of edge router tun-west")
 }

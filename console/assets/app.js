@@ -915,6 +915,10 @@ async function whyView() {
       const svc = await resolve('services', svcIn.value);
       const r = (await api('GET', `/identities/${encodeURIComponent(ident.id)}/policy-advice/${encodeURIComponent(svc.id)}`)).data;
       out.replaceChildren(adviceView(r));
+      if (ident.typeId === 'Router') {
+        out.prepend(h('p', { id: 'why-router-of' }, `${ident.name} is the tunneler of edge router `,
+          h('a', { href: `#/r/edge-routers/${encodeURIComponent(ident.id)}` }, ident.name), '.'));
+      }
     } catch (ex) {
       out.replaceChildren(errorBox(ex));
     }
