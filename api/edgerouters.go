@@ -50,7 +50,7 @@ func (s *Server) createEdgeRouter(c *call) error {
 	if r.RouterEnrollment, err = s.newRouterEnrollment(c.tx, r.ID); err != nil {
 		return err
 	}
-	if _, err := s.Writer.Do(c.r.Context(), fsm.CmdEdgeRouterCreate, r); err != nil {
+	if err := s.routerWrite(c.r.Context(), fsm.CmdEdgeRouterCreateWithIdentity, fsm.CmdEdgeRouterCreate, r); err != nil {
 		return err
 	}
 	c.created("edge-routers", r.ID)
@@ -58,12 +58,40 @@ func (s *Server) createEdgeRouter(c *call) error {
 }
 
 func (s *Server) updateEdgeRouter(m mode) func(c *call) error {
-	return s.updateHandler(store.KindEdgeRouter, edgeRouterFields, fsm.CmdEdgeRouterUpdate, m, nil)
+	return func(c *call) error {
+		id := c.param("id")
+		if !c.tx.Exists(store.KindEdgeRouter, id) {
+			return notFound(store.KindEdgeRouter.Entity, id)
+		}
+		p, err := parseBody(c, edgeRouterFields, m)
+		if err != nil {
+			return err
+		}
+		return s.routerWrite(c.r.Context(), fsm.CmdEdgeRouterUpdateWithIdentity, fsm.CmdEdgeRouterUpdate,
+			fsm.Update{ID: id, Patch: p.patch, At: s.now()})
+	}
 }
 
-// deleteEdgeRouter deletes an edge router with its terminators.
+// deleteEdgeRouter deletes an edge router with its terminators and its
+// tunneler's identity.
 func (s *Server) deleteEdgeRouter(c *call) error {
-	return s.deleteHandler(fsm.CmdEdgeRouterDeleteAll)(c)
+	return s.routerWrite(c.r.Context(), fsm.CmdEdgeRouterDeleteWithIdentity, fsm.CmdEdgeRouterDeleteAll, fsm.Delete{ID: c.param("id")})
+}
+
+// routerWrite proposes an edge router's write with its identity (cmd), or,
+// while some member cannot apply that command yet (a cluster mid-upgrade),
+// the command of earlier releases (old). The two do the same there: no
+// router identity exists before every member applies the commands that
+// make them, and the routers whose tunneler an older command enabled get
+// their identities from the upgrade step once the upgrade is done
+// (docs/openziti.md, "Router identities").
+func (s *Server) routerWrite(ctx context.Context, cmd, old fsm.CommandType, payload any) error {
+	_, err := s.Writer.Do(ctx, cmd, payload)
+	var ve *fsm.VersionError
+	if errors.As(err, &ve) {
+		_, err = s.Writer.Do(ctx, old, payload)
+	}
+	return err
 }
 
 // reEnrollEdgeRouter drops the router's certificate and issues a fresh

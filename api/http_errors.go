@@ -25,6 +25,9 @@ const (
 	codeNotFound     = "NOT_FOUND"
 	codeConflict     = "CONFLICT"
 	codeReferenced   = "REFERENCED"
+	// codeCannotDelete: OpenZiti's answer to the delete of a record another
+	// still needs (a router's identity while its router exists).
+	codeCannotDelete = "ENTITY_CAN_NOT_BE_DELETED"
 	codeTooMany      = "TOO_MANY_REQUESTS"
 	codeUnavailable  = "CLUSTER_UNAVAILABLE"
 	// codeOutcomeUnknown: the write reached a leader that lost leadership
@@ -109,6 +112,8 @@ func toAPIError(err error) *apiError {
 			return invalidField(de.Field, de.Reason, de.Value)
 		case errors.Is(err, store.ErrForbidden):
 			return forbidden(de.Message)
+		case errors.Is(err, store.ErrCannotDelete):
+			return &apiError{status: http.StatusBadRequest, code: codeCannotDelete, message: de.Message}
 		}
 	}
 	var ve *fsm.VersionError

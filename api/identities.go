@@ -57,7 +57,7 @@ const enrollmentDuration = 24 * time.Hour
 
 func (s *Server) createIdentity(c *call) error {
 	ident := &store.Identity{}
-	p, err := s.newRecord(c, ident, identityFields, nil)
+	p, err := s.newRecord(c, ident, identityFields, notRouterType)
 	if err != nil {
 		return err
 	}
@@ -82,7 +82,21 @@ func fill(r store.Record, p store.Patch) error {
 }
 
 func (s *Server) updateIdentity(m mode) func(c *call) error {
-	return s.updateHandler(store.KindIdentity, identityFields, fsm.CmdIdentityUpdate, m, nil)
+	return s.updateHandler(store.KindIdentity, identityFields, fsm.CmdIdentityUpdate, m, func(c *call, p *parsed) error {
+		if i, err := store.GetAs[*store.Identity](c.tx, store.KindIdentity, c.param("id")); err == nil && i.TypeID == store.IdentityTypeRouter {
+			return nil // the model refuses what a router's identity may not change
+		}
+		return notRouterType(c, p)
+	})
+}
+
+// notRouterType refuses an identity of type Router written by a user: only
+// an edge router with its tunneler enabled has one (OpenZiti's answer).
+func notRouterType(_ *call, p *parsed) error {
+	if t, _ := p.values["type"].(string); t == store.IdentityTypeRouter {
+		return invalidField("type", "Router is the type of an edge router's tunneler identity, which only its router makes (isTunnelerEnabled)", t)
+	}
+	return nil
 }
 
 func (s *Server) deleteIdentity(c *call) error { return s.deleteHandler(fsm.CmdIdentityDelete)(c) }

@@ -122,7 +122,8 @@ func TestOpenZiti_BuiltinsAndTheDefaultIdentityType(t *testing.T) {
 	ts := newTestServer(t)
 	ids := map[string]string{}
 	for name, id := range map[string]string{"intercept.v1": "g7cIWbcGg", "host.v1": "NH5p4FpGR", "host.v2": "host.v2",
-		"ziti-tunneler-client.v1": "f2dd2df0-9c04-4b84-a91e-71437ac229f1", "ziti-tunneler-server.v1": "cea49285-6c07-42cf-9f52-09a9b115c783"} {
+		"ziti-tunneler-client.v1": "f2dd2df0-9c04-4b84-a91e-71437ac229f1", "ziti-tunneler-server.v1": "cea49285-6c07-42cf-9f52-09a9b115c783",
+		"proxy.v1": "proxy.v1"} {
 		data, n := ts.list(`/config-types?filter=name%3D%22` + name + `%22`)
 		if n != 1 || dig(data[0], "id") != id || dig(data[0], "schema") == nil {
 			t.Fatalf("config type %s: %v", name, data)
@@ -140,6 +141,7 @@ func TestOpenZiti_BuiltinsAndTheDefaultIdentityType(t *testing.T) {
 		{"host.v2", `{"terminators":[{"protocol":"udp","address":"dns.local","port":53,"portChecks":[{"interval":"5s","timeout":"1s","address":"dns.local:53"}]}]}`},
 		{"ziti-tunneler-client.v1", `{"hostname":"db.ziti","port":5432}`},
 		{"ziti-tunneler-server.v1", `{"protocol":"tcp","hostname":"db.internal","port":5432}`},
+		{"proxy.v1", `{"port":8080,"protocols":["tcp","udp"],"binding":"127.0.0.1"}`},
 	} {
 		body := `{"name":"c-` + ok.typ + `-` + strings.ReplaceAll(ok.data[2:8], `"`, "") + `","configTypeId":"` + ids[ok.typ] + `","data":` + ok.data + `}`
 		if st, out := ts.do(http.MethodPost, mgmt("/configs"), body); st != http.StatusCreated {
@@ -152,6 +154,10 @@ func TestOpenZiti_BuiltinsAndTheDefaultIdentityType(t *testing.T) {
 		{"host.v1", `{"protocol":"tcp","address":"localhost"}`},
 		{"host.v2", `{"terminators":[]}`},
 		{"ziti-tunneler-client.v1", `{"hostname":"db.ziti","port":70000}`},
+		{"proxy.v1", `{"port":0,"protocols":["tcp"]}`},
+		{"proxy.v1", `{"port":8080,"protocols":[]}`},
+		{"proxy.v1", `{"port":8080,"protocols":["icmp"]}`},
+		{"proxy.v1", `{"port":8080,"protocols":["tcp"],"listen":"x"}`},
 	} {
 		body := `{"name":"bad","configTypeId":"` + ids[bad.typ] + `","data":` + bad.data + `}`
 		st, out := ts.do(http.MethodPost, mgmt("/configs"), body)

@@ -50,7 +50,7 @@ func (s *Server) resourceTable() []resource {
 	rs := []resource{
 		{kind: store.KindIdentity, path: "identities", routes: s.identityRoutes, fields: identityFields,
 			view: func(tx *store.Tx, r store.Record) any { return s.identityView(tx, r.(*store.Identity)) },
-			about: about{title: "Identities", one: "identity", export: 6, enrollment: "identity", attrs: "identity-role-attributes",
+			about: about{title: "Identities", one: "identity", export: 7, enrollment: "identity", attrs: "identity-role-attributes",
 				columns: []string{"name", "type.name", "isAdmin", "roleAttributes", "hasApiSession", "createdAt"},
 				builtin: []map[string]any{{"isDefaultAdmin": true}}}},
 		{kind: store.KindService, path: "services", routes: s.serviceRoutes, fields: serviceFields,
@@ -68,7 +68,7 @@ func (s *Server) resourceTable() []resource {
 			view: func(_ *store.Tx, r store.Record) any {
 				return edgeRouterView(r.(*store.EdgeRouter), s.routerLive(r.GetID()))
 			},
-			about: about{title: "Edge routers", one: "edge router", export: 7, enrollment: "router", attrs: "edge-router-role-attributes",
+			about: about{title: "Edge routers", one: "edge router", export: 6, enrollment: "router", attrs: "edge-router-role-attributes",
 				columns: []string{"name", "roleAttributes", "isOnline", "isVerified", "cost", "createdAt"}}},
 		{kind: store.KindRouter, path: "routers", routes: s.routerRoutes, fields: routerFields,
 			view: func(_ *store.Tx, r store.Record) any {

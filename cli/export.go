@@ -56,6 +56,14 @@ func controllerMade(kind string, rec map[string]any) bool {
 	return err == nil && r.IsBuiltin(rec)
 }
 
+// routerIdentity reports whether rec is the identity of an edge router's
+// tunneler: it is exported (its attributes and hosting settings are the
+// user's) and applied after the edge routers, which make it, but it goes
+// only with its router or the router's isTunnelerEnabled, never by prune.
+func routerIdentity(kind string, rec map[string]any) bool {
+	return kind == "identities" && rec["typeId"] == "Router"
+}
+
 // network is what export reads: every exported record of every kind, and
 // id → name of every record, for writing references as names.
 type network struct {
@@ -366,7 +374,7 @@ func (c *client) apply(kinds []string, want map[string][]map[string]any, dryRun,
 				keep[cell(item["name"])] = true
 			}
 			for _, rec := range nw.records[kind] {
-				if keep[cell(rec["name"])] {
+				if keep[cell(rec["name"])] || routerIdentity(kind, rec) {
 					continue
 				}
 				fmt.Printf("%s- %s %s\n", prefix, singular(kind), cell(rec["name"]))

@@ -80,6 +80,14 @@ func TestExportThenApplyMakesTheSameNetwork(t *testing.T) {
 	mustCreate(t, src, "identities", map[string]any{"name": "alice", "type": "User", "isAdmin": false})
 	mustCreate(t, src, "service-policies", map[string]any{"name": "alice-dials", "type": "Dial", "semantic": "AnyOf",
 		"identityRoles": []any{"@alice"}, "serviceRoles": []any{"#web"}})
+	// An edge router's tunneler identity: made by its router, its attributes
+	// the user's, named by a policy.
+	tun := mustCreate(t, src, "edge-routers", map[string]any{"name": "tun", "isTunnelerEnabled": true})
+	if _, _, err := src.do(http.MethodPatch, "/identities/"+tun, map[string]any{"roleAttributes": []any{"hosts"}}); err != nil {
+		t.Fatal(err)
+	}
+	mustCreate(t, src, "service-policies", map[string]any{"name": "tun-binds", "type": "Bind", "semantic": "AnyOf",
+		"identityRoles": []any{"@tun"}, "serviceRoles": []any{"#web"}})
 
 	kinds, err := kindsOf(nil)
 	if err != nil {
@@ -92,7 +100,8 @@ func TestExportThenApplyMakesTheSameNetwork(t *testing.T) {
 	}
 	for _, dep := range [][2]string{{"auth-policies", "identities"}, {"config-types", "configs"}, {"configs", "services"},
 		{"services", "service-policies"}, {"identities", "service-policies"}, {"posture-checks", "service-policies"},
-		{"edge-routers", "edge-router-policies"}, {"services", "service-edge-router-policies"}} {
+		{"edge-routers", "edge-router-policies"}, {"services", "service-edge-router-policies"},
+		{"edge-routers", "identities"}} { // an edge router makes its tunneler's identity
 		if place[dep[0]] == 0 || place[dep[1]] == 0 || place[dep[0]] > place[dep[1]] {
 			t.Errorf("export order %v: %s must come before %s", kinds, dep[0], dep[1])
 		}
@@ -105,10 +114,15 @@ func TestExportThenApplyMakesTheSameNetwork(t *testing.T) {
 	if len(file["auth-policies"]) != 0 || len(file["edge-router-policies"]) != 0 || len(file["config-types"]) != 1 {
 		t.Fatalf("controller-made records exported: %v", file)
 	}
+	routerIdentity := false
 	for _, ident := range file["identities"] {
 		if ident["name"] == "admin" {
 			t.Fatal("the default admin was exported")
 		}
+		routerIdentity = routerIdentity || ident["name"] == "tun" && ident["type"] == "Router"
+	}
+	if !routerIdentity {
+		t.Errorf("the router's identity (its attributes) was not exported: %v", file["identities"])
 	}
 	if got := file["configs"][0]["configTypeId"]; got != "app.v1" {
 		t.Errorf("config's type exported as %v, want its name", got)
@@ -150,6 +164,16 @@ func TestExportThenApplyMakesTheSameNetwork(t *testing.T) {
 	})
 	if strings.Contains(out, "+") || strings.Contains(out, "~") {
 		t.Fatalf("a second apply changed something: %s", out)
+	}
+	// Prune leaves a router's identity to its router.
+	delete(want, "identities")
+	out = captureStdout(t, func() {
+		if err := dst.apply(kinds, want, false, true); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if !strings.Contains(out, "- identity alice") || strings.Contains(out, "- identity tun") {
+		t.Fatalf("prune without identities: %s", out)
 	}
 }
 
@@ -207,6 +231,49 @@ func TestVerifyAndWhyExplainAGrantWithoutRouters(t *testing.T) {
 	}
 	if _, err := c.why("nobody", "db"); err == nil {
 		t.Fatal("why of an unknown identity answered")
+	}
+}
+
+// A router's tunneler identity is checked and explained like any other,
+// with the edge router it belongs to.
+func TestVerifyAndWhyNameARouterIdentitysRouter(t *testing.T) {
+	c := testClient(t)
+	mustCreate(t, c, "services", map[string]any{"name": "db"})
+	tun := mustCreate(t, c, "edge-routers", map[string]any{"name": "tun", "isTunnelerEnabled": true})
+	if _, _, err := c.do(http.MethodPatch, "/edge-routers/"+tun, map[string]any{"name": "tun-east"}); err != nil {
+		t.Fatal(err)
+	}
+	mustCreate(t, c, "service-policies", map[string]any{"name": "tun-binds", "type": "Bind", "semantic": "AnyOf",
+		"identityRoles": []any{"@tun-east"}, "serviceRoles": []any{"@db"}})
+
+	fs, err := c.verify()
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, f := range fs {
+		if f.Subject == "tun-east" && f.Kind == "identity" {
+			if f.EdgeRouter != "tun-east" || strings.Contains(f.Message, "no edge router policy gives it") {
+				t.Errorf("finding on the router's identity: %+v", f)
+			}
+			found = found || strings.Contains(f.Message, `granted Bind on service "db" but no edge router is usable by both`)
+		}
+	}
+	if !found {
+		t.Errorf("no error for the router identity's grant without a common router: %+v", fs)
+	}
+
+	out, err := c.why("tun-east", "db")
+	if err != nil {
+		t.Fatal(err)
+	}
+	er, _ := out["identity"].(map[string]any)["edgeRouter"].(map[string]any)
+	if got := er["name"]; got != "tun-east" {
+		t.Fatalf("why's identity: %v", out["identity"])
+	}
+	printed := captureStdout(t, func() { printWhy(out) })
+	if !strings.HasPrefix(printed, "tun-east (the tunneler of edge router tun-east) → db") {
+		t.Fatalf("why printed: %s", printed)
 	}
 }
 

@@ -137,13 +137,49 @@ func (c *client) why(identity, service string) (map[string]any, error) {
 		return map[string]any{"allowed": allowed && online > 0, "policies": ps, "edgeRouters": routers,
 			"postureChecks": checks, "reasons": reasons}
 	}
-	return map[string]any{"identity": ref(adv.Identity), "service": ref(adv.Service),
+	ident := ref(adv.Identity)
+	if er, err := c.routerOfIdentity(iid); err != nil {
+		return nil, err
+	} else if er != nil {
+		ident["edgeRouter"] = ref(er)
+	}
+	return map[string]any{"identity": ident, "service": ref(adv.Service),
 		"dial": side("Dial", adv.IsDialAllowed, adv.DialPolicies), "bind": side("Bind", adv.IsBindAllowed, adv.BindPolicies)}, nil
+}
+
+// routerOfIdentity returns the edge router whose tunneler identity id is
+// (an identity of type Router has its router's id), or nil.
+func (c *client) routerOfIdentity(id string) (map[string]any, error) {
+	var ident, er map[string]any
+	data, _, err := c.do(http.MethodGet, "/identities/"+url.PathEscape(id), nil)
+	if err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal(data, &ident); err != nil || ident["typeId"] != "Router" {
+		return nil, err
+	}
+	data, _, err = c.do(http.MethodGet, "/edge-routers/"+url.PathEscape(id), nil)
+	if err != nil {
+		return nil, nil // a Router identity without its router: shown as any identity
+	}
+	if err := json.Unmarshal(data, &er); err != nil {
+		return nil, err
+	}
+	return er, nil
+}
+
+// identityLabel is an identity's name, with the edge router it is the
+// tunneler of.
+func identityLabel(ident map[string]any) string {
+	if er, ok := ident["edgeRouter"].(map[string]any); ok {
+		return fmt.Sprintf("%v (the tunneler of edge router %v)", ident["name"], er["name"])
+	}
+	return cell(ident["name"])
 }
 
 // printWhy prints why's answer as text.
 func printWhy(out map[string]any) {
-	fmt.Printf("%s → %s\n", out["identity"].(map[string]any)["name"], out["service"].(map[string]any)["name"])
+	fmt.Printf("%s → %s\n", identityLabel(out["identity"].(map[string]any)), out["service"].(map[string]any)["name"])
 	for _, t := range []string{"dial", "bind"} {
 		s := out[t].(map[string]any)
 		verdict := "no"

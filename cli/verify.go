@@ -20,6 +20,9 @@ type finding struct {
 	Subject  string `json:"subject"`  // its name (or id)
 	ID       string `json:"id"`
 	Message  string `json:"message"`
+	// EdgeRouter names the edge router whose tunneler the subject is (an
+	// identity of type Router).
+	EdgeRouter string `json:"edgeRouter,omitempty"`
 }
 
 func verifyCmd() *cobra.Command {
@@ -57,7 +60,11 @@ func verifyCmd() *cobra.Command {
 				tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
 				fmt.Fprintln(tw, "SEVERITY\tKIND\tSUBJECT\tFINDING")
 				for _, f := range fs {
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", f.Severity, f.Kind, f.Subject, f.Message)
+					subject := f.Subject
+					if f.EdgeRouter != "" {
+						subject += " (tunneler of edge router " + f.EdgeRouter + ")"
+					}
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", f.Severity, f.Kind, subject, f.Message)
 				}
 				_ = tw.Flush()
 				fmt.Fprintf(os.Stderr, "%d findings\n", len(fs))
@@ -83,9 +90,14 @@ func (e exitError) Error() string { return fmt.Sprintf("exit status %d", e.code)
 // verify collects the findings, errors first.
 func (c *client) verify() ([]finding, error) {
 	var out []finding
+	routerNames := map[string]string{}
 	add := func(sev, kind string, rec map[string]any, format string, args ...any) {
-		out = append(out, finding{Severity: sev, Kind: kind, Subject: firstNonEmpty(cell(rec["name"]), cell(rec["id"])),
-			ID: cell(rec["id"]), Message: fmt.Sprintf(format, args...)})
+		f := finding{Severity: sev, Kind: kind, Subject: firstNonEmpty(cell(rec["name"]), cell(rec["id"])),
+			ID: cell(rec["id"]), Message: fmt.Sprintf(format, args...)}
+		if kind == "identity" && rec["typeId"] == "Router" {
+			f.EdgeRouter = routerNames[f.ID] // a router's identity has its id
+		}
+		out = append(out, f)
 	}
 	lists := map[string][]map[string]any{}
 	ids := map[string]bool{}
@@ -98,6 +110,9 @@ func (c *client) verify() ([]finding, error) {
 		lists[path] = items
 		for _, it := range items {
 			ids[cell(it["id"])] = true
+			if path == "edge-routers" {
+				routerNames[cell(it["id"])] = cell(it["name"])
+			}
 		}
 	}
 	rel := func(path, id, relation string) ([]map[string]any, error) {

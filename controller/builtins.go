@@ -73,6 +73,17 @@ func BuiltinRecords(at time.Time) *store.Builtins {
 				"portChecks": map[string]any{"type": "array", "items": ref("portCheck")},
 				"httpChecks": map[string]any{"type": "array", "items": ref("httpCheck")},
 			})),
+			// proxy.v1: the port a router's tunneler listens on for the service,
+			// and the protocols it accepts there.
+			configType(store.ConfigTypeProxyV1, "proxy.v1", map[string]any{
+				"type": "object", "additionalProperties": false, "required": []string{"port", "protocols"},
+				"properties": map[string]any{
+					"port": map[string]any{"type": "number", "minimum": 1, "maximum": 65535},
+					"protocols": map[string]any{"type": "array", "minItems": 1,
+						"items": map[string]any{"type": "string", "enum": []string{"tcp", "udp"}}},
+					"binding": map[string]any{"type": "string"},
+				},
+			}),
 		},
 	}
 }
@@ -83,8 +94,9 @@ func BuiltinRecords(at time.Time) *store.Builtins {
 const upgradeCheckInterval = 5 * time.Second
 
 // runUpgradeSteps brings the model up to what this release expects, from
-// the leader, in the background: the built-in records, the event log and
-// the data-plane keys. (Reissuing enrollment JWTs signed the old way, which
+// the leader, in the background: the built-in records, the event log, the
+// data-plane keys and the identities of edge routers whose tunneler was
+// enabled before router identities existed. (Reissuing enrollment JWTs signed the old way, which
 // only builds before v0.1.0 made, is gone since v0.2.0.) Each step is a command
 // of this release's command version, so a cluster with an older member
 // waits (the writer's gate refuses until then).
@@ -105,7 +117,12 @@ func (n *Node) runUpgradeSteps() {
 			missing, eventsOff := tx.MissingBuiltins(b), !tx.Events().Enabled && !n.cfg.NoEventLog
 			clusterOff := !tx.Events().Cluster && !n.cfg.NoEventLog
 			noKeys := tx.DataPlaneKeys() == nil
-			if !missing && !eventsOff && !clusterOff && !noKeys {
+			routerIdentities := len(tx.RouterIdentitiesMissing()) > 0
+			// While a member cannot apply the router identity commands, edge
+			// routers are written without identities (api.routerWrite): the
+			// step watches for them until the upgrade is done.
+			upgrading := n.commandGate(fsm.CmdRouterIdentitiesEnsure) != nil
+			if !missing && !eventsOff && !clusterOff && !noKeys && !routerIdentities && !upgrading {
 				return
 			}
 			if !n.Raft.IsLeader() {
@@ -133,6 +150,11 @@ func (n *Node) runUpgradeSteps() {
 					n.log.Warn("upgrade step: data-plane keys", "error", err)
 				} else if _, err := n.Writer.Do(ctx, fsm.CmdDataPlaneKeysEnsure, keys); err != nil {
 					n.log.Info("upgrade step: data-plane keys not made yet", "reason", err)
+				}
+			}
+			if routerIdentities {
+				if _, err := n.Writer.Do(ctx, fsm.CmdRouterIdentitiesEnsure, fsm.At{At: time.Now().UTC()}); err != nil {
+					n.log.Info("upgrade step: router identities not made yet", "reason", err)
 				}
 			}
 			cancel()

@@ -16,7 +16,7 @@ import (
 func TestCommandGate_RefusesACommandAMemberCannotApply(t *testing.T) {
 	// The newest command this binary applies, and a member one version
 	// behind it.
-	newest := fsm.CmdLoginFailedAudit
+	newest := fsm.CmdEdgeRouterCreateWithIdentity
 	if fsm.VersionOf(newest) != fsm.CommandVersion {
 		t.Fatalf("no command of version %d to try the gate with: name the newest in this test", fsm.CommandVersion)
 	}

@@ -34,7 +34,24 @@ var (
 	// CmdSessionKeyRotate makes a new service session signing key current
 	// (command version 7); its result is the ids of the sessions it ended.
 	CmdSessionKeyRotate = command("dataPlane.sessionKeyRotate", 7)
+	// CmdEdgeRouterCreateWithIdentity, CmdEdgeRouterUpdateWithIdentity and
+	// CmdEdgeRouterDeleteWithIdentity create, change and delete an edge
+	// router together with the identity and system edge router policy of
+	// its tunneler (command version 9; docs/openziti.md, "Router
+	// identities"). The delete takes the router's terminators too.
+	CmdEdgeRouterCreateWithIdentity = command("edgeRouter.createWithIdentity", 9)
+	CmdEdgeRouterUpdateWithIdentity = command("edgeRouter.updateWithIdentity", 9)
+	CmdEdgeRouterDeleteWithIdentity = command("edgeRouter.deleteWithIdentity", 9)
+	// CmdRouterIdentitiesEnsure gives the tunneler-enabled edge routers of
+	// an upgraded cluster their identities (command version 9; its payload
+	// is the time, its result the routers' ids).
+	CmdRouterIdentitiesEnsure = command("edgeRouter.identitiesEnsure", 9)
 )
+
+// At is the payload of commands whose only input is the time.
+type At struct {
+	At time.Time `json:"at"`
+}
 
 // RouterTerminator is the payload of CmdTerminatorCreateByRouter.
 type RouterTerminator struct {
@@ -93,6 +110,18 @@ func registerRouters(f *FSM) {
 	})
 	on(f, CmdEdgeRouterReEnroll, func(tx *store.Tx, p *ReEnroll) (any, error) {
 		return nil, tx.ReEnrollEdgeRouter(p.ID, p.Enrollment, p.At)
+	})
+	on(f, CmdEdgeRouterCreateWithIdentity, func(tx *store.Tx, r *store.EdgeRouter) (any, error) {
+		return nil, tx.CreateEdgeRouterWithIdentity(r)
+	})
+	on(f, CmdEdgeRouterUpdateWithIdentity, func(tx *store.Tx, p *Update) (any, error) {
+		return nil, tx.UpdateEdgeRouterWithIdentity(p.ID, p.Patch, p.At)
+	})
+	on(f, CmdEdgeRouterDeleteWithIdentity, func(tx *store.Tx, p *Delete) (any, error) {
+		return nil, tx.DeleteEdgeRouterWithIdentity(p.ID)
+	})
+	on(f, CmdRouterIdentitiesEnsure, func(tx *store.Tx, p *At) (any, error) {
+		return tx.EnsureRouterIdentities(p.At)
 	})
 	on(f, CmdRouterCreate, func(tx *store.Tx, r *store.Router) (any, error) {
 		return nil, tx.CreateRouter(r)

@@ -16,7 +16,7 @@ import "fmt"
 // the set.
 
 // CommandVersion is the newest command version this binary applies.
-const CommandVersion = 8
+const CommandVersion = 9
 
 // commandSince holds every command type and its version, as declared.
 var commandSince = map[CommandType]int{}

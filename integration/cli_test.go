@@ -327,12 +327,18 @@ func TestCLIExportApplyRoundTrip(t *testing.T) {
 		"--set", "serviceRoles=#web", "--set", "postureCheckRoles=@corp-mac")
 	ca.ok("create", "service-policy", "web-bind", "--set", "type=Bind", "--set", "semantic=AnyOf", "--set", "identityRoles=#hosts", "--set", "serviceRoles=@web")
 	ca.ok("create", "edge-router", "er1", "--set", "roleAttributes=public")
+	// A router's tunneler identity, made by its router, with the user's attributes (web-bind selects it).
+	ca.ok("create", "edge-router", "tun1", "--set", "isTunnelerEnabled=true")
+	ca.ok("update", "identity", "tun1", "--set", "roleAttributes=hosts")
 	ca.ok("create", "edge-router-policy", "everyone", "--set", "semantic=AnyOf", "--set", "identityRoles=#all", "--set", "edgeRouterRoles=#public")
 	ca.ok("create", "service-edge-router-policy", "web-routers", "--set", "semantic=AnyOf", "--set", "serviceRoles=#web", "--set", "edgeRouterRoles=@er1")
 
 	exported := ca.ok("export")
 	if strings.Contains(exported, `"id"`) || strings.Contains(exported, "Default Admin") || !strings.Contains(exported, "'@laptop'") && !strings.Contains(exported, "@laptop") {
 		t.Fatalf("the export should hold names, no ids, no controller-made records:\n%s", exported)
+	}
+	if strings.Count(exported, "name: tun1") != 2 || strings.Contains(exported, "-system") {
+		t.Fatalf("the export should hold the router and its identity, not its system policy:\n%s", exported)
 	}
 	file := filepath.Join(t.TempDir(), "network.yaml")
 	_ = os.WriteFile(file, []byte(exported), 0o600)

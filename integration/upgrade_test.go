@@ -189,6 +189,16 @@ func TestRollingUpgradeFromAnEarlierRelease(t *testing.T) {
 		mustStatus(t, "revoking a join token in a mixed cluster", status, m, http.StatusOK)
 	}
 
+	// Edge routers with a tunneler, made in the mixed cluster through the
+	// new node (its router identity commands wait: it uses the old ones)
+	// and through an old one; the upgrade step gives them identities later.
+	var tunnelers []string
+	for i, n := range []*node{newNode, c.nodes[0]} {
+		status, m := do(t, http.MethodPost, n.mgmt("/edge-routers"), c.token, map[string]any{"name": fmt.Sprintf("mixed-tun-%d", i), "isTunnelerEnabled": true})
+		mustStatus(t, "a tunneler edge router in a mixed cluster", status, m, http.StatusCreated)
+		tunnelers = append(tunnelers, jget(m, "data", "id").(string))
+	}
+
 	// The others, one by one.
 	upgrade(0)
 	upgrade(1)
@@ -215,6 +225,16 @@ func TestRollingUpgradeFromAnEarlierRelease(t *testing.T) {
 			status, m := do(t, http.MethodGet, n.mgmt(`/config-types?filter=name%3D%22intercept.v1%22`), c.token, nil)
 			if status != http.StatusOK || jint(t, m, "meta", "pagination", "totalCount") != 1 {
 				return fmt.Errorf("%s: %d %s", n.name, status, js(m))
+			}
+		}
+		return nil
+	})
+	// The tunneler routers made mid-upgrade have their identities now.
+	waitUntil(t, "the identities of the routers made mid-upgrade", 30*time.Second, func() error {
+		for _, id := range tunnelers {
+			status, m := do(t, http.MethodGet, c.nodes[1].mgmt("/identities/"+id), c.token, nil)
+			if status != http.StatusOK || jget(m, "data", "typeId") != "Router" {
+				return fmt.Errorf("identity of router %s: %d %s", id, status, js(m))
 			}
 		}
 		return nil

@@ -19,6 +19,9 @@ const (
 	ConfigTypeHostV2           = "host.v2"
 	ConfigTypeTunnelerClientV1 = "f2dd2df0-9c04-4b84-a91e-71437ac229f1"
 	ConfigTypeTunnelerServerV1 = "cea49285-6c07-42cf-9f52-09a9b115c783"
+	// ConfigTypeProxyV1 is the config of a service a router's tunneler
+	// offers as a local proxy port (its id is its name, as in OpenZiti).
+	ConfigTypeProxyV1 = "proxy.v1"
 )
 
 // IdentityTypeDefault is the identity type OpenZiti's CLI sends.
@@ -27,7 +30,7 @@ const IdentityTypeDefault = "Default"
 // builtinConfigTypes are the ids of the built-in config types.
 var builtinConfigTypes = map[string]bool{
 	ConfigTypeInterceptV1: true, ConfigTypeHostV1: true, ConfigTypeHostV2: true,
-	ConfigTypeTunnelerClientV1: true, ConfigTypeTunnelerServerV1: true,
+	ConfigTypeTunnelerClientV1: true, ConfigTypeTunnelerServerV1: true, ConfigTypeProxyV1: true,
 }
 
 // IsBuiltinConfigType reports whether id is a built-in config type.

@@ -18,6 +18,8 @@ var (
 	ErrInvalid = errors.New("invalid")
 	// ErrForbidden: the change is not allowed for this record (system records).
 	ErrForbidden = errors.New("forbidden")
+	// ErrCannotDelete: the record cannot be deleted while another exists (a router's identity).
+	ErrCannotDelete = errors.New("cannot be deleted")
 )
 
 // Error is a domain error. It is a plain value so it can cross Raft: the FSM
@@ -36,6 +38,8 @@ var kinds = map[string]error{
 	"referenced": ErrReferenced,
 	"invalid":    ErrInvalid,
 	"forbidden":  ErrForbidden,
+	// cannotDelete is answered by command version 9's router identities only.
+	"cannotDelete": ErrCannotDelete,
 }
 
 func (e *Error) Error() string { return e.Message }
@@ -67,4 +71,10 @@ func Invalid(field, reason string, value any) *Error {
 // Forbidden reports a change that is not allowed for this record.
 func Forbidden(format string, args ...any) *Error {
 	return &Error{Kind: "forbidden", Message: fmt.Sprintf(format, args...)}
+}
+
+// CannotDelete reports a delete refused while something else still needs
+// the record (OpenZiti's ENTITY_CAN_NOT_BE_DELETED).
+func CannotDelete(format string, args ...any) *Error {
+	return &Error{Kind: "cannotDelete", Message: fmt.Sprintf(format, args...)}
 }

@@ -132,6 +132,15 @@ func (tx *Tx) UpdateIdentity(id string, p Patch, at time.Time) error {
 			return Invalid("isAdmin", "the default admin cannot lose isAdmin", false)
 		}
 		n.IsDefaultAdmin = o.IsDefaultAdmin
+		if tx.RouterIdentityOf(o) != nil {
+			// A router's identity takes the router's name (renaming the router renames it) and keeps its type.
+			if n.Name != o.Name {
+				return Invalid("name", "may not change name of router identities", n.Name)
+			}
+			if n.TypeID != o.TypeID {
+				return Invalid("type", "may not change type of router identities", n.TypeID)
+			}
+		}
 		return tx.checkIdentityRefs(n)
 	})
 	return err
@@ -146,6 +155,15 @@ func (tx *Tx) DeleteIdentity(id string) error {
 	if i.IsDefaultAdmin {
 		return Invalid("id", "the default admin cannot be deleted", id)
 	}
+	if tx.RouterIdentityOf(i) != nil {
+		return CannotDelete("cannot delete router identity %s until its router is deleted or its tunneler turned off", i.Name)
+	}
+	return tx.deleteIdentity(i)
+}
+
+// deleteIdentity removes identity i with what belongs to it.
+func (tx *Tx) deleteIdentity(i *Identity) error {
+	id := i.ID
 	for _, k := range []*Kind{KindAuthenticator, KindEnrollment, KindAPISession, KindFailedServiceRequest, KindIdentityServiceConfig,
 		KindMFA, KindLoginFailures} {
 		if err := tx.removeWhere(k, "identity", id); err != nil {

@@ -557,9 +557,11 @@ async function detailView(res, id) {
     return;
   }
   const rec = r.data;
+  // A router's tunneler identity (type Router, its router's id) goes only with its router.
+  const routerIdentity = res.path === 'identities' && rec.typeId === 'Router';
   const actions = h('div', { class: 'toolbar' },
     res.noEdit ? null : h('a', { class: 'button', href: `#/r/${res.path}/${encodeURIComponent(id)}/edit`, id: 'edit' }, 'Edit'),
-    res.noDelete ? null : h('button', { type: 'button', class: 'danger', id: 'delete', onclick: async () => {
+    res.noDelete || routerIdentity ? null : h('button', { type: 'button', class: 'danger', id: 'delete', onclick: async () => {
       if (!confirm(`Delete ${res.one} ${rec.name || rec.id}?`)) return;
       try {
         await api('DELETE', `/${res.path}/${encodeURIComponent(id)}`);
@@ -573,6 +575,14 @@ async function detailView(res, id) {
     ...Object.entries(rec).filter(([k]) => k !== '_links' && k !== 'enrollment' && !k.startsWith('enrollment'))
       .flatMap(([k, v]) => [h('dt', {}, k), h('dd', { 'data-field': k }, fmt(v))]));
   const parts = [h('h2', {}, `${res.title}: ${rec.name || rec.id}`), actions];
+  if (routerIdentity) {
+    parts.push(h('p', { id: 'router-of' }, 'The tunneler of edge router ',
+      h('a', { href: `#/r/edge-routers/${encodeURIComponent(id)}` }, rec.name),
+      ': made, renamed and deleted with it (turn its isTunnelerEnabled off to delete it).'));
+  } else if (res.path === 'edge-routers' && rec.isTunnelerEnabled) {
+    parts.push(h('p', { id: 'router-identity' }, 'Its tunneler is the identity ',
+      h('a', { href: `#/r/identities/${encodeURIComponent(id)}` }, rec.name), '.'));
+  }
   const enr = enrollmentSection(res, rec);
   if (enr) parts.push(enr);
   parts.push(h('section', {}, h('h3', {}, 'Fields'), fields));
@@ -905,6 +915,10 @@ async function whyView() {
       const svc = await resolve('services', svcIn.value);
       const r = (await api('GET', `/identities/${encodeURIComponent(ident.id)}/policy-advice/${encodeURIComponent(svc.id)}`)).data;
       out.replaceChildren(adviceView(r));
+      if (ident.typeId === 'Router') {
+        out.prepend(h('p', { id: 'why-router-of' }, `${ident.name} is the tunneler of edge router `,
+          h('a', { href: `#/r/edge-routers/${encodeURIComponent(ident.id)}` }, ident.name), '.'));
+      }
     } catch (ex) {
       out.replaceChildren(errorBox(ex));
     }
