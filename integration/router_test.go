@@ -207,7 +207,9 @@ func TestRouter_DataModelFollowsTheModel(t *testing.T) {
 	cfg := mk("/configs", map[string]any{"name": "web-host", "configTypeId": "NH5p4FpGR", "data": map[string]any{"protocol": "tcp", "address": "localhost", "port": 8080}})
 	svc := mk("/services", map[string]any{"name": "after", "roleAttributes": []string{"web"}, "configs": []string{cfg}})
 	check := mk("/posture-checks", map[string]any{"name": "mac", "typeId": "MAC", "macAddresses": []string{"aabbccddeeff"}, "roleAttributes": []string{"checks"}})
-	waitInSync(t, n, token, r.id, map[string]uint32{"identities": 2, "services": 2, "posture-checks": 1, "configs": 1, "service-policies": 1})
+	// Identities: the admin, laptop and the router's own (its tunneler is
+	// enabled: an identity of type Router).
+	waitInSync(t, n, token, r.id, map[string]uint32{"identities": 3, "services": 2, "posture-checks": 1, "configs": 1, "service-policies": 1})
 
 	for _, c := range []struct{ method, path string }{
 		{"PATCH", "/identities/" + ident}, {"PATCH", "/services/" + svc},
@@ -219,10 +221,10 @@ func TestRouter_DataModelFollowsTheModel(t *testing.T) {
 	mustStatus(t, "patch policy", st, m, 200)
 	st, m = do(t, "DELETE", n.mgmt("/posture-checks/"+check), token, nil)
 	mustStatus(t, "delete posture check", st, m, 200)
-	waitInSync(t, n, token, r.id, map[string]uint32{"identities": 2, "services": 2, "posture-checks": 0, "service-policies": 1})
+	waitInSync(t, n, token, r.id, map[string]uint32{"identities": 3, "services": 2, "posture-checks": 0, "service-policies": 1})
 	st, m = do(t, "DELETE", n.mgmt("/identities/"+ident), token, nil)
 	mustStatus(t, "delete identity", st, m, 200)
-	waitInSync(t, n, token, r.id, map[string]uint32{"identities": 1})
+	waitInSync(t, n, token, r.id, map[string]uint32{"identities": 2})
 }
 
 // waitInSync waits until router id, asked by n, reports no difference
