@@ -126,15 +126,22 @@ func TestTerminators_CreateUpdateHealthRemove(t *testing.T) {
 	}
 }
 
+// hostOn has router fr create a terminator of the client's Bind session at
+// each address, at cost 0.
+func hostOn(t *testing.T, n *testNet, fr *fakeRouter, addrs ...string) {
+	t.Helper()
+	bind := n.bindSession()
+	for _, addr := range addrs {
+		if res, text := createTerminator(t, fr, addr, bind, n.apiSession, 0); res != wire.TerminatorCreated {
+			t.Fatalf("create %s: %d %s", addr, res, text)
+		}
+	}
+}
+
 func TestTerminators_RemoveManyByTheRouter(t *testing.T) {
 	n := newTestNet(t)
 	a := n.addRouter("A")
-	bind := n.bindSession()
-	for _, addr := range []string{"x", "y"} {
-		if res, text := createTerminator(t, a, addr, bind, n.apiSession, 0); res != wire.TerminatorCreated {
-			t.Fatalf("create: %d %s", res, text)
-		}
-	}
+	hostOn(t, n, a, "x", "y")
 	r := a.request(ctrlchan.NewMessage(wire.RemoveTerminatorsRequestType, pb(nil).str(1, "x").str(1, "y")), 5*time.Second)
 	if ok, text := r.Result(); !ok {
 		t.Fatalf("remove: %s", text)
@@ -153,12 +160,7 @@ func TestTerminators_RemoveManyByTheRouter(t *testing.T) {
 func TestDial_AnInvalidTerminatorIsRemovedAndTheNextOneTried(t *testing.T) {
 	n := newTestNet(t)
 	a := n.addRouter("A")
-	bind := n.bindSession()
-	for _, addr := range []string{"t-a", "t-b"} {
-		if res, text := createTerminator(t, a, addr, bind, n.apiSession, 0); res != wire.TerminatorCreated {
-			t.Fatalf("create: %d %s", res, text)
-		}
-	}
+	hostOn(t, n, a, "t-a", "t-b")
 	first := ""
 	a.setAnswer(func(id string, attempt uint32) routeReply {
 		if attempt == 0 {
