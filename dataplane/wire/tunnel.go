@@ -27,6 +27,10 @@ const (
 	CheckPassedHeader  = 1023
 )
 
+// PublicKeyHeader is the peer data key of an end's public key, for
+// end-to-end encryption (edge_client_pb.HeaderId_PublicKey).
+const PublicKeyHeader = 1003
+
 // Edge error codes of the tunnel answers (edge_client_pb.Error).
 const (
 	ErrTunnelingNotEnabled   = 7
