@@ -42,7 +42,7 @@ func (n *testNet) servicePolicy(id, typ string, identityRoles ...string) {
 // and returns the answer's fields: terminator id, start time, result, text.
 func createTunnelTerminator(t *testing.T, fr *fakeRouter, address string, cost uint64) (string, int64, uint64, string) {
 	t.Helper()
-	body := pb(nil).str(1, "svc").str(2, address).uint(4, cost).uint(5, 1).str(6, "inst").uint(8, 1765100000123)
+	body := pb(nil).str(1, "svc").str(2, address).uint(4, cost).uint(5, 1).uint(8, 1765100000123)
 	r := fr.request(ctrlchan.NewMessage(wire.CreateTunnelTerminatorRequestV2Type, body), 5*time.Second)
 	if r.ContentType != wire.CreateTunnelTerminatorResponseV2Type {
 		t.Fatalf("answered with content type %d: %s", r.ContentType, r.Body)
@@ -93,7 +93,7 @@ func TestTunnel_TerminatorFollowsTheBindPolicy(t *testing.T) {
 	}
 	term, err := store.GetAs[*store.Terminator](n.s.Read(), store.KindTerminator, "t-1")
 	if err != nil || term.Binding != "tunnel" || term.RouterID != "T" || term.HostID != "T" || term.ServiceID != "svc" ||
-		term.Cost != 3 || term.Precedence != "required" || term.Identity != "inst" || !term.IsSystem {
+		term.Cost != 3 || term.Precedence != "required" || !term.IsSystem {
 		t.Fatalf("terminator %+v %v", term, err)
 	}
 	// Asked again (a retry): the same terminator, no conflict.
@@ -219,4 +219,28 @@ func TestTunnel_DialFollowsTheDialPolicy(t *testing.T) {
 	if code, _ := r.Headers.Uint32(wire.ErrorCodeHeader); r.ContentType != wire.ErrorType || code != wire.ErrTunnelingNotEnabled {
 		t.Fatalf("a router without a Router identity: %d code %d %s", r.ContentType, code, r.Body)
 	}
+}
+
+// TestTunnel_AHostThatLostItsBindIsNotDialed: a router tunneler's terminator
+// whose identity no longer may Bind the service is not picked by a dial,
+// before its router removes it; with the grant back it is again.
+func TestTunnel_AHostThatLostItsBindIsNotDialed(t *testing.T) {
+	n := newTestNet(t)
+	tr := n.addRouter("T")
+	n.routerIdentity("T")
+	n.servicePolicy("dial", "Dial", "@client") // the client's session outlives the Bind changes
+	n.servicePolicy("bind", "Bind", "@T")
+	if _, _, res, text := createTunnelTerminator(t, tr, "t-1", 0); res != wire.TerminatorCreated {
+		t.Fatalf("create: %d %q", res, text)
+	}
+	circuitID(t, n.dial("T"))
+	n.servicePolicy("bind", "Bind")
+	if !n.s.Read().Exists(store.KindTerminator, "t-1") {
+		t.Fatal("the terminator went with the grant: its router removes it")
+	}
+	if text := refused(t, n.dial("T")); !strings.Contains(text, "terminator") {
+		t.Fatalf("a dial with the host's grant gone: %q", text)
+	}
+	n.servicePolicy("bind", "Bind", "@T")
+	circuitID(t, n.dial("T"))
 }
