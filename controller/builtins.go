@@ -5,6 +5,7 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"edgectl/fsm"
@@ -153,8 +154,12 @@ func (n *Node) runUpgradeSteps() {
 				}
 			}
 			if routerIdentities {
-				if _, err := n.Writer.Do(ctx, fsm.CmdRouterIdentitiesEnsure, fsm.At{At: time.Now().UTC()}); err != nil {
+				if res, err := n.Writer.Do(ctx, fsm.CmdRouterIdentitiesEnsure, fsm.At{At: time.Now().UTC()}); err != nil {
 					n.log.Info("upgrade step: router identities not made yet", "reason", err)
+				} else {
+					var ids []string
+					_ = json.Unmarshal(res, &ids)
+					n.log.Info("upgrade step: upgrading edge routers with a tunneler: their identities made", "routers", strings.Join(ids, ","))
 				}
 			}
 			cancel()

@@ -60,28 +60,56 @@ func (m *Manager) dial(r *Router, msg *ctrlchan.Message) {
 		return
 	}
 
-	// 3: Reserve the circuit, building, before any route goes out: a
-	// fault, a confirmation or an end may come before the results.
+	// 3 to 5: Route the circuit (routeCircuit).
 	ci := &Circuit{ID: auth.NewID(), IngressRouterID: r.ID, ServiceID: s.ServiceID, IdentityID: s.IdentityID, SessionID: s.ID,
 		APISessionID: as.ID, CreatedAt: m.cfg.Now().UTC()}
+	result, again, err := m.routeCircuit(r, ci, req.TerminatorInstanceID, req.PeerData)
+	if err != nil {
+		fail(err, ci.ID)
+		return
+	}
+	if again != "" {
+		defer m.moveLater(ci.ID, again)
+	}
+
+	// 6: Answer with the circuit's id, its ingress and the host's peer
+	// data.
+	resp := ctrlchan.NewMessage(wire.CreateCircuitV2ResponseType, nil)
+	resp.Headers = wire.CreateCircuitV2Response(ci.ID, ci.IngressID, m.peerData(ci.TerminatorID, result))
+	if err := m.reply(r, msg, resp); err != nil {
+		m.endCircuit(ci.ID, "the ingress router did not take the answer", true, false)
+		return
+	}
+	m.metrics.dials.WithLabelValues("routed").Inc()
+	m.metrics.dialSeconds.Observe(time.Since(start).Seconds())
+	m.log.Debug("circuit routed", "circuit", ci.ID, "path", strings.Join(ci.Path, ">"), "service", ci.ServiceID, "terminator", ci.TerminatorID, "took", time.Since(start))
+}
+
+// routeCircuit routes circuit ci (its id, ingress router r, service and
+// identity set) for a dial from router r: steps 3 to 5 of dial, shared with
+// the dial of a router's own tunneler (tunnel.go). It returns the egress
+// router's result, and a move asked for while it routed (again), for the
+// caller to start once it has answered (moveLater); on an error the circuit
+// is gone and the caller answers the error with ci.ID.
+func (m *Manager) routeCircuit(r *Router, ci *Circuit, instanceID string, peerData map[uint32][]byte) (result *ctrlchan.Message, again string, err error) {
+	// 3: Reserve the circuit, building, before any route goes out: a
+	// fault, a confirmation or an end may come before the results.
 	m.circuits.reserve(ci)
 
 	// 4: Pick a terminator and a path to its router, and route the circuit
 	// on it. Two attempts, as OpenZiti's: a terminator that fails is left
 	// out of the second, and one its router no longer has is removed.
-	var result *ctrlchan.Message
 	failed, shun := map[string]bool{}, map[string]bool{}
 	for attempt := uint32(0); ; attempt++ {
 		// 4.a: Pick (package path).
 		tx := m.cfg.Store.Read()
-		t, p, err := path.Pick(m.graph(tx, shun), path.Terminators(tx, s.ServiceID), s.ServiceID, r.ID, req.TerminatorInstanceID, failed)
+		t, p, err := path.Pick(m.graph(tx, shun), dialable(tx, ci.ServiceID), ci.ServiceID, r.ID, instanceID, failed)
 		if err != nil {
 			if attempt > 0 {
 				err = fmt.Errorf("%w (after %d failed attempts)", err, attempt)
 			}
 			m.circuits.abandon(ci.ID)
-			fail(err, ci.ID)
-			return
+			return nil, "", err
 		}
 		ci.TerminatorID, ci.IngressID, ci.EgressID = t.ID, auth.NewToken()[:22], auth.NewToken()[:22]
 		ci.Path, ci.Links = p.Nodes, p.Links
@@ -89,7 +117,7 @@ func (m *Manager) dial(r *Router, msg *ctrlchan.Message) {
 		// 4.b: Route on every router of the path and wait for the results.
 		answers := m.circuits.attempt(ci)
 		var routeErr error
-		result, routeErr = m.routeOn(ci, attempt, &wire.Egress{Binding: t.Binding, Address: ci.EgressID, Destination: t.Address, PeerData: req.PeerData}, answers)
+		result, routeErr = m.routeOn(ci, attempt, &wire.Egress{Binding: t.Binding, Address: ci.EgressID, Destination: t.Address, PeerData: peerData}, answers)
 		if routeErr == nil {
 			break
 		}
@@ -112,37 +140,22 @@ func (m *Manager) dial(r *Router, msg *ctrlchan.Message) {
 		avoid(shun, routeErr)
 		if why := m.circuits.endedWhy(ci.ID); why != "" {
 			m.circuits.abandon(ci.ID)
-			fail(fmt.Errorf("the circuit ended while it was routed: %s", why), ci.ID)
-			return
+			return nil, "", fmt.Errorf("the circuit ended while it was routed: %s", why)
 		}
 		if attempt+1 >= 2 || r.channel().Err() != nil {
 			m.circuits.abandon(ci.ID)
-			fail(fmt.Errorf("the host could not be reached: %s", routeErr), ci.ID)
-			return
+			return nil, "", fmt.Errorf("the host could not be reached: %s", routeErr)
 		}
 	}
 
 	// 5: Make the circuit live, unless it was ended meanwhile; a move
 	// asked for meanwhile follows.
-	if ended, again := m.circuits.promote(ci.ID); ended != "" {
+	ended, again := m.circuits.promote(ci.ID)
+	if ended != "" {
 		m.unrouteAll(ci.Path, ci.ID, true)
-		fail(fmt.Errorf("the circuit ended while it was routed: %s", ended), ci.ID)
-		return
-	} else if again != "" {
-		defer m.moveLater(ci.ID, again)
+		return nil, "", fmt.Errorf("the circuit ended while it was routed: %s", ended)
 	}
-
-	// 6: Answer with the circuit's id, its ingress and the host's peer
-	// data.
-	resp := ctrlchan.NewMessage(wire.CreateCircuitV2ResponseType, nil)
-	resp.Headers = wire.CreateCircuitV2Response(ci.ID, ci.IngressID, m.peerData(ci.TerminatorID, result))
-	if err := m.reply(r, msg, resp); err != nil {
-		m.endCircuit(ci.ID, "the ingress router did not take the answer", true, false)
-		return
-	}
-	m.metrics.dials.WithLabelValues("routed").Inc()
-	m.metrics.dialSeconds.Observe(time.Since(start).Seconds())
-	m.log.Debug("circuit routed", "circuit", ci.ID, "path", strings.Join(ci.Path, ">"), "service", ci.ServiceID, "terminator", ci.TerminatorID, "took", time.Since(start))
+	return result, again, nil
 }
 
 // peerData is the host's peer data a dial answers with: what its SDK told

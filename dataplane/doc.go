@@ -41,6 +41,7 @@
 //	reroute.go      moving circuits: a router gone, a link failed or changed, smart rerouting
 //	paths.go        the snapshot path finding runs on (package path)
 //	terminators.go  terminators routers create, update and remove; their check on connect
+//	tunnel.go       a router's own tunneler: its terminators and circuits as its Router identity
 //	links.go        link messages and an operator's link changes
 //	linktable.go    the link table
 //	peers.go        link listeners announced to peers; a link's dialer verified

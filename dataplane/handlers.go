@@ -49,9 +49,15 @@ func (m *Manager) handlers(r *Router) map[int32]ctrlchan.Handler {
 		wire.RemoveTerminatorRequestType:   async("requests", requestsPerRouter, m.terminatorRequest),
 		wire.HealthEventType:               async("requests", requestsPerRouter, m.terminatorRequest),
 		wire.RemoveTerminatorsRequestType:  async("requests", requestsPerRouter, m.removeTerminators),
-		wire.EnrollmentExtendRouterType:    async("requests", requestsPerRouter, m.extend),
-		wire.EnrollmentExtendRouterVerify:  async("requests", requestsPerRouter, m.extendVerify),
-		wire.VerifyRouterType:              async("requests", requestsPerRouter, m.verifyRouter),
+		// A router's own tunneler (tunnel.go).
+		wire.CreateTunnelCircuitV2RequestType:    async("dials", dialsPerRouter, m.tunnelDial),
+		wire.CreateTunnelTerminatorRequestV2Type: async("requests", requestsPerRouter, m.createTunnelTerminator),
+		wire.UpdateTunnelTerminatorRequestType:   async("requests", requestsPerRouter, m.updateTunnelTerminator),
+		wire.TunnelHealthEventType:               async("requests", requestsPerRouter, m.tunnelHealthEvent),
+
+		wire.EnrollmentExtendRouterType:   async("requests", requestsPerRouter, m.extend),
+		wire.EnrollmentExtendRouterVerify: async("requests", requestsPerRouter, m.extendVerify),
+		wire.VerifyRouterType:             async("requests", requestsPerRouter, m.verifyRouter),
 	}
 }
 

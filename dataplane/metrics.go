@@ -116,6 +116,15 @@ var contentNames = map[int32]string{
 	wire.RouteType: "route", wire.UnrouteType: "unroute", wire.RouteResultType: "route_result", wire.FaultType: "fault",
 	wire.CircuitConfirmationType: "circuit_confirmation",
 
+	// A router's own tunneler.
+	wire.CreateTunnelTerminatorRequestV2Type:  "create_tunnel_terminator_v2_request",
+	wire.CreateTunnelTerminatorResponseV2Type: "create_tunnel_terminator_v2_response",
+	wire.UpdateTunnelTerminatorRequestType:    "update_tunnel_terminator_request",
+	wire.UpdateTunnelTerminatorResponseType:   "update_tunnel_terminator_response",
+	wire.TunnelHealthEventType:                "tunnel_health_event",
+	wire.CreateTunnelCircuitV2RequestType:     "create_tunnel_circuit_v2_request",
+	wire.CreateTunnelCircuitV2ResponseType:    "create_tunnel_circuit_v2_response",
+
 	// Links, the router's reports, inspections and the controllers' addresses.
 	wire.RouterLinksType: "router_links", wire.VerifyRouterType: "verify_router", wire.LinkStateType: "link_state",
 	wire.PeerStateChangesType: "peer_state_changes", wire.MetricsType: "metrics", wire.AlertsType: "alerts",

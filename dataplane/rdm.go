@@ -283,8 +283,14 @@ func changeEvents(tx *store.Tx, changes []store.Change) [][]byte {
 			out = append(out, sessionKeyChange(c)...)
 		case store.KindServicePolicy:
 			// A policy changed as a whole: removed and made again with
-			// what it selects now.
+			// what it selects now. Routers keep an identity's policies on
+			// the identity (and judge its services, a router's own tunneler
+			// included, by them): the identities the policy no longer
+			// selects are taken out of it first.
 			id := recordID(c)
+			if lost := tx.SelectionLost(store.RelServicePolicyIdentity, c.Old, c.New); len(lost) > 0 {
+				out = append(out, policyChange(id, wire.RelatedIdentity, lost, false))
+			}
 			out = append(out, event(wire.Delete, wire.ServicePolicy{ID: id}))
 			if p, err := store.GetAs[*store.ServicePolicy](tx, store.KindServicePolicy, id); err == nil && c.New != nil {
 				out = append(out, policyEvents(tx, p)...)

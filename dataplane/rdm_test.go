@@ -130,6 +130,42 @@ func TestChangeEvents_EntitiesComeBeforeThePoliciesTakeThemAndLeaveThemFirst(t *
 	}), "delete postureCheck pc")
 }
 
+// TestChangeEvents_APolicyLeavesTheIdentitiesItNoLongerSelects: routers
+// keep an identity's policies on the identity, so a policy whose identity
+// roles change (or that goes) first takes out the identities it no longer
+// selects; without that a router's own tunneler kept a Bind it had lost.
+func TestChangeEvents_APolicyLeavesTheIdentitiesItNoLongerSelects(t *testing.T) {
+	s := store.New()
+	base := func(id string) store.Base {
+		return store.Base{ID: id, CreatedAt: time.Unix(1, 0), UpdatedAt: time.Unix(1, 0)}
+	}
+	write(t, s, func(tx *store.Tx) error {
+		if err := tx.Insert(store.KindIdentityType, &store.IdentityType{Base: base("Device"), Named: store.Named{Name: "Device"}}); err != nil {
+			return err
+		}
+		if err := tx.Insert(store.KindAuthPolicy, &store.AuthPolicy{Base: base("ap"), Named: store.Named{Name: "ap"}}); err != nil {
+			return err
+		}
+		for _, id := range []string{"a", "b", "c"} {
+			if err := tx.CreateIdentity(&store.Identity{Base: base(id), Named: store.Named{Name: id}, TypeID: "Device", AuthPolicyID: "ap",
+				RoleAttributes: []string{"staff"}}, nil, nil); err != nil {
+				return err
+			}
+		}
+		return tx.CreatePolicy(store.KindServicePolicy, &store.ServicePolicy{Base: base("sp"), Named: store.Named{Name: "sp"},
+			Type: "Bind", Semantic: "AnyOf", IdentityRoles: []string{"@a", "@b", "@c"}})
+	})
+	equal(t, "two identities out of the policy", write(t, s, func(tx *store.Tx) error {
+		return tx.UpdatePolicy(store.KindServicePolicy, "sp", store.Patch{"identityRoles": []byte(`["@b"]`)}, time.Unix(2, 0))
+	}), "remove sp 2:a,c", "delete policy sp", "create policy sp", "add sp 2:b")
+	equal(t, "the same identities by attribute", write(t, s, func(tx *store.Tx) error {
+		return tx.UpdatePolicy(store.KindServicePolicy, "sp", store.Patch{"identityRoles": []byte(`["#staff"]`)}, time.Unix(3, 0))
+	}), "delete policy sp", "create policy sp", "add sp 2:a,b,c")
+	equal(t, "the policy gone", write(t, s, func(tx *store.Tx) error {
+		return tx.DeletePolicy(store.KindServicePolicy, "sp")
+	}), "remove sp 2:a,b,c", "delete policy sp")
+}
+
 func TestRDMLog_CoversTheIndexesItKeeps(t *testing.T) {
 	var l rdmLog
 	l.reset(10)

@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"fmt"
 	"net/http"
 	"testing"
 
@@ -9,7 +10,9 @@ import (
 
 // TestConsoleShowsARouterIdentitysRouter: an identity that is an edge
 // router's tunneler links to its router and offers no Delete (the API would
-// refuse it); the router links back to its identity; Why names the router.
+// refuse it); its edit form shows its name read-only, as following its
+// router, and saves the other fields; the router links back to its
+// identity; Why names the router.
 func TestConsoleShowsARouterIdentitysRouter(t *testing.T) {
 	t.Parallel()
 	chromiumPath(t)
@@ -31,6 +34,26 @@ func TestConsoleShowsARouterIdentitysRouter(t *testing.T) {
 	if hasDelete || href != "#/r/edge-routers/"+id {
 		t.Fatalf("router identity page: Delete offered %v, router link %q", hasDelete, href)
 	}
+	// Its edit form shows its name read-only (the API refuses a new one),
+	// says why, and saves without sending it.
+	run(t, ctx, "the identity's edit form", chromedp.Navigate(base+"/console/#/r/identities/"+id+"/edit"),
+		chromedp.WaitVisible("#f-name", chromedp.ByID))
+	waitText(t, ctx, "the form says the name follows the router", "#name-follows-router", "It follows its edge router")
+	var nameReadOnly bool
+	var nameValue string
+	run(t, ctx, "the name field", chromedp.Evaluate(`document.querySelector('#f-name').readOnly`, &nameReadOnly),
+		chromedp.Evaluate(`document.querySelector('#f-name').value`, &nameValue))
+	if !nameReadOnly || nameValue != "tun-west" {
+		t.Fatalf("router identity's edit form: name read-only %v, value %q", nameReadOnly, nameValue)
+	}
+	run(t, ctx, "save the form", chromedp.SetValue("#f-roleAttributes", "west", chromedp.ByID), chromedp.Click("#save", chromedp.ByID),
+		chromedp.WaitVisible("#router-of", chromedp.ByID))
+	st, m = do(t, http.MethodGet, n.mgmt("/identities/"+id), tok, nil)
+	mustStatus(t, "read the identity", st, m, http.StatusOK)
+	if d := m["data"].(map[string]any); d["name"] != "tun-west" || fmt.Sprint(d["roleAttributes"]) != "[west]" {
+		t.Fatalf("after the form's save: name %v, roleAttributes %v", d["name"], d["roleAttributes"])
+	}
+
 	run(t, ctx, "the router", chromedp.Navigate(base+"/console/#/r/edge-routers/"+id), chromedp.WaitVisible("#fields", chromedp.ByID))
 	waitText(t, ctx, "the router names its identity", "#router-identity", "Its tunneler is the identity tun-west")
 

@@ -239,6 +239,23 @@ func TestRollingUpgradeFromAnEarlierRelease(t *testing.T) {
 		}
 		return nil
 	})
+	// and the leader that made them said so in its log.
+	waitUntil(t, "the upgrade step's line in a node's log", 15*time.Second, func() error {
+		var said string
+		for _, n := range c.nodes {
+			for _, line := range strings.Split(n.stderr.String(), "\n") {
+				if strings.Contains(line, "upgrade step: upgrading edge routers with a tunneler: their identities made") {
+					said += line
+				}
+			}
+		}
+		for _, id := range tunnelers {
+			if !strings.Contains(said, id) {
+				return fmt.Errorf("no node logged the identity of router %s it made (%q)", id, said)
+			}
+		}
+		return nil
+	})
 	// The old release's enrollment JWT verifies as OpenZiti's enrollers
 	// check it (issuer's server certificate key, bare issuer).
 	waitUntil(t, "the old release's enrollment JWT verifies as the SDK checks it", 30*time.Second, func() error {

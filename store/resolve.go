@@ -148,6 +148,32 @@ func (tx *Tx) policySelector(rel *relation, policyID string) *policy.Selector {
 	return raw.(*ref).Sel
 }
 
+// SelectionLost returns the entities of relation relName that policy record
+// old selected and upd (nil: the policy went) does not select, sorted: what
+// a change of the policy's roles took out of it.
+func (tx *Tx) SelectionLost(relName string, old, upd Record) []string {
+	rel := relationsByName[relName]
+	if rel == nil || old == nil {
+		return nil
+	}
+	oldSel := rel.selector(old)
+	var newSel *policy.Selector
+	if upd != nil {
+		newSel = rel.selector(upd)
+		if oldSel.Equal(newSel) {
+			return nil
+		}
+	}
+	var lost []string
+	tx.selectEntities(rel, oldSel, func(e string) {
+		if newSel == nil || !tx.entityMatches(rel, newSel, e) {
+			lost = append(lost, e)
+		}
+	})
+	sort.Strings(lost)
+	return lost
+}
+
 // selectEntities calls fn once for every entity sel selects.
 func (tx *Tx) selectEntities(rel *relation, sel *policy.Selector, fn func(id string)) {
 	tx.selectEntitiesWhile(rel, sel, func(id string) bool { fn(id); return true })

@@ -712,6 +712,12 @@ function fieldInput(f, rec) {
   return [input];
 }
 
+// readOnly marks a field's input read-only when ro is set.
+function readOnly(inputs, ro) {
+  if (ro && inputs[0]) inputs[0].readOnly = true;
+  return inputs;
+}
+
 function readField(f, form) {
   const el = form.querySelector(`[name="${f.name}"]`);
   const raw = el.type === 'checkbox' ? el.checked : el.value;
@@ -736,7 +742,14 @@ let current = {};
 
 function formView(res, rec) {
   const editing = !!rec;
-  const fields = (res.fields || []).filter((f) => !(editing && f.createOnly));
+  // A router's tunneler identity (type Router) is named after its edge
+  // router: the API refuses a new name, so the form shows it read-only.
+  const followsRouter = editing && res.path === 'identities' && rec.typeId === 'Router';
+  const fields = (res.fields || []).filter((f) => !(editing && f.createOnly))
+    .map((f) => followsRouter && f.name === 'name'
+      ? { ...f, readOnly: true, required: false, helpId: 'name-follows-router',
+        help: 'It follows its edge router: rename the router to rename it.' }
+      : f);
   const general = h('div', { class: 'error-slot', id: 'form-error' });
   const form = h('form', { class: 'card', id: 'resource-form', novalidate: true, onsubmit: async (e) => {
     e.preventDefault();
@@ -746,7 +759,7 @@ function formView(res, rec) {
     let body = {};
     try {
       for (const f of fields) {
-        if (f.virtual) continue;
+        if (f.virtual || f.readOnly) continue;
         const v = readField(f, form);
         if (v !== undefined) body[f.name] = v;
       }
@@ -775,8 +788,8 @@ function formView(res, rec) {
   } },
   ...fields.map((f) => h('div', { class: 'row', 'data-row': f.name },
     h('label', { for: `f-${f.name}` }, f.label || label(f.name) + (f.suffix || ''), f.required ? ' *' : ''),
-    ...fieldInput(f, rec),
-    f.help ? h('small', { class: 'help' }, f.help) : null,
+    ...readOnly(fieldInput(f, rec), f.readOnly),
+    f.help ? h('small', { class: 'help', id: f.helpId || null }, f.help) : null,
     h('div', { class: 'field-error', 'data-error-for': f.name, role: 'alert' }))),
   general,
   h('div', { class: 'toolbar' }, h('button', { type: 'submit', id: 'save' }, editing ? 'Save' : 'Create'),
