@@ -68,7 +68,7 @@ func TestConsoleNavigationAfterLogin(t *testing.T) {
 	run(t, ctx, "the navigation without the resources",
 		chromedp.Evaluate(`[...document.querySelectorAll('#nav a')].map(a=>a.textContent)`, &pages),
 		chromedp.Evaluate(`!!document.querySelector('#logout')`, &loggedIn))
-	if !slices.Equal(pages, []string{"Overview", "Why", "Events"}) || !loggedIn || asked.Load() != 1 {
+	if !slices.Equal(pages, []string{"Overview", "Why", "Events", "Circuits", "Topology"}) || !loggedIn || asked.Load() != 1 {
 		t.Fatalf("before Retry: navigation %q, Log out %v, the description asked for %d times", pages, loggedIn, asked.Load())
 	}
 	run(t, ctx, "Retry", chromedp.Click("#retry", chromedp.ByID), chromedp.WaitVisible("#members tbody tr", chromedp.ByQuery))

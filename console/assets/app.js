@@ -3,6 +3,7 @@
 // sessionStorage only: never in a cookie, never in the URL.
 import { resources, byPath, loadResources } from './resources.js';
 import qrcode from './vendor/qrcode.mjs';
+import { circuitsView, topologyView, routerView, stopLive } from './dataplane.js';
 
 const MGMT = '/edge/management/v1';
 const TOKEN = 'edgectl.token';
@@ -154,7 +155,8 @@ function nav() {
   const drawn = `${user}\n${resources.map((r) => r.path).join(' ')}`;
   if (navFor === drawn && document.getElementById('logout')) return;
   navFor = drawn;
-  const links = [h('a', { href: '#/' }, 'Overview'), h('a', { href: '#/why' }, 'Why'), h('a', { href: '#/events' }, 'Events')];
+  const links = [h('a', { href: '#/' }, 'Overview'), h('a', { href: '#/why' }, 'Why'), h('a', { href: '#/events' }, 'Events'),
+    h('a', { href: '#/circuits' }, 'Circuits'), h('a', { href: '#/topology' }, 'Topology')];
   const list = resources.map((r) => h('a', { href: `#/r/${r.path}`, 'data-resource': r.path }, r.title));
   const n = document.getElementById('nav');
   n.replaceChildren(h('div', { class: 'navgroup' }, ...links), list.length ? h('div', { class: 'navgroup', id: 'nav-resources' }, ...list) : null);
@@ -569,6 +571,8 @@ async function detailView(res, id) {
       } catch (ex) { actions.append(errorBox(ex)); }
     } }, 'Delete'),
     res.path === 'identities' ? h('a', { class: 'button', href: `#/why?identity=${encodeURIComponent(id)}` }, 'Why…') : null,
+    res.path === 'edge-routers' || res.path === 'routers'
+      ? h('a', { class: 'button', id: 'router-data-plane', href: `#/router/${encodeURIComponent(id)}` }, 'Links, terminators, circuits') : null,
     res.path === 'identities' || res.path === 'services'
       ? h('a', { class: 'button', id: 'network-view', href: `#/network?${res.path === 'identities' ? 'identity' : 'service'}=${encodeURIComponent(id)}` }, 'Network view') : null);
   const fields = h('dl', { class: 'fields', id: 'fields' },
@@ -1103,6 +1107,7 @@ async function route() {
   const hash = location.hash || '#/';
   const path = hash.slice(1).split('?')[0];
   if (!path.startsWith('/events')) stopStream();
+  stopLive();
   if (path === '/login') return loginView();
   if (!sessionStorage.getItem(TOKEN)) return toLogin('');
   document.body.classList.remove('anon');
@@ -1123,6 +1128,9 @@ async function route() {
     if (parts[0] === 'why') return await whyView();
     if (parts[0] === 'events') return eventsView();
     if (parts[0] === 'network') return await networkView();
+    if (parts[0] === 'circuits' && parts.length === 1) return await circuitsView();
+    if (parts[0] === 'topology') return await topologyView();
+    if (parts[0] === 'router' && parts[1]) return await routerView(parts[1]);
     if (parts[0] === 'r' && byPath[parts[1]]) {
       const res = byPath[parts[1]];
       current = { res };
@@ -1142,3 +1150,6 @@ async function route() {
 
 window.addEventListener('hashchange', route);
 route();
+
+// What the data plane's pages (dataplane.js) share with the others.
+export { h, api, show, errorBox, cellOf };
