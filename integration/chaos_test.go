@@ -47,7 +47,27 @@ type chaosRun struct {
 	paused  map[int]bool
 
 	artifactDir string
+	restarts    []restartTiming // every restart of a killed node, in order
 }
+
+// restartTiming is how long a restarted node took from its process start to
+// its first /readyz 200, and the phases its log names (controller/startup.go).
+type restartTiming struct {
+	node   string
+	ready  time.Duration
+	phases []string
+}
+
+// Restart aims: a restarted node is ready within restartReadyAim; the test
+// fails above restartReadyBound. The bound is twice the aim because the
+// machine running the test may be shared (make test runs other packages
+// beside it, CI runners have 2 cores): a slow moment must not fail the run,
+// while the growth this guards against (a node replaying a log that no
+// snapshot had cut, 13.5 s three minutes into the run) still does.
+const (
+	restartReadyAim   = 5 * time.Second
+	restartReadyBound = 10 * time.Second
+)
 
 func (r *chaosRun) now() int64 { return int64(time.Since(r.start)) }
 
@@ -94,6 +114,7 @@ func TestClusterChaos(t *testing.T) {
 	close(stop)
 	wg.Wait()
 	r.heal()
+	r.reportRestarts()
 
 	// Final linearizable reads of every register through every node.
 	for k := range r.regs {
@@ -317,8 +338,8 @@ func (r *chaosRun) injectFaults(duration time.Duration) []fault {
 			note("SIGKILL %s", r.c.ids[victim])
 			r.node(victim).kill()
 			time.Sleep(2 * time.Second)
-			r.restart(victim)
-			note("%s restarted", r.c.ids[victim])
+			rt := r.restart(victim)
+			note("%s restarted: ready %s after its start", r.c.ids[victim], rt.ready.Round(time.Millisecond))
 		case "partition-follower":
 			note("cut %s off from the others for 3 s", r.c.ids[f])
 			r.c.proxies[f].Cut()
@@ -344,13 +365,60 @@ func (r *chaosRun) signal(i int, sig syscall.Signal, paused bool) {
 	}
 }
 
-func (r *chaosRun) restart(i int) {
+// restart starts node i again on its data dir and waits for its first
+// /readyz 200, which it times.
+func (r *chaosRun) restart(i int) restartTiming {
 	n := r.node(i)
+	began := time.Now()
 	nn := n.restart(r.t, nodeOpts{args: n.restartArgs()})
 	nn.name = n.name
 	r.nodesMu.Lock()
 	r.c.nodes[i] = nn
 	r.nodesMu.Unlock()
+	quick := &http.Client{Timeout: time.Second, Transport: r.client.Transport}
+	deadline := began.Add(60 * time.Second)
+	for {
+		st, _, err := doWith(quick, http.MethodGet, "https://"+r.hosts[i]+"/readyz", "", nil)
+		if err == nil && st == http.StatusOK {
+			break
+		}
+		if time.Now().After(deadline) {
+			r.t.Fatalf("%s: not ready 60 s after its restart", r.c.ids[i])
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	rt := restartTiming{node: r.c.ids[i], ready: time.Since(began)}
+	for _, line := range strings.Split(nn.stderr.String(), "\n") {
+		if strings.Contains(line, "startup phase") {
+			rt.phases = append(rt.phases, line)
+		}
+	}
+	r.mu.Lock()
+	r.restarts = append(r.restarts, rt)
+	r.mu.Unlock()
+	return rt
+}
+
+// reportRestarts prints the time to ready of every restart, with the
+// phases the node logged, and fails the run above restartReadyBound.
+func (r *chaosRun) reportRestarts() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var worst time.Duration
+	for k, rt := range r.restarts {
+		worst = max(worst, rt.ready)
+		r.t.Logf("restart %d of %s: ready %s after its start", k+1, rt.node, rt.ready.Round(time.Millisecond))
+		for _, p := range rt.phases {
+			r.t.Logf("    %s", p)
+		}
+	}
+	if len(r.restarts) == 0 {
+		return
+	}
+	r.t.Logf("%d restarts; slowest ready after %s (aim: under %s)", len(r.restarts), worst.Round(time.Millisecond), restartReadyAim)
+	if worst > restartReadyBound {
+		r.t.Errorf("a restarted node took %s to be ready (bound %s, aim %s): see the phases above", worst.Round(time.Millisecond), restartReadyBound, restartReadyAim)
+	}
 }
 
 // heal ends every fault still in place.
