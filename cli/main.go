@@ -164,7 +164,7 @@ func runCmd() *cobra.Command {
 	fs.StringVar(&configFile, "config", "", "a JSON file with the same settings, keyed by flag name (flags win)")
 	fs.StringSliceVar(&cfg.CORSOrigins, "cors-origins", nil, "origins (https://host[:port], comma-separated or repeated) whose pages may call the APIs from a browser, such as a console served elsewhere; none by default")
 	fs.DurationVar(&cfg.SessionTimeout, "session-timeout", 30*time.Minute, "API sessions end after this long without activity")
-	fs.Uint64Var(&cfg.SnapshotThreshold, "snapshot-threshold", 0, "log entries between automatic snapshots; given, it is fixed; by default 8192, raised to a quarter of the model's records as the model grows")
+	fs.Uint64Var(&cfg.SnapshotThreshold, "snapshot-threshold", 0, "log entries between automatic snapshots; given, it is fixed; by default 4096, raised to a quarter of the model's records as the model grows")
 	fs.Uint64Var(&cfg.TrailingLogs, "trailing-logs", 10240, "log entries kept after a snapshot, for followers that fall behind (at least; the log is freed by whole --raft-segment-size segments; a follower behind what is left gets the snapshot)")
 	fs.Int64Var(&cfg.RaftSegmentSize, "raft-segment-size", 64<<20, "size in bytes of the Raft log's segment files; the log is freed by whole segments after a snapshot")
 	fs.DurationVar(&cfg.SnapshotInterval, "snapshot-interval", cluster.DefaultSnapshotInterval, "how often to check whether the log has passed --snapshot-threshold (a restarting node replays the log since the last snapshot)")
