@@ -160,6 +160,7 @@ type Node struct {
 	// apply, with its result.
 	answeredAtCommit, answeredAfterApply atomic.Uint64
 	readTerm                             atomic.Uint64 // the term whose leader barrier read indexes rely on (readindex.go)
+	confirmer                            termConfirmer // the rounds proving leadership for read indexes (confirmterm.go)
 
 	snapshotting atomic.Bool
 	shutdownOnce sync.Once

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -359,7 +360,8 @@ func (a strAddr) String() string  { return string(a) }
 // heartbeats and refuses later ones; the store is closed after it.
 type gatedTransport struct {
 	*raft.NetworkTransport
-	hb heartbeatGate
+	hb        heartbeatGate
+	staleAcks atomic.Bool // faults.go
 }
 
 func (t *gatedTransport) SetHeartbeatHandler(cb func(raft.RPC)) {
