@@ -7,7 +7,9 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -27,7 +29,14 @@ import (
 // refused is applied and nothing is applied twice.
 //
 // EDGECTL_CHAOS_DURATION sets how long faults are injected (default 15 s,
-// the short run of `make test`; `make chaos` runs 3 minutes).
+// the short run of `make test`; `make chaos` runs 3 minutes). For a
+// campaign (docs/operations.md, "Chaos campaigns"): EDGECTL_CHAOS_CLIENTS
+// sets the number of clients (default 6), EDGECTL_CHAOS_NODE_ARGS extra
+// flags for every node (say --apply-ahead=false), and
+// EDGECTL_CHAOS_FAULTS the faults to cycle through (a comma-separated
+// subset of pause-leader, kill-follower, partition-follower, kill-leader),
+// EDGECTL_CHAOS_ARTIFACTS the directory a failing run leaves its history in
+// (a new directory per run under it; default the system's temporary one).
 
 // chaosRun is the shared state of one fault test.
 type chaosRun struct {
@@ -81,8 +90,18 @@ func TestClusterChaos(t *testing.T) {
 		}
 		duration = d
 	}
-	const clients, registers = 6, 3
-	c := startCluster(t, clusterOpts{size: 3, proxies: true})
+	const registers = 3
+	clients := 6
+	if v := os.Getenv("EDGECTL_CHAOS_CLIENTS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			t.Fatalf("EDGECTL_CHAOS_CLIENTS: %q is not a positive number", v)
+		}
+		clients = n
+	}
+	nodeArgs := strings.Fields(os.Getenv("EDGECTL_CHAOS_NODE_ARGS"))
+	t.Logf("chaos: %s of faults, %d clients, node flags %q", duration, clients, nodeArgs)
+	c := startCluster(t, clusterOpts{size: 3, proxies: true, args: func(int) []string { return nodeArgs }})
 	r := &chaosRun{t: t, c: c, deletes: map[string]writeOutcome{}, paused: map[int]bool{}}
 	for _, n := range c.nodes {
 		r.hosts = append(r.hosts, n.host())
@@ -313,6 +332,14 @@ func (r *chaosRun) injectFaults(duration time.Duration) []fault {
 		r.t.Logf("%8s %s", f.at, f.what)
 	}
 	kinds := []string{"pause-leader", "kill-follower", "partition-follower", "kill-leader"}
+	if v := os.Getenv("EDGECTL_CHAOS_FAULTS"); v != "" {
+		kinds = strings.Split(v, ",")
+		for _, k := range kinds {
+			if !slices.Contains([]string{"pause-leader", "kill-follower", "partition-follower", "kill-leader"}, k) {
+				r.t.Fatalf("EDGECTL_CHAOS_FAULTS: %q is not pause-leader, kill-follower, partition-follower or kill-leader", k)
+			}
+		}
+	}
 	end := r.start.Add(duration)
 	time.Sleep(time.Second) // some history before the first fault
 	for i := 0; time.Now().Before(end); i++ {
@@ -555,7 +582,11 @@ func longestGap(ts []time.Time, from, to time.Time) time.Duration {
 // to read.
 func (r *chaosRun) artifacts() string {
 	if r.artifactDir == "" {
-		r.artifactDir, _ = os.MkdirTemp("", "edgectl-chaos-")
+		dir := os.Getenv("EDGECTL_CHAOS_ARTIFACTS")
+		if dir != "" {
+			_ = os.MkdirAll(dir, 0o755)
+		}
+		r.artifactDir, _ = os.MkdirTemp(dir, "edgectl-chaos-")
 	}
 	return r.artifactDir
 }
