@@ -35,7 +35,8 @@ import (
 // flags for every node (say --apply-ahead=false), and
 // EDGECTL_CHAOS_FAULTS the faults to cycle through (a comma-separated
 // subset of pause-leader, kill-follower, partition-follower, kill-leader),
-// EDGECTL_CHAOS_ARTIFACTS the directory a failing run leaves its history in
+// EDGECTL_CHAOS_ROAMING=1 sends each operation to a node picked at random
+// (by default a client keeps to one node), EDGECTL_CHAOS_ARTIFACTS the directory a failing run leaves its history in
 // (a new directory per run under it; default the system's temporary one).
 
 // chaosRun is the shared state of one fault test.
@@ -56,6 +57,7 @@ type chaosRun struct {
 	paused  map[int]bool
 
 	artifactDir string
+	roaming     bool            // EDGECTL_CHAOS_ROAMING: each operation goes to a node picked at random
 	restarts    []restartTiming // every restart of a killed node, in order
 }
 
@@ -100,9 +102,10 @@ func TestClusterChaos(t *testing.T) {
 		clients = n
 	}
 	nodeArgs := strings.Fields(os.Getenv("EDGECTL_CHAOS_NODE_ARGS"))
-	t.Logf("chaos: %s of faults, %d clients, node flags %q", duration, clients, nodeArgs)
+	t.Logf("chaos: %s of faults, %d clients, node flags %q, faults %q, roaming %q", duration, clients, nodeArgs,
+		os.Getenv("EDGECTL_CHAOS_FAULTS"), os.Getenv("EDGECTL_CHAOS_ROAMING"))
 	c := startCluster(t, clusterOpts{size: 3, proxies: true, args: func(int) []string { return nodeArgs }})
-	r := &chaosRun{t: t, c: c, deletes: map[string]writeOutcome{}, paused: map[int]bool{}}
+	r := &chaosRun{t: t, c: c, deletes: map[string]writeOutcome{}, paused: map[int]bool{}, roaming: os.Getenv("EDGECTL_CHAOS_ROAMING") == "1"}
 	for _, n := range c.nodes {
 		r.hosts = append(r.hosts, n.host())
 	}
@@ -158,6 +161,12 @@ func (r *chaosRun) client_(id int, stop <-chan struct{}) {
 		// does between health checks: the clients of a paused node wait
 		// for it, the others go on.
 		node := id % len(r.hosts)
+		if r.roaming {
+			// Requests sent to a paused node during its pause, after
+			// writes the new leader acknowledged, and answered when it
+			// resumes: the reads that catch a deposed leader.
+			node = rng.IntN(len(r.hosts))
+		}
 		ok := true
 		switch p := rng.IntN(100); {
 		case p < 35:
