@@ -537,9 +537,10 @@ func (r *chaosRun) check(faults []fault) {
 		"longest window without an acknowledged write: %s overall, %s while the leader was paused",
 		len(faults), count[writeApplied], count[writeNotApplied], count[writeMaybe], unanswered, writes, reads,
 		gap.Round(time.Millisecond), pausedGap.Round(time.Millisecond))
-	if os.Getenv("EDGECTL_CHAOS_DURATION") != "" && pausedGap >= 3*time.Second {
+	if os.Getenv("EDGECTL_CHAOS_DURATION") != "" && !r.roaming && pausedGap >= 3*time.Second {
 		// Asserted in the long run only: the short one shares two cores
-		// with the rest of make test.
+		// with the rest of make test. Roaming clients all end up waiting
+		// on the paused node, so writes stop then by design.
 		t.Errorf("writes stopped for %s while the leader was paused (aim: under 3 s)", pausedGap)
 	}
 	if count[writeApplied] < 20 || reads < 20 {
