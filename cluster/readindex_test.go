@@ -145,3 +145,27 @@ func TestReadIndex_AnOldLeaderFedStaleAnswersDoesNotAnswerFromItsOwnState(t *tes
 		return got == "v2"
 	}, 20*time.Second)
 }
+
+// TestReadIndex_MembersOfAnOlderReleaseStillConfirm: voters that do not
+// know cluster.confirm_term (an older release, mid-upgrade) answer
+// "unknown RPC"; the leader then proves its leadership as before, with
+// raft's heartbeat round, instead of failing every linearizable read.
+func TestReadIndex_MembersOfAnOlderReleaseStillConfirm(t *testing.T) {
+	t.Parallel()
+	c := mustNewCluster(t, 3)
+	ctx := ctxTimeout(t, 20*time.Second)
+	for _, f := range c.Followers() {
+		f.handlersMu.Lock()
+		delete(f.handlers, rpcConfirmTerm)
+		f.handlersMu.Unlock()
+	}
+	mustApply(t, ctx, c.Leader(), setCmd("k", "v"))
+	for _, n := range c.nodes {
+		if _, err := n.ReadIndex(ctx); err != nil {
+			t.Fatalf("read index on %s with followers of an older release: %v", n.ID(), err)
+		}
+		if got, _ := n.fsm.get("k"); got != "v" {
+			t.Fatalf("%s: k=%q after read index", n.ID(), got)
+		}
+	}
+}
