@@ -114,7 +114,9 @@ scale:
 	$(GO) run ./bench/scalebench -identities 1000000 -paired 100000 -cluster=false -restart -gc-before -requests 2000
 
 # The fault test at length: three nodes, clients over all of them, leader and followers
-# killed, paused and cut off for 3 minutes, then every write and the register histories checked.
+# killed, paused and cut off for 3 minutes, then every write and the register histories checked;
+# it prints each restarted node's time to its first /readyz 200 and fails above 10 s. Campaign
+# settings (clients, node flags, faults, roaming clients): docs/operations.md, "Chaos campaigns".
 chaos:
 	EDGECTL_CHAOS_DURATION=3m $(GO) test -count=1 -timeout 20m -run 'TestClusterChaos|TestRegisterChecker' -v ./integration/
 

@@ -22,6 +22,7 @@ import (
 	"syscall"
 	"time"
 
+	"edgectl/cluster"
 	"edgectl/controller"
 
 	"github.com/hashicorp/go-hclog"
@@ -163,10 +164,10 @@ func runCmd() *cobra.Command {
 	fs.StringVar(&configFile, "config", "", "a JSON file with the same settings, keyed by flag name (flags win)")
 	fs.StringSliceVar(&cfg.CORSOrigins, "cors-origins", nil, "origins (https://host[:port], comma-separated or repeated) whose pages may call the APIs from a browser, such as a console served elsewhere; none by default")
 	fs.DurationVar(&cfg.SessionTimeout, "session-timeout", 30*time.Minute, "API sessions end after this long without activity")
-	fs.Uint64Var(&cfg.SnapshotThreshold, "snapshot-threshold", 0, "log entries between automatic snapshots; given, it is fixed; by default 8192, raised to a quarter of the model's records as the model grows")
+	fs.Uint64Var(&cfg.SnapshotThreshold, "snapshot-threshold", 0, "log entries between automatic snapshots; given, it is fixed; by default 4096, raised to a quarter of the model's records as the model grows")
 	fs.Uint64Var(&cfg.TrailingLogs, "trailing-logs", 10240, "log entries kept after a snapshot, for followers that fall behind (at least; the log is freed by whole --raft-segment-size segments; a follower behind what is left gets the snapshot)")
 	fs.Int64Var(&cfg.RaftSegmentSize, "raft-segment-size", 64<<20, "size in bytes of the Raft log's segment files; the log is freed by whole segments after a snapshot")
-	fs.DurationVar(&cfg.SnapshotInterval, "snapshot-interval", 2*time.Minute, "how often to check whether to snapshot")
+	fs.DurationVar(&cfg.SnapshotInterval, "snapshot-interval", cluster.DefaultSnapshotInterval, "how often to check whether the log has passed --snapshot-threshold (a restarting node replays the log since the last snapshot)")
 	fs.DurationVar(&cfg.SmartRerouteInterval, "smart-reroute-interval", time.Minute, "how often to move circuits to a path that became cheaper by at least 15 (a few at a time, as OpenZiti's controller does); 0: never")
 	fs.BoolVar(&applyAhead, "apply-ahead", true, "a follower applies a write it forwarded as soon as the leader says it committed, without waiting for raft to tell it (false: it waits)")
 	fs.StringVar(&logLevel, "log-level", "info", "trace, debug, info, warn or error")

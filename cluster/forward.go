@@ -429,6 +429,7 @@ func (n *Node) registerInternalRPCs() {
 	n.registerRPC(rpcReadIndex, func(ctx context.Context, _ *x509.Certificate, _ []byte) ([]byte, error) {
 		return n.readIndexLocal(ctx)
 	})
+	n.registerRPC(rpcConfirmTerm, n.confirmTermHandler)
 	n.registerRPC(rpcAddVoter, n.membershipHandler(n.addVoterLocal))
 	n.registerRPC(rpcAddNonvoter, n.membershipHandler(n.addNonvoterLocal))
 	n.registerRPC(rpcRemoveServer, n.membershipHandler(n.removeServerLocal))

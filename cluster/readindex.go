@@ -15,8 +15,9 @@ const rpcReadIndex = "cluster.read_index"
 // ReadIndex makes a following read linearizable without writing to the log:
 // when it returns nil, this node's FSM reflects every write that any node
 // had acknowledged before ReadIndex was called. The leader takes its commit
-// index, proves with one round of heartbeats to a quorum that it still leads
-// (raft's VerifyLeader), and hands back the index of the last command at or
+// index, proves with one round of questions to a quorum that it still leads
+// (confirmterm.go; not raft's VerifyLeader, which stale answers satisfy),
+// and hands back the index of the last command at or
 // below that commit index; the reading node then waits until its own FSM has
 // applied it. A follower asks the leader over the cluster port.
 //
@@ -71,8 +72,8 @@ func (n *Node) readIndexLocal(ctx context.Context) ([]byte, error) {
 		n.readTerm.Store(term)
 	}
 	commit := n.raft.CommitIndex()
-	if err := n.raft.VerifyLeader().Error(); err != nil {
-		return nil, mapCommitErr("read index", err)
+	if err := n.confirmTerm(ctx, term); err != nil {
+		return nil, err
 	}
 	if n.raft.CurrentTerm() != term {
 		return nil, fmt.Errorf("cluster: read index: %w (the term changed)", ErrNotLeader)

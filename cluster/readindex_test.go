@@ -93,3 +93,79 @@ func TestReadIndex_AFrozenOldLeaderNeverAnswersFromItsOwnState(t *testing.T) {
 		return got == "v2"
 	}, 20*time.Second)
 }
+
+// TestReadIndex_AnOldLeaderFedStaleAnswersDoesNotAnswerFromItsOwnState: a
+// leader paused (SIGSTOP) reads, when it resumes, the answers its
+// followers had sent before the others elected a new leader; raft's
+// VerifyLeader and lease take them as fresh (StaleAcks stands for them,
+// and the freeze keeps the new term from reaching it). A read index on it
+// must still not succeed on its old state while a write acknowledged
+// through the new leader is missing from it: the proof of leadership comes
+// from answers given after the read began (confirmterm.go). Before that,
+// the read succeeded here at once with k=v1: a stale read, the kind of
+// non-linearizable history TestClusterChaos found once (issue 46).
+func TestReadIndex_AnOldLeaderFedStaleAnswersDoesNotAnswerFromItsOwnState(t *testing.T) {
+	t.Parallel()
+	c := mustNewCluster(t, 3, func(cfg *Config) { cfg.LeaderWait = 1500 * time.Millisecond })
+	ctx := ctxTimeout(t, 30*time.Second)
+	old := c.Leader()
+	mustApply(t, ctx, old, setCmd("k", "v1"))
+	if _, err := old.ReadIndex(ctx); err != nil { // the term's barrier is behind it
+		t.Fatal(err)
+	}
+	old.StaleAcks(true)
+	old.Freeze(true)
+	defer func() {
+		old.StaleAcks(false)
+		old.Freeze(false)
+	}()
+	nl := c.WaitForNewLeader(old)
+	mustApply(t, ctx, nl, setCmd("k", "v2"))
+	if !old.IsLeader() {
+		t.Fatal("the old leader stepped down: the stale answers did not keep it leading, so this test shows nothing")
+	}
+	_, err := old.ReadIndex(ctx)
+	if err == nil {
+		got, _ := old.fsm.get("k")
+		if got != "v2" {
+			t.Fatalf("the deposed leader answered a linearizable read from its own state: k=%q after v2 was acknowledged", got)
+		}
+	}
+	if err != nil && !errors.Is(err, ErrNoLeader) && !errors.Is(err, ErrNotLeader) {
+		t.Fatalf("error %v, want ErrNoLeader or ErrNotLeader", err)
+	}
+	// Healed, it learns of the new term and reads the new value.
+	old.StaleAcks(false)
+	old.Freeze(false)
+	testPoll(t, func() bool {
+		if _, err := old.ReadIndex(ctx); err != nil {
+			return false
+		}
+		got, _ := old.fsm.get("k")
+		return got == "v2"
+	}, 20*time.Second)
+}
+
+// TestReadIndex_MembersOfAnOlderReleaseStillConfirm: voters that do not
+// know cluster.confirm_term (an older release, mid-upgrade) answer
+// "unknown RPC"; the leader then proves its leadership as before, with
+// raft's heartbeat round, instead of failing every linearizable read.
+func TestReadIndex_MembersOfAnOlderReleaseStillConfirm(t *testing.T) {
+	t.Parallel()
+	c := mustNewCluster(t, 3)
+	ctx := ctxTimeout(t, 20*time.Second)
+	for _, f := range c.Followers() {
+		f.handlersMu.Lock()
+		delete(f.handlers, rpcConfirmTerm)
+		f.handlersMu.Unlock()
+	}
+	mustApply(t, ctx, c.Leader(), setCmd("k", "v"))
+	for _, n := range c.nodes {
+		if _, err := n.ReadIndex(ctx); err != nil {
+			t.Fatalf("read index on %s with followers of an older release: %v", n.ID(), err)
+		}
+		if got, _ := n.fsm.get("k"); got != "v" {
+			t.Fatalf("%s: k=%q after read index", n.ID(), got)
+		}
+	}
+}

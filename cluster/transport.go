@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -333,15 +334,44 @@ func (l *raftLayer) Close() error {
 // Addr is the advertised address: raft puts it into votes and leader info.
 func (l *raftLayer) Addr() net.Addr { return l.advertise }
 
-// Dial opens a raft connection to a peer.
+// raftDialRetry is how often Dial tries a peer again that it could not
+// reach.
+const raftDialRetry = 25 * time.Millisecond
+
+// Dial opens a raft connection to a peer. A peer that cannot be reached
+// (down, restarting) is tried again every raftDialRetry until the
+// transport's timeout, or until this node stops, before Dial fails. The
+// reason is raft's backoff: each failed call to a follower doubles the wait
+// of the leader's replication to it before the next one (10 ms, then 20,
+// 40, ... up to 10 s; hashicorp/raft's replicateTo), and a dial refused at
+// once is a failed call every few milliseconds. A follower down for two
+// seconds found the leader's replication waiting 2.5 s more after it came
+// back, and a follower down for ten seconds 10 s: the restarted node was
+// ready only then (issue 46). Held here, a call fails once per timeout at
+// most, and replication goes on as soon as the peer answers again.
 func (l *raftLayer) Dial(address raft.ServerAddress, timeout time.Duration) (net.Conn, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	c, err := l.m.dial(ctx, string(address), protoRaft)
-	if err != nil {
-		return nil, err
+	deadline := time.Now().Add(timeout)
+	for {
+		ctx, cancel := context.WithDeadline(context.Background(), deadline)
+		c, err := l.m.dial(ctx, string(address), protoRaft)
+		cancel()
+		if err == nil {
+			return &trackedConn{Conn: c, m: l.m}, nil
+		}
+		if time.Until(deadline) < raftDialRetry {
+			return nil, err
+		}
+		t := time.NewTimer(raftDialRetry)
+		select {
+		case <-l.m.done:
+			t.Stop()
+			return nil, err
+		case <-l.closed:
+			t.Stop()
+			return nil, err
+		case <-t.C:
+		}
 	}
-	return &trackedConn{Conn: c, m: l.m}, nil
 }
 
 type strAddr string
@@ -359,7 +389,8 @@ func (a strAddr) String() string  { return string(a) }
 // heartbeats and refuses later ones; the store is closed after it.
 type gatedTransport struct {
 	*raft.NetworkTransport
-	hb heartbeatGate
+	hb        heartbeatGate
+	staleAcks atomic.Bool // faults.go
 }
 
 func (t *gatedTransport) SetHeartbeatHandler(cb func(raft.RPC)) {

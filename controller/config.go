@@ -30,7 +30,7 @@ type Config struct {
 	// CORSOrigins may call the APIs from a browser page (--cors-origins).
 	CORSOrigins []string
 	// SnapshotThreshold, when set, is raft's fixed snapshot threshold; 0
-	// means 8192 raised with the model's size (snapshots.go).
+	// means 4096 raised with the model's size (snapshots.go).
 	SnapshotThreshold uint64
 	SnapshotInterval  time.Duration
 	TrailingLogs      uint64

@@ -70,6 +70,7 @@ func Start(ctx context.Context, cfg Config, log hclog.Logger, out io.Writer) (_ 
 		log = hclog.NewNullLogger()
 	}
 	applyGCPercent(cfg.GCPercent, log)
+	startup := newStartupLog(log)
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("data dir: %w", err)
 	}
@@ -134,6 +135,7 @@ func Start(ctx context.Context, cfg Config, log hclog.Logger, out io.Writer) (_ 
 	if err != nil {
 		return nil, err
 	}
+	startup.phase("raft open", n.Raft)
 	n.Writer = fsm.NewWriter(n.Raft, cfg.Now)
 	n.Writer.SetGate(n.commandGate)
 	n.Writer.ResolveUnknownOutcomes(n.FSM, n.Raft.Barrier)
@@ -150,11 +152,13 @@ func Start(ctx context.Context, cfg Config, log hclog.Logger, out io.Writer) (_ 
 	}
 	if n.Raft.HasState() {
 		n.waitCaughtUp(ctx)
+		startup.phase("caught up", n.Raft)
 	}
 	if err := n.startAPI(certs); err != nil {
 		_ = n.Raft.Shutdown(ctx)
 		return nil, err
 	}
+	startup.phase("serving", n.Raft)
 	if err := n.startMetrics(); err != nil {
 		_ = n.Shutdown(ctx)
 		return nil, fmt.Errorf("metrics listener: %w", err)
