@@ -94,12 +94,18 @@ func (m *Manager) fault(r *Router, msg *ctrlchan.Message) {
 	}
 	switch f.Subject {
 	case wire.IngressFault, wire.EgressFault:
-		m.endCircuit(f.ID, "an end of it closed", false, true)
+		if !m.foreignCircuit(r, reqFault, f.ID) {
+			m.endCircuit(f.ID, "an end of it closed", false, true)
+		}
 	case wire.ForwardFault, wire.UnknownOwnerForwardFault:
 		for _, id := range strings.Fields(f.ID) {
+			if m.foreignCircuit(r, reqFault, id) {
+				continue
+			}
 			ci, _ := m.circuits.get(id)
 			switch {
-			case ci == nil:
+			case ci == nil, !m.circuits.keeps(id, r.ID):
+				// None, or one the router left (a move): its stale route goes.
 				if f.Subject == wire.ForwardFault {
 					m.unroute(r.ID, id, true)
 				}
@@ -126,10 +132,27 @@ func (m *Manager) confirmCircuits(r *Router, msg *ctrlchan.Message) {
 		return
 	}
 	for _, id := range ids {
+		if m.foreignCircuit(r, reqConfirmation, id) {
+			continue
+		}
 		if !m.circuits.keeps(id, r.ID) {
 			m.unroute(r.ID, id, true)
 		}
 	}
+}
+
+// foreignCircuit refuses (refuseRequest, a security event) router r's
+// message of request about circuit id when the circuit is in the table
+// and r never held it: a router acting on another's circuit. A circuit not
+// in the table (ended, or routed by another node) and a router that held
+// it once (a late message after a move or a failed attempt) pass.
+func (m *Manager) foreignCircuit(r *Router, request, id string) bool {
+	exists, _, ever := m.circuits.heldBy(id, r.ID)
+	if !exists || ever {
+		return false
+	}
+	m.refuseRequest(r, request, whyAnotherRouter, "circuit "+id+" was never routed on router "+r.ID, true)
+	return true
 }
 
 // endCircuitsOf ends the circuits that lost their access: those of ended

@@ -53,7 +53,9 @@ func (m *Manager) dial(r *Router, msg *ctrlchan.Message) {
 		err = refusedSession(wire.ErrWrongSessionType, "the session is a %s session, not Dial", s.Type)
 	}
 	if err == nil {
-		err = mayUseRouter(tx, s, r.ID)
+		if err = mayUseRouter(tx, s, r.ID); err != nil {
+			m.refuseRequest(r, reqDial, whyRouterNotAllowed, "identity "+s.IdentityID+" may not use this router for service "+s.ServiceID, false)
+		}
 	}
 	if err != nil {
 		fail(err, "")
@@ -249,6 +251,9 @@ func (m *Manager) routeOn(ci *Circuit, attempt uint32, egress *wire.Egress, answ
 // routeResult hands a router's route result to the dial waiting for it.
 func (m *Manager) routeResult(r *Router, msg *ctrlchan.Message) {
 	id := string(msg.Body)
+	if m.foreignCircuit(r, reqRouteResult, id) {
+		return
+	}
 	if !m.circuits.deliver(id, routeAnswer{router: r.ID, msg: msg}) {
 		// A result nobody waits for: a late one, after the dial gave up
 		// (a move's late results are of circuits that go on, or that the

@@ -63,6 +63,9 @@ func newMetrics() *metrics {
 		reasonDuplicate, reasonShuttingDown, reasonModelNotReady} {
 		m.refused.WithLabelValues(r)
 	}
+	for _, rr := range refusedRequests {
+		m.requestsRefused.WithLabelValues(rr[0], rr[1])
+	}
 	for _, r := range []string{"routed", "refused"} {
 		m.dials.WithLabelValues(r)
 	}
