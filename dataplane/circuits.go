@@ -2,12 +2,14 @@ package dataplane
 
 import (
 	"errors"
+	"iter"
 	"strings"
 	"time"
 
 	"edgectl/ctrlchan"
 	"edgectl/dataplane/path"
 	"edgectl/dataplane/wire"
+	"edgectl/store"
 )
 
 // Circuits. Circuits live in memory on the node that routed them (dial.go),
@@ -166,6 +168,67 @@ func (m *Manager) endCircuitsOf(sessions, apiSessions, identities map[string]boo
 	}) {
 		m.unrouteAll(ci.Path, ci.ID, true)
 		m.log.Info("circuit ended: access lost", "circuit", ci.ID, "identity", ci.IdentityID, "service", ci.ServiceID)
+	}
+}
+
+// endCircuitsOffReach ends the circuits whose edge router access was lost:
+// their dialer may no longer use the router the circuit enters at, or the
+// host of their terminator the router it hosts through (edge router
+// policies and service edge router policies, as a dial and a terminator's
+// creation check them). The policies are judged outside the table's lock.
+func (m *Manager) endCircuitsOffReach() {
+	tx := m.cfg.Store.Read()
+	judged := map[[3]string]bool{}
+	may := func(identityID, serviceID, routerID string) bool {
+		k := [3]string{identityID, serviceID, routerID}
+		ok, done := judged[k]
+		if !done {
+			ok = reaches(tx, identityID, serviceID, routerID)
+			judged[k] = ok
+		}
+		return ok
+	}
+	lost := map[string]string{}
+	for _, c := range m.circuits.where(func(*Circuit) bool { return true }) {
+		switch {
+		case !may(c.IdentityID, c.ServiceID, c.IngressRouterID):
+			lost[c.ID] = "its dialer may no longer use edge router " + c.IngressRouterID
+		case !hostMayUse(tx, c.TerminatorID, may):
+			lost[c.ID] = "its host may no longer use its terminator's edge router"
+		}
+	}
+	if len(lost) == 0 {
+		return
+	}
+	for _, ci := range m.circuits.endWhere("its edge router access was lost", func(c *Circuit) bool { return lost[c.ID] != "" }) {
+		m.unrouteAll(ci.Path, ci.ID, true)
+		m.log.Info("circuit ended: edge router access lost", "circuit", ci.ID, "identity", ci.IdentityID, "service", ci.ServiceID, "reason", lost[ci.ID])
+	}
+}
+
+// hostMayUse tells whether the host of terminator id (one a router made
+// for an SDK client or a tunneler) may still use the terminator's router
+// for its service; a terminator with no host (an admin's) or gone passes.
+func hostMayUse(tx *store.Tx, id string, may func(identityID, serviceID, routerID string) bool) bool {
+	t, err := store.GetAs[*store.Terminator](tx, store.KindTerminator, id)
+	if err != nil || t.HostID == "" {
+		return true
+	}
+	return may(t.HostID, t.ServiceID, t.RouterID)
+}
+
+// hostedTerminators are service's terminators whose host (if any) may
+// still use the terminator's router: a dial takes no other.
+func hostedTerminators(tx *store.Tx, serviceID string) iter.Seq[*store.Terminator] {
+	return func(yield func(*store.Terminator) bool) {
+		for t := range path.Terminators(tx, serviceID) {
+			if t.HostID != "" && !reaches(tx, t.HostID, serviceID, t.RouterID) {
+				continue
+			}
+			if !yield(t) {
+				return
+			}
+		}
 	}
 }
 

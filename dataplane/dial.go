@@ -76,7 +76,7 @@ func (m *Manager) dial(r *Router, msg *ctrlchan.Message) {
 	for attempt := uint32(0); ; attempt++ {
 		// 4.a: Pick (package path).
 		tx := m.cfg.Store.Read()
-		t, p, err := path.Pick(m.graph(tx, shun), path.Terminators(tx, s.ServiceID), s.ServiceID, r.ID, req.TerminatorInstanceID, failed)
+		t, p, err := path.Pick(m.graph(tx, shun), hostedTerminators(tx, s.ServiceID), s.ServiceID, r.ID, req.TerminatorInstanceID, failed)
 		if err != nil {
 			if attempt > 0 {
 				err = fmt.Errorf("%w (after %d failed attempts)", err, attempt)
