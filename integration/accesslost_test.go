@@ -13,6 +13,30 @@ import (
 func TestTraffic_EdgeRouterPolicyLostEndsAccess(t *testing.T) {
 	t.Parallel()
 	tn := newTrafficNet(t)
+	edgeRouterAccessLost(t, tn, tn.n, tn.n)
+}
+
+// TestTraffic_EdgeRouterPolicyLostEndsAccessOnEveryNode: the same on a
+// three-node cluster, each change made through another node than the one
+// the tunnelers use: whichever node routed the circuit ends it.
+func TestTraffic_EdgeRouterPolicyLostEndsAccessOnEveryNode(t *testing.T) {
+	t.Parallel()
+	zitiBinary(t)
+	c := startCluster(t, clusterOpts{size: 3})
+	waitControllerRecords(t, c)
+	tn := newTrafficNetOn(t, c.nodes[0], c.token)
+	for _, n := range c.nodes {
+		waitOnline(t, n, c.token, tn.router.id, true, 10*time.Second)
+	}
+	edgeRouterAccessLost(t, tn, c.nodes[1], c.nodes[2])
+}
+
+// edgeRouterAccessLost changes the edge router policy "all" of tn through
+// node first to leave the client without the router, then (restored)
+// through node second to leave the host without it; each time the open
+// stream must close within 5 s and a new dial be refused.
+func edgeRouterAccessLost(t *testing.T, tn *trafficNet, first, second *node) {
+	t.Helper()
 	items, err := listAll(t, tn.n, tn.token, "/edge-router-policies")
 	if err != nil {
 		t.Fatal(err)
@@ -26,19 +50,19 @@ func TestTraffic_EdgeRouterPolicyLostEndsAccess(t *testing.T) {
 	if erp == "" {
 		t.Fatal("no edge router policy named all")
 	}
-	identities := func(roles ...string) {
+	identities := func(through *node, roles ...string) {
 		t.Helper()
-		st, m := do(t, "PATCH", tn.n.mgmt("/edge-router-policies/"+erp), tn.token, map[string]any{"identityRoles": roles})
+		st, m := do(t, "PATCH", through.mgmt("/edge-router-policies/"+erp), tn.token, map[string]any{"identityRoles": roles})
 		mustStatus(t, "change the edge router policy", st, m, 200)
 	}
-	lose := func(what string, roles ...string) {
+	lose := func(what string, through *node, roles ...string) {
 		t.Helper()
 		stream := tn.openStream(t)
 		start := time.Now()
-		identities(roles...)
+		identities(through, roles...)
 		waitClosed(t, what, stream, 5*time.Second)
 		took := time.Since(start)
-		t.Logf("%s: the open stream closed %s after the change was answered", what, took.Round(time.Millisecond))
+		t.Logf("%s (changed through %s): the open stream closed %s after the change was answered", what, through.name, took.Round(time.Millisecond))
 		if took > 5*time.Second {
 			t.Fatalf("%s: the stream took %s to close", what, took)
 		}
@@ -50,9 +74,9 @@ func TestTraffic_EdgeRouterPolicyLostEndsAccess(t *testing.T) {
 		})
 	}
 
-	lose("the client lost its edge router", "#hosts")
-	identities("#all")
+	lose("the client lost its edge router", first, "#hosts")
+	identities(first, "#all")
 	tn.proxy.stop()
 	tn.startProxy(t)
-	lose("the host lost its edge router", "#clients")
+	lose("the host lost its edge router", second, "#clients")
 }
