@@ -221,9 +221,21 @@ func hostMayUse(tx *store.Tx, id string, may func(identityID, serviceID, routerI
 // still use the terminator's router: a dial takes no other.
 func hostedTerminators(tx *store.Tx, serviceID string) iter.Seq[*store.Terminator] {
 	return func(yield func(*store.Terminator) bool) {
+		var judged map[[2]string]bool // host, router → reaches; made at the first host
 		for t := range path.Terminators(tx, serviceID) {
-			if t.HostID != "" && !reaches(tx, t.HostID, serviceID, t.RouterID) {
-				continue
+			if t.HostID != "" {
+				if judged == nil {
+					judged = map[[2]string]bool{}
+				}
+				k := [2]string{t.HostID, t.RouterID}
+				ok, done := judged[k]
+				if !done {
+					ok = reaches(tx, t.HostID, serviceID, t.RouterID)
+					judged[k] = ok
+				}
+				if !ok {
+					continue
+				}
 			}
 			if !yield(t) {
 				return
