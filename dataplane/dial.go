@@ -13,6 +13,8 @@ import (
 	"edgectl/dataplane/wire"
 	"edgectl/policy"
 	"edgectl/store"
+
+	"github.com/hashicorp/go-hclog"
 )
 
 // The dial (CreateCircuitV2Request): an SDK client (or a tunneler) dials a
@@ -35,7 +37,7 @@ func (m *Manager) dial(r *Router, msg *ctrlchan.Message) {
 		}
 		_ = m.reply(r, msg, reply)
 		m.metrics.dials.WithLabelValues("refused").Inc()
-		m.log.Info("dial refused", "router", r.ID, "reason", err.Error())
+		m.sampler.at(hclog.Info, "dial", r.ID, "dial refused", "router", r.ID, "reason", err.Error())
 	}
 
 	// 1: Decode the request.

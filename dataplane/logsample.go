@@ -61,6 +61,13 @@ func sourceOf(remote net.Addr) string {
 // warn logs msg at WARN with args when the refusal of reason from source
 // is among the first of the interval; else it is only counted.
 func (s *logSampler) warn(reason, source, msg string, args ...any) {
+	s.at(hclog.Warn, reason, source, msg, args...)
+}
+
+// at is warn at level: the refusals of requests a client may make in good
+// faith (an ended session, a dial with no terminator) are logged at INFO,
+// sampled the same way.
+func (s *logSampler) at(level hclog.Level, reason, source, msg string, args ...any) {
 	s.mu.Lock()
 	k := sampleKey{reason, source}
 	if _, ok := s.seen[k]; !ok && len(s.seen) >= maxSampledKeys {
@@ -76,7 +83,7 @@ func (s *logSampler) warn(reason, source, msg string, args ...any) {
 	if n == sampledFirst {
 		args = append(args, "note", "further refusals of this reason from this source are counted and summarised at the end of the interval")
 	}
-	s.log.Warn(msg, args...)
+	s.log.Log(level, msg, args...)
 }
 
 // flush ends an interval: one WARN line per reason and source with

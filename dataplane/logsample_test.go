@@ -8,6 +8,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"fmt"
 	"io"
 	"math/big"
 	"net"
@@ -17,6 +18,7 @@ import (
 	"time"
 
 	"edgectl/ctrlchan"
+	"edgectl/dataplane/wire"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/prometheus/client_golang/prometheus"
@@ -203,4 +205,28 @@ func counterValue(t *testing.T, c prometheus.Collector, labels ...string) float6
 		}
 	}
 	return 0
+}
+
+// TestRefusals_ARoutersRefusedRequestsAreLoggedSampled: 50 dials refused
+// (no terminator) and 50 terminators refused (an unknown API session) of
+// one router write 5 lines each; the summary says how many were left out.
+func TestRefusals_ARoutersRefusedRequestsAreLoggedSampled(t *testing.T) {
+	var out syncBuffer
+	n := newTestNet(t, withLog(&out))
+	a := n.addRouter("A")
+	for i := 0; i < 50; i++ {
+		refused(t, n.dial("A"))
+		if res, _ := createTerminator(t, a, "t", "garbage", "nope", 1); res == wire.TerminatorCreated {
+			t.Fatal("a terminator was made")
+		}
+	}
+	if d, c := out.count("dial refused:"), out.count("terminator refused:"); d != sampledFirst || c != sampledFirst {
+		t.Fatalf("%d dial and %d terminator refusal lines, want %d each", d, c, sampledFirst)
+	}
+	n.m.sampler.flush(time.Minute)
+	for _, want := range []string{"reason=dial source=A suppressed=45", fmt.Sprintf("reason=create_terminator/%d source=A suppressed=45", wire.TerminatorInvalidSession)} {
+		if out.count(want) != 1 {
+			t.Errorf("no summary line %q:\n%s", want, out.String())
+		}
+	}
 }

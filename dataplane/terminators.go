@@ -11,6 +11,8 @@ import (
 	"edgectl/fsm"
 	"edgectl/policy"
 	"edgectl/store"
+
+	"github.com/hashicorp/go-hclog"
 )
 
 // Terminators made by routers. When an SDK client (or a tunneler) binds a
@@ -43,7 +45,7 @@ func (m *Manager) createTerminator(r *Router, msg *ctrlchan.Message) {
 		}
 		_ = m.reply(r, msg, ctrlchan.NewMessage(wire.CreateTerminatorV2ResponseType, wire.CreateTerminatorV2Response(id, result, text)))
 		if result != wire.TerminatorCreated {
-			m.log.Info("terminator refused", "router", r.ID, "terminator", id, "reason", text)
+			m.sampler.at(hclog.Info, fmt.Sprintf("create_terminator/%d", result), r.ID, "terminator refused", "router", r.ID, "terminator", id, "reason", text)
 		}
 	}
 	if err != nil || req.Address == "" {
