@@ -35,6 +35,9 @@ const (
 	codeOutcomeUnknown = "OUTCOME_UNKNOWN"
 	codeInternal       = "UNHANDLED"
 	codeNoMethod       = "METHOD_NOT_ALLOWED"
+	// codeInvalidPosture: a session refused because the posture checks of
+	// every service policy that would grant it fail (OpenZiti's 409).
+	codeInvalidPosture = "INVALID_POSTURE"
 )
 
 // apiError is an error with its HTTP status, code and cause.
@@ -79,6 +82,37 @@ func invalidAuth() *apiError {
 
 func forbidden(msg string) *apiError {
 	return &apiError{status: http.StatusForbidden, code: codeForbidden, message: msg}
+}
+
+// postureCause is the cause of an INVALID_POSTURE error, as OpenZiti gives
+// it: the failed policies' ids in the message, and by policy id the checks
+// that failed.
+type postureCause struct {
+	Message string                          `json:"message"`
+	Data    map[string][]postureCheckFailed `json:"data"`
+}
+
+type postureCheckFailed struct {
+	ID        string `json:"id"`
+	TypeID    string `json:"typeId"`
+	IsPassing bool   `json:"isPassing"`
+}
+
+// invalidPosture is the answer to a session refused for posture: 409
+// INVALID_POSTURE, OpenZiti's, so that a client stops asking at once.
+func invalidPosture(failures []store.PolicyFailure) *apiError {
+	cause := postureCause{Data: map[string][]postureCheckFailed{}}
+	ids := make([]string, 0, len(failures))
+	for _, f := range failures {
+		ids = append(ids, f.PolicyID)
+		checks := make([]postureCheckFailed, 0, len(f.Checks))
+		for _, c := range f.Checks {
+			checks = append(checks, postureCheckFailed{ID: c.PostureCheckID, TypeID: c.PostureCheckType})
+		}
+		cause.Data[f.PolicyID] = checks
+	}
+	cause.Message = fmt.Sprintf("Failed to pass posture checks for service policies: %v", ids)
+	return &apiError{status: http.StatusConflict, code: codeInvalidPosture, message: "Posture response data is missing or wrong", cause: cause}
 }
 
 func notFound(entity, id string) *apiError {

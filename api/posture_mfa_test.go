@@ -24,8 +24,8 @@ func TestPosture_MFACheckWithWakeGrace(t *testing.T) {
 		st, _, _ := ts.send(req{method: http.MethodPost, path: clientPath("/sessions"), token: token, body: map[string]any{"serviceId": svc}})
 		return st
 	}
-	if st := session(); st != http.StatusForbidden {
-		t.Fatalf("without TOTP: %d, want 403", st)
+	if st := session(); st != http.StatusConflict {
+		t.Fatalf("without TOTP: %d, want 409", st)
 	}
 	secret, _ := ts.enrollTOTP(token)
 	if st, out, _ := ts.send(mfaCode("/current-identity/mfa/verify", token, totpAt(t, secret, clock.Now()))); st != 200 {
@@ -49,8 +49,8 @@ func TestPosture_MFACheckWithWakeGrace(t *testing.T) {
 		t.Fatalf("inside the grace: %d, want 201", st)
 	}
 	clock.Advance(2 * time.Minute)
-	if st := session(); st != http.StatusForbidden {
-		t.Fatalf("after the grace: %d, want 403", st)
+	if st := session(); st != http.StatusConflict {
+		t.Fatalf("after the grace: %d, want 409", st)
 	}
 	if st, out, _ := ts.send(mfaCode("/authenticate/mfa", token, totpAt(t, secret, clock.Now()))); st != 200 {
 		t.Fatalf("new code: %d %v", st, out)

@@ -25,7 +25,18 @@ func TestPosture_ResponsesGateSessionsAndFailuresAreRecorded(t *testing.T) {
 		t.Fatalf("posture queries %v", pq)
 	}
 	st, out = alice.do(http.MethodPost, "/sessions", map[string]any{"serviceId": svc})
-	wantError(t, st, out, 403, "FORBIDDEN", "")
+	// OpenZiti's answer: 409 INVALID_POSTURE naming the failed policy and
+	// its failed checks, so a client gives up at once.
+	wantError(t, st, out, 409, "INVALID_POSTURE", "")
+	cause, _ := out["error"].(map[string]any)["cause"].(map[string]any)
+	byPolicy, _ := cause["data"].(map[string]any)
+	failedChecks, _ := byPolicy[pol].([]any)
+	if msg, _ := cause["message"].(string); len(byPolicy) != 1 || len(failedChecks) != 1 || msg != "Failed to pass posture checks for service policies: ["+pol+"]" {
+		t.Fatalf("cause %v", cause)
+	}
+	if fc := failedChecks[0].(map[string]any); fc["id"] != check || fc["typeId"] != "OS" || fc["isPassing"] != false {
+		t.Fatalf("failed check %v", fc)
+	}
 	failed := ts.get2("/identities/" + aliceID + "/failed-service-requests")
 	if len(failed) != 1 {
 		t.Fatalf("failed requests %v", failed)

@@ -46,12 +46,12 @@ func (s *Server) createSession(c *call) error {
 	}
 	if !policy.Allowed(grants, typ, s.passing(c.tx, c.session)) {
 		failures := s.policyFailures(c.tx, c.session, grants, typ)
-		reason, msg := "permission", "no service policy grants "+typ+" on this service"
-		if len(failures) > 0 {
-			reason, msg = "posture", "the posture checks of the service's policies do not pass: the failure is recorded"
+		if len(failures) == 0 {
+			s.recordServiceFailure(c, svc, typ, "permission", nil, now)
+			return forbidden("no service policy grants " + typ + " on this service")
 		}
-		s.recordServiceFailure(c, svc, typ, reason, failures, now)
-		return forbidden(msg)
+		s.recordServiceFailure(c, svc, typ, "posture", failures, now)
+		return invalidPosture(failures)
 	}
 	id := auth.NewID()
 	token, err := s.serviceSessionToken(c.tx, id, c.session.ID, c.identity.ID, svc.ID, typ, now)

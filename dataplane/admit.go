@@ -31,11 +31,13 @@ func (m *Manager) ServeTLS(conn *tls.Conn) {
 		var ref *refusal
 		if errors.As(err, &ref) {
 			m.metrics.refused.WithLabelValues(ref.reason).Inc()
-			m.log.Warn("router refused", "remote", conn.RemoteAddr().String(), "reason", ref.reason, "detail", ref.detail)
+			m.sampler.warn(ref.reason, sourceOf(conn.RemoteAddr()), "router refused",
+				"remote", conn.RemoteAddr().String(), "reason", ref.reason, "detail", ref.detail)
 			m.refusedEvent(ref, conn.RemoteAddr().String())
 		} else {
 			m.metrics.refused.WithLabelValues(reasonProtocol).Inc()
-			m.log.Warn("control channel failed before it was open", "remote", conn.RemoteAddr().String(), "error", err)
+			m.sampler.warn(reasonProtocol, sourceOf(conn.RemoteAddr()), "control channel failed before it was open",
+				"remote", conn.RemoteAddr().String(), "reason", reasonProtocol, "error", err)
 			_ = conn.Close()
 		}
 		return

@@ -2,12 +2,15 @@ package dataplane
 
 import (
 	"errors"
+	"iter"
 	"strings"
 	"time"
 
 	"edgectl/ctrlchan"
 	"edgectl/dataplane/path"
 	"edgectl/dataplane/wire"
+	"edgectl/policy"
+	"edgectl/store"
 )
 
 // Circuits. Circuits live in memory on the node that routed them (dial.go),
@@ -94,12 +97,18 @@ func (m *Manager) fault(r *Router, msg *ctrlchan.Message) {
 	}
 	switch f.Subject {
 	case wire.IngressFault, wire.EgressFault:
-		m.endCircuit(f.ID, "an end of it closed", false, true)
+		if !m.foreignCircuit(r, reqFault, f.ID) {
+			m.endCircuit(f.ID, "an end of it closed", false, true)
+		}
 	case wire.ForwardFault, wire.UnknownOwnerForwardFault:
 		for _, id := range strings.Fields(f.ID) {
+			if m.foreignCircuit(r, reqFault, id) {
+				continue
+			}
 			ci, _ := m.circuits.get(id)
 			switch {
-			case ci == nil:
+			case ci == nil, !m.circuits.keeps(id, r.ID):
+				// None, or one the router left (a move): its stale route goes.
 				if f.Subject == wire.ForwardFault {
 					m.unroute(r.ID, id, true)
 				}
@@ -126,10 +135,27 @@ func (m *Manager) confirmCircuits(r *Router, msg *ctrlchan.Message) {
 		return
 	}
 	for _, id := range ids {
+		if m.foreignCircuit(r, reqConfirmation, id) {
+			continue
+		}
 		if !m.circuits.keeps(id, r.ID) {
 			m.unroute(r.ID, id, true)
 		}
 	}
+}
+
+// foreignCircuit refuses (refuseRequest, a security event) router r's
+// message of request about circuit id when the circuit is in the table
+// and r never held it: a router acting on another's circuit. A circuit not
+// in the table (ended, or routed by another node) and a router that held
+// it once (a late message after a move or a failed attempt) pass.
+func (m *Manager) foreignCircuit(r *Router, request, id string) bool {
+	exists, _, ever := m.circuits.heldBy(id, r.ID)
+	if !exists || ever {
+		return false
+	}
+	m.refuseRequest(r, request, whyAnotherRouter, "circuit "+id+" was never routed on router "+r.ID, true)
+	return true
 }
 
 // endCircuitsOf ends the circuits that lost their access: those of ended
@@ -143,6 +169,85 @@ func (m *Manager) endCircuitsOf(sessions, apiSessions, identities map[string]boo
 	}) {
 		m.unrouteAll(ci.Path, ci.ID, true)
 		m.log.Info("circuit ended: access lost", "circuit", ci.ID, "identity", ci.IdentityID, "service", ci.ServiceID)
+	}
+}
+
+// endCircuitsOffReach ends the circuits whose edge router access was lost:
+// their dialer may no longer use the router the circuit enters at, or the
+// host of their terminator the router it hosts through (edge router
+// policies and service edge router policies, as a dial and a terminator's
+// creation check them). The policies are judged outside the table's lock.
+func (m *Manager) endCircuitsOffReach() {
+	tx := m.cfg.Store.Read()
+	judged := map[[3]string]bool{}
+	may := func(identityID, serviceID, routerID string) bool {
+		k := [3]string{identityID, serviceID, routerID}
+		ok, done := judged[k]
+		if !done {
+			ok = reaches(tx, identityID, serviceID, routerID)
+			judged[k] = ok
+		}
+		return ok
+	}
+	lost := map[string]string{}
+	for _, c := range m.circuits.where(func(*Circuit) bool { return true }) {
+		switch {
+		case !may(c.IdentityID, c.ServiceID, c.IngressRouterID):
+			lost[c.ID] = "its dialer may no longer use edge router " + c.IngressRouterID
+		case !hostMayUse(tx, c.TerminatorID, may):
+			lost[c.ID] = "its host may no longer use its terminator's edge router"
+		}
+	}
+	if len(lost) == 0 {
+		return
+	}
+	for _, ci := range m.circuits.endWhere("its edge router access was lost", func(c *Circuit) bool { return lost[c.ID] != "" }) {
+		m.unrouteAll(ci.Path, ci.ID, true)
+		m.log.Info("circuit ended: edge router access lost", "circuit", ci.ID, "identity", ci.IdentityID, "service", ci.ServiceID, "reason", lost[ci.ID])
+	}
+}
+
+// hostMayUse tells whether the host of terminator id (one a router made
+// for an SDK client or a tunneler) may still use the terminator's router
+// for its service; a terminator with no host (an admin's) or gone passes.
+func hostMayUse(tx *store.Tx, id string, may func(identityID, serviceID, routerID string) bool) bool {
+	t, err := store.GetAs[*store.Terminator](tx, store.KindTerminator, id)
+	if err != nil || t.HostID == "" {
+		return true
+	}
+	return may(t.HostID, t.ServiceID, t.RouterID)
+}
+
+// hostedTerminators are service's terminators whose host (if any) may
+// still use the terminator's router: a dial takes no other. A router
+// tunneler's terminator also needs its identity's Bind still: its router
+// removes it as soon as its data model says so (tunnel.go); until then no
+// dial goes to a host that lost its grant.
+func hostedTerminators(tx *store.Tx, serviceID string) iter.Seq[*store.Terminator] {
+	return func(yield func(*store.Terminator) bool) {
+		var judged map[[2]string]bool // host, router → reaches; made at the first host
+		for t := range path.Terminators(tx, serviceID) {
+			if t.Binding == tunnelBinding && !policy.Allowed(policy.PairGrants(tx, t.HostID, serviceID), policy.Bind, nil) {
+				continue
+			}
+			if t.HostID != "" {
+				if judged == nil {
+					judged = map[[2]string]bool{}
+				}
+				k := [2]string{t.HostID, t.RouterID}
+				ok, done := judged[k]
+				if !done {
+					ok = reaches(tx, t.HostID, serviceID, t.RouterID)
+					judged[k] = ok
+				}
+				if !ok {
+					continue
+				}
+			}
+			if !yield(t) {
+				return
+			}
+		}
 	}
 }
 

@@ -40,6 +40,10 @@ type circuitEntry struct {
 	// routing are the routers sent a Route by the dial attempt or the move
 	// under way: they hold the circuit until told otherwise.
 	routing []string
+	// ever are the routers that held the circuit at any time (its paths,
+	// its dial's attempts, its moves): a late message of one of them is
+	// stale, one from any other router is an attempt on the circuit.
+	ever []string
 	// ended, when set, is why the circuit is to end once the dial or the
 	// move owning it is done; again why it is to move (again) then.
 	ended, again string
@@ -67,7 +71,29 @@ func (c *circuits) reserve(ci *Circuit) {
 		c.byID = map[string]*circuitEntry{}
 	}
 	cp := *ci
-	c.byID[ci.ID] = &circuitEntry{c: &cp, state: building}
+	c.byID[ci.ID] = &circuitEntry{c: &cp, state: building, ever: []string{ci.IngressRouterID}}
+}
+
+// note adds routers to those that ever held e's circuit.
+func (e *circuitEntry) note(routers ...string) {
+	for _, r := range routers {
+		if !slices.Contains(e.ever, r) {
+			e.ever = append(e.ever, r)
+		}
+	}
+}
+
+// heldBy tells whether circuit id is in the table, whether router holds it
+// now (keeps), and whether it ever did.
+func (c *circuits) heldBy(id, router string) (exists, now, ever bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e := c.byID[id]
+	if e == nil {
+		return false, false, false
+	}
+	now = slices.Contains(e.c.Path, router) || slices.Contains(e.routing, router)
+	return true, now, now || slices.Contains(e.ever, router)
 }
 
 // attempt records the path a dial's attempt routes (its routers hold the
@@ -78,6 +104,7 @@ func (c *circuits) attempt(ci *Circuit) chan routeAnswer {
 	cp := *ci
 	if e := c.byID[ci.ID]; e != nil {
 		e.c, e.routing = &cp, slices.Clone(ci.Path)
+		e.note(ci.Path...)
 	}
 	if c.waiting == nil {
 		c.waiting = map[string]chan routeAnswer{}
@@ -208,6 +235,7 @@ func (c *circuits) moveHop(id, router string) bool {
 	if !slices.Contains(e.routing, router) {
 		e.routing = append(e.routing, router)
 	}
+	e.note(router)
 	return true
 }
 

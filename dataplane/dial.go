@@ -13,6 +13,8 @@ import (
 	"edgectl/dataplane/wire"
 	"edgectl/policy"
 	"edgectl/store"
+
+	"github.com/hashicorp/go-hclog"
 )
 
 // The dial (CreateCircuitV2Request): an SDK client (or a tunneler) dials a
@@ -35,7 +37,7 @@ func (m *Manager) dial(r *Router, msg *ctrlchan.Message) {
 		}
 		_ = m.reply(r, msg, reply)
 		m.metrics.dials.WithLabelValues("refused").Inc()
-		m.log.Info("dial refused", "router", r.ID, "reason", err.Error())
+		m.sampler.at(hclog.Info, "dial", r.ID, "dial refused", "router", r.ID, "reason", err.Error())
 	}
 
 	// 1: Decode the request.
@@ -53,7 +55,9 @@ func (m *Manager) dial(r *Router, msg *ctrlchan.Message) {
 		err = refusedSession(wire.ErrWrongSessionType, "the session is a %s session, not Dial", s.Type)
 	}
 	if err == nil {
-		err = mayUseRouter(tx, s, r.ID)
+		if err = mayUseRouter(tx, s, r.ID); err != nil {
+			m.refuseRequest(r, reqDial, whyRouterNotAllowed, "identity "+s.IdentityID+" may not use this router for service "+s.ServiceID, false)
+		}
 	}
 	if err != nil {
 		fail(err, "")
@@ -103,7 +107,7 @@ func (m *Manager) routeCircuit(r *Router, ci *Circuit, instanceID string, peerDa
 	for attempt := uint32(0); ; attempt++ {
 		// 4.a: Pick (package path).
 		tx := m.cfg.Store.Read()
-		t, p, err := path.Pick(m.graph(tx, shun), dialable(tx, ci.ServiceID), ci.ServiceID, r.ID, instanceID, failed)
+		t, p, err := path.Pick(m.graph(tx, shun), hostedTerminators(tx, ci.ServiceID), ci.ServiceID, r.ID, instanceID, failed)
 		if err != nil {
 			if attempt > 0 {
 				err = fmt.Errorf("%w (after %d failed attempts)", err, attempt)
@@ -262,6 +266,9 @@ func (m *Manager) routeOn(ci *Circuit, attempt uint32, egress *wire.Egress, answ
 // routeResult hands a router's route result to the dial waiting for it.
 func (m *Manager) routeResult(r *Router, msg *ctrlchan.Message) {
 	id := string(msg.Body)
+	if m.foreignCircuit(r, reqRouteResult, id) {
+		return
+	}
 	if !m.circuits.deliver(id, routeAnswer{router: r.ID, msg: msg}) {
 		// A result nobody waits for: a late one, after the dial gave up
 		// (a move's late results are of circuits that go on, or that the

@@ -42,6 +42,8 @@
 //	paths.go        the snapshot path finding runs on (package path)
 //	terminators.go  terminators routers create, update and remove; their check on connect
 //	tunnel.go       a router's own tunneler: its terminators and circuits as its Router identity
+//	requestcheck.go a router's requests held to its own: refused, counted, audited
+//	logsample.go    refusals logged sampled
 //	links.go        link messages and an operator's link changes
 //	linktable.go    the link table
 //	peers.go        link listeners announced to peers; a link's dialer verified

@@ -39,6 +39,7 @@ type testNet struct {
 	// session and apiSession are the tokens a dial presents.
 	session, apiSession string
 	key                 *ecdsa.PrivateKey // signs service sessions
+	proposer            *localProposer
 }
 
 // localProposer applies each command to the FSM at once, in order, as a
@@ -48,11 +49,14 @@ type localProposer struct {
 	mu    sync.Mutex
 	index uint64
 	moved chan struct{}
+	// cmds are the commands proposed, in order.
+	cmds [][]byte
 }
 
 func (l *localProposer) Apply(_ context.Context, cmd []byte) ([]byte, uint64, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.cmds = append(l.cmds, slices.Clone(cmd))
 	l.index++
 	resp := l.fsm.Apply(&raft.Log{Index: l.index, Term: 1, Type: raft.LogCommand, Data: cmd, AppendedAt: time.Now()})
 	close(l.moved)
@@ -131,7 +135,7 @@ func newTestNet(t *testing.T, opts ...netOption) *testNet {
 	for _, o := range opts {
 		o(&cfg)
 	}
-	n := &testNet{t: t, m: New(cfg), s: s, routers: map[string]*fakeRouter{}, session: session, apiSession: apiToken, key: key}
+	n := &testNet{t: t, m: New(cfg), s: s, routers: map[string]*fakeRouter{}, session: session, apiSession: apiToken, key: key, proposer: lp}
 	f.Watch(n.m)
 	n.m.Start()
 	t.Cleanup(n.m.Close)

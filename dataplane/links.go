@@ -122,6 +122,10 @@ func (m *Manager) linkState(r *Router, msg *ctrlchan.Message) {
 		m.log.Warn("a link's state could not be read", "router", r.ID, "error", err)
 		return
 	}
+	if src, dst, ok := m.links.endsOf(u.LinkID); ok && r.ID != src && r.ID != dst {
+		m.refuseRequest(r, reqLinkState, whyAnotherRouter, "link "+u.LinkID+" is between routers "+src+" and "+dst, true)
+		return
+	}
 	m.links.connState(u)
 }
 
@@ -129,6 +133,10 @@ func (m *Manager) linkState(r *Router, msg *ctrlchan.Message) {
 // duplicate of another): the link goes, its circuits move to other paths,
 // and the router at its other end is told, so that it closes its end too.
 func (m *Manager) linkFault(r *Router, f wire.Fault) {
+	if src, dst, ok := m.links.endsOf(f.ID); ok && r.ID != src && r.ID != dst {
+		m.refuseRequest(r, reqFault, whyAnotherRouter, "link "+f.ID+" is between routers "+src+" and "+dst, true)
+		return
+	}
 	l := m.links.fault(f.ID, f.Iteration)
 	if l == nil {
 		return

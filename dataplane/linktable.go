@@ -209,6 +209,16 @@ func (t *links) fault(id string, iteration uint32) *Link {
 	return l
 }
 
+// endsOf are link id's routers (ok false: no such link).
+func (t *links) endsOf(id string) (src, dst string, ok bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if l := t.byID[id]; l != nil {
+		return l.SrcRouterID, l.DstRouterID, true
+	}
+	return "", "", false
+}
+
 // removeFrom removes the links router id dialed (it reports them again
 // when it reconnects) and returns them.
 func (t *links) removeFrom(id string) []*Link {

@@ -56,6 +56,9 @@ type Config struct {
 	SmartRerouteInterval time.Duration
 	// RouteTimeout bounds the wait for a router's answer to a route; 10 s.
 	RouteTimeout time.Duration
+	// RefusalLogInterval is the interval of the refusal log's sampling
+	// (logsample.go); a minute.
+	RefusalLogInterval time.Duration
 }
 
 // Manager holds this node's router channels.
@@ -63,6 +66,8 @@ type Manager struct {
 	cfg     Config
 	log     hclog.Logger
 	metrics *metrics
+	// sampler logs refused connections and requests sampled (logsample.go).
+	sampler *logSampler
 
 	mu      sync.Mutex
 	routers map[string]*Router // by router id
@@ -172,8 +177,13 @@ func New(cfg Config) *Manager {
 	if cfg.RouteTimeout <= 0 {
 		cfg.RouteTimeout = defaultRouteTimeout
 	}
+	if cfg.RefusalLogInterval <= 0 {
+		cfg.RefusalLogInterval = defaultSampleInterval
+	}
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Manager{cfg: cfg, log: cfg.Log, metrics: newMetrics(), routers: map[string]*Router{},
+	mt := newMetrics()
+	return &Manager{cfg: cfg, log: cfg.Log, metrics: mt, routers: map[string]*Router{},
+		sampler: newLogSampler(cfg.Log, mt.refusalsUnlogged.Inc),
 		changed: make(chan struct{}, 1), stop: make(chan struct{}), ctx: ctx, cancel: cancel,
 		events: eventReporter{queue: make(chan fsm.RouterEvent, eventQueue), refused: map[string]time.Time{}}}
 }
@@ -183,7 +193,11 @@ func New(cfg Config) *Manager {
 func (m *Manager) Start() {
 	applied, _ := m.cfg.AppliedIndex()
 	m.rdm.reset(applied + 1)
-	m.wg.Add(3)
+	m.wg.Add(4)
+	go func() {
+		defer m.wg.Done()
+		m.runSampler()
+	}()
 	go func() {
 		defer m.wg.Done()
 		if m.cfg.Writer != nil {

@@ -22,6 +22,12 @@ type metrics struct {
 	dials         *prometheus.CounterVec
 	dialSeconds   prometheus.Histogram
 	reroutes      *prometheus.CounterVec
+	// refusalsUnlogged counts refused connections and requests whose log
+	// line the sampler left out (logsample.go).
+	refusalsUnlogged prometheus.Counter
+	// requestsRefused counts the requests of connected routers refused
+	// because they reach beyond the router's own (requestcheck.go).
+	requestsRefused *prometheus.CounterVec
 }
 
 func newMetrics() *metrics {
@@ -45,6 +51,10 @@ func newMetrics() *metrics {
 			Help: "Circuits this node moved to another path after a link or router of theirs failed, by result (moved, ended: no other path)."}, []string{"result"}),
 		healthEvents: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "edgectl_terminator_health_checks_total",
 			Help: "Health check results routers reported for the terminators of their hosts, by result."}, []string{"passed"}),
+		refusalsUnlogged: prometheus.NewCounter(prometheus.CounterOpts{Name: "edgectl_router_refusals_unlogged_total",
+			Help: "Refused control-channel connections and router requests not written to the log (sampled: the first 5 per reason and source a minute are, then one summary line)."}),
+		requestsRefused: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "edgectl_router_requests_refused_total",
+			Help: "Requests of connected routers refused because they reach beyond what the router or its client may do, by request and reason."}, []string{"request", "reason"}),
 		eventsDropped: prometheus.NewCounter(prometheus.CounterOpts{Name: "edgectl_router_events_dropped_total",
 			Help: "Router events (connected, disconnected, refused, certificate extended) not recorded: the queue to the event log was full."}),
 	}
@@ -52,6 +62,9 @@ func newMetrics() *metrics {
 	for _, r := range []string{reasonProtocol, reasonCertificate, reasonUnknown, reasonDisabled, reasonIDMismatch,
 		reasonDuplicate, reasonShuttingDown, reasonModelNotReady} {
 		m.refused.WithLabelValues(r)
+	}
+	for _, rr := range refusedRequests {
+		m.requestsRefused.WithLabelValues(rr[0], rr[1])
 	}
 	for _, r := range []string{"routed", "refused"} {
 		m.dials.WithLabelValues(r)
@@ -67,6 +80,7 @@ func (m *Manager) Collectors() []prometheus.Collector {
 	lag := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "edgectl_router_sync_lag_entries",
 		Help: "Raft entries this node applied past the oldest change not yet sent to every connected edge router (0: all sent)."}, m.syncLag)
 	return []prometheus.Collector{lag, m.metrics.connected, m.metrics.refused, m.metrics.received, m.metrics.sent, m.metrics.extended, m.metrics.eventsDropped, m.metrics.healthEvents, m.metrics.dials, m.metrics.dialSeconds, m.metrics.reroutes,
+		m.metrics.refusalsUnlogged, m.metrics.requestsRefused,
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "edgectl_router_links", Help: "Router links reported to this node."},
 			func() float64 { return float64(len(m.Links())) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "edgectl_circuits", Help: "Circuits this node routed that are open."},

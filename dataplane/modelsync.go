@@ -68,6 +68,9 @@ func (m *Manager) dispatch() {
 			continue
 		}
 		m.endCircuitsOf(accessLost(sets))
+		if reachMayShrink(sets) {
+			m.endCircuitsOffReach()
+		}
 		if m.cfg.PostureRequirementsChanged != nil && postureRequirementsChanged(sets) {
 			m.cfg.PostureRequirementsChanged()
 		}
@@ -177,6 +180,31 @@ func postureRequirementsChanged(sets []fsm.Changes) bool {
 				}
 			case store.KindServicePolicy:
 				if c.Old != nil && c.New != nil && !slices.Equal(c.Old.(*store.ServicePolicy).PostureCheckRoles, c.New.(*store.ServicePolicy).PostureCheckRoles) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// reachMayShrink tells whether the changes may take an edge router from
+// what an identity may use for a service: an edge router policy or a
+// service edge router policy changed or deleted, or the role attributes of
+// an identity, an edge router or a service changed.
+func reachMayShrink(sets []fsm.Changes) bool {
+	type roled interface{ Roles() []string }
+	for _, set := range sets {
+		for _, c := range set.Changes {
+			switch c.Kind {
+			case store.KindEdgeRouterPolicy, store.KindServiceEdgeRouterPolicy:
+				if c.Old != nil {
+					return true
+				}
+			case store.KindIdentity, store.KindEdgeRouter, store.KindService:
+				o, ok1 := c.Old.(roled)
+				n, ok2 := c.New.(roled)
+				if ok1 && ok2 && !slices.Equal(o.Roles(), n.Roles()) {
 					return true
 				}
 			}

@@ -5,7 +5,6 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
-	"slices"
 	"sync"
 
 	"edgectl/auth"
@@ -105,10 +104,27 @@ func (m *Manager) sessionOf(tx *store.Tx, sessionToken, apiSessionToken string) 
 // through router r: an edge router policy gives the identity the router and
 // a service edge router policy gives the service the router.
 func mayUseRouter(tx *store.Tx, s *store.Session, routerID string) error {
-	if !slices.Contains(policy.SessionEdgeRouters(tx, s.IdentityID, s.ServiceID), routerID) {
+	if !reaches(tx, s.IdentityID, s.ServiceID, routerID) {
 		return refusedSession(wire.ErrInvalidEdgeRouterForSession, "the identity may not use this edge router for this service")
 	}
 	return nil
+}
+
+// reaches tells whether identity may use router for service: an edge
+// router policy gives the identity the router, and a service edge router
+// policy gives the service the router (policy.SessionEdgeRouters holds the
+// router, without listing the others).
+func reaches(g policy.Graph, identityID, serviceID, routerID string) bool {
+	linked := func(fromRel, id, toRel string) bool {
+		found := false
+		g.EntityPolicies(fromRel, id, func(p string) bool {
+			found = g.Linked(toRel, p, routerID)
+			return !found
+		})
+		return found
+	}
+	return linked(policy.RelEdgeRouterPolicyIdentity, identityID, policy.RelEdgeRouterPolicyEdgeRouter) &&
+		linked(policy.RelSERPService, serviceID, policy.RelSERPEdgeRouter)
 }
 
 // edgeErrorReply answers a router's request req with an edge error

@@ -11,6 +11,8 @@ import (
 	"edgectl/fsm"
 	"edgectl/policy"
 	"edgectl/store"
+
+	"github.com/hashicorp/go-hclog"
 )
 
 // Terminators made by routers. When an SDK client (or a tunneler) binds a
@@ -43,7 +45,7 @@ func (m *Manager) createTerminator(r *Router, msg *ctrlchan.Message) {
 		}
 		_ = m.reply(r, msg, ctrlchan.NewMessage(wire.CreateTerminatorV2ResponseType, wire.CreateTerminatorV2Response(id, result, text)))
 		if result != wire.TerminatorCreated {
-			m.log.Info("terminator refused", "router", r.ID, "terminator", id, "reason", text)
+			m.sampler.at(hclog.Info, fmt.Sprintf("create_terminator/%d", result), r.ID, "terminator refused", "router", r.ID, "terminator", id, "reason", text)
 		}
 	}
 	if err != nil || req.Address == "" {
@@ -64,9 +66,34 @@ func (m *Manager) createTerminator(r *Router, msg *ctrlchan.Message) {
 		reply(wire.TerminatorFailed, fmt.Sprintf("invalid cost %d: at most %d", req.Cost, math.MaxUint16))
 		return
 	}
+	if !mayBind(tx, s.IdentityID, s.ServiceID) {
+		// The session is Bind, but no policy gives its identity Bind now.
+		m.refuseRequest(r, reqCreateTerminator, whyMayNotBind, "identity "+s.IdentityID+" may not Bind service "+s.ServiceID, false)
+		reply(wire.TerminatorFailed, "the identity may not Bind this service")
+		return
+	}
 	if err := mayUseRouter(tx, s, r.ID); err != nil {
+		m.refuseRequest(r, reqCreateTerminator, whyRouterNotAllowed, "identity "+s.IdentityID+" may not use this router for service "+s.ServiceID, false)
 		reply(wire.TerminatorFailed, err.Error())
 		return
+	}
+	// An address in use is answered as OpenZiti does, before any write: the
+	// same terminator again is created already; another router's, host's,
+	// service's or binding's is an id conflict.
+	if old, err := store.GetAs[*store.Terminator](tx, store.KindTerminator, req.Address); err == nil {
+		switch {
+		case old.RouterID != r.ID:
+			m.refuseRequest(r, reqCreateTerminator, whyAnotherRouter, "terminator "+old.ID+" is router "+old.RouterID+"'s", true)
+			reply(wire.TerminatorIDConflict, "selected id conflicts with terminator for different router")
+			return
+		case old.Binding != "edge" || old.ServiceID != s.ServiceID || old.HostID != s.IdentityID:
+			m.refuseRequest(r, reqCreateTerminator, whyAnotherHost, "terminator "+old.ID+" is another host's, service's or binding's", false)
+			reply(wire.TerminatorIDConflict, "selected id conflicts with terminator for different service, identity or binding")
+			return
+		case old.Cost == int(req.Cost) && old.Precedence == precedenceName(req.Precedence):
+			reply(wire.TerminatorCreated, "")
+			return
+		}
 	}
 	now := m.cfg.Now().UTC()
 	t := &store.Terminator{Base: store.Base{ID: req.Address, CreatedAt: now, UpdatedAt: now},
@@ -109,7 +136,15 @@ func (m *Manager) terminatorRequest(r *Router, msg *ctrlchan.Message) {
 	var t *store.Terminator
 	if err == nil {
 		t, err = store.GetAs[*store.Terminator](tx, store.KindTerminator, req.TerminatorID)
-		if err == nil && (t.RouterID != r.ID || t.ServiceID != s.ServiceID || t.HostID != s.IdentityID) {
+		switch {
+		case err != nil:
+		case t.RouterID != r.ID:
+			// As OpenZiti words it; a security event here.
+			m.refuseRequest(r, terminatorRequestName(msg.ContentType), whyAnotherRouter, "terminator "+t.ID+" is router "+t.RouterID+"'s", true)
+			err = refusedSession(wire.ErrInvalidTerminator, "%s request for terminator %s on router %s came from router %s",
+				terminatorRequestName(msg.ContentType), t.ID, t.RouterID, r.ID)
+		case t.ServiceID != s.ServiceID || t.HostID != s.IdentityID:
+			m.refuseRequest(r, terminatorRequestName(msg.ContentType), whyAnotherHost, "terminator "+t.ID+" is another host's or service's", false)
 			err = refusedSession(wire.ErrInvalidTerminator, "terminator %s is not this host's on this router", req.TerminatorID)
 		}
 		if errors.Is(err, store.ErrNotFound) && msg.ContentType == wire.RemoveTerminatorRequestType {
@@ -159,15 +194,47 @@ func (m *Manager) terminatorRequest(r *Router, msg *ctrlchan.Message) {
 	}
 }
 
+// terminatorRequestName names an edge terminator request (the request
+// label of the refused-requests metric).
+func terminatorRequestName(ct int32) string {
+	switch ct {
+	case wire.UpdateTerminatorRequestType:
+		return reqUpdateTerminator
+	case wire.RemoveTerminatorRequestType:
+		return reqRemoveTerminator
+	}
+	return reqHealthEvent
+}
+
 // removeTerminators handles ctrl_pb.RemoveTerminatorsRequest: the router
 // removes terminators of its own (its hosts went away); the answer is a
-// channel result.
+// channel result. A request naming another router's terminator is refused
+// whole, with nothing written: a router never holds another's.
 func (m *Manager) removeTerminators(r *Router, msg *ctrlchan.Message) {
 	ids, err := wire.DecodeRemoveTerminators(msg.Body)
 	if err != nil {
 		_ = m.reply(r, msg, ctrlchan.NewResult(false, err.Error()))
 		return
 	}
+	tx := m.cfg.Store.Read()
+	own := ids[:0:0]
+	for _, id := range ids {
+		t, err := store.GetAs[*store.Terminator](tx, store.KindTerminator, id)
+		switch {
+		case err != nil: // gone already
+		case t.RouterID != r.ID:
+			m.refuseRequest(r, reqRemoveTerminators, whyAnotherRouter, "terminator "+id+" is router "+t.RouterID+"'s", true)
+			_ = m.reply(r, msg, ctrlchan.NewResult(false, fmt.Sprintf("terminator %s is not on router %s", id, r.ID)))
+			return
+		default:
+			own = append(own, id)
+		}
+	}
+	if len(own) == 0 {
+		_ = m.reply(r, msg, ctrlchan.NewResult(true, ""))
+		return
+	}
+	ids = own
 	ctx, cancel := m.timeout(writeTimeout)
 	defer cancel()
 	if _, err := m.cfg.Writer.Do(ctx, fsm.CmdTerminatorsDeleteByRouter, fsm.RouterTerminatorsDelete{RouterID: r.ID, IDs: ids}); err != nil {

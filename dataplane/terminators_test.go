@@ -13,15 +13,27 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 )
 
-// bindSession makes a Bind session of the client for "svc" and returns its token.
+// bindSession gives the client Bind on every service (a service policy),
+// makes a Bind session of it for "svc" and returns its token.
 func (n *testNet) bindSession() string {
 	n.t.Helper()
 	mustWrite(n.t, n.s, func(tx *store.Tx) error {
-		return tx.Insert(store.KindSession, &store.Session{Base: store.Base{ID: "bind"}, APISessionID: "as", IdentityID: "client", ServiceID: "svc", Type: "Bind"})
+		return tx.CreatePolicy(store.KindServicePolicy, &store.ServicePolicy{Base: store.Base{ID: "bind-all"}, Named: store.Named{Name: "bind-all"},
+			Type: "Bind", Semantic: "AnyOf", IdentityRoles: []string{"#all"}, ServiceRoles: []string{"#all"}})
+	})
+	return n.sessionFor("bind", "svc", "Bind")
+}
+
+// sessionFor makes session id of the client's API session for service,
+// of type typ, whether or not a policy grants it, and returns its token.
+func (n *testNet) sessionFor(id, service, typ string) string {
+	n.t.Helper()
+	mustWrite(n.t, n.s, func(tx *store.Tx) error {
+		return tx.Insert(store.KindSession, &store.Session{Base: store.Base{ID: id}, APISessionID: "as", IdentityID: "client", ServiceID: service, Type: typ})
 	})
 	now := time.Now()
-	tok, err := pki.SignServiceAccess(n.key, "k1", pki.ServiceAccess{ServiceID: "svc", SessionID: "bind", APISessionID: "as",
-		IdentityID: "client", Type: "Bind", IssuedAt: now.Add(-time.Minute), ExpiresAt: now.Add(time.Hour)})
+	tok, err := pki.SignServiceAccess(n.key, "k1", pki.ServiceAccess{ServiceID: service, SessionID: id, APISessionID: "as",
+		IdentityID: "client", Type: typ, IssuedAt: now.Add(-time.Minute), ExpiresAt: now.Add(time.Hour)})
 	if err != nil {
 		n.t.Fatal(err)
 	}

@@ -3,14 +3,12 @@ package dataplane
 import (
 	"encoding/base64"
 	"fmt"
-	"iter"
 	"math"
 	"slices"
 	"time"
 
 	"edgectl/auth"
 	"edgectl/ctrlchan"
-	"edgectl/dataplane/path"
 	"edgectl/dataplane/wire"
 	"edgectl/fsm"
 	"edgectl/policy"
@@ -43,23 +41,6 @@ import (
 // tunnelBinding is the binding of a tunneler's terminators (OpenZiti's
 // common.TunnelBinding): the router dials the host itself.
 const tunnelBinding = "tunnel"
-
-// dialable are the terminators of a service a dial may pick: a router
-// tunneler's terminator only while its identity may still Bind the service.
-// Its router removes it as soon as its data model says so; until then no
-// dial goes to a host that lost its grant.
-func dialable(tx *store.Tx, serviceID string) iter.Seq[*store.Terminator] {
-	return func(yield func(*store.Terminator) bool) {
-		for t := range path.Terminators(tx, serviceID) {
-			if t.Binding == tunnelBinding && !policy.Allowed(policy.PairGrants(tx, t.HostID, serviceID), policy.Bind, nil) {
-				continue
-			}
-			if !yield(t) {
-				return
-			}
-		}
-	}
-}
 
 // tunnelIdentity is the identity router r's tunneler acts as: the identity
 // of type Router with the router's id, not disabled.

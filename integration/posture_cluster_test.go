@@ -53,7 +53,7 @@ func TestPostureAcrossTheCluster(t *testing.T) {
 	// A passing response on A; a session on C.
 	respond("corp.example", cn, http.StatusCreated, "a session on C after the passing response on A")
 	// A failing response on A; B refuses and records the failure.
-	respond("home", b, http.StatusForbidden, "B refuses a session after the failing response")
+	respond("home", b, http.StatusConflict, "B refuses a session after the failing response")
 
 	for _, n := range c.nodes {
 		waitUntil(t, "the failed request visible on "+n.name, 15*time.Second, func() error {
