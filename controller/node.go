@@ -351,7 +351,9 @@ func (n *Node) startAPI(certs *certMaterial) error {
 		},
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
-		ErrorLog:          n.log.Named("http").StandardLogger(&hclog.StandardLoggerOptions{InferLevels: true}),
+		// Failed TLS handshakes are logged sampled (a connection storm
+		// would write a line each).
+		ErrorLog: n.Routers.HTTPErrorLog(n.log.Named("http")),
 	}
 	// Management channels are hijacked connections: Shutdown closes them.
 	n.http.RegisterOnShutdown(n.API.CloseManagementChannels)

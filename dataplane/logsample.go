@@ -1,7 +1,10 @@
 package dataplane
 
 import (
+	"io"
+	stdlog "log"
 	"net"
+	"strings"
 	"sync"
 	"time"
 
@@ -115,4 +118,38 @@ func (m *Manager) runSampler() {
 			m.sampler.flush(m.cfg.RefusalLogInterval)
 		}
 	}
+}
+
+// HTTPErrorLog is the API server's error log (http.Server.ErrorLog). Routers
+// and clients share the API port, and a storm of connections that fail
+// their TLS handshake (a scanner, a router with the wrong CA) makes net/http
+// write one line each: those are sampled as the control channel's refusals
+// are (reason tls_handshake, by source address) and counted in
+// edgectl_tls_handshake_failures_total; the server's other lines go to log
+// as they are.
+func (m *Manager) HTTPErrorLog(log hclog.Logger) *stdlog.Logger {
+	return stdlog.New(&httpErrorWriter{m: m, rest: log.StandardWriter(&hclog.StandardLoggerOptions{InferLevels: true})}, "", 0)
+}
+
+// handshakeErrorPrefix starts net/http's line for a failed TLS handshake.
+const handshakeErrorPrefix = "http: TLS handshake error from "
+
+type httpErrorWriter struct {
+	m    *Manager
+	rest io.Writer
+}
+
+func (w *httpErrorWriter) Write(p []byte) (int, error) {
+	rest, ok := strings.CutPrefix(strings.TrimSpace(string(p)), handshakeErrorPrefix)
+	if !ok {
+		return w.rest.Write(p)
+	}
+	addr, why, _ := strings.Cut(rest, ": ")
+	source := addr
+	if host, _, err := net.SplitHostPort(addr); err == nil {
+		source = host
+	}
+	w.m.metrics.handshakeFailures.Inc()
+	w.m.sampler.warn("tls_handshake", source, "TLS handshake failed", "remote", addr, "error", why)
+	return len(p), nil
 }

@@ -12,6 +12,8 @@ import (
 	"io"
 	"math/big"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -19,6 +21,7 @@ import (
 
 	"edgectl/ctrlchan"
 	"edgectl/dataplane/wire"
+	"edgectl/store"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/prometheus/client_golang/prometheus"
@@ -228,5 +231,47 @@ func TestRefusals_ARoutersRefusedRequestsAreLoggedSampled(t *testing.T) {
 		if out.count(want) != 1 {
 			t.Errorf("no summary line %q:\n%s", want, out.String())
 		}
+	}
+}
+
+// A storm of connections that fail their TLS handshake on the API port
+// writes a few lines, not one each, and counts every one; the server's
+// other lines still reach the log.
+func TestHTTPErrorLog_HandshakeFailuresAreSampledAndCounted(t *testing.T) {
+	out := &syncBuffer{}
+	m := New(Config{Store: store.New(), Log: hclog.New(&hclog.LoggerOptions{Output: out, Level: hclog.Trace})})
+	errLog := m.HTTPErrorLog(hclog.New(&hclog.LoggerOptions{Output: out, Level: hclog.Trace}))
+	srv := httptest.NewUnstartedServer(http.NotFoundHandler())
+	srv.Config.ErrorLog = errLog
+	srv.StartTLS()
+	defer srv.Close()
+
+	const storm = 30
+	for i := 0; i < storm; i++ {
+		c, err := net.Dial("tcp", srv.Listener.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = c.Write([]byte("GET / HTTP/1.1\r\nHost: x\r\n\r\n")) // plain HTTP to a TLS port
+		_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
+		_, _ = io.Copy(io.Discard, c)
+		c.Close()
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for counterValue(t, m.metrics.handshakeFailures) < storm {
+		if time.Now().After(deadline) {
+			t.Fatalf("%v handshake failures counted, want %d; the log:\n%s", counterValue(t, m.metrics.handshakeFailures), storm, out)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if got := out.count("TLS handshake failed"); got != sampledFirst {
+		t.Fatalf("%d handshake failures logged, want the first %d; the log:\n%s", got, sampledFirst, out)
+	}
+	if got := out.count("http: TLS handshake error"); got != 0 {
+		t.Fatalf("net/http's own line logged %d times", got)
+	}
+	errLog.Print("http: Accept error: something else")
+	if out.count("Accept error: something else") != 1 {
+		t.Fatalf("the server's other lines do not reach the log:\n%s", out)
 	}
 }

@@ -25,6 +25,9 @@ type metrics struct {
 	// refusalsUnlogged counts refused connections and requests whose log
 	// line the sampler left out (logsample.go).
 	refusalsUnlogged prometheus.Counter
+	// handshakeFailures counts TLS handshakes on the API port that failed
+	// (HTTPErrorLog).
+	handshakeFailures prometheus.Counter
 	// requestsRefused counts the requests of connected routers refused
 	// because they reach beyond the router's own (requestcheck.go).
 	requestsRefused *prometheus.CounterVec
@@ -53,6 +56,8 @@ func newMetrics() *metrics {
 			Help: "Health check results routers reported for the terminators of their hosts, by result."}, []string{"passed"}),
 		refusalsUnlogged: prometheus.NewCounter(prometheus.CounterOpts{Name: "edgectl_router_refusals_unlogged_total",
 			Help: "Refused control-channel connections and router requests not written to the log (sampled: the first 5 per reason and source a minute are, then one summary line)."}),
+		handshakeFailures: prometheus.NewCounter(prometheus.CounterOpts{Name: "edgectl_tls_handshake_failures_total",
+			Help: "TLS handshakes on the API port that failed (routers and clients share it); their log lines are sampled as refusals are."}),
 		requestsRefused: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "edgectl_router_requests_refused_total",
 			Help: "Requests of connected routers refused because they reach beyond what the router or its client may do, by request and reason."}, []string{"request", "reason"}),
 		eventsDropped: prometheus.NewCounter(prometheus.CounterOpts{Name: "edgectl_router_events_dropped_total",
@@ -80,7 +85,7 @@ func (m *Manager) Collectors() []prometheus.Collector {
 	lag := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "edgectl_router_sync_lag_entries",
 		Help: "Raft entries this node applied past the oldest change not yet sent to every connected edge router (0: all sent)."}, m.syncLag)
 	return []prometheus.Collector{lag, m.metrics.connected, m.metrics.refused, m.metrics.received, m.metrics.sent, m.metrics.extended, m.metrics.eventsDropped, m.metrics.healthEvents, m.metrics.dials, m.metrics.dialSeconds, m.metrics.reroutes,
-		m.metrics.refusalsUnlogged, m.metrics.requestsRefused,
+		m.metrics.refusalsUnlogged, m.metrics.handshakeFailures, m.metrics.requestsRefused,
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "edgectl_router_links", Help: "Router links reported to this node."},
 			func() float64 { return float64(len(m.Links())) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "edgectl_circuits", Help: "Circuits this node routed that are open."},
