@@ -33,6 +33,8 @@ func TestDecode_UsageFromOpenZitiRegistry(t *testing.T) {
 	cfg := metrics.DefaultUsageRegistryConfig("router-a", closed)
 	cfg.IntervalAgeThreshold = time.Nanosecond // the current interval is flushed too
 	reg := metrics.NewUsageRegistry(cfg)
+	h := make(metricsHandler, 16)
+	reg.StartReporting(h, 50*time.Millisecond, 16) // as the router does, on a short interval
 	counter := reg.UsageCounter("usage", time.Minute)
 	tags := map[string]string{"clientId": "id-1", "serviceId": "svc-1", "hostId": "host-1"}
 	now := time.Now()
@@ -40,16 +42,13 @@ func TestDecode_UsageFromOpenZitiRegistry(t *testing.T) {
 	counter.Update(usageSource{"circuit-1", tags}, "ingress.rx", now, 24)
 	counter.Update(usageSource{"circuit-1", tags}, "ingress.tx", now, 512)
 	counter.Update(usageSource{"circuit-2", nil}, "fabric.tx", now, 7)
-	h := make(metricsHandler, 1)
 	var msg *metrics_pb.MetricsMessage
-	for deadline := time.Now().Add(5 * time.Second); msg == nil || len(msg.UsageCounters) == 0; {
-		if time.Now().After(deadline) {
-			t.Fatal("OpenZiti's registry reported no usage")
-		}
-		reg.FlushToHandler(h)
+	deadline := time.After(10 * time.Second)
+	for msg == nil || len(msg.UsageCounters) == 0 {
 		select {
 		case msg = <-h:
-		default:
+		case <-deadline:
+			t.Fatal("OpenZiti's registry reported no usage")
 		}
 	}
 	for _, m := range []proto.Message{msg, withUnknown(msg)} {
