@@ -28,7 +28,9 @@ const defaultRouteTimeout = 10 * time.Second
 // dial handles CreateCircuitV2Request.
 func (m *Manager) dial(r *Router, msg *ctrlchan.Message) {
 	start := time.Now()
+	events := m.dialEvents(r, start)
 	fail := func(err error, circuitID string) {
+		events.failed(err, circuitID)
 		reply := edgeError(err)
 		if circuitID != "" {
 			reply.Headers.PutString(wire.CircuitIDHeader, circuitID)
@@ -49,6 +51,7 @@ func (m *Manager) dial(r *Router, msg *ctrlchan.Message) {
 	// may reach the service through this router (session.go).
 	tx := m.cfg.Store.Read()
 	s, as, err := m.sessionOf(tx, req.SessionToken, req.APISessionToken)
+	events.session(s)
 	if err == nil && s.Type != policy.Dial {
 		err = refusedSession(wire.ErrWrongSessionType, "the session is a %s session, not Dial", s.Type)
 	}
@@ -141,6 +144,7 @@ func (m *Manager) dial(r *Router, msg *ctrlchan.Message) {
 		return
 	}
 	m.metrics.dials.WithLabelValues("routed").Inc()
+	events.created(ci)
 	m.metrics.dialSeconds.Observe(time.Since(start).Seconds())
 	m.log.Debug("circuit routed", "circuit", ci.ID, "path", strings.Join(ci.Path, ">"), "service", ci.ServiceID, "terminator", ci.TerminatorID, "took", time.Since(start))
 }

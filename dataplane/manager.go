@@ -10,6 +10,7 @@ import (
 
 	"edgectl/auth"
 	"edgectl/ctrlchan"
+	"edgectl/dataplane/dpevent"
 	"edgectl/dataplane/wire"
 	"edgectl/fsm"
 	"edgectl/pki"
@@ -56,6 +57,8 @@ type Config struct {
 	SmartRerouteInterval time.Duration
 	// RouteTimeout bounds the wait for a router's answer to a route; 10 s.
 	RouteTimeout time.Duration
+	// Events takes the data-plane events (dpevents.go); nil: none.
+	Events *dpevent.Log
 }
 
 // Manager holds this node's router channels.
@@ -85,6 +88,8 @@ type Manager struct {
 	circuits circuits
 	// links are the router links reported to this node (links.go).
 	links links
+	// dps is what the data-plane events keep (dpevents.go).
+	dps dpState
 
 	// ctx is for the calls the node makes on its own (Raft writes,
 	// requests to routers): Close cancels it. pools bound the background

@@ -68,6 +68,7 @@ func (m *Manager) dispatch() {
 			continue
 		}
 		m.endCircuitsOf(accessLost(sets))
+		m.terminatorEvents(sets)
 		if m.cfg.PostureRequirementsChanged != nil && postureRequirementsChanged(sets) {
 			m.cfg.PostureRequirementsChanged()
 		}

@@ -1,6 +1,8 @@
 package dpevent
 
 import (
+	"maps"
+	"slices"
 	"time"
 )
 
@@ -38,7 +40,7 @@ func OpenZiti(e *Event, usageVersion int) []any {
 			"namespace": "circuit", "event_src_id": e.NodeID, "timestamp": ts, "version": 2,
 			"event_type": types[e.Action], "circuit_id": e.CircuitID, "client_id": e.IdentityID,
 			"service_id": e.ServiceID, "terminator_id": e.TerminatorID, "instance_id": e.InstanceID,
-			"path": map[string]any{"nodes": nonNil(e.Path), "links": nonNil(e.Links), "ingress_id": "", "egress_id": ""},
+			"path":       map[string]any{"nodes": nonNil(e.Path), "links": nonNil(e.Links), "ingress_id": "", "egress_id": ""},
 			"link_count": len(e.Links), "tags": map[string]string{"clientId": e.IdentityID, "serviceId": e.ServiceID},
 		}
 		if e.SetupMillis != nil {
@@ -87,7 +89,7 @@ func OpenZiti(e *Event, usageVersion int) []any {
 		tags := map[string]string{"clientId": e.IdentityID, "serviceId": e.ServiceID, "hostId": e.HostID}
 		if usageVersion == 2 {
 			var out []any
-			for _, k := range sortedKeys(e.Usage) {
+			for _, k := range slices.Sorted(maps.Keys(e.Usage)) {
 				out = append(out, map[string]any{
 					"namespace": "usage", "event_src_id": e.NodeID, "timestamp": ts, "version": 2, "event_type": "usage." + k,
 					"source_id": e.RouterID, "circuit_id": e.CircuitID, "usage": e.Usage[k], "interval_start_utc": start,
@@ -110,17 +112,4 @@ func nonNil(s []string) []string {
 		return []string{}
 	}
 	return s
-}
-
-func sortedKeys(m map[string]uint64) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	for i := 1; i < len(out); i++ {
-		for j := i; j > 0 && out[j] < out[j-1]; j-- {
-			out[j], out[j-1] = out[j-1], out[j]
-		}
-	}
-	return out
 }
