@@ -103,6 +103,7 @@ func (m *Manager) dial(r *Router, msg *ctrlchan.Message) {
 		// route a router refused (one may be gone before its fault came).
 		m.unrouteAll(ci.Path, ci.ID, true)
 		m.circuits.retract(ci.ID)
+		events.attemptFailed()
 		if result != nil {
 			if code, ok := result.Headers[wire.RouteResultErrorCodeHeader]; ok && len(code) == 1 && code[0] == wire.RouteErrInvalidTerminator && t.IsSystem {
 				m.removeTerminator(t, "its router no longer has it")

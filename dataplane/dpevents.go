@@ -86,7 +86,13 @@ type dialEvents struct {
 	start      time.Time
 	identityID string
 	serviceID  string
+	// routed: an attempt was routed and failed (a router's error): what
+	// fails the dial after it is that error, whatever the next pick says.
+	routed bool
 }
+
+// attemptFailed notes that a routed attempt failed.
+func (d *dialEvents) attemptFailed() { d.routed = true }
 
 func (m *Manager) dialEvents(r *Router, start time.Time) *dialEvents {
 	return &dialEvents{m: m, routerID: r.ID, start: start}
@@ -107,6 +113,9 @@ func (d *dialEvents) failed(err error, circuitID string) {
 	ci := &Circuit{ID: circuitID, IngressRouterID: d.routerID, IdentityID: d.identityID, ServiceID: d.serviceID}
 	e := d.m.circuitEvent(dpevent.Failed, ci)
 	e.Cause, e.Reason, e.SetupMillis = failureCause(err), err.Error(), dpevent.Int64(time.Since(d.start).Milliseconds())
+	if d.routed {
+		e.Cause = dpevent.CauseRouterError
+	}
 	d.m.dp(e)
 }
 
