@@ -200,7 +200,7 @@ func (s *Server) circuitView(c *call, ci *dataplane.Circuit) map[string]any {
 	return map[string]any{
 		"_links": selfLinks("circuits", ci.ID), "id": ci.ID, "createdAt": ci.CreatedAt, "updatedAt": ci.CreatedAt, "tags": map[string]any{},
 		"clientId": ci.SessionID, "identityId": ci.IdentityID, "apiSessionId": ci.APISessionID,
-		"identity": s.entityRef(c.tx, store.KindIdentity, "identities", ci.IdentityID),
+		"identity":   s.entityRef(c.tx, store.KindIdentity, "identities", ci.IdentityID),
 		"service":    s.entityRef(c.tx, store.KindService, "services", ci.ServiceID),
 		"terminator": s.entityRef(c.tx, store.KindTerminator, "terminators", ci.TerminatorID),
 		"path":       map[string]any{"nodes": nodes, "links": links, "ingressId": ci.IngressID, "egressId": ci.EgressID},
