@@ -258,7 +258,7 @@ func (m *Manager) metricsReport(r *Router, msg *ctrlchan.Message) {
 // usageReport reports the usage of this node's circuits in a router's
 // metrics (other nodes report theirs: every router reports to every node):
 // an event per circuit, and per identity and service the sums of the
-// circuits this router is the ingress of.
+// bytes in and out of their circuits in the report.
 func (m *Manager) usageReport(r *Router, body []byte) {
 	_, counters, err := wire.DecodeUsage(body)
 	if err != nil {
@@ -280,8 +280,11 @@ func (m *Manager) usageReport(r *Router, body []byte) {
 			e := m.circuitEvent(dpevent.UsageCircuit, ci)
 			e.Namespace, e.RouterID, e.RouterName, e.Path, e.PathNames, e.Links = dpevent.Usage, r.ID, routerName(m.cfg.Store.Read(), r.ID), nil, nil, nil
 			e.Usage, e.IntervalStart, e.IntervalSeconds, e.HostID = b.Values, &start, int64(c.IntervalLength), b.Tags["hostId"]
+			// What the client sent is read at its router (ingress.rx), what the
+			// host sent back at the host's (egress.rx): reads, each counted on
+			// one router of the path only.
 			in, hasIn := b.Values["ingress.rx"]
-			out, hasOut := b.Values["ingress.tx"]
+			out, hasOut := b.Values["egress.rx"]
 			if hasIn || hasOut {
 				e.BytesIn, e.BytesOut = dpevent.Uint64(in), dpevent.Uint64(out)
 				m.addBytes(id, in, out)

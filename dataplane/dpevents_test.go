@@ -115,7 +115,7 @@ func TestDataPlaneEvents_UsageOfThisNodesCircuits(t *testing.T) {
 	report := func(ids ...string) {
 		buckets := map[string]wire.UsageBucket{}
 		for _, c := range ids {
-			buckets[c] = wire.UsageBucket{Values: map[string]uint64{"ingress.rx": 1000, "ingress.tx": 400, "egress.tx": 1000}, Tags: map[string]string{"hostId": "h"}}
+			buckets[c] = wire.UsageBucket{Values: map[string]uint64{"ingress.rx": 1000, "egress.rx": 400, "ingress.tx": 400, "egress.tx": 1000}, Tags: map[string]string{"hostId": "h"}}
 		}
 		a.send(ctrlchan.NewMessage(wire.MetricsType, wire.EncodeUsage("A", []wire.UsageCounter{{IntervalStartUTC: time.Now().Unix(), IntervalLength: 1, Buckets: buckets}})))
 		a.barrier()

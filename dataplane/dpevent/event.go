@@ -83,10 +83,10 @@ type Event struct {
 	// long an ended one lived.
 	SetupMillis    *int64 `json:"setupMillis,omitempty"`
 	DurationMillis *int64 `json:"durationMillis,omitempty"`
-	// BytesIn are the bytes the dialing client sent into the network (its
-	// router's ingress reads), BytesOut those it was sent (ingress writes):
-	// of one report for a usage event, in all reported so far for an ended
-	// circuit.
+	// BytesIn are the bytes the dialing client sent into the network (read
+	// at its router: ingress.rx), BytesOut those the host sent back (read at
+	// the host's router: egress.rx): of one report for a usage event, in
+	// all reported so far for an ended circuit.
 	BytesIn  *uint64 `json:"bytesIn,omitempty"`
 	BytesOut *uint64 `json:"bytesOut,omitempty"`
 	// Usage are a usage report's counters by OpenZiti's names
