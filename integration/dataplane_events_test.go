@@ -73,15 +73,16 @@ func is(kv ...any) func(map[string]any) bool {
 
 // waitEvent waits for an event match accepts, recorded after cause (the
 // time the test made the cause happen), on every outlet, and checks each
-// came within 2 s of its cause and carries the same id.
+// came within 2 s of the node seeing its cause: of cause, or of the
+// event's own time when later (the tunnelers and routers take their own
+// time before they tell the node: a dial, a closed connection), which must
+// then be within slowBy of cause. Every outlet carries the same id.
 func waitEvent(t *testing.T, what string, cause time.Time, match func(map[string]any) bool, outlets ...*seenEvents) map[string]any {
-	return waitEventOf(t, what, cause, false, match, outlets...)
+	return waitEventOf(t, what, cause, 10*time.Second, match, outlets...)
 }
 
-// waitEventOf is waitEvent; when slow, the cause itself takes a while (a
-// router enrolled and started): only the delivery is timed, from the
-// event's own time.
-func waitEventOf(t *testing.T, what string, cause time.Time, slow bool, match func(map[string]any) bool, outlets ...*seenEvents) map[string]any {
+// waitEventOf is waitEvent with the bound on the routers' own delay.
+func waitEventOf(t *testing.T, what string, cause time.Time, slowBy time.Duration, match func(map[string]any) bool, outlets ...*seenEvents) map[string]any {
 	t.Helper()
 	inner := match
 	match = func(e map[string]any) bool { // an event of this cause, not of one before it
@@ -104,8 +105,11 @@ func waitEventOf(t *testing.T, what string, cause time.Time, slow bool, match fu
 			t.Fatalf("%s on %s: no time: %v", what, o.what, got.e)
 		}
 		from := cause
-		if slow {
+		if at.After(from) {
 			from = at
+		}
+		if at.Sub(cause) > slowBy {
+			t.Fatalf("%s: recorded %s after its cause (more than %s)", what, at.Sub(cause), slowBy)
 		}
 		if d := got.arrived.Sub(from); d > 2*time.Second {
 			t.Fatalf("%s reached %s %s after its cause (more than 2 s): %v", what, o.what, d, got.e)
@@ -262,8 +266,8 @@ func TestDataPlaneEvents_TunnelersOnSSEWebhookAndFile(t *testing.T) {
 
 	start := time.Now()
 	tn := newTrafficNetWith(t, n, token, routerMetricsYAML)
-	waitEventOf(t, "router er1 connected", start, true, is("namespace", "router", "action", "connected", "routerName", "er1", "nodeId", nodeID), outlets...)
-	waitEventOf(t, "the host's terminator created", start, true, is("namespace", "terminator", "action", "created", "serviceName", "echo", "routerName", "er1"), outlets...)
+	waitEventOf(t, "router er1 connected", start, time.Minute, is("namespace", "router", "action", "connected", "routerName", "er1", "nodeId", nodeID), outlets...)
+	waitEventOf(t, "the host's terminator created", start, time.Minute, is("namespace", "terminator", "action", "created", "serviceName", "echo", "routerName", "er1"), outlets...)
 
 	// A known amount through the tunnelers: 256 KiB echoed.
 	data := make([]byte, 256<<10)
@@ -278,9 +282,8 @@ func TestDataPlaneEvents_TunnelersOnSSEWebhookAndFile(t *testing.T) {
 	}
 	// The end's cause is the router's report that an end closed: the
 	// tunnelers and the router hold a closed connection's circuit a few
-	// seconds before they report it (about 5 s), so the delivery is timed
-	// from the node's time of the event.
-	ended := waitEventOf(t, "the circuit ended", closed, true, is("namespace", "circuit", "action", "ended", "circuitId", id), outlets...)
+	// seconds before they report it (about 5 s).
+	ended := waitEvent(t, "the circuit ended", closed, is("namespace", "circuit", "action", "ended", "circuitId", id), outlets...)
 	if d, ok := ended["durationMillis"].(float64); !ok || d <= 0 || d > float64(time.Since(sent).Milliseconds()) {
 		t.Fatalf("the ended circuit's duration: %v", ended)
 	}
@@ -498,7 +501,7 @@ func TestDataPlaneEvents_LinksAndRerouteInAMesh(t *testing.T) {
 	start := time.Now()
 	mn := newMeshNetOn(t, n, token)
 	mn.waitLinks(t, "the three links", "a-b Connected", "a-c Connected", "b-c Connected")
-	up := waitEventOf(t, "link A-C up", start, true, is("namespace", "link", "action", "up", "srcRouterId", mn.a.id, "dstRouterId", mn.c.id), sse)
+	up := waitEventOf(t, "link A-C up", start, time.Minute, is("namespace", "link", "action", "up", "srcRouterId", mn.a.id, "dstRouterId", mn.c.id), sse)
 	if up["linkId"] == nil || up["protocol"] == nil {
 		t.Fatalf("link up: %v", up)
 	}
