@@ -162,11 +162,12 @@ func TestDataPlaneEvents_LinksAndTerminators(t *testing.T) {
 	if down := waitEvents(t, l, dpevent.Link, dpevent.Down, 1)[0]; down.LinkID != "l1" || !strings.Contains(down.Reason, "fault") {
 		t.Fatalf("link down %+v", down)
 	}
-	// Terminators, from the model's changes.
+	// Terminators, from the model's changes as the FSM hands them over.
 	t1 := &store.Terminator{Base: store.Base{ID: "t1"}, ServiceID: "svc", RouterID: "A", Binding: "edge", Address: "x", HostID: "h1"}
-	n.m.terminatorEvents([]fsm.Changes{{Index: 1, Changes: []store.Change{{Kind: store.KindTerminator, New: t1}}},
-		{Index: 2, Changes: []store.Change{{Kind: store.KindTerminator, Old: t1, New: t1}}}, // an update: no event
-		{Index: 3, Changes: []store.Change{{Kind: store.KindTerminator, Old: t1}}}})
+	n.m.Applied([]fsm.Changes{{Index: 1001, Changes: []store.Change{{Kind: store.KindTerminator, New: t1}}},
+		{Index: 1002, Changes: []store.Change{{Kind: store.KindTerminator, Old: t1, New: t1}}}, // an update: no event
+		{Index: 1003, Changes: []store.Change{{Kind: store.KindTerminator, Old: t1}}}})
+	waitEvents(t, l, dpevent.Terminator, dpevent.Removed, 1)
 	c, r := events(l, dpevent.Terminator, dpevent.Created), events(l, dpevent.Terminator, dpevent.Removed)
 	if len(c) != 1 || len(r) != 1 || c[0].TerminatorID != "t1" || c[0].ServiceName != "svc" || c[0].HostID != "h1" || r[0].TerminatorID != "t1" {
 		t.Fatalf("terminator events %+v %+v", c, r)
