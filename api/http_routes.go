@@ -31,6 +31,7 @@ func (s *Server) routeTable() []route {
 		s.clusterRoutes,
 		s.joinRoutes,
 		s.eventRoutes,
+		s.dataPlaneEventRoutes,
 		s.fabricRoutes,
 		s.sessionKeyRoutes,
 	} {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto"
 	"crypto/x509"
+	"edgectl/dataplane/dpevent"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -104,6 +105,8 @@ type Deps struct {
 	// DataPlane is this node's data plane: the routers connected to it,
 	// their circuits and links (nil: no router can connect).
 	DataPlane DataPlane
+	// DataPlaneEvents are this node's data-plane events (nil: none kept).
+	DataPlaneEvents *dpevent.Log
 }
 
 // DataPlane is what the API asks of this node's data plane: the routers

@@ -209,6 +209,8 @@ func (mc *mgmtChannel) handle(req *ctrlchan.Message) {
 			func(r DataPlane, v wire.MgmtValidateRequest) (*fabricmgmt.Validation[wire.RouterDataModelDetails], error) {
 				return r.ValidateRouterDataModels(v.Filter, v.ValidateCtrl, v.Fix)
 			})
+	case wire.StreamEventsRequestType:
+		mc.streamEvents(req)
 	default:
 		if what, ok := unservedValidations[req.ContentType]; ok {
 			mc.reply(req, req.ContentType+1, wire.MgmtValidateResponse(false, "edgectl does not validate "+what, 0))

@@ -26,12 +26,14 @@ import (
 // from the SSE stream GET /events/stream.
 func eventsCmd() *cobra.Command {
 	var filter, output string
-	var follow bool
+	var follow, dataPlane, all bool
 	var fromID int64
 	cmd := &cobra.Command{
 		Use:   "events [--follow] [--filter F] [--from-id N] [-o text|json]",
 		Short: "The audit trail: the events kept, or with --follow every new one as it happens",
 		Long: "Prints the events of the cluster's log, oldest first: with --from-id N those after N, else every one kept.\n" +
+			"--data-plane prints the data-plane events of the node instead (circuits, terminators, routers, links,\n" +
+			"usage; --filter then takes their fields: namespace = \"circuit\" and cause = \"noTerminator\"); --all both.\n" +
 			"--filter takes the conditions of GET /events (namespace = \"entity\" and entityType = \"identities\").\n" +
 			"--follow prints each new event as the cluster applies it (the SSE stream), from now on, or after the kept\n" +
 			"events past --from-id N; it reconnects where it left off, until interrupted. -o json prints one JSON\n" +
@@ -48,6 +50,9 @@ func eventsCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if dataPlane || all {
+				return dataPlaneEvents(c, eventsOpts{filter: filter, output: output, follow: follow, all: all, fromID: fromID, fromSet: cmd.Flags().Changed("from-id")})
+			}
 			print := eventPrinter(output)
 			last := int64(-1) // following from now on
 			if !follow || cmd.Flags().Changed("from-id") {
@@ -60,11 +65,13 @@ func eventsCmd() *cobra.Command {
 			}
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			return followEvents(ctx, c, filter, last, print)
+			return followEvents(ctx, c, "/events/stream", filter, last, print)
 		}}
 	cmd.Flags().StringVar(&filter, "filter", "", `conditions of GET /events: namespace = "entity" and entityType = "identities"`)
 	cmd.Flags().Int64Var(&fromID, "from-id", 0, "only the events after this id")
 	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "keep printing new events as they happen")
+	cmd.Flags().BoolVar(&dataPlane, "data-plane", false, "the data-plane events of the node the profile talks to (circuits, terminators, routers, links, usage) instead of the audit trail")
+	cmd.Flags().BoolVar(&all, "all", false, "both the audit trail and the node's data-plane events (--filter then takes the fields both have: namespace, action, id)")
 	cmd.Flags().StringVarP(&output, "output", "o", "text", "text or json (one object a line)")
 	return cmd
 }
@@ -138,10 +145,10 @@ func printKeptEvents(c *client, filter string, fromID int64, print func(json.Raw
 // or the server found it too slow, until ctx ends. An error the stream
 // reports otherwise (the events it would resume from were compacted, a bad
 // filter) ends it.
-func followEvents(ctx context.Context, c *client, filter string, last int64, print func(json.RawMessage)) error {
+func followEvents(ctx context.Context, c *client, path, filter string, last int64, print func(json.RawMessage)) error {
 	backoff := 200 * time.Millisecond
 	for {
-		err := streamOnce(ctx, c, filter, &last, print)
+		err := streamOnce(ctx, c, path, filter, &last, print)
 		if ctx.Err() != nil {
 			return nil
 		}
@@ -160,7 +167,7 @@ func followEvents(ctx context.Context, c *client, filter string, last int64, pri
 }
 
 // streamOnce reads one connection of the SSE stream.
-func streamOnce(ctx context.Context, c *client, filter string, last *int64, print func(json.RawMessage)) error {
+func streamOnce(ctx context.Context, c *client, path, filter string, last *int64, print func(json.RawMessage)) error {
 	q := url.Values{}
 	if *last >= 0 {
 		q.Set("fromId", strconv.FormatInt(*last, 10))
@@ -168,7 +175,7 @@ func streamOnce(ctx context.Context, c *client, filter string, last *int64, prin
 	if filter != "" {
 		q.Set("filter", filter)
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(c.p.URL, "/")+api.ManagementPrefix+"/events/stream?"+q.Encode(), nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(c.p.URL, "/")+api.ManagementPrefix+path+"?"+q.Encode(), nil)
 	if err != nil {
 		return err
 	}
@@ -201,6 +208,11 @@ func streamOnce(ctx context.Context, c *client, filter string, last *int64, prin
 		case line == "":
 			if len(data) > 0 {
 				payload := json.RawMessage(strings.Join(data, "\n"))
+				if event == "lost" { // data-plane events the node no longer keeps: said, and the stream goes on
+					fmt.Fprintf(os.Stderr, "edgectl: %s\n", payload)
+					event, data = "", nil
+					continue
+				}
 				if event == "error" {
 					var e struct{ Code, Message string }
 					_ = json.Unmarshal(payload, &e)

@@ -124,6 +124,7 @@ func runCmd() *cobra.Command {
 	var cfg controller.Config
 	var configFile, logLevel, logFormat string
 	applyAhead := true
+	dataPlaneEvents := true
 	cmd := &cobra.Command{
 		Use:   "run",
 		Short: "Run a node (a one-node cluster with no flags)",
@@ -147,6 +148,7 @@ func runCmd() *cobra.Command {
 				return usagef("--event-retention %s: must be at least 1m", cfg.EventRetention)
 			}
 			cfg.NoApplyAhead = !applyAhead
+			cfg.NoDataPlaneEvents = !dataPlaneEvents
 			cfg.Version, cfg.Revision, cfg.BuildDate = version, revision, buildDate
 			log := hclog.New(&hclog.LoggerOptions{Name: "edgectl", Level: hclog.LevelFromString(logLevel), Output: os.Stderr,
 				JSONFormat: logFormat == "json"})
@@ -179,6 +181,11 @@ func runCmd() *cobra.Command {
 	fs.StringVar(&cfg.EventsFile, "events-file", "", "append every event to this JSON-lines file (per node; rotated by size)")
 	fs.Int64Var(&cfg.EventsFileMaxSize, "events-file-max-size", 100<<20, "size in bytes at which --events-file is rotated")
 	fs.IntVar(&cfg.EventsFileKeep, "events-file-keep", 5, "rotated --events-file files kept (FILE.1 newest)")
+	fs.BoolVar(&dataPlaneEvents, "data-plane-events", true, "keep this node's data-plane events (circuits, terminators, routers, links, usage) in memory and serve them (false: off)")
+	fs.IntVar(&cfg.DataPlaneEventsCount, "data-plane-event-retention-count", 10000, "data-plane events this node keeps in memory (the newest)")
+	fs.DurationVar(&cfg.DataPlaneEventsMaxAge, "data-plane-event-retention", time.Hour, "how long this node keeps its data-plane events in memory")
+	fs.StringVar(&cfg.DataPlaneEventsFile, "data-plane-events-file", "", "append this node's data-plane events to this JSON-lines file (rotated as --events-file)")
+	fs.StringVar(&cfg.DataPlaneEventsFormat, "data-plane-events-format", "edgectl", "format of --data-plane-events-file: edgectl or openziti (OpenZiti's circuit, usage, link, router and terminator events)")
 	fs.StringVar(&cfg.MetricsAddr, "metrics-addr", "", "HOST:PORT to serve Prometheus metrics at /metrics over plain HTTP (default: off)")
 	fs.BoolVar(&cfg.EnablePprof, "enable-pprof", false, "also serve Go's CPU, heap, block and mutex profiles at /debug/pprof/ on --metrics-addr")
 	return cmd

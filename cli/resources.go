@@ -209,6 +209,9 @@ func listCmd() *cobra.Command {
 		Args:              resourceArgs.check,
 		ValidArgsFunction: completeRecords(false),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if isCircuits(args[0]) { // not a resource of the model: this node's circuits (cli/circuits.go)
+				return listCircuitsCmd(cmd, args, output, limit)
+			}
 			r, c, err := resourceClient(cmd, args[0], func(api.ResourceInfo) error { return checkOutput(output) })
 			if err != nil {
 				return err

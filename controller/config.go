@@ -65,6 +65,15 @@ type Config struct {
 	EventsFile        string
 	EventsFileMaxSize int64
 	EventsFileKeep    int
+	// Data-plane events (controller/dpevents.go): off with NoDataPlaneEvents;
+	// kept DataPlaneEventsCount and DataPlaneEventsMaxAge (0: 10,000 and an
+	// hour); appended to DataPlaneEventsFile, in DataPlaneEventsFormat
+	// ("edgectl", the default, or "openziti"), rotated as EventsFile.
+	NoDataPlaneEvents     bool
+	DataPlaneEventsCount  int
+	DataPlaneEventsMaxAge time.Duration
+	DataPlaneEventsFile   string
+	DataPlaneEventsFormat string
 	// PostureSweepInterval is how often the leader re-evaluates time-dependent posture checks.
 	PostureSweepInterval time.Duration
 	// ReadyTimeout bounds how long a restarting node waits to catch up with the cluster before serving.
@@ -131,6 +140,9 @@ func (c *Config) Defaults() {
 
 // Validate checks the configuration before anything is started.
 func (c *Config) Validate() error {
+	if err := c.validateDataPlaneEvents(); err != nil {
+		return err
+	}
 	if _, _, err := net.SplitHostPort(c.APIAddr); err != nil {
 		return fmt.Errorf("--api-addr %q: %w", c.APIAddr, err)
 	}

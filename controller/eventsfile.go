@@ -114,7 +114,11 @@ func (ef *eventsFile) write(e *store.Event) error {
 	if err != nil {
 		return err
 	}
-	line = append(line, '\n')
+	return ef.writeLine(append(line, '\n'))
+}
+
+// writeLine appends one line, rotating first when the file is full.
+func (ef *eventsFile) writeLine(line []byte) error {
 	if ef.size > 0 && ef.size+int64(len(line)) > ef.maxSize {
 		if err := ef.rotate(); err != nil {
 			return err

@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"crypto/tls"
+	"edgectl/dataplane/dpevent"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -54,6 +55,8 @@ type Node struct {
 	peers       *peers
 	lock        *dirLock
 	deliverer   *webhook.Deliverer
+	// dpEvents are this node's data-plane events (controller/dpevents.go).
+	dpEvents *dpevent.Log
 	// Routers holds the control channels of the routers connected to this node.
 	Routers *dataplane.Manager
 }
@@ -176,6 +179,10 @@ func Start(ctx context.Context, cfg Config, log hclog.Logger, out io.Writer) (_ 
 	n.applyEventRetention()
 	n.reportClusterEvents()
 	if err := n.startEventsFile(); err != nil {
+		_ = n.Shutdown(ctx)
+		return nil, err
+	}
+	if err := n.startDataPlaneEventsFile(); err != nil {
 		_ = n.Shutdown(ctx)
 		return nil, err
 	}
@@ -307,7 +314,8 @@ func (n *Node) startAPI(certs *certMaterial) error {
 	}
 	n.apiLn = ln
 	advertiseURL := "https://" + net.JoinHostPort(n.cfg.advertiseHost(), port)
-	n.Routers = dataplane.New(dataplane.Config{NodeID: n.Raft.ID(), Version: n.cfg.Version, Store: n.Store,
+	n.dpEvents = n.newDataPlaneEvents()
+	n.Routers = dataplane.New(dataplane.Config{NodeID: n.Raft.ID(), Version: n.cfg.Version, Store: n.Store, Events: n.dpEvents,
 		Authority: func(tx *store.Tx) (*pki.Authority, error) { return n.API.Authority(tx) },
 		SignRouterCerts: func(tx *store.Tx, id, clientCSR, serverCSR string) (string, string, string, string, error) {
 			return n.API.RouterCertsFromCSRs(tx, id, clientCSR, serverCSR)
@@ -318,7 +326,7 @@ func (n *Node) startAPI(certs *certMaterial) error {
 	n.registerLinkUpdate(n.Routers)
 	n.API = api.New(api.Deps{
 		Store: n.Store, Writer: n.Writer, Cluster: n.Raft, Hasher: auth.NewHasher(auth.DefaultParams),
-		Log: n.log.Named("api"), Activity: n.activity, Peers: n, Now: n.cfg.Now, DataPlane: clusterDataPlane{n.Routers, n},
+		Log: n.log.Named("api"), Activity: n.activity, Peers: n, Now: n.cfg.Now, DataPlane: clusterDataPlane{n.Routers, n}, DataPlaneEvents: n.dpEvents,
 	}, api.Config{AdvertiseURL: advertiseURL, SessionTimeout: n.cfg.SessionTimeout, BackupDir: filepath.Join(n.cfg.DataDir, "backups"),
 		Version: n.cfg.Version, Revision: n.cfg.Revision, BuildDate: n.cfg.BuildDate, JWKSRootCAs: n.cfg.JWKSRootCAs,
 		ReadConsistency: n.cfg.ReadConsistency, JWTKey: signerOf(certs.api), ListenAddrs: n.listenAddrs(), CORSOrigins: n.cfg.CORSOrigins})
@@ -394,6 +402,7 @@ func (n *Node) startMaintenance() {
 		n.runPostureSweep(ctx)
 	}()
 	n.startEventDelivery(ctx)
+	n.startDataPlaneDelivery(ctx)
 	n.wg.Add(1)
 	go func() {
 		defer n.wg.Done()

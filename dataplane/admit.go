@@ -182,7 +182,7 @@ func (m *Manager) drop(r *Router) {
 	m.mu.Unlock()
 	m.metrics.connected.Dec()
 	m.retire(r)
-	m.links.removeFrom(r.ID)
+	m.linksDown("router "+r.ID+" that dialed it left", m.links.removeFrom(r.ID)...)
 	m.dropRouterCircuits(r.ID)
 	m.log.Info("router disconnected", "router", r.ID, "reason", fmt.Sprint(r.channel().Err()))
 }

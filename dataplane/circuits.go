@@ -64,6 +64,7 @@ func (m *Manager) endCircuit(id, why string, now, evenBuilding bool) bool {
 	if ci != nil {
 		m.unrouteAll(ci.Path, id, now)
 		m.log.Info("circuit ended", "circuit", id, "reason", why)
+		m.circuitEnded(ci, why)
 	}
 	return ok
 }
@@ -169,6 +170,7 @@ func (m *Manager) endCircuitsOf(sessions, apiSessions, identities map[string]boo
 	}) {
 		m.unrouteAll(ci.Path, ci.ID, true)
 		m.log.Info("circuit ended: access lost", "circuit", ci.ID, "identity", ci.IdentityID, "service", ci.ServiceID)
+		m.circuitEnded(ci, "its access was lost")
 	}
 }
 

@@ -30,7 +30,9 @@ const defaultRouteTimeout = 10 * time.Second
 // dial handles CreateCircuitV2Request.
 func (m *Manager) dial(r *Router, msg *ctrlchan.Message) {
 	start := time.Now()
+	events := m.dialEvents(r, start)
 	fail := func(err error, circuitID string) {
+		events.failed(err, circuitID)
 		reply := edgeError(err)
 		if circuitID != "" {
 			reply.Headers.PutString(wire.CircuitIDHeader, circuitID)
@@ -51,6 +53,7 @@ func (m *Manager) dial(r *Router, msg *ctrlchan.Message) {
 	// may reach the service through this router (session.go).
 	tx := m.cfg.Store.Read()
 	s, as, err := m.sessionOf(tx, req.SessionToken, req.APISessionToken)
+	events.session(s)
 	if err == nil && s.Type != policy.Dial {
 		err = refusedSession(wire.ErrWrongSessionType, "the session is a %s session, not Dial", s.Type)
 	}
@@ -67,7 +70,7 @@ func (m *Manager) dial(r *Router, msg *ctrlchan.Message) {
 	// 3 to 5: Route the circuit (routeCircuit).
 	ci := &Circuit{ID: auth.NewID(), IngressRouterID: r.ID, ServiceID: s.ServiceID, IdentityID: s.IdentityID, SessionID: s.ID,
 		APISessionID: as.ID, CreatedAt: m.cfg.Now().UTC()}
-	result, again, err := m.routeCircuit(r, ci, req.TerminatorInstanceID, req.PeerData)
+	result, again, err := m.routeCircuit(r, ci, req.TerminatorInstanceID, req.PeerData, events)
 	if err != nil {
 		fail(err, ci.ID)
 		return
@@ -85,6 +88,7 @@ func (m *Manager) dial(r *Router, msg *ctrlchan.Message) {
 		return
 	}
 	m.metrics.dials.WithLabelValues("routed").Inc()
+	events.created(ci)
 	m.metrics.dialSeconds.Observe(time.Since(start).Seconds())
 	m.log.Debug("circuit routed", "circuit", ci.ID, "path", strings.Join(ci.Path, ">"), "service", ci.ServiceID, "terminator", ci.TerminatorID, "took", time.Since(start))
 }
@@ -94,8 +98,9 @@ func (m *Manager) dial(r *Router, msg *ctrlchan.Message) {
 // the dial of a router's own tunneler (tunnel.go). It returns the egress
 // router's result, and a move asked for while it routed (again), for the
 // caller to start once it has answered (moveLater); on an error the circuit
-// is gone and the caller answers the error with ci.ID.
-func (m *Manager) routeCircuit(r *Router, ci *Circuit, instanceID string, peerData map[uint32][]byte) (result *ctrlchan.Message, again string, err error) {
+// is gone and the caller answers the error with ci.ID. events learns of
+// each failed attempt (a failure after one is the routers').
+func (m *Manager) routeCircuit(r *Router, ci *Circuit, instanceID string, peerData map[uint32][]byte, events *dialEvents) (result *ctrlchan.Message, again string, err error) {
 	// 3: Reserve the circuit, building, before any route goes out: a
 	// fault, a confirmation or an end may come before the results.
 	m.circuits.reserve(ci)
@@ -132,6 +137,7 @@ func (m *Manager) routeCircuit(r *Router, ci *Circuit, instanceID string, peerDa
 		// route a router refused (one may be gone before its fault came).
 		m.unrouteAll(ci.Path, ci.ID, true)
 		m.circuits.retract(ci.ID)
+		events.attemptFailed()
 		if result != nil {
 			if code, ok := result.Headers[wire.RouteResultErrorCodeHeader]; ok && len(code) == 1 && code[0] == wire.RouteErrInvalidTerminator && t.IsSystem {
 				m.removeTerminator(t, "its router no longer has it")

@@ -53,10 +53,13 @@
 //	extend.go       router certificate extension
 //	ctrladdrs.go    the cluster's control addresses told to routers
 //	events.go       router events
+//	dpevents.go     data-plane events at their sites: circuits, terminators, routers, links, usage
 //	metrics.go      the Prometheus metrics and content-type names
 //	fabric.go       the Manager's view for fabricmgmt, and the Fabric API's entry points
 //
 // Sub-packages: path (graph, costs, Dijkstra, terminator choice, a
 // circuit's routes, smart-reroute selection), fabricmgmt (validations and
-// inspections), wire (the routers' messages, as OpenZiti encodes them).
+// inspections), wire (the routers' messages, as OpenZiti encodes them),
+// dpevent (the data-plane events' ring buffer, filter and OpenZiti's
+// formats).
 package dataplane

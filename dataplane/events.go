@@ -28,6 +28,7 @@ type eventReporter struct {
 
 // event queues a router event for the log.
 func (m *Manager) event(ev fsm.RouterEvent) {
+	m.routerEvent(ev)
 	if m.cfg.Writer == nil {
 		return
 	}

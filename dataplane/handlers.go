@@ -36,7 +36,7 @@ func (m *Manager) handlers(r *Router) map[int32]ctrlchan.Handler {
 		wire.SubscribeToDataModelRequestType: onReader(m.subscribe),
 		wire.RouterLinksType:                 onReader(m.routerLinks),
 		wire.LinkStateType:                   onReader(m.linkState),
-		wire.MetricsType:                     onReader(m.linkMetrics),
+		wire.MetricsType:                     onReader(m.metricsReport),
 		// The router reports its network interfaces and waits for a result;
 		// this node does not keep them (docs/openziti.md).
 		wire.UpdateRouterInterfacesType: onReader(func(r *Router, msg *ctrlchan.Message) {

@@ -68,6 +68,7 @@ func (m *Manager) RemoveLink(id string) {
 	fault := wire.Fault{Subject: wire.LinkFault, ID: id}
 	if l != nil {
 		m.log.Info("link removed", "link", id)
+		m.linksDown("removed by an admin", l)
 		m.rerouteLink(id, "link "+id+" of its path was removed")
 		fault.Iteration = l.Iteration
 		for _, end := range []string{l.SrcRouterID, l.DstRouterID} {
@@ -111,6 +112,7 @@ func (m *Manager) routerLinks(r *Router, msg *ctrlchan.Message) {
 		}
 		if m.links.report(r.ID, l, m.cfg.Now().UTC()) {
 			m.log.Info("link reported", "link", l.ID, "from", r.ID, "to", l.DestRouterID, "iteration", l.Iteration)
+			m.linkUp(r.ID, l)
 		}
 	}
 }
@@ -142,6 +144,7 @@ func (m *Manager) linkFault(r *Router, f wire.Fault) {
 		return
 	}
 	m.log.Info("link fault reported", "link", l.ID, "reported by", r.ID, "subject", f.Subject)
+	m.linksDown("a fault reported by router "+r.ID, l)
 	usable := m.LinkUsable(*l)
 	m.rerouteLink(l.ID, "link "+l.ID+" of its path failed")
 	if !usable {

@@ -10,6 +10,7 @@ import (
 
 	"edgectl/auth"
 	"edgectl/ctrlchan"
+	"edgectl/dataplane/dpevent"
 	"edgectl/dataplane/wire"
 	"edgectl/fsm"
 	"edgectl/pki"
@@ -59,6 +60,8 @@ type Config struct {
 	// RefusalLogInterval is the interval of the refusal log's sampling
 	// (logsample.go); a minute.
 	RefusalLogInterval time.Duration
+	// Events takes the data-plane events (dpevents.go); nil: none.
+	Events *dpevent.Log
 }
 
 // Manager holds this node's router channels.
@@ -90,6 +93,8 @@ type Manager struct {
 	circuits circuits
 	// links are the router links reported to this node (links.go).
 	links links
+	// dps is what the data-plane events keep (dpevents.go).
+	dps dpState
 
 	// ctx is for the calls the node makes on its own (Raft writes,
 	// requests to routers): Close cancels it. pools bound the background

@@ -71,6 +71,7 @@ func (m *Manager) dispatch() {
 		if reachMayShrink(sets) {
 			m.endCircuitsOffReach()
 		}
+		m.terminatorEvents(sets)
 		if m.cfg.PostureRequirementsChanged != nil && postureRequirementsChanged(sets) {
 			m.cfg.PostureRequirementsChanged()
 		}

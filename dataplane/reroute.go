@@ -24,6 +24,7 @@ func (m *Manager) dropRouterCircuits(routerID string) {
 	for _, ci := range m.circuits.endWhere("router "+routerID+" at an end of it left", func(c *Circuit) bool {
 		return len(c.Path) > 0 && (c.Path[0] == routerID || c.Path[len(c.Path)-1] == routerID)
 	}) {
+		m.circuitEnded(ci, "router "+routerID+" at an end of it left")
 		for _, id := range ci.Path {
 			if id != routerID {
 				m.unroute(id, ci.ID, true)
@@ -76,9 +77,11 @@ func (m *Manager) reroute(id, why string) {
 		case ended != "":
 			m.metrics.reroutes.WithLabelValues("ended").Inc()
 			m.log.Info("circuit ended while it moved", "circuit", id, "reason", why, "ended", ended)
+			m.circuitEnded(old, ended)
 		default:
 			m.metrics.reroutes.WithLabelValues("moved").Inc()
 			m.log.Info("circuit rerouted", "circuit", id, "reason", why, "path", strings.Join(next.Path, ">"))
+			m.circuitRerouted(old, next, why)
 		}
 		why = again
 	}

@@ -193,7 +193,10 @@ func (m *Manager) tunnelTerminator(r *Router, id string) (*store.Terminator, err
 // session: it ends when its identity goes or is disabled.
 func (m *Manager) tunnelDial(r *Router, msg *ctrlchan.Message) {
 	start := time.Now()
+	events := m.dialEvents(r, start)
+	var circuitID string
 	fail := func(err error) {
+		events.failed(err, circuitID)
 		_ = m.reply(r, msg, edgeError(err))
 		m.metrics.dials.WithLabelValues("refused").Inc()
 		m.log.Info("tunnel dial refused", "router", r.ID, "reason", err.Error())
@@ -207,8 +210,10 @@ func (m *Manager) tunnelDial(r *Router, msg *ctrlchan.Message) {
 	i, err := m.tunnelIdentity(tx, r)
 	var s *store.Service
 	if err == nil {
+		events.identityID = i.ID
 		if rec := tx.ByName(store.KindService, req.ServiceName); rec != nil {
 			s = rec.(*store.Service)
+			events.serviceID = s.ID
 		} else {
 			err = refusedSession(wire.ErrInvalidService, "invalid service: no service named %q", req.ServiceName)
 		}
@@ -224,7 +229,8 @@ func (m *Manager) tunnelDial(r *Router, msg *ctrlchan.Message) {
 		return
 	}
 	ci := &Circuit{ID: auth.NewID(), IngressRouterID: r.ID, ServiceID: s.ID, IdentityID: i.ID, CreatedAt: m.cfg.Now().UTC()}
-	result, again, err := m.routeCircuit(r, ci, req.TerminatorInstanceID, req.PeerData)
+	circuitID = ci.ID
+	result, again, err := m.routeCircuit(r, ci, req.TerminatorInstanceID, req.PeerData, events)
 	if err != nil {
 		fail(err)
 		return
@@ -248,6 +254,7 @@ func (m *Manager) tunnelDial(r *Router, msg *ctrlchan.Message) {
 		return
 	}
 	m.metrics.dials.WithLabelValues("routed").Inc()
+	events.created(ci)
 	m.metrics.dialSeconds.Observe(time.Since(start).Seconds())
 	m.log.Debug("tunnel circuit routed", "circuit", ci.ID, "service", ci.ServiceID, "terminator", ci.TerminatorID, "took", time.Since(start))
 }

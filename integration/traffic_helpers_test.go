@@ -142,8 +142,24 @@ func newTrafficNet(t *testing.T) *trafficNet {
 // there, its tunnelers' identities enrolled there).
 func newTrafficNetOn(t *testing.T, n *node, token string) *trafficNet {
 	t.Helper()
+	return newTrafficNetWith(t, n, token, "")
+}
+
+// newTrafficNetWith is newTrafficNetOn with routerYAML appended to the
+// router's configuration (its metrics' report interval, for example).
+func newTrafficNetWith(t *testing.T, n *node, token, routerYAML string) *trafficNet {
+	t.Helper()
 	tn := &trafficNet{n: n, token: token, dir: t.TempDir()}
-	tn.router = startZitiRouter(t, n, token, "er1")
+	if routerYAML == "" {
+		tn.router = startZitiRouter(t, n, token, "er1")
+	} else {
+		r := createZitiRouter(t, n, token, "er1", "public")
+		r.config = func(host string) string { return benchkit.ZitiRouterConfig(r.dir, host, r.edgeAddr) + routerYAML }
+		r.enroll(n, token)
+		r.start()
+		waitOnline(t, n, token, r.id, true, 10*time.Second)
+		tn.router = r
+	}
 	echo := echoServer(t)
 	mk := creator(t, n, token)
 	host := mk("/configs", map[string]any{"name": "echo-host", "configTypeId": "NH5p4FpGR",

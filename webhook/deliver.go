@@ -284,11 +284,16 @@ func (w *worker) recordError(ctx context.Context, err error) {
 
 // post sends one batch; any answer but 2xx is a failure.
 func (w *worker) post(ctx context.Context, s *store.EventSubscription, batch []map[string]any) error {
+	return w.postWith(ctx, s, map[string]any{"events": batch}, nil)
+}
+
+// postWith POSTs payload with the extra headers.
+func (w *worker) postWith(ctx context.Context, s *store.EventSubscription, payload any, headers map[string]string) error {
 	client, err := w.httpClient(s)
 	if err != nil {
 		return err
 	}
-	body, err := json.Marshal(map[string]any{"events": batch})
+	body, err := json.Marshal(payload)
 	if err != nil {
 		return err
 	}
@@ -302,6 +307,9 @@ func (w *worker) post(ctx context.Context, s *store.EventSubscription, batch []m
 	req.Header.Set("User-Agent", w.d.UserAgent)
 	req.Header.Set(SignatureHeader, Sign(s.Secret, body))
 	req.Header.Set("X-Edgectl-Subscription", s.ID)
+	for k, v := range headers {
+		req.Header.Set(k, v)
+	}
 	resp, err := client.Do(req)
 	if err != nil {
 		return fmt.Errorf("POST %s: %w", s.URL, unwrapURLError(err))

@@ -1,6 +1,7 @@
 package path
 
 import (
+	"errors"
 	"fmt"
 	"iter"
 
@@ -57,13 +58,31 @@ func Pick(g *Graph, terminators iter.Seq[*store.Terminator], serviceID, ingress,
 	case best != nil:
 		return best, bestPath, nil
 	case !any:
-		return nil, Path{}, fmt.Errorf("service %s has no terminators: no host is binding it", serviceID)
+		return nil, Path{}, pickError(ErrNoTerminator, "service %s has no terminators: no host is binding it", serviceID)
 	case !candidates && instanceID != "":
-		return nil, Path{}, fmt.Errorf("service %s has no terminator of instance %q", serviceID, instanceID)
+		return nil, Path{}, pickError(ErrNoTerminator, "service %s has no terminator of instance %q", serviceID, instanceID)
 	case !candidates:
-		return nil, Path{}, fmt.Errorf("service %s has no terminator left to try", serviceID)
+		return nil, Path{}, pickError(ErrNoTerminator, "service %s has no terminator left to try", serviceID)
 	}
-	return nil, Path{}, fmt.Errorf("service %s has no terminator on a router this edge router has a path to", serviceID)
+	return nil, Path{}, pickError(ErrNoPath, "service %s has no terminator on a router this edge router has a path to", serviceID)
+}
+
+// ErrNoTerminator: the service has no terminator to pick (Pick's errors
+// wrap it, or ErrNoPath when there are terminators but no path to any).
+var ErrNoTerminator = errors.New("no terminator")
+
+// causeError is an error whose text is its own and whose cause is a
+// sentinel (errors.Is).
+type causeError struct {
+	msg   string
+	cause error
+}
+
+func (e *causeError) Error() string { return e.msg }
+func (e *causeError) Unwrap() error { return e.cause }
+
+func pickError(cause error, format string, args ...any) error {
+	return &causeError{msg: fmt.Sprintf(format, args...), cause: cause}
 }
 
 // Terminators lists the terminators of a service in tx, by id.

@@ -285,3 +285,14 @@ func DecodeInspectedLinks(value string) ([]InspectedLink, error) {
 	}
 	return v.Links, nil
 }
+
+// The event stream of the management channel (`ziti fabric stream
+// events`): a StreamEventsRequest is JSON ({"format": "json",
+// "subscriptions": [{"type": "circuit", "options": {...}}]}), answered
+// with a Result; each event then follows as a StreamEventsEvent whose body
+// is the event's JSON, its namespace in the EventTypeHeader.
+const (
+	StreamEventsRequestType = 10040
+	StreamEventsEventType   = 10041
+	EventTypeHeader         = 10
+)
