@@ -204,7 +204,19 @@ func (s *Server) circuitView(c *call, ci *dataplane.Circuit) map[string]any {
 		"service":    s.entityRef(c.tx, store.KindService, "services", ci.ServiceID),
 		"terminator": s.entityRef(c.tx, store.KindTerminator, "terminators", ci.TerminatorID),
 		"path":       map[string]any{"nodes": nodes, "links": links, "ingressId": ci.IngressID, "egressId": ci.EgressID},
+		// usage: the bytes the routers reported so far (every interval, a
+		// minute by default), an edgectl extension.
+		"usage": s.circuitUsage(ci.ID),
 	}
+}
+
+// circuitUsage is what the routers reported of circuit id's bytes.
+func (s *Server) circuitUsage(id string) map[string]any {
+	var in, out uint64
+	if s.DataPlane != nil {
+		in, out = s.DataPlane.CircuitBytes(id)
+	}
+	return map[string]any{"bytesIn": in, "bytesOut": out}
 }
 
 func (s *Server) circuitList() []*dataplane.Circuit {

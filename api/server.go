@@ -117,6 +117,9 @@ type DataPlane interface {
 	Connected() []string
 	ValidateDataModel(ctx context.Context, id string) (*fabricmgmt.DataModelReport, error)
 	Circuits() []*dataplane.Circuit
+	// CircuitBytes are the bytes the routers reported of a circuit of
+	// this node: what its client sent (in) and its host sent back (out).
+	CircuitBytes(id string) (in, out uint64)
 	EndCircuit(id string) error
 	Links() []dataplane.Link
 	LinkUsable(l dataplane.Link) bool

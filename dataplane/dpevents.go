@@ -106,16 +106,19 @@ func (d *dialEvents) session(s *store.Session) {
 }
 
 // failed reports a dial that made no circuit, with its cause.
+// The cause is counted in edgectl_circuit_failures_total, events or not.
 func (d *dialEvents) failed(err error, circuitID string) {
+	cause := failureCause(err)
+	if d.routed {
+		cause = dpevent.CauseRouterError
+	}
+	d.m.metrics.failures.WithLabelValues(cause).Inc()
 	if d.m.cfg.Events == nil {
 		return
 	}
 	ci := &Circuit{ID: circuitID, IngressRouterID: d.routerID, IdentityID: d.identityID, ServiceID: d.serviceID}
 	e := d.m.circuitEvent(dpevent.Failed, ci)
-	e.Cause, e.Reason, e.SetupMillis = failureCause(err), err.Error(), dpevent.Int64(time.Since(d.start).Milliseconds())
-	if d.routed {
-		e.Cause = dpevent.CauseRouterError
-	}
+	e.Cause, e.Reason, e.SetupMillis = cause, err.Error(), dpevent.Int64(time.Since(d.start).Milliseconds())
 	d.m.dp(e)
 }
 
@@ -148,9 +151,6 @@ func failureCause(err error) string {
 // its routers reported so far; ci is remembered a while for the reports
 // still to come.
 func (m *Manager) circuitEnded(ci *Circuit, why string) {
-	if m.cfg.Events == nil {
-		return
-	}
 	now := m.cfg.Now().UTC()
 	m.dps.mu.Lock()
 	b := m.dps.bytes[ci.ID]
@@ -165,6 +165,9 @@ func (m *Manager) circuitEnded(ci *Circuit, why string) {
 	m.dps.ended[ci.ID] = endedCircuit{c: ci, at: now}
 	m.dps.order = append(m.dps.order, ci.ID)
 	m.dps.mu.Unlock()
+	if m.cfg.Events == nil {
+		return
+	}
 	e := m.circuitEvent(dpevent.Ended, ci)
 	e.Reason, e.DurationMillis = why, dpevent.Int64(now.Sub(ci.CreatedAt).Milliseconds())
 	var in, out uint64
@@ -250,15 +253,15 @@ func (m *Manager) terminatorEvents(sets []fsm.Changes) {
 // usage of this node's circuits.
 func (m *Manager) metricsReport(r *Router, msg *ctrlchan.Message) {
 	m.linkMetrics(r, msg)
-	if m.cfg.Events != nil {
-		m.usageReport(r, msg.Body)
-	}
+	m.usageReport(r, msg.Body)
 }
 
 // usageReport reports the usage of this node's circuits in a router's
 // metrics (other nodes report theirs: every router reports to every node):
 // an event per circuit, and per identity and service the sums of the
-// bytes in and out of their circuits in the report.
+// bytes in and out of their circuits in the report. The bytes are kept by
+// circuit (CircuitBytes) and counted by service
+// (edgectl_service_bytes_total), events or not.
 func (m *Manager) usageReport(r *Router, body []byte) {
 	_, counters, err := wire.DecodeUsage(body)
 	if err != nil {
@@ -300,6 +303,14 @@ func (m *Manager) usageReport(r *Router, body []byte) {
 			m.dp(e)
 		}
 		tx := m.cfg.Store.Read()
+		for id, s := range byService {
+			name := nameOf(tx, id, store.KindService)
+			m.metrics.serviceBytes.WithLabelValues(id, name, "in").Add(float64(s.in))
+			m.metrics.serviceBytes.WithLabelValues(id, name, "out").Add(float64(s.out))
+		}
+		if m.cfg.Events == nil {
+			continue
+		}
 		for id, s := range byIdentity {
 			m.dp(&dpevent.Event{Namespace: dpevent.Usage, Action: dpevent.UsageIdentity, IdentityID: id,
 				IdentityName: nameOf(tx, id, store.KindIdentity), RouterID: r.ID, RouterName: routerName(tx, r.ID),

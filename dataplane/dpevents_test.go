@@ -104,6 +104,12 @@ func TestDataPlaneEvents_FailureCauses(t *testing.T) {
 	if f := waitEvents(t, l, dpevent.Circuit, dpevent.Failed, 4)[3]; f.Cause != dpevent.CauseRouterError {
 		t.Fatalf("router error: %+v", f)
 	}
+	// Each counted by its cause.
+	for _, c := range []string{dpevent.CauseNoTerminator, dpevent.CauseNoPath, dpevent.CauseAccessRefused, dpevent.CauseRouterError} {
+		if got := counterValue(t, n.m.metrics.failures, "cause", c); got != 1 {
+			t.Fatalf("edgectl_circuit_failures_total{cause=%q} = %v, want 1", c, got)
+		}
+	}
 }
 
 func TestDataPlaneEvents_UsageOfThisNodesCircuits(t *testing.T) {
@@ -133,6 +139,12 @@ func TestDataPlaneEvents_UsageOfThisNodesCircuits(t *testing.T) {
 		t.Fatalf("usage by service %+v", bySvc)
 	}
 	report(id)
+	if in, out := n.m.CircuitBytes(id); in != 2000 || out != 800 {
+		t.Fatalf("the live circuit's bytes: %d in, %d out", in, out)
+	}
+	if in, out := counterValue(t, n.m.metrics.serviceBytes, "service_id", "svc", "direction", "in"), counterValue(t, n.m.metrics.serviceBytes, "service_id", "svc", "direction", "out"); in != 2000 || out != 800 {
+		t.Fatalf("edgectl_service_bytes_total of svc: %v in, %v out (only this node's circuit)", in, out)
+	}
 	if err := n.m.EndCircuit(id); err != nil {
 		t.Fatal(err)
 	}
@@ -178,4 +190,8 @@ func TestDataPlaneEvents_NoneWithoutALog(t *testing.T) {
 	n := newTestNet(t) // Config.Events nil: every site is a no-op
 	n.addRouter("A")
 	refused(t, n.dial("A"))
+	// The metrics count without the events.
+	if got := counterValue(t, n.m.metrics.failures, "cause", dpevent.CauseNoTerminator); got != 1 {
+		t.Fatalf("a failure without the event log counted %v times", got)
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"strconv"
 
 	"edgectl/ctrlchan"
+	"edgectl/dataplane/dpevent"
 	"edgectl/dataplane/wire"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -22,6 +23,10 @@ type metrics struct {
 	dials         *prometheus.CounterVec
 	dialSeconds   prometheus.Histogram
 	reroutes      *prometheus.CounterVec
+	// failures counts dials that made no circuit, by cause; serviceBytes
+	// the bytes of this node's circuits the routers reported, by service.
+	failures     *prometheus.CounterVec
+	serviceBytes *prometheus.CounterVec
 	// refusalsUnlogged counts refused connections and requests whose log
 	// line the sampler left out (logsample.go).
 	refusalsUnlogged prometheus.Counter
@@ -52,6 +57,10 @@ func newMetrics() *metrics {
 			Buckets: []float64{0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 1}}),
 		reroutes: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "edgectl_circuit_reroutes_total",
 			Help: "Circuits this node moved to another path after a link or router of theirs failed, by result (moved, ended: no other path)."}, []string{"result"}),
+		failures: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "edgectl_circuit_failures_total",
+			Help: "Dials this node made no circuit for, by cause: noTerminator, noPath, accessRefused, routerError."}, []string{"cause"}),
+		serviceBytes: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "edgectl_service_bytes_total",
+			Help: "Bytes of this node's circuits the routers reported, by service: in is what the dialing clients sent, out what the hosts sent back."}, []string{"service_id", "service", "direction"}),
 		healthEvents: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "edgectl_terminator_health_checks_total",
 			Help: "Health check results routers reported for the terminators of their hosts, by result."}, []string{"passed"}),
 		refusalsUnlogged: prometheus.NewCounter(prometheus.CounterOpts{Name: "edgectl_router_refusals_unlogged_total",
@@ -77,6 +86,9 @@ func newMetrics() *metrics {
 	for _, r := range []string{"moved", "ended"} {
 		m.reroutes.WithLabelValues(r)
 	}
+	for _, c := range []string{dpevent.CauseNoTerminator, dpevent.CauseNoPath, dpevent.CauseAccessRefused, dpevent.CauseRouterError} {
+		m.failures.WithLabelValues(c)
+	}
 	return m
 }
 
@@ -85,6 +97,7 @@ func (m *Manager) Collectors() []prometheus.Collector {
 	lag := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "edgectl_router_sync_lag_entries",
 		Help: "Raft entries this node applied past the oldest change not yet sent to every connected edge router (0: all sent)."}, m.syncLag)
 	return []prometheus.Collector{lag, m.metrics.connected, m.metrics.refused, m.metrics.received, m.metrics.sent, m.metrics.extended, m.metrics.eventsDropped, m.metrics.healthEvents, m.metrics.dials, m.metrics.dialSeconds, m.metrics.reroutes,
+		m.metrics.failures, m.metrics.serviceBytes,
 		m.metrics.refusalsUnlogged, m.metrics.handshakeFailures, m.metrics.requestsRefused,
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "edgectl_router_links", Help: "Router links reported to this node."},
 			func() float64 { return float64(len(m.Links())) }),

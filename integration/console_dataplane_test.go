@@ -2,6 +2,10 @@ package integration
 
 import (
 	"fmt"
+	"io"
+	"net/http"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -15,15 +19,18 @@ import (
 // for `ziti tunnel host`, a second router linked to it and a stream open
 // through `ziti tunnel proxy`, the console (a new profile, a typed login)
 // shows the open circuit live (identity, service, the routers of its path,
-// its age) and drops it once the stream ends; the topology shows both
+// its age, its bytes) and drops it once the stream ends; the service's page
+// charts its traffic over the last hour; the topology shows both
 // routers and their link in health colours with its latency, and turns a
 // stopped router red; a router's page lists its links, terminators and
 // circuits.
 func TestConsoleDataPlaneViews(t *testing.T) {
 	t.Parallel()
 	chromiumPath(t)
-	tn := newTrafficNet(t)
-	n, tok := tn.n, tn.token
+	metricsPort := freePort(t)
+	n := startNode(t, nodeOpts{args: []string{"--metrics-addr", "127.0.0.1:" + strconv.Itoa(metricsPort)}})
+	tn := newTrafficNetWith(t, n, login(t, n, adminUser, adminPassword), routerMetricsYAML) // usage every second
+	tok := tn.token
 
 	// A second router with a link listener: er1 dials it.
 	er2 := createZitiRouter(t, n, tok, "er2", "public")
@@ -47,6 +54,10 @@ func TestConsoleDataPlaneViews(t *testing.T) {
 	})
 	stream := tn.openStream(t)
 	defer stream.Close()
+	// 64 KiB through it, for its usage.
+	if err := echoOn(stream, strings.Repeat("u", 64<<10)); err != nil {
+		t.Fatal(err)
+	}
 
 	base := "https://" + n.host()
 	ctx := newBrowser(t, t.TempDir())
@@ -60,6 +71,8 @@ func TestConsoleDataPlaneViews(t *testing.T) {
 			t.Fatalf("the circuit's row %q does not name %q", row, want)
 		}
 	}
+	// Its bytes, once its router reported them.
+	waitText(t, ctx, "the circuit's bytes", "#circuits-live tbody", "KiB sent")
 	var age string
 	run(t, ctx, "the circuit's age", chromedp.Evaluate(`(document.querySelector('#circuits-live tbody time')||{}).title||''`, &age))
 	if age == "" {
@@ -87,6 +100,35 @@ func TestConsoleDataPlaneViews(t *testing.T) {
 	waitText(t, ctx, "er1's terminator", "#router-terminators", "echo")
 	waitText(t, ctx, "the circuit through er1", "#router-circuits", "echo-client")
 	screenshot(t, ctx, "router")
+
+	// The service's traffic over the last hour.
+	run(t, ctx, "the service", chromedp.Navigate(base+"/console/#/r/services/"+tn.serviceID), chromedp.WaitVisible("#fields", chromedp.ByID))
+	waitText(t, ctx, "the service's traffic", "#service-traffic-total", "KiB sent by its clients")
+	var bars int
+	run(t, ctx, "the traffic's bars", chromedp.Evaluate(`document.querySelectorAll('#service-traffic rect').length`, &bars))
+	if bars == 0 {
+		t.Fatal("the service's traffic chart has no bar")
+	}
+	screenshot(t, ctx, "service-traffic")
+	// And the node's metrics count them by service.
+	waitUntil(t, "the service's bytes in the metrics", 20*time.Second, func() error {
+		resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", metricsPort))
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		raw, _ := io.ReadAll(resp.Body)
+		for _, dir := range []string{"in", "out"} {
+			m := regexp.MustCompile(`edgectl_service_bytes_total\{direction="` + dir + `",service="echo",service_id="[^"]+"\} (\d+)`).FindSubmatch(raw)
+			if m == nil {
+				return fmt.Errorf("no edgectl_service_bytes_total of echo, %s", dir)
+			}
+			if v, _ := strconv.Atoi(string(m[1])); v < 64<<10 {
+				return fmt.Errorf("edgectl_service_bytes_total of echo, %s: %d, want at least the 64 KiB sent", dir, v)
+			}
+		}
+		return nil
+	})
 
 	// The edge router's record leads there too.
 	run(t, ctx, "er1's record", chromedp.Navigate(base+"/console/#/r/edge-routers/"+tn.router.id), chromedp.WaitVisible("#router-data-plane", chromedp.ByID))

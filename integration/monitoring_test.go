@@ -71,6 +71,9 @@ func TestAlertRulesAndDashboard(t *testing.T) {
 		exported = string(raw)
 		var missing []string
 		for name := range named {
+			if madeByTraffic[name] {
+				continue
+			}
 			if !strings.Contains(exported, "\n"+name+" ") && !strings.Contains(exported, "\n"+name+"{") &&
 				!strings.Contains(exported, "\n"+name+"_bucket{") {
 				missing = append(missing, name)
@@ -83,3 +86,8 @@ func TestAlertRulesAndDashboard(t *testing.T) {
 		return nil
 	})
 }
+
+// madeByTraffic are the metrics the dashboard names whose series only
+// exist once routers carried traffic (they are labelled by service):
+// TestConsoleDataPlaneViews reads them from a node with real routers.
+var madeByTraffic = map[string]bool{"edgectl_service_bytes_total": true}

@@ -3,7 +3,7 @@
 // sessionStorage only: never in a cookie, never in the URL.
 import { resources, byPath, loadResources } from './resources.js';
 import qrcode from './vendor/qrcode.mjs';
-import { circuitsView, topologyView, routerView, stopLive } from './dataplane.js';
+import { circuitsView, topologyView, routerView, stopLive, serviceTraffic } from './dataplane.js';
 
 const MGMT = '/edge/management/v1';
 const TOKEN = 'edgectl.token';
@@ -590,9 +590,12 @@ async function detailView(res, id) {
   const enr = enrollmentSection(res, rec);
   if (enr) parts.push(enr);
   parts.push(h('section', {}, h('h3', {}, 'Fields'), fields));
+  const traffic = res.path === 'services' ? h('section', { id: 'traffic' }, h('h3', {}, 'Traffic, the last hour'), h('p', {}, 'Loading…')) : null;
+  if (traffic) parts.push(traffic);
   const rel = h('section', { id: 'relations' });
   parts.push(rel);
   show(...parts);
+  if (traffic) serviceTraffic(traffic, id);
   for (const sub of res.relations || []) {
     const box = h('div', { class: 'relation', 'data-relation': sub }, h('h3', {}, label(sub)), h('p', {}, 'Loading…'));
     rel.append(box);
@@ -1152,4 +1155,4 @@ window.addEventListener('hashchange', route);
 route();
 
 // What the data plane's pages (dataplane.js) share with the others.
-export { h, api, show, errorBox, cellOf };
+export { h, api, show, errorBox, cellOf, barChart };

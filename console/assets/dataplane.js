@@ -4,7 +4,7 @@
 // page with its links, terminators and circuits. Circuits and links are
 // each node's own (circuits live on the node that made them; links are
 // those the routers reported to it): the pages say so.
-import { h, api, show, errorBox, cellOf } from './app.js';
+import { h, api, show, errorBox, cellOf, barChart } from './app.js';
 
 const NS = 'http://www.w3.org/2000/svg';
 function svg(tag, attrs, ...kids) {
@@ -59,14 +59,21 @@ function pathCell(c) {
   return h('span', { class: 'path' }, ...out);
 }
 
-// withBytes: the bytes column shows once the routers reported usage.
+// usageText says a circuit's bytes as its routers reported them (each
+// interval: a minute by default): what the client sent, what the host sent back.
+function usageText(u) {
+  if (!u || (!u.bytesIn && !u.bytesOut)) return 'none reported yet';
+  return `${bytes(u.bytesIn)} sent, ${bytes(u.bytesOut)} back`;
+}
+
+// withBytes: the bytes column shows when the node reports usage.
 function circuitRows(circuits, withBytes) {
   return circuits.map((c) => h('tr', { 'data-circuit': c.id },
     h('td', {}, c.identity ? h('a', { href: `#/r/identities/${encodeURIComponent(c.identity.id)}` }, c.identity.name || c.identity.id) : c.identityId || ''),
     h('td', {}, c.service ? h('a', { href: `#/r/services/${encodeURIComponent(c.service.id)}` }, c.service.name || c.service.id) : ''),
     h('td', {}, pathCell(c)),
     h('td', {}, cellOf(c.createdAt)),
-    withBytes ? h('td', { class: 'num' }, c.usage ? `${bytes(c.usage.ingressRx)} in, ${bytes(c.usage.ingressTx)} out` : '') : null,
+    withBytes ? h('td', { class: 'num' }, usageText(c.usage)) : null,
     h('td', {}, h('code', {}, c.id))));
 }
 
@@ -218,4 +225,41 @@ export async function routerView(id) {
     if (ex.status !== 401) circBox.append(errorBox(ex));
   }
   every(5000, 'router-links', draw);
+}
+
+// serviceTraffic fills box with a service's traffic over the last hour, a
+// bar a minute: the bytes its dialing clients sent and its hosts sent back
+// through the circuits of this node, from the usage its routers reported
+// (the node's data-plane events keep an hour).
+export async function serviceTraffic(box, serviceID) {
+  const since = Date.now() - 3600e3;
+  const filter = `namespace = "usage" and action = "service" and serviceId = "${serviceID}"`;
+  const sent = new Array(60).fill(0), back = new Array(60).fill(0);
+  try {
+    let from = 0;
+    for (;;) {
+      const page = await api('GET', `/data-plane-events?limit=1000&fromId=${from}&filter=${encodeURIComponent(filter)}`);
+      const rows = page.data || [];
+      for (const e of rows) {
+        const m = Math.floor((Date.parse(e.intervalStart || e.at) - since) / 60e3);
+        if (m < 0 || m >= 60) continue;
+        sent[m] += e.bytesIn || 0;
+        back[m] += e.bytesOut || 0;
+      }
+      if (rows.length < 1000) break;
+      from = rows[rows.length - 1].id;
+    }
+  } catch (ex) {
+    if (ex.status === 404) {
+      box.replaceChildren(h('h3', {}, 'Traffic, the last hour'), h('p', { class: 'muted' }, 'This node keeps no data-plane events.'));
+      return;
+    }
+    box.replaceChildren(h('h3', {}, 'Traffic, the last hour'), errorBox(ex));
+    return;
+  }
+  const total = (a) => a.reduce((x, y) => x + y, 0);
+  box.replaceChildren(h('h3', {}, 'Traffic, the last hour'),
+    h('p', { id: 'service-traffic-total' }, `${bytes(total(sent))} sent by its clients, ${bytes(total(back))} sent back by its hosts`,
+      ' (the circuits of this node, as their routers reported them: every minute by default)'),
+    barChart('service-traffic', 'bytes a minute: sent (blue), back (green)', [[sent, 'bar'], [back, 'bar back']]));
 }
