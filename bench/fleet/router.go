@@ -33,10 +33,10 @@ type Router struct {
 
 	mu          sync.Mutex
 	ch          *ctrlchan.Channel
-	conns       int         // channels opened so far
-	dataConns   int         // the channel number that last got a full state or a change set
-	index       uint64      // the data model index reached
-	timeline    string      // the data model's timeline
+	conns       int    // channels opened so far
+	dataConns   int    // the channel number that last got a full state or a change set
+	index       uint64 // the data model index reached
+	timeline    string // the data model's timeline
 	services    map[string]string
 	terminators map[string]bool // made through this router, still held
 	links       []wire.RouterLink
@@ -378,4 +378,3 @@ func (r *Router) TerminatorIDs() []string {
 	}
 	return out
 }
-
