@@ -55,6 +55,9 @@ func (m *Manager) dial(r *Router, msg *ctrlchan.Message) {
 	if err == nil {
 		err = mayUseRouter(tx, s, r.ID)
 	}
+	if err == nil {
+		err = encryptionKeySent(tx, s.ServiceID, req.PeerData)
+	}
 	if err != nil {
 		fail(err, "")
 		return
@@ -259,4 +262,15 @@ func (m *Manager) routeResult(r *Router, msg *ctrlchan.Message) {
 			}
 		}
 	}
+}
+
+// encryptionKeySent refuses a dial of a service that requires end-to-end
+// encryption when the client sent no public key in its peer data, as
+// OpenZiti's controller does (the circuit could never be encrypted).
+func encryptionKeySent(tx *store.Tx, serviceID string, peerData map[uint32][]byte) error {
+	svc, err := store.GetAs[*store.Service](tx, store.KindService, serviceID)
+	if err != nil || !svc.EncryptionRequired || len(peerData[wire.PublicKeyPeerData]) > 0 {
+		return nil
+	}
+	return refusedSession(wire.ErrEncryptionDataMissing, "encryption required on service %s, the client sent no public key", serviceID)
 }

@@ -33,6 +33,7 @@ const (
 	ErrInvalidTerminator           = 8
 	ErrInvalidPrecedence           = 9
 	ErrInvalidCost                 = 10
+	ErrEncryptionDataMissing       = 11
 )
 
 // Results of CreateTerminatorV2.
