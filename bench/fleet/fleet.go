@@ -175,7 +175,7 @@ func (f *Fleet) Count(path, filter string) (int, error) {
 func (f *Fleet) TerminatorCounts() (map[string]int, error) {
 	out := map[string]int{}
 	for _, r := range f.Routers {
-		n, err := f.Count(benchkit.FabricAPI+"/terminators", fmt.Sprintf(`router.id = "%s"`, r.ID))
+		n, err := f.Count(benchkit.FabricAPI+"/terminators", fmt.Sprintf(`router = "%s"`, r.ID))
 		if err != nil {
 			return nil, err
 		}

@@ -31,6 +31,14 @@ type Host struct {
 	BindSession, DialSession string
 }
 
+// publicKey is the host's key exchange public key as its SDK would send
+// it (32 bytes; only its presence is checked by a controller).
+func (h *Host) publicKey() []byte {
+	k := make([]byte, 32)
+	copy(k, h.ID)
+	return k
+}
+
 // Model is what Setup made.
 type Model struct {
 	ServiceID string

@@ -309,6 +309,10 @@ func (r *Router) Dial(ctx context.Context, d *Host) (string, error) {
 	m := ctrlchan.NewMessage(wire.CreateCircuitV2RequestType, nil)
 	m.Headers.PutString(wire.CreateCircuitReqSessionTokenHeader, d.DialSession)
 	m.Headers.PutString(wire.CreateCircuitReqAPISessionTokenHeader, d.APISession)
+	// The client's public key, as an SDK sends it for end-to-end
+	// encryption (edge_client_pb.HeaderId_PublicKey): a service that
+	// requires encryption is refused without it.
+	m.Headers[wire.CreateCircuitPeerDataHeader] = wire.EncodeU32Map(map[uint32][]byte{publicKeyHeader: d.publicKey()})
 	reply, err := r.request(ctx, m)
 	if err != nil {
 		return "", err
@@ -319,6 +323,9 @@ func (r *Router) Dial(ctx context.Context, d *Host) (string, error) {
 	id, _ := reply.Headers.String(wire.CreateCircuitRespCircuitIDHeader)
 	return id, nil
 }
+
+// publicKeyHeader is the peer data key of the dialing client's public key.
+const publicKeyHeader = 1003
 
 // Fault reports circuit id as failed at its ingress (the client went), so
 // that the controller ends it.
