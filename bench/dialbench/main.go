@@ -270,4 +270,3 @@ func network(a *benchkit.API, dir string, echoPort int, p *benchkit.Procs) error
 
 // dialOnce connects through the proxy and times the first byte echoed.
 func dialOnce(addr string) (time.Duration, error) { return benchkit.DialOnce(addr, 10*time.Second) }
-
