@@ -57,9 +57,10 @@ func parseEnrollJWT(jwt string) (enrollClaims, error) {
 }
 
 // EnrollRouter makes edge router name with roleAttributes attrs through
-// api, enrolls it, and returns it ready to Run against ctrl (HOST:PORT of
-// the controller's control channel listener).
-func EnrollRouter(api *benchkit.API, name string, attrs []string, ctrl string) (*Router, error) {
+// api, enrolls it, and returns it ready to Run against the nodes at ctrls
+// (HOST:PORT of each node's control channel listener), preferring
+// ctrls[pref].
+func EnrollRouter(api *benchkit.API, name string, attrs []string, ctrls []string, pref int) (*Router, error) {
 	id, err := api.Create("/edge-routers", map[string]any{"name": name, "roleAttributes": attrs, "isTunnelerEnabled": false})
 	if err != nil {
 		return nil, err
@@ -109,7 +110,7 @@ func EnrollRouter(api *benchkit.API, name string, attrs []string, ctrl string) (
 	if err != nil {
 		return nil, err
 	}
-	return &Router{ID: id, Name: name, cert: cert, ctrl: ctrl}, nil
+	return newRouter(id, name, cert, ctrls, pref), nil
 }
 
 // routerCSR is a PEM certificate request of key for cn with the SANs a

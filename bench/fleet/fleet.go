@@ -43,8 +43,8 @@ type Config struct {
 	// Routers and Hosts are the numbers of edge routers and of hosting
 	// identities.
 	Routers, Hosts int
-	// Ctrl are the control channel listeners (HOST:PORT); router i
-	// connects to Ctrl[i%len(Ctrl)].
+	// Ctrl are the nodes' control channel listeners (HOST:PORT): every
+	// router connects to each, router i prefers Ctrl[i%len(Ctrl)].
 	Ctrl []string
 }
 
@@ -59,7 +59,7 @@ func New(ctx context.Context, api *benchkit.API, cfg Config) (*Fleet, error) {
 	}
 	f := &Fleet{API: api, Prefix: cfg.Prefix, Routers: make([]*Router, cfg.Routers)}
 	err := parallel(cfg.Routers, 8, func(i int) error {
-		r, err := EnrollRouter(api, fmt.Sprintf("%srouter-%03d", cfg.Prefix, i), []string{cfg.Prefix + "router"}, cfg.Ctrl[i%len(cfg.Ctrl)])
+		r, err := EnrollRouter(api, fmt.Sprintf("%srouter-%03d", cfg.Prefix, i), []string{cfg.Prefix + "router"}, cfg.Ctrl, i)
 		f.Routers[i] = r
 		return err
 	})

@@ -16,34 +16,70 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 )
 
-// Router is one simulated edge router: its enrolled identity, and its
-// control channel to the controller, opened again whenever it closes (as
-// `ziti router` does), until the context given to Run ends.
+// Router is one simulated edge router: its enrolled identity, and a
+// control channel to each controller node, opened again whenever it closes
+// (as `ziti router` does in a cluster), until the context given to Run
+// ends.
 //
 // On each channel it does what a `ziti router` does there: the hello with
 // its certificate, version and metadata; heartbeats answered (ctrlchan);
-// the edge hello answered; the router data model subscribed to and applied
-// (services kept, other events counted); its links reported; routes
-// answered at once with success; its terminators validated. What its SDK
-// clients would ask is asked through CreateTerminator and Dial.
+// the edge hello answered; its links reported; routes answered at once with
+// success; its terminators validated. On its preferred node's channel it
+// subscribes to the router data model and applies it (services kept, other
+// events counted). What its SDK clients would ask is asked through
+// CreateTerminator and Dial, on the preferred node's channel (another
+// node's while that one is down).
 type Router struct {
 	ID, Name string
 	cert     tls.Certificate
-	ctrl     string // HOST:PORT of the controller's control channel listener
+	ctrls    []*ctrlConn // one per node; ctrls[pref] is the preferred
+	pref     int
 
 	mu          sync.Mutex
-	ch          *ctrlchan.Channel
-	conns       int    // channels opened so far
-	dataConns   int    // the channel number that last got a full state or a change set
 	index       uint64 // the data model index reached
 	timeline    string // the data model's timeline
 	services    map[string]string
 	terminators map[string]bool // made through this router, still held
 	links       []wire.RouterLink
-	lastErr     error
 
 	// Counters of what the controller sent.
 	Routes, Unroutes, Validations, DataStates, ChangeSets, Events atomic.Int64
+}
+
+// ctrlConn is the router's channel to one node.
+type ctrlConn struct {
+	addr string // HOST:PORT of the node's control channel listener
+
+	mu        sync.Mutex
+	ch        *ctrlchan.Channel
+	conns     int // channels opened so far
+	dataConns int // the channel number that last got a full state or a change set
+	lastErr   error
+}
+
+// newRouter is router id with cert, connecting to the nodes at ctrls and
+// preferring ctrls[pref].
+func newRouter(id, name string, cert tls.Certificate, ctrls []string, pref int) *Router {
+	r := &Router{ID: id, Name: name, cert: cert, pref: pref % len(ctrls)}
+	for _, a := range ctrls {
+		r.ctrls = append(r.ctrls, &ctrlConn{addr: a})
+	}
+	return r
+}
+
+// open is c's open channel (nil when it has none).
+func (c *ctrlConn) open() *ctrlchan.Channel {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.ch == nil {
+		return nil
+	}
+	select {
+	case <-c.ch.Done():
+		return nil
+	default:
+		return c.ch
+	}
 }
 
 // version is the router's hello version (VersionInfo: version|revision|
@@ -54,16 +90,27 @@ const version = "v1.7.2|fleet|2025-01-01 00:00:00|linux|amd64"
 // renews it at half.
 const subscribeFor = 360 * time.Second
 
-// Run keeps the router's control channel open until ctx ends: it dials
-// again (backing off up to a second) each time the channel closes.
+// Run keeps the router's control channels open until ctx ends.
 func (r *Router) Run(ctx context.Context) {
+	var wg sync.WaitGroup
+	for i, c := range r.ctrls {
+		wg.Add(1)
+		go func() { defer wg.Done(); r.keep(ctx, c, i == r.pref) }()
+	}
+	wg.Wait()
+}
+
+// keep keeps c's channel open until ctx ends: it dials again (backing off
+// up to a second) each time the channel closes. On the preferred node's
+// channel the router subscribes to the data model (and renews at half).
+func (r *Router) keep(ctx context.Context, c *ctrlConn, preferred bool) {
 	backoff := 50 * time.Millisecond
 	for ctx.Err() == nil {
-		ch, err := r.open(ctx)
+		ch, err := r.open(ctx, c, preferred)
 		if err != nil {
-			r.mu.Lock()
-			r.lastErr = err
-			r.mu.Unlock()
+			c.mu.Lock()
+			c.lastErr = err
+			c.mu.Unlock()
 			select {
 			case <-ctx.Done():
 				return
@@ -82,31 +129,32 @@ func (r *Router) Run(ctx context.Context) {
 			case <-ch.Done():
 				break serve
 			case <-renew.C:
-				r.subscribe(ch, true)
+				if preferred {
+					r.subscribe(ch, true)
+				}
 			}
 		}
 		renew.Stop()
 	}
 }
 
-// open dials the controller and opens a control channel.
-func (r *Router) open(ctx context.Context) (*ctrlchan.Channel, error) {
+// open dials node c and opens a control channel.
+func (r *Router) open(ctx context.Context, c *ctrlConn, preferred bool) (*ctrlchan.Channel, error) {
 	d := tls.Dialer{Config: &tls.Config{Certificates: []tls.Certificate{r.cert}, NextProtos: []string{"ziti-ctrl"},
 		// A fresh CA per run on loopback: the controller's certificate is
 		// not what is measured.
 		InsecureSkipVerify: true}}
 	dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	conn, err := d.DialContext(dctx, "tcp", r.ctrl)
+	conn, err := d.DialContext(dctx, "tcp", c.addr)
 	if err != nil {
 		return nil, err
 	}
 	h := ctrlchan.Headers{ctrlchan.HeaderHelloVersion: []byte(version), wire.RouterMetadataHeader: wire.RouterMetadata(wire.CapLinkManagement)}
-	var self *ctrlchan.Channel
 	handlers := map[int32]ctrlchan.Handler{
 		wire.ServerHelloType:                  r.serverHello,
-		wire.DataStateType:                    func(_ *ctrlchan.Channel, m *ctrlchan.Message) { r.dataState(m, true) },
-		wire.DataStateChangeSetType:           func(_ *ctrlchan.Channel, m *ctrlchan.Message) { r.dataState(m, false) },
+		wire.DataStateType:                    func(_ *ctrlchan.Channel, m *ctrlchan.Message) { r.dataState(c, m, true) },
+		wire.DataStateChangeSetType:           func(_ *ctrlchan.Channel, m *ctrlchan.Message) { r.dataState(c, m, false) },
 		wire.RouteType:                        r.route,
 		wire.UnrouteType:                      func(*ctrlchan.Channel, *ctrlchan.Message) { r.Unroutes.Add(1) },
 		wire.ValidateTerminatorsV2RequestType: r.validate,
@@ -115,17 +163,20 @@ func (r *Router) open(ctx context.Context) (*ctrlchan.Channel, error) {
 	if err != nil {
 		return nil, err
 	}
-	self = ch
+	c.mu.Lock()
+	c.ch = ch
+	c.conns++
+	c.mu.Unlock()
 	r.mu.Lock()
-	r.ch = self
-	r.conns++
 	links := r.links
 	r.mu.Unlock()
-	r.subscribe(self, false)
-	if len(links) > 0 {
-		_ = self.Send(ctrlchan.NewMessage(wire.RouterLinksType, wire.EncodeRouterLinks(links)))
+	if preferred {
+		r.subscribe(ch, false)
 	}
-	return self, nil
+	if len(links) > 0 {
+		_ = ch.Send(ctrlchan.NewMessage(wire.RouterLinksType, wire.EncodeRouterLinks(links)))
+	}
+	return ch, nil
 }
 
 // subscribe asks for the router data model from the index the router has.
@@ -143,7 +194,7 @@ func (r *Router) serverHello(ch *ctrlchan.Channel, m *ctrlchan.Message) {
 
 // dataState applies a full state (full) or a change set: the services are
 // kept (a full state replaces them), the other events counted.
-func (r *Router) dataState(m *ctrlchan.Message, full bool) {
+func (r *Router) dataState(c *ctrlConn, m *ctrlchan.Message, full bool) {
 	sum, err := wire.DecodeDataStateSummary(m.Body, full)
 	if err != nil {
 		return
@@ -174,7 +225,9 @@ func (r *Router) dataState(m *ctrlchan.Message, full bool) {
 	if sum.Index > r.index || full {
 		r.index = sum.Index
 	}
-	r.dataConns = r.conns
+	c.mu.Lock()
+	c.dataConns = c.conns
+	c.mu.Unlock()
 }
 
 // applyService applies one data model event to services when its model is
@@ -243,19 +296,15 @@ func (r *Router) validate(ch *ctrlchan.Channel, m *ctrlchan.Message) {
 	_ = ch.Reply(m, ctrlchan.NewMessage(wire.ValidateTerminatorsV2ResponseType, wire.ValidateTerminatorsV2Response(states)))
 }
 
-// channel is the router's open channel (nil when it has none).
+// channel is the channel the router's clients' requests go on: the
+// preferred node's, else another open one (nil when none is open).
 func (r *Router) channel() *ctrlchan.Channel {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.ch == nil {
-		return nil
+	for i := range r.ctrls {
+		if ch := r.ctrls[(r.pref+i)%len(r.ctrls)].open(); ch != nil {
+			return ch
+		}
 	}
-	select {
-	case <-r.ch.Done():
-		return nil
-	default:
-		return r.ch
-	}
+	return nil
 }
 
 // ErrNotConnected is returned for a request while the router has no channel.
@@ -338,22 +387,26 @@ func (r *Router) Fault(id string) error {
 	return ch.Send(m)
 }
 
-// setLinks sets the links the router reports, and reports them now if it
-// is connected.
+// setLinks sets the links the router reports, and reports them now to
+// every node it is connected to.
 func (r *Router) setLinks(links []wire.RouterLink) {
 	r.mu.Lock()
 	r.links = links
 	r.mu.Unlock()
-	if ch := r.channel(); ch != nil {
-		_ = ch.Send(ctrlchan.NewMessage(wire.RouterLinksType, wire.EncodeRouterLinks(links)))
+	for _, c := range r.ctrls {
+		if ch := c.open(); ch != nil {
+			_ = ch.Send(ctrlchan.NewMessage(wire.RouterLinksType, wire.EncodeRouterLinks(links)))
+		}
 	}
 }
 
 // State is what the router knows of itself at one moment.
 type State struct {
+	// Connected is true when a channel to every node is open.
 	Connected bool
-	// Conns is the number of channels opened; Synced is true when the
-	// current one got a full state or a change set.
+	// Conns is the number of channels opened, to all nodes; Synced is
+	// true when the current channel to the preferred node got a full
+	// state or a change set.
 	Conns       int
 	Synced      bool
 	Index       uint64
@@ -364,15 +417,28 @@ type State struct {
 
 // State reads the router's state.
 func (r *Router) State() State {
-	connected := r.channel() != nil
+	st := State{Connected: true}
+	for i, c := range r.ctrls {
+		open := c.open() != nil
+		c.mu.Lock()
+		st.Connected = st.Connected && open
+		st.Conns += c.conns
+		if i == r.pref {
+			st.Synced = c.conns > 0 && c.dataConns == c.conns
+		}
+		if c.lastErr != nil && !open {
+			st.LastErr = c.lastErr
+		}
+		c.mu.Unlock()
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	svcs := make(map[string]string, len(r.services))
+	st.Services = make(map[string]string, len(r.services))
 	for k, v := range r.services {
-		svcs[k] = v
+		st.Services[k] = v
 	}
-	return State{Connected: connected, Conns: r.conns, Synced: r.conns > 0 && r.dataConns == r.conns, Index: r.index,
-		Services: svcs, Terminators: len(r.terminators), LastErr: r.lastErr}
+	st.Index, st.Terminators = r.index, len(r.terminators)
+	return st
 }
 
 // TerminatorIDs are the terminators this router made.

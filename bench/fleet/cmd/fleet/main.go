@@ -34,7 +34,7 @@ var (
 	circuits    = flag.Int("circuits", 2000, "circuits (each ended by a fault once made)")
 	dialers     = flag.Int("concurrency", 32, "circuit requests in flight")
 	budget      = flag.Duration("budget", 10*time.Minute, "time budget of the terminator phase (and of the circuit phase)")
-	cluster     = flag.Bool("cluster", false, "measure three edgectl nodes as well (router i connects to node i mod 3)")
+	cluster     = flag.Bool("cluster", false, "measure three edgectl nodes as well (every router connects to all three; its clients' requests go to node i mod 3)")
 	restart     = flag.Bool("restart", true, "edgectl: SIGKILL the node (the first, with -cluster) and start it again, then check every terminator, router and circuit")
 )
 
@@ -172,7 +172,7 @@ func measure(kind string) (res result, err error) {
 	t0 = time.Now()
 	f.Start()
 	defer f.Stop()
-	if err := f.WaitConnected(1, 5*time.Minute); err != nil {
+	if err := f.WaitConnected(len(n.api), 5*time.Minute); err != nil {
 		return res, err
 	}
 	res.connect = time.Since(t0)
@@ -199,7 +199,7 @@ func measure(kind string) (res result, err error) {
 	printPhase(kind, res.circs, res.cpuPerCircuit)
 
 	if *restart && kind != "openziti" {
-		res.restart = restartCheck(kind, n, f)
+		res.restart = restartCheck(n, f)
 		fmt.Printf("%s: restart: %s\n", kind, res.restart)
 	}
 	return res, nil
@@ -209,7 +209,7 @@ func measure(kind string) (res result, err error) {
 // and times: every router reconnected and synced, a change reaching every
 // router, a circuit through every router; and checks that every router's
 // terminators are still listed.
-func restartCheck(kind string, n *nodes, f *fleet.Fleet) string {
+func restartCheck(n *nodes, f *fleet.Fleet) string {
 	old := n.cmds[0]
 	_ = old.Process.Kill()
 	_, _ = old.Process.Wait()
@@ -231,11 +231,8 @@ func restartCheck(kind string, n *nodes, f *fleet.Fleet) string {
 		return err.Error()
 	}
 	f.API.Token = a.Token
-	if kind == "edgectl-3" {
-		f.API.Base = a.Base
-	}
 	up := time.Since(t0)
-	if err := f.WaitConnected(2, 2*time.Minute); kind == "edgectl" && err != nil {
+	if err := f.WaitConnected(len(n.api)+1, 2*time.Minute); err != nil {
 		return "routers not back: " + err.Error()
 	}
 	back := time.Since(t0)
