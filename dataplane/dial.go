@@ -56,7 +56,7 @@ func (m *Manager) dial(r *Router, msg *ctrlchan.Message) {
 		err = mayUseRouter(tx, s, r.ID)
 	}
 	if err == nil {
-		err = encryptionKeySent(tx, s.ServiceID, req.PeerData)
+		err = encryptionKeySent(tx, s.ServiceID, req.PeerData, "the client")
 	}
 	if err != nil {
 		fail(err, "")
@@ -125,7 +125,18 @@ func (m *Manager) dial(r *Router, msg *ctrlchan.Message) {
 		}
 	}
 
-	// 5: Make the circuit live, unless it was ended meanwhile; a move
+	// 5: The host's peer data must carry its public key when the service
+	// requires encryption, as for the client's (the host's SDK sends it
+	// with its terminator, or its router with the route's answer).
+	peer := m.peerData(ci.TerminatorID, result)
+	if err := encryptionKeySent(m.cfg.Store.Read(), s.ServiceID, peer, "the host"); err != nil {
+		m.unrouteAll(ci.Path, ci.ID, true)
+		m.circuits.abandon(ci.ID)
+		fail(err, ci.ID)
+		return
+	}
+
+	// 6: Make the circuit live, unless it was ended meanwhile; a move
 	// asked for meanwhile follows.
 	if ended, again := m.circuits.promote(ci.ID); ended != "" {
 		m.unrouteAll(ci.Path, ci.ID, true)
@@ -135,10 +146,10 @@ func (m *Manager) dial(r *Router, msg *ctrlchan.Message) {
 		defer m.moveLater(ci.ID, again)
 	}
 
-	// 6: Answer with the circuit's id, its ingress and the host's peer
+	// 7: Answer with the circuit's id, its ingress and the host's peer
 	// data.
 	resp := ctrlchan.NewMessage(wire.CreateCircuitV2ResponseType, nil)
-	resp.Headers = wire.CreateCircuitV2Response(ci.ID, ci.IngressID, m.peerData(ci.TerminatorID, result))
+	resp.Headers = wire.CreateCircuitV2Response(ci.ID, ci.IngressID, peer)
 	if err := m.reply(r, msg, resp); err != nil {
 		m.endCircuit(ci.ID, "the ingress router did not take the answer", true, false)
 		return
@@ -265,12 +276,13 @@ func (m *Manager) routeResult(r *Router, msg *ctrlchan.Message) {
 }
 
 // encryptionKeySent refuses a dial of a service that requires end-to-end
-// encryption when the client sent no public key in its peer data, as
-// OpenZiti's controller does (the circuit could never be encrypted).
-func encryptionKeySent(tx *store.Tx, serviceID string, peerData map[uint32][]byte) error {
+// encryption when who (the client, in its dial; the host, with its
+// terminator or its router's answer) sent no public key in its peer data,
+// as OpenZiti's controller does: the circuit could never be encrypted.
+func encryptionKeySent(tx *store.Tx, serviceID string, peerData map[uint32][]byte, who string) error {
 	svc, err := store.GetAs[*store.Service](tx, store.KindService, serviceID)
 	if err != nil || !svc.EncryptionRequired || len(peerData[wire.PublicKeyPeerData]) > 0 {
 		return nil
 	}
-	return refusedSession(wire.ErrEncryptionDataMissing, "encryption required on service %s, the client sent no public key", serviceID)
+	return refusedSession(wire.ErrEncryptionDataMissing, "encryption required on service %s, %s sent no public key", serviceID, who)
 }
