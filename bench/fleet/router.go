@@ -326,7 +326,10 @@ var ErrBusy = errors.New("fleet: the controller is busy")
 // CreateTerminator asks for a terminator of host h's Bind session at
 // address (also its id), as the router does when an SDK client binds.
 func (r *Router) CreateTerminator(ctx context.Context, h *Host, address string) error {
-	req := &wire.CreateTerminatorV2{Address: address, SessionToken: h.BindSession, APISessionToken: h.APISession}
+	// The host's public key in the terminator's peer data, as an SDK binds
+	// a service that requires encryption.
+	req := &wire.CreateTerminatorV2{Address: address, SessionToken: h.BindSession, APISessionToken: h.APISession,
+		PeerData: map[uint32][]byte{publicKeyHeader: h.publicKey()}}
 	reply, err := r.request(ctx, ctrlchan.NewMessage(wire.CreateTerminatorV2RequestType, wire.EncodeCreateTerminatorV2(req)))
 	if err != nil {
 		return err
