@@ -31,7 +31,7 @@ func TestFleet_KilledNodeKeepsEveryTerminatorAndEveryRouterResyncs(t *testing.T)
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := fleet.New(context.Background(), api, fleet.Config{Routers: fleetRouters, Hosts: fleetHosts, Ctrl: []string{n.host()}})
+	f, err := fleet.New(context.Background(), api, fleet.Config{Routers: fleetRouters, Hosts: fleetHosts, Services: 2, Ctrl: []string{n.host()}})
 	if err != nil {
 		t.Fatal(err)
 	}

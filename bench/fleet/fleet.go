@@ -41,8 +41,9 @@ type Config struct {
 	// Prefix starts every name the fleet makes ("fleet-" when empty).
 	Prefix string
 	// Routers and Hosts are the numbers of edge routers and of hosting
-	// identities.
-	Routers, Hosts int
+	// identities; Services the number of services (host i binds service
+	// i mod Services; 0 means 1).
+	Routers, Hosts, Services int
 	// Ctrl are the nodes' control channel listeners (HOST:PORT): every
 	// router connects to each, router i prefers Ctrl[i%len(Ctrl)].
 	Ctrl []string
@@ -66,7 +67,7 @@ func New(ctx context.Context, api *benchkit.API, cfg Config) (*Fleet, error) {
 	if err != nil {
 		return nil, err
 	}
-	if f.Model, err = Setup(ctx, api, cfg.Prefix, cfg.Hosts); err != nil {
+	if f.Model, err = Setup(ctx, api, cfg.Prefix, cfg.Hosts, max(cfg.Services, 1)); err != nil {
 		return nil, err
 	}
 	return f, nil

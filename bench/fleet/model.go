@@ -13,8 +13,9 @@ import (
 )
 
 // The model the fleet's SDK clients use, made through the Management API
-// the same way on either controller: one service; a Bind policy for the
-// hosting identities and a Dial policy for the dialing one; an edge router
+// the same way on either controller: S services (host i binds service
+// i mod S, as a tunneler hosts its own); a Bind policy for the hosting
+// identities and a Dial policy for the dialing one; an edge router
 // policy and a service edge router policy giving them the fleet's routers.
 // Each identity gets a password authenticator, logs in through the Client
 // API (its API session) and asks for a service session (Bind or Dial):
@@ -24,11 +25,13 @@ import (
 const ClientAPI = "/edge/client/v1"
 
 // Host is one identity of an SDK client: its API session token and its
-// service session tokens.
+// service session tokens: a host's Bind session of its service, the
+// dialer's Dial session of each service.
 type Host struct {
-	Name, ID                 string
-	APISession               string
-	BindSession, DialSession string
+	Name, ID     string
+	APISession   string
+	BindSession  string
+	DialSessions []string
 }
 
 // publicKey is the host's key exchange public key as its SDK would send
@@ -41,24 +44,32 @@ func (h *Host) publicKey() []byte {
 
 // Model is what Setup made.
 type Model struct {
-	ServiceID string
-	Hosts     []*Host
-	Dialer    *Host
+	ServiceIDs []string
+	Hosts      []*Host
+	Dialer     *Host
 }
 
 // password is every fleet identity's password.
 const password = "Fleet-pass-1!"
 
 // Setup makes the model (names start with prefix; the routers carry the
-// role attribute prefix+"router") with hosts hosting identities and one
-// dialing identity, each with its sessions.
-func Setup(ctx context.Context, api *benchkit.API, prefix string, hosts int) (*Model, error) {
-	m := &Model{}
-	var err error
-	if m.ServiceID, err = api.Create("/services", map[string]any{"name": prefix + "svc", "encryptionRequired": true}); err != nil {
+// role attribute prefix+"router") with services services, hosts hosting
+// identities and one dialing identity, each with its sessions.
+func Setup(ctx context.Context, api *benchkit.API, prefix string, hosts, services int) (*Model, error) {
+	if services < 1 || services > hosts {
+		return nil, fmt.Errorf("fleet: %d services for %d hosts: from one to one per host", services, hosts)
+	}
+	m := &Model{ServiceIDs: make([]string, services)}
+	err := parallel(services, 8, func(i int) error {
+		var err error
+		m.ServiceIDs[i], err = api.Create("/services", map[string]any{"name": fmt.Sprintf("%ssvc-%d", prefix, i),
+			"encryptionRequired": true, "roleAttributes": []string{prefix + "svc"}})
+		return err
+	})
+	if err != nil {
 		return nil, err
 	}
-	svc := "@" + m.ServiceID
+	svc := "#" + prefix + "svc"
 	for _, p := range []struct {
 		path string
 		body map[string]any
@@ -78,20 +89,31 @@ func Setup(ctx context.Context, api *benchkit.API, prefix string, hosts int) (*M
 	}
 	m.Hosts = make([]*Host, hosts)
 	err = parallel(hosts, 8, func(i int) error {
-		h, err := newIdentity(ctx, api, fmt.Sprintf("%shost-%d", prefix, i), prefix+"host", m.ServiceID, "Bind")
+		h, err := newIdentity(ctx, api, fmt.Sprintf("%shost-%d", prefix, i), prefix+"host")
+		if err == nil {
+			h.BindSession, err = newSession(ctx, api, h.APISession, m.ServiceIDs[i%services], "Bind")
+		}
 		m.Hosts[i] = h
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
-	m.Dialer, err = newIdentity(ctx, api, prefix+"dialer", prefix+"dial", m.ServiceID, "Dial")
+	if m.Dialer, err = newIdentity(ctx, api, prefix+"dialer", prefix+"dial"); err != nil {
+		return nil, err
+	}
+	m.Dialer.DialSessions = make([]string, services)
+	err = parallel(services, 8, func(i int) error {
+		var err error
+		m.Dialer.DialSessions[i], err = newSession(ctx, api, m.Dialer.APISession, m.ServiceIDs[i], "Dial")
+		return err
+	})
 	return m, err
 }
 
-// newIdentity makes identity name with role attribute attr, logs it in and
-// asks for its session of type on service svc.
-func newIdentity(ctx context.Context, api *benchkit.API, name, attr, svc, typ string) (*Host, error) {
+// newIdentity makes identity name with role attribute attr, gives it a
+// password and logs it in.
+func newIdentity(ctx context.Context, api *benchkit.API, name, attr string) (*Host, error) {
 	h := &Host{Name: name}
 	var err error
 	if h.ID, err = api.Create("/identities", map[string]any{"name": name, "type": "User", "isAdmin": false, "roleAttributes": []string{attr}}); err != nil {
@@ -102,15 +124,6 @@ func newIdentity(ctx context.Context, api *benchkit.API, name, attr, svc, typ st
 	}
 	if h.APISession, err = benchkit.Login(ctx, clientRequester(api), ClientAPI, name, password); err != nil {
 		return nil, err
-	}
-	token, err := newSession(ctx, api, h.APISession, svc, typ)
-	if err != nil {
-		return nil, err
-	}
-	if typ == "Bind" {
-		h.BindSession = token
-	} else {
-		h.DialSession = token
 	}
 	return h, nil
 }

@@ -92,7 +92,7 @@ func (r *recorder) phase(name string, target int, cpu benchkit.CPUTicks) Phase {
 }
 
 // Terminators makes m terminators, terminator j through router j mod N for
-// host j mod H, with inflight requests at a time per router, until all are
+// host j mod H (of the host's service), with inflight requests at a time per router, until all are
 // made or budget passes. A busy controller's refusal, or a router between
 // two channels, is retried (as routers do); other failures are counted.
 // Terminator ids are unique to the fleet and to first (the index of the
@@ -159,7 +159,8 @@ func (f *Fleet) createOne(ctx context.Context, r *Router, h *Host, id string, re
 	}
 }
 
-// Circuits asks for count circuits, dial k through router k mod N, with
+// Circuits asks for count circuits, dial k through router k mod N to
+// service k mod S, with
 // concurrency dials at a time, until all are done or budget passes; each
 // circuit made is ended at once by a fault from its ingress router.
 func (f *Fleet) Circuits(count, concurrency int, budget time.Duration) Phase {
@@ -184,7 +185,7 @@ func (f *Fleet) Circuits(count, concurrency int, budget time.Duration) Phase {
 				r := f.Routers[k%len(f.Routers)]
 				start := time.Now()
 				dctx, dcancel := context.WithTimeout(ctx, 30*time.Second)
-				id, err := r.Dial(dctx, f.Model.Dialer)
+				id, err := r.Dial(dctx, f.Model.Dialer, k%len(f.Model.ServiceIDs))
 				dcancel()
 				if err != nil {
 					if ctx.Err() == nil {
@@ -202,13 +203,14 @@ func (f *Fleet) Circuits(count, concurrency int, budget time.Duration) Phase {
 }
 
 // DialUntil dials through every router in turn until one circuit through
-// each succeeds, or timeout passes; it returns the first error left.
+// each succeeds (router i to service i mod S), or timeout passes; it
+// returns the first error left.
 func (f *Fleet) DialUntil(timeout time.Duration) error {
-	for _, r := range f.Routers {
+	for i, r := range f.Routers {
 		err := benchkit.WaitFor("a circuit through "+r.Name, timeout, func() error {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
-			id, err := r.Dial(ctx, f.Model.Dialer)
+			id, err := r.Dial(ctx, f.Model.Dialer, i%len(f.Model.ServiceIDs))
 			if err == nil {
 				_ = r.Fault(id)
 			}

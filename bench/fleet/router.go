@@ -355,11 +355,12 @@ func (r *Router) CreateTerminator(ctx context.Context, h *Host, address string) 
 	return nil
 }
 
-// Dial asks for a circuit for dialer d (its Dial session), as the router
-// does when an SDK client dials; it returns the circuit's id.
-func (r *Router) Dial(ctx context.Context, d *Host) (string, error) {
+// Dial asks for a circuit to service number svc for dialer d (its Dial
+// session of that service), as the router does when an SDK client dials;
+// it returns the circuit's id.
+func (r *Router) Dial(ctx context.Context, d *Host, svc int) (string, error) {
 	m := ctrlchan.NewMessage(wire.CreateCircuitV2RequestType, nil)
-	m.Headers.PutString(wire.CreateCircuitReqSessionTokenHeader, d.DialSession)
+	m.Headers.PutString(wire.CreateCircuitReqSessionTokenHeader, d.DialSessions[svc])
 	m.Headers.PutString(wire.CreateCircuitReqAPISessionTokenHeader, d.APISession)
 	// The client's public key, as an SDK sends it for end-to-end
 	// encryption (edge_client_pb.HeaderId_PublicKey): a service that

@@ -29,6 +29,7 @@ var (
 	bins        benchkit.Comparison
 	routers     = flag.Int("routers", 10, "edge routers")
 	hosts       = flag.Int("hosts", 100, "hosting identities (terminator j is host j mod -hosts's)")
+	services    = flag.Int("services", 1, "services (host i binds service i mod -services; circuit k dials service k mod -services)")
 	terminators = flag.Int("terminators", 5000, "terminators, spread over the routers")
 	inflight    = flag.Int("inflight", 4, "terminator creates in flight per router")
 	circuits    = flag.Int("circuits", 2000, "circuits (each ended by a fault once made)")
@@ -162,7 +163,7 @@ func measure(kind string) (res result, err error) {
 	fmt.Printf("%s: controller up\n", kind)
 
 	t0 := time.Now()
-	f, err := fleet.New(context.Background(), n.admin, fleet.Config{Routers: *routers, Hosts: *hosts, Ctrl: n.ctrl()})
+	f, err := fleet.New(context.Background(), n.admin, fleet.Config{Routers: *routers, Hosts: *hosts, Services: *services, Ctrl: n.ctrl()})
 	if err != nil {
 		return res, err
 	}

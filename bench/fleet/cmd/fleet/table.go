@@ -14,8 +14,8 @@ func printTable(rs []result) {
 	if len(rs) == 0 {
 		return
 	}
-	fmt.Printf("\n%d routers, %d hosts, %d terminators (%d in flight per router), %d circuits (%d in flight)\n\n",
-		*routers, *hosts, *terminators, *inflight, *circuits, *dialers)
+	fmt.Printf("\n%d routers, %d hosts, %d services, %d terminators (%d in flight per router), %d circuits (%d in flight)\n\n",
+		*routers, *hosts, *services, *terminators, *inflight, *circuits, *dialers)
 	var e, o *result
 	head := "| figure |"
 	sep := "|---|"
