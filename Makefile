@@ -112,7 +112,7 @@ bench-mesh: build
 # and a SIGKILL restart on one edgectl node, on three, and on OpenZiti's own controller, at a modest size (the full
 # size, 100 routers and 100,000 terminators, is in bench/README.md).
 bench-fleet: build
-	$(GO) run ./bench/fleet/cmd/fleet -edgectl bin/edgectl -ziti $$(sh scripts/ziti.sh) -cluster -routers 10 -hosts 100 -terminators 2000 -circuits 1000 -budget 5m
+	$(GO) run ./bench/fleet/cmd/fleet -edgectl bin/edgectl -ziti $$(sh scripts/ziti.sh) -cluster -routers 10 -hosts 100 -services 10 -terminators 2000 -circuits 1000 -budget 5m
 
 # A million identities beside 100,000, the two sizes in their own processes taking turns request by request,
 # so that the host's slow moments fall on both (issue 16's aims are ratios to 100k): about 8 minutes, 8 GiB of memory.
