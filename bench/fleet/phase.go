@@ -132,11 +132,13 @@ func (f *Fleet) Terminators(m, first, inflight int, budget time.Duration) Phase 
 }
 
 // createOne makes one terminator, retrying while the controller is busy or
-// the router has no channel.
+// the router has no channel. ctx (the budget) stops the retries, not a
+// request under way: one the controller made after the budget ended is
+// still the router's.
 func (f *Fleet) createOne(ctx context.Context, r *Router, h *Host, id string, rec *recorder) {
 	for {
 		start := time.Now()
-		rctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		rctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		err := r.CreateTerminator(rctx, h, id)
 		cancel()
 		switch {
@@ -144,6 +146,7 @@ func (f *Fleet) createOne(ctx context.Context, r *Router, h *Host, id string, re
 			rec.ok(time.Since(start))
 			return
 		case ctx.Err() != nil:
+			rec.fail(err)
 			return
 		case errors.Is(err, ErrBusy), errors.Is(err, ErrNotConnected), errors.Is(err, context.DeadlineExceeded):
 			rec.retry()
