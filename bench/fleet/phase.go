@@ -145,10 +145,10 @@ func (f *Fleet) createOne(ctx context.Context, r *Router, h *Host, id string, re
 		case err == nil:
 			rec.ok(time.Since(start))
 			return
-		case ctx.Err() != nil:
-			rec.fail(err)
-			return
 		case errors.Is(err, ErrBusy), errors.Is(err, ErrNotConnected), errors.Is(err, context.DeadlineExceeded):
+			if ctx.Err() != nil {
+				return // the budget ended: not retried
+			}
 			rec.retry()
 			select {
 			case <-ctx.Done():
