@@ -36,7 +36,7 @@ var (
 	dialers     = flag.Int("concurrency", 32, "circuit requests in flight")
 	budget      = flag.Duration("budget", 10*time.Minute, "time budget of the terminator phase (and of the circuit phase)")
 	cluster     = flag.Bool("cluster", false, "measure three edgectl nodes as well (every router connects to all three; its clients' requests go to node i mod 3)")
-	restart     = flag.Bool("restart", true, "edgectl: SIGKILL the node (the first, with -cluster) and start it again, then check every terminator, router and circuit")
+	restart     = flag.Bool("restart", true, "edgectl: SIGKILL the node (the first, with -cluster) and start it again, then check every terminator, router and circuit; with -cluster, then all three in turn")
 )
 
 const password = "fleet-admin-1"
@@ -200,47 +200,65 @@ func measure(kind string) (res result, err error) {
 	printPhase(kind, res.circs, res.cpuPerCircuit)
 
 	if *restart && kind != "openziti" {
-		res.restart = restartCheck(n, f)
+		res.restart = restartCheck(n, f, []int{0}, "after-restart")
 		fmt.Printf("%s: restart: %s\n", kind, res.restart)
+		if kind == "edgectl-3" {
+			rolling := restartCheck(n, f, []int{0, 1, 2}, "after-rolling-restart")
+			res.restart += "\n" + kind + " rolling restart: " + rolling
+			fmt.Printf("%s: rolling restart: %s\n", kind, rolling)
+		}
 	}
 	return res, nil
 }
 
-// restartCheck SIGKILLs the first node, starts it again on its data dir,
-// and times: every router reconnected and synced, a change reaching every
-// router, a circuit through every router; and checks that every router's
-// terminators are still listed.
-func restartCheck(n *nodes, f *fleet.Fleet) string {
-	old := n.cmds[0]
-	_ = old.Process.Kill()
-	_, _ = old.Process.Wait()
+// restartCheck SIGKILLs the nodes numbered in order, one after the other
+// (each started again on its data dir as soon as the last one's API
+// answers: with three nodes and all of them, the sequence of
+// openziti/ziti-tunnel-sdk-c#918), and times from the first kill: the
+// API, every router reconnected to each, a change reaching every router's
+// data model, a circuit through every router; and checks that every
+// router's terminators are still listed.
+func restartCheck(n *nodes, f *fleet.Fleet, order []int, marker string) string {
+	before := -1
+	for _, r := range f.Routers {
+		if c := r.State().Conns; before < 0 || c < before {
+			before = c
+		}
+	}
 	t0 := time.Now()
-	args := n.args
-	var cmd *exec.Cmd
-	var err error
-	if len(args) > 0 {
-		cmd, err = n.p.Start(n.dirs[0], "controller-2.log", bins.Edgectl, args[0]...)
-	} else {
-		cmd, err = bins.StartController(&n.p, "edgectl", n.dirs[0], n.api[0], password, "--log-level", "warn")
+	for _, i := range order {
+		old := n.cmds[i]
+		_ = old.Process.Kill()
+		_, _ = old.Process.Wait()
+		var cmd *exec.Cmd
+		var err error
+		if len(n.args) > 0 {
+			cmd, err = n.p.Start(n.dirs[i], fmt.Sprintf("controller-%d.log", time.Now().UnixNano()), bins.Edgectl, withoutJoin(n.args[i])...)
+		} else {
+			cmd, err = bins.StartController(&n.p, "edgectl", n.dirs[i], n.api[i], password, "--log-level", "warn")
+		}
+		if err != nil {
+			return "not restarted: " + err.Error()
+		}
+		n.cmds[i] = cmd
+		if _, err := benchkit.AdminSession("https://"+benchkit.Loopback(n.api[i]), "admin", password, 120*time.Second); err != nil {
+			return err.Error()
+		}
 	}
-	if err != nil {
-		return "not restarted: " + err.Error()
-	}
-	n.cmds[0] = cmd
 	a, err := benchkit.AdminSession("https://"+benchkit.Loopback(n.api[0]), "admin", password, 120*time.Second)
 	if err != nil {
 		return err.Error()
 	}
 	f.API.Token = a.Token
 	up := time.Since(t0)
-	if err := f.WaitConnected(len(n.api)+1, 2*time.Minute); err != nil {
+	if err := f.WaitConnected(before+len(order), 2*time.Minute); err != nil {
 		return "routers not back: " + err.Error()
 	}
 	back := time.Since(t0)
-	if _, err := f.API.Create("/services", map[string]any{"name": f.Prefix + "after-restart"}); err != nil {
+	if _, err := f.API.Create("/services", map[string]any{"name": f.Prefix + marker}); err != nil {
 		return err.Error()
 	}
-	if err := f.WaitService(f.Prefix+"after-restart", 2*time.Minute); err != nil {
+	if err := f.WaitService(f.Prefix+marker, 2*time.Minute); err != nil {
 		return err.Error()
 	}
 	synced := time.Since(t0)
@@ -252,8 +270,22 @@ func restartCheck(n *nodes, f *fleet.Fleet) string {
 	if diff, err := f.CheckTerminators(); err != nil || diff != "" {
 		lost = fmt.Sprintf("LOST: %s %v", diff, err)
 	}
-	return fmt.Sprintf("API up %s, routers reconnected %s, a change in every router's model %s, a circuit through every router %s after the kill; terminators: %s",
-		up.Round(time.Millisecond), back.Round(time.Millisecond), synced.Round(time.Millisecond), dialed.Round(time.Millisecond), lost)
+	return fmt.Sprintf("nodes %v killed and started in turn: the last API up %s, routers reconnected %s, a change in every router's model %s, a circuit through every router %s after the first kill; terminators: %s",
+		order, up.Round(time.Millisecond), back.Round(time.Millisecond), synced.Round(time.Millisecond), dialed.Round(time.Millisecond), lost)
+}
+
+// withoutJoin are a member's run arguments for a restart: its data dir
+// holds the cluster, the join flags are dropped.
+func withoutJoin(args []string) []string {
+	var out []string
+	for i := 0; i < len(args); i++ {
+		if args[i] == "--join" || args[i] == "--join-token" {
+			i++
+			continue
+		}
+		out = append(out, args[i])
+	}
+	return out
 }
 
 func perOp(d time.Duration, n int) time.Duration {
