@@ -5,7 +5,7 @@ VERSION ?= $(shell cat VERSION)
 REVISION := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 LDFLAGS := -X main.version=$(VERSION) -X main.revision=$(REVISION) -X main.buildDate=$(shell date -u +%Y-%m-%dT%H:%M:%SZ)
 
-.PHONY: build install package run cluster test ziti oracle bench bench-micro bench-load bench-events bench-sidebyside bench-scale bench-dial bench-mesh scale chaos openziti fuzz race vet clean third-party-check
+.PHONY: build install package run cluster test ziti oracle bench bench-micro bench-load bench-events bench-sidebyside bench-scale bench-dial bench-mesh bench-fleet scale chaos openziti fuzz race vet clean third-party-check
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o bin/edgectl ./cmd/edgectl
@@ -65,7 +65,7 @@ oracle:
 
 # Benchmarks: every figure of docs/performance.md, each with its command (bench/README.md says what each tool
 # measures). `make bench` runs them all in turn; each part has a target of its own.
-bench: bench-micro bench-load bench-events bench-sidebyside bench-scale bench-dial bench-mesh
+bench: bench-micro bench-load bench-events bench-sidebyside bench-scale bench-dial bench-mesh bench-fleet
 
 # Go micro benchmarks of the packages (filters, the log store, lists, the model, the FSM, the router feed, authn).
 bench-micro:
@@ -107,6 +107,12 @@ bench-dial: build
 # usable path after the routers start, time to reroute an open stream when a link is cut, two-hop dial setup.
 bench-mesh: build
 	$(GO) run ./bench/meshbench -edgectl bin/edgectl -ziti $$(sh scripts/ziti.sh) -dials 100
+
+# Simulated edge routers and their SDK clients over the real control protocol (bench/fleet): terminators, circuits
+# and a SIGKILL restart on one edgectl node, on three, and on OpenZiti's own controller, at a modest size (the full
+# size, 100 routers and 100,000 terminators, is in bench/README.md).
+bench-fleet: build
+	$(GO) run ./bench/fleet/cmd/fleet -edgectl bin/edgectl -ziti $$(sh scripts/ziti.sh) -cluster -routers 10 -hosts 100 -services 10 -terminators 2000 -circuits 1000 -budget 5m
 
 # A million identities beside 100,000, the two sizes in their own processes taking turns request by request,
 # so that the host's slow moments fall on both (issue 16's aims are ratios to 100k): about 8 minutes, 8 GiB of memory.

@@ -144,6 +144,12 @@ func AcceptThen(conn net.Conn, hello *Message, headers Headers, opts Options, ha
 		return nil, err
 	}
 	_ = conn.SetWriteDeadline(time.Time{})
+	return start(conn, opts, handlers, unhandled, bind), nil
+}
+
+// start makes the channel of conn, whose hello is done, and starts its
+// reader, writer and heartbeats (bind, when not nil, sees it first).
+func start(conn net.Conn, opts Options, handlers map[int32]Handler, unhandled Handler, bind func(*Channel)) *Channel {
 	ch := &Channel{conn: conn, opts: opts, handlers: handlers, unhandled: unhandled,
 		out: make(chan *Message, opts.QueueSize), poke: make(chan struct{}, 1), urged: make(chan struct{}, 1),
 		waiters: map[int32]chan *Message{}, closed: make(chan struct{})}
@@ -156,7 +162,7 @@ func AcceptThen(conn net.Conn, hello *Message, headers Headers, opts Options, ha
 	go ch.readLoop()
 	go ch.writeLoop()
 	go ch.pulse()
-	return ch, nil
+	return ch
 }
 
 // Done is closed once the channel is.

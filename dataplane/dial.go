@@ -62,12 +62,15 @@ func (m *Manager) dial(r *Router, msg *ctrlchan.Message) {
 			m.refuseRequest(r, reqDial, whyRouterNotAllowed, "identity "+s.IdentityID+" may not use this router for service "+s.ServiceID, false)
 		}
 	}
+	if err == nil {
+		err = encryptionKeySent(tx, s.ServiceID, req.PeerData, "the client")
+	}
 	if err != nil {
 		fail(err, "")
 		return
 	}
 
-	// 3 to 5: Route the circuit (routeCircuit).
+	// 3 to 6: Route the circuit (routeCircuit).
 	ci := &Circuit{ID: auth.NewID(), IngressRouterID: r.ID, ServiceID: s.ServiceID, IdentityID: s.IdentityID, SessionID: s.ID,
 		APISessionID: as.ID, CreatedAt: m.cfg.Now().UTC()}
 	result, again, err := m.routeCircuit(r, ci, req.TerminatorInstanceID, req.PeerData, events)
@@ -79,7 +82,7 @@ func (m *Manager) dial(r *Router, msg *ctrlchan.Message) {
 		defer m.moveLater(ci.ID, again)
 	}
 
-	// 6: Answer with the circuit's id, its ingress and the host's peer
+	// 7: Answer with the circuit's id, its ingress and the host's peer
 	// data.
 	resp := ctrlchan.NewMessage(wire.CreateCircuitV2ResponseType, nil)
 	resp.Headers = wire.CreateCircuitV2Response(ci.ID, ci.IngressID, m.peerData(ci.TerminatorID, result))
@@ -94,7 +97,7 @@ func (m *Manager) dial(r *Router, msg *ctrlchan.Message) {
 }
 
 // routeCircuit routes circuit ci (its id, ingress router r, service and
-// identity set) for a dial from router r: steps 3 to 5 of dial, shared with
+// identity set) for a dial from router r: steps 3 to 6 of dial, shared with
 // the dial of a router's own tunneler (tunnel.go). It returns the egress
 // router's result, and a move asked for while it routed (again), for the
 // caller to start once it has answered (moveLater); on an error the circuit
@@ -158,7 +161,16 @@ func (m *Manager) routeCircuit(r *Router, ci *Circuit, instanceID string, peerDa
 		}
 	}
 
-	// 5: Make the circuit live, unless it was ended meanwhile; a move
+	// 5: The host's peer data must carry its public key when the service
+	// requires encryption, as the client's must (the host's SDK sends it
+	// with its terminator, or its router with the route's answer).
+	if err := encryptionKeySent(m.cfg.Store.Read(), ci.ServiceID, m.peerData(ci.TerminatorID, result), "the host"); err != nil {
+		m.unrouteAll(ci.Path, ci.ID, true)
+		m.circuits.abandon(ci.ID)
+		return nil, "", err
+	}
+
+	// 6: Make the circuit live, unless it was ended meanwhile; a move
 	// asked for meanwhile follows.
 	ended, again := m.circuits.promote(ci.ID)
 	if ended != "" {
@@ -285,4 +297,16 @@ func (m *Manager) routeResult(r *Router, msg *ctrlchan.Message) {
 			}
 		}
 	}
+}
+
+// encryptionKeySent refuses a dial of a service that requires end-to-end
+// encryption when who (the client, in its dial; the host, with its
+// terminator or its router's answer) sent no public key in its peer data,
+// as OpenZiti's controller does: the circuit could never be encrypted.
+func encryptionKeySent(tx *store.Tx, serviceID string, peerData map[uint32][]byte, who string) error {
+	svc, err := store.GetAs[*store.Service](tx, store.KindService, serviceID)
+	if err != nil || !svc.EncryptionRequired || len(peerData[wire.PublicKeyPeerData]) > 0 {
+		return nil
+	}
+	return refusedSession(wire.ErrEncryptionDataMissing, "encryption required on service %s, %s sent no public key", serviceID, who)
 }

@@ -221,7 +221,7 @@ func (m *Manager) tunnelDial(r *Router, msg *ctrlchan.Message) {
 	if err == nil {
 		err = tunnelAccess(tx, i.ID, s, r.ID, policy.Dial)
 	}
-	if err == nil && s.EncryptionRequired && req.PeerData[wire.PublicKeyHeader] == nil {
+	if err == nil && s.EncryptionRequired && req.PeerData[wire.PublicKeyPeerData] == nil {
 		err = refusedSession(wire.ErrEncryptionDataMissing, "encryption required on service, initiator did not send public header")
 	}
 	if err != nil {
@@ -239,11 +239,6 @@ func (m *Manager) tunnelDial(r *Router, msg *ctrlchan.Message) {
 		defer m.moveLater(ci.ID, again)
 	}
 	peer := m.peerData(ci.TerminatorID, result)
-	if s.EncryptionRequired && peer[wire.PublicKeyHeader] == nil {
-		m.endCircuit(ci.ID, "the host sent no public key for an encrypted service", true, false)
-		fail(refusedSession(wire.ErrEncryptionDataMissing, "encryption required on service, terminator did not send public header"))
-		return
-	}
 	tags := map[string]string{"serviceId": ci.ServiceID, "clientId": r.ID}
 	if t, err := store.GetAs[*store.Terminator](m.cfg.Store.Read(), store.KindTerminator, ci.TerminatorID); err == nil && t.HostID != "" {
 		tags["hostId"] = t.HostID

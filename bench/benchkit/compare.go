@@ -346,3 +346,21 @@ func P50P99(lat []time.Duration) (p50, p99 time.Duration) {
 	slices.Sort(lat)
 	return lat[len(lat)/2], lat[len(lat)*99/100]
 }
+
+// ProcCPU is the user and system CPU time process pid has used so far
+// (from /proc/pid/stat; 0 where it cannot be read).
+func ProcCPU(pid int) time.Duration {
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	// The fields after the command name (which may hold spaces), from field 3.
+	f := strings.Fields(string(raw[bytes.LastIndexByte(raw, ')')+1:]))
+	if len(f) < 13 {
+		return 0
+	}
+	var utime, stime int64
+	_, _ = fmt.Sscan(f[11], &utime)
+	_, _ = fmt.Sscan(f[12], &stime)
+	return time.Duration(utime+stime) * time.Second / 100 // USER_HZ
+}

@@ -13,7 +13,6 @@
 package main
 
 import (
-	"bytes"
 	"errors"
 	"flag"
 	"fmt"
@@ -149,7 +148,7 @@ func measure(ctrl string) (result, error) {
 	for range 20 { // warm-up
 		_, _ = dialOnce(proxy)
 	}
-	before, ctrlBefore := benchkit.ReadCPU(), procCPU(ctrlCmd.Process.Pid)
+	before, ctrlBefore := benchkit.ReadCPU(), benchkit.ProcCPU(ctrlCmd.Process.Pid)
 	var lat []time.Duration
 	for range *dials {
 		d, err := dialOnce(proxy)
@@ -177,7 +176,7 @@ func measure(ctrl string) (result, error) {
 		}()
 	}
 	wg.Wait()
-	after, ctrlAfter := benchkit.ReadCPU(), procCPU(ctrlCmd.Process.Pid)
+	after, ctrlAfter := benchkit.ReadCPU(), benchkit.ProcCPU(ctrlCmd.Process.Pid)
 	var nodeTime time.Duration
 	if ctrl == "edgectl" {
 		nodeTime = printControllerShare(metricsPort)
@@ -271,20 +270,3 @@ func network(a *benchkit.API, dir string, echoPort int, p *benchkit.Procs) error
 
 // dialOnce connects through the proxy and times the first byte echoed.
 func dialOnce(addr string) (time.Duration, error) { return benchkit.DialOnce(addr, 10*time.Second) }
-
-// procCPU is the CPU time (user and system) process pid has used.
-func procCPU(pid int) time.Duration {
-	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0
-	}
-	// The fields after the command name (which may hold spaces), from field 3.
-	f := strings.Fields(string(raw[bytes.LastIndexByte(raw, ')')+1:]))
-	if len(f) < 13 {
-		return 0
-	}
-	var utime, stime int64
-	_, _ = fmt.Sscan(f[11], &utime)
-	_, _ = fmt.Sscan(f[12], &stime)
-	return time.Duration(utime+stime) * time.Second / 100 // USER_HZ
-}

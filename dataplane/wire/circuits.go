@@ -43,6 +43,10 @@ const (
 	InitiatorLocalAddressHeader   = 1112
 	InitiatorRemoteAddressHeader  = 1113
 
+	// PublicKeyPeerData is the peer data key of the dialing client's public
+	// key for end-to-end encryption (edge_client_pb.HeaderId_PublicKey).
+	PublicKeyPeerData = 1003
+
 	// CircuitIDHeader names the circuit on an error answer to a dial (edge_client_pb.HeaderId_CircuitId).
 	CircuitIDHeader = 1026
 )

@@ -30,9 +30,11 @@ const (
 	ErrWrongSessionType            = 4
 	ErrInvalidEdgeRouterForSession = 5
 	ErrInvalidService              = 6
+	ErrTunnelingNotEnabled         = 7
 	ErrInvalidTerminator           = 8
 	ErrInvalidPrecedence           = 9
 	ErrInvalidCost                 = 10
+	ErrEncryptionDataMissing       = 11
 )
 
 // Results of CreateTerminatorV2.

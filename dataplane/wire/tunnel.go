@@ -27,16 +27,6 @@ const (
 	CheckPassedHeader  = 1023
 )
 
-// PublicKeyHeader is the peer data key of an end's public key, for
-// end-to-end encryption (edge_client_pb.HeaderId_PublicKey).
-const PublicKeyHeader = 1003
-
-// Edge error codes of the tunnel answers (edge_client_pb.Error).
-const (
-	ErrTunnelingNotEnabled   = 7
-	ErrEncryptionDataMissing = 11
-)
-
 // CreateTunnelTerminatorV2 is CreateTunnelTerminatorRequestV2: serviceId 1,
 // address 2, peerData 3 (map<uint32,bytes>), cost 4, precedence 5,
 // instanceId 6, instanceSecret 7, startTime 8 (int64, the router's clock in

@@ -24,6 +24,7 @@ func TestConstants_Dial(t *testing.T) {
 		{"wire.RouteResultType", wire.RouteResultType, ctrl_msg.RouteResultType, "ctrl_msg.RouteResultType"},
 
 		{"wire.CreateCircuitPeerDataHeader", wire.CreateCircuitPeerDataHeader, ctrl_msg.CreateCircuitPeerDataHeader, "ctrl_msg.CreateCircuitPeerDataHeader"},
+		{"wire.PublicKeyPeerData", wire.PublicKeyPeerData, int64(edge_client_pb.HeaderId_PublicKey), "edge_client_pb.HeaderId_PublicKey"},
 		{"wire.CreateCircuitReqSessionTokenHeader", wire.CreateCircuitReqSessionTokenHeader, ctrl_msg.CreateCircuitReqSessionTokenHeader, "ctrl_msg.CreateCircuitReqSessionTokenHeader"},
 		{"wire.CreateCircuitReqFingerprintsHeader", wire.CreateCircuitReqFingerprintsHeader, ctrl_msg.CreateCircuitReqFingerprintsHeader, "ctrl_msg.CreateCircuitReqFingerprintsHeader"},
 		{"wire.CreateCircuitReqTerminatorInstanceIDHeader", wire.CreateCircuitReqTerminatorInstanceIDHeader, ctrl_msg.CreateCircuitReqTerminatorInstanceIdHeader, "ctrl_msg.CreateCircuitReqTerminatorInstanceIdHeader"},

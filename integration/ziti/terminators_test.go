@@ -56,6 +56,7 @@ func TestConstants_Terminators(t *testing.T) {
 		{"wire.ErrInvalidTerminator", wire.ErrInvalidTerminator, int64(edge_client_pb.Error_InvalidTerminator), "edge_client_pb.Error_InvalidTerminator"},
 		{"wire.ErrInvalidPrecedence", wire.ErrInvalidPrecedence, int64(edge_client_pb.Error_InvalidPrecedence), "edge_client_pb.Error_InvalidPrecedence"},
 		{"wire.ErrInvalidCost", wire.ErrInvalidCost, int64(edge_client_pb.Error_InvalidCost), "edge_client_pb.Error_InvalidCost"},
+		{"wire.ErrEncryptionDataMissing", wire.ErrEncryptionDataMissing, int64(edge_client_pb.Error_EncryptionDataMissing), "edge_client_pb.Error_EncryptionDataMissing"},
 	})
 }
 

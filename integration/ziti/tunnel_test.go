@@ -32,7 +32,7 @@ func TestConstants_Tunnel(t *testing.T) {
 
 		{"wire.TerminatorIDHeader", wire.TerminatorIDHeader, int64(edge_ctrl_pb.Header_TerminatorId), "edge_ctrl_pb.Header_TerminatorId"},
 		{"wire.CheckPassedHeader", wire.CheckPassedHeader, int64(edge_ctrl_pb.Header_CheckPassed), "edge_ctrl_pb.Header_CheckPassed"},
-		{"wire.PublicKeyHeader", wire.PublicKeyHeader, int64(edge_client_pb.HeaderId_PublicKey), "edge_client_pb.HeaderId_PublicKey"},
+		{"wire.PublicKeyPeerData", wire.PublicKeyPeerData, int64(edge_client_pb.HeaderId_PublicKey), "edge_client_pb.HeaderId_PublicKey"},
 		{"wire.ErrTunnelingNotEnabled", wire.ErrTunnelingNotEnabled, int64(edge_client_pb.Error_TunnelingNotEnabled), "edge_client_pb.Error_TunnelingNotEnabled"},
 		{"wire.ErrEncryptionDataMissing", wire.ErrEncryptionDataMissing, int64(edge_client_pb.Error_EncryptionDataMissing), "edge_client_pb.Error_EncryptionDataMissing"},
 	})

@@ -1,0 +1,312 @@
+// Command fleet drives simulated edge routers and their SDK clients
+// (package edgectl/bench/fleet) against edgectl (one node; with -cluster
+// three nodes as well) and against OpenZiti's own controller from the
+// cached ziti v1.7.2 binary, in one run, and prints per phase the counts,
+// the rates (terminators: per tenth of the target, so a degrading curve
+// shows), the latency p50 and p99, the controller's CPU, and the CPU the
+// host stole; then a markdown table of the same figures side by side.
+//
+//	go run ./bench/fleet/cmd/fleet -edgectl bin/edgectl -ziti $(sh scripts/ziti.sh) -routers 10 -terminators 5000
+//
+// bench/README.md has the full-size command.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"edgectl/bench/benchkit"
+	"edgectl/bench/fleet"
+)
+
+var (
+	bins        benchkit.Comparison
+	routers     = flag.Int("routers", 10, "edge routers")
+	hosts       = flag.Int("hosts", 100, "hosting identities (terminator j is host j mod -hosts's)")
+	services    = flag.Int("services", 1, "services (host i binds service i mod -services; circuit k dials service k mod -services)")
+	terminators = flag.Int("terminators", 5000, "terminators, spread over the routers")
+	inflight    = flag.Int("inflight", 4, "terminator creates in flight per router")
+	circuits    = flag.Int("circuits", 2000, "circuits (each ended by a fault once made)")
+	dialers     = flag.Int("concurrency", 32, "circuit requests in flight")
+	budget      = flag.Duration("budget", 10*time.Minute, "time budget of the terminator phase (and of the circuit phase)")
+	cluster     = flag.Bool("cluster", false, "measure three edgectl nodes as well (every router connects to all three; its clients' requests go to node i mod 3)")
+	restart     = flag.Bool("restart", true, "edgectl: SIGKILL the node (the first, with -cluster) and start it again, then check every terminator, router and circuit; with -cluster, then all three in turn")
+)
+
+const password = "fleet-admin-1"
+
+// result is one controller's figures.
+type result struct {
+	name                      string
+	setup, connect, linkTime  time.Duration
+	links                     int
+	terms, circs              fleet.Phase
+	cpuPerTerm, cpuPerCircuit time.Duration
+	restart                   string // what the restart check found ("" when not run)
+}
+
+func main() {
+	bins.Register(flag.CommandLine)
+	flag.Parse()
+	if err := bins.Check(); err != nil {
+		benchkit.Fail(err)
+	}
+	var results []result
+	for _, ctrl := range bins.Controllers() {
+		kinds := []string{ctrl}
+		if ctrl == "edgectl" && *cluster {
+			kinds = append(kinds, "edgectl-3")
+		}
+		for _, k := range kinds {
+			r, err := measure(k)
+			if err != nil {
+				benchkit.Fail(fmt.Errorf("%s: %w", k, err))
+			}
+			results = append(results, r)
+		}
+	}
+	printTable(results)
+}
+
+// nodes are the controller processes of one measurement and where their
+// routers connect.
+type nodes struct {
+	p     benchkit.Procs
+	cmds  []*exec.Cmd
+	api   []int // API ports (the control channel is served there too, ALPN ziti-ctrl)
+	dirs  []string
+	args  [][]string
+	admin *benchkit.API
+}
+
+func (n *nodes) ctrl() []string {
+	var out []string
+	for _, p := range n.api {
+		out = append(out, benchkit.Loopback(p))
+	}
+	return out
+}
+
+func (n *nodes) cpu() time.Duration {
+	var sum time.Duration
+	for _, c := range n.cmds {
+		if c.ProcessState == nil {
+			sum += benchkit.ProcCPU(c.Process.Pid)
+		}
+	}
+	return sum
+}
+
+// start starts the controller(s) of kind in dir.
+func start(kind, dir string) (*nodes, error) {
+	n := &nodes{}
+	switch kind {
+	case "edgectl", "openziti":
+		port := benchkit.MustFreePort()
+		cmd, err := bins.StartController(&n.p, kind, dir, port, password, "--log-level", "warn") // (ignored by ziti)
+		if err != nil {
+			return nil, err
+		}
+		n.cmds, n.api, n.dirs = []*exec.Cmd{cmd}, []int{port}, []string{dir}
+	case "edgectl-3":
+		for i := range 3 {
+			d := filepath.Join(dir, fmt.Sprintf("n%d", i))
+			if err := os.MkdirAll(d, 0o700); err != nil {
+				return nil, err
+			}
+			port, err := benchkit.FreePorts(2)
+			if err != nil {
+				return nil, err
+			}
+			args := []string{"run", "--data-dir", filepath.Join(d, "data"), "--api-addr", benchkit.Loopback(port),
+				"--cluster-addr", benchkit.Loopback(port + 1), "--admin-password", password, "--log-level", "warn"}
+			if i > 0 {
+				tok, err := exec.Command(bins.Edgectl, "cluster", "join-token", "--data-dir", filepath.Join(n.dirs[0], "data")).Output()
+				if err != nil {
+					return nil, fmt.Errorf("edgectl cluster join-token: %w", err)
+				}
+				args = append(args, "--join", benchkit.Loopback(n.api[0]), "--join-token", strings.TrimSpace(string(tok)))
+			}
+			cmd, err := n.p.Start(d, "controller.log", bins.Edgectl, args...)
+			if err != nil {
+				return nil, err
+			}
+			n.cmds, n.api, n.dirs, n.args = append(n.cmds, cmd), append(n.api, port), append(n.dirs, d), append(n.args, args)
+			if _, err := benchkit.AdminSession("https://"+benchkit.Loopback(port), "admin", password, 120*time.Second); err != nil {
+				return nil, err
+			}
+		}
+	}
+	var err error
+	n.admin, err = benchkit.AdminSession("https://"+benchkit.Loopback(n.api[0]), "admin", password, 120*time.Second)
+	return n, err
+}
+
+func measure(kind string) (res result, err error) {
+	res.name = kind
+	dir, err := os.MkdirTemp("", "fleet-"+kind+"-")
+	if err != nil {
+		return res, err
+	}
+	defer os.RemoveAll(dir)
+	n, err := start(kind, dir)
+	if err != nil {
+		return res, err
+	}
+	defer n.p.Stop()
+	fmt.Printf("%s: controller up\n", kind)
+
+	t0 := time.Now()
+	f, err := fleet.New(context.Background(), n.admin, fleet.Config{Routers: *routers, Hosts: *hosts, Services: *services, Ctrl: n.ctrl()})
+	if err != nil {
+		return res, err
+	}
+	res.setup = time.Since(t0)
+	fmt.Printf("%s: %d routers enrolled, %d hosts and a dialer with their sessions in %s\n", kind, *routers, *hosts, res.setup.Round(time.Millisecond))
+
+	t0 = time.Now()
+	f.Start()
+	defer f.Stop()
+	if err := f.WaitConnected(len(n.api), 5*time.Minute); err != nil {
+		return res, err
+	}
+	res.connect = time.Since(t0)
+	fmt.Printf("%s: every router connected and holding the data model in %s\n", kind, res.connect.Round(time.Millisecond))
+
+	t0 = time.Now()
+	if res.links, err = f.Links(2 * time.Minute); err != nil {
+		return res, err
+	}
+	res.linkTime = time.Since(t0)
+	fmt.Printf("%s: %d links reported and listed in %s\n", kind, res.links, res.linkTime.Round(time.Millisecond))
+
+	cpu0 := n.cpu()
+	res.terms = f.Terminators(*terminators, 0, *inflight, *budget)
+	res.cpuPerTerm = perOp(n.cpu()-cpu0, res.terms.Count)
+	printPhase(kind, res.terms, res.cpuPerTerm)
+	if diff, err := f.CheckTerminators(); err != nil || diff != "" {
+		fmt.Printf("%s: terminator counts differ from the controller's list: %s %v\n", kind, diff, err)
+	}
+
+	cpu0 = n.cpu()
+	res.circs = f.Circuits(*circuits, *dialers, *budget)
+	res.cpuPerCircuit = perOp(n.cpu()-cpu0, res.circs.Count)
+	printPhase(kind, res.circs, res.cpuPerCircuit)
+
+	if *restart && kind != "openziti" {
+		res.restart = restartCheck(n, f, []int{0}, "after-restart")
+		fmt.Printf("%s: restart: %s\n", kind, res.restart)
+		if kind == "edgectl-3" {
+			rolling := restartCheck(n, f, []int{0, 1, 2}, "after-rolling-restart")
+			res.restart += "\n" + kind + " rolling restart: " + rolling
+			fmt.Printf("%s: rolling restart: %s\n", kind, rolling)
+		}
+	}
+	return res, nil
+}
+
+// restartCheck SIGKILLs the nodes numbered in order, one after the other
+// (each started again on its data dir as soon as the last one's API
+// answers: with three nodes and all of them, the sequence of
+// openziti/ziti-tunnel-sdk-c#918), and times from the first kill: the
+// API, every router reconnected to each, a change reaching every router's
+// data model, a circuit through every router; and checks that every
+// router's terminators are still listed.
+func restartCheck(n *nodes, f *fleet.Fleet, order []int, marker string) string {
+	before := -1
+	for _, r := range f.Routers {
+		if c := r.State().Conns; before < 0 || c < before {
+			before = c
+		}
+	}
+	t0 := time.Now()
+	for _, i := range order {
+		old := n.cmds[i]
+		_ = old.Process.Kill()
+		_, _ = old.Process.Wait()
+		var cmd *exec.Cmd
+		var err error
+		if len(n.args) > 0 {
+			cmd, err = n.p.Start(n.dirs[i], fmt.Sprintf("controller-%d.log", time.Now().UnixNano()), bins.Edgectl, withoutJoin(n.args[i])...)
+		} else {
+			cmd, err = bins.StartController(&n.p, "edgectl", n.dirs[i], n.api[i], password, "--log-level", "warn")
+		}
+		if err != nil {
+			return "not restarted: " + err.Error()
+		}
+		n.cmds[i] = cmd
+		if _, err := benchkit.AdminSession("https://"+benchkit.Loopback(n.api[i]), "admin", password, 120*time.Second); err != nil {
+			return err.Error()
+		}
+	}
+	a, err := benchkit.AdminSession("https://"+benchkit.Loopback(n.api[0]), "admin", password, 120*time.Second)
+	if err != nil {
+		return err.Error()
+	}
+	f.API.Token = a.Token
+	up := time.Since(t0)
+	if err := f.WaitConnected(before+len(order), 2*time.Minute); err != nil {
+		return "routers not back: " + err.Error()
+	}
+	back := time.Since(t0)
+	if _, err := f.API.Create("/services", map[string]any{"name": f.Prefix + marker}); err != nil {
+		return err.Error()
+	}
+	if err := f.WaitService(f.Prefix+marker, 2*time.Minute); err != nil {
+		return err.Error()
+	}
+	synced := time.Since(t0)
+	if err := f.DialUntil(2 * time.Minute); err != nil {
+		return err.Error()
+	}
+	dialed := time.Since(t0)
+	lost := "none lost"
+	if diff, err := f.CheckTerminators(); err != nil || diff != "" {
+		lost = fmt.Sprintf("LOST: %s %v", diff, err)
+	}
+	return fmt.Sprintf("nodes %v killed and started in turn: the last API up %s, routers reconnected %s, a change in every router's model %s, a circuit through every router %s after the first kill; terminators: %s",
+		order, up.Round(time.Millisecond), back.Round(time.Millisecond), synced.Round(time.Millisecond), dialed.Round(time.Millisecond), lost)
+}
+
+// withoutJoin are a member's run arguments for a restart: its data dir
+// holds the cluster, the join flags are dropped.
+func withoutJoin(args []string) []string {
+	var out []string
+	for i := 0; i < len(args); i++ {
+		if args[i] == "--join" || args[i] == "--join-token" {
+			i++
+			continue
+		}
+		out = append(out, args[i])
+	}
+	return out
+}
+
+func perOp(d time.Duration, n int) time.Duration {
+	if n == 0 {
+		return 0
+	}
+	return d / time.Duration(n)
+}
+
+func printPhase(kind string, p fleet.Phase, cpu time.Duration) {
+	fmt.Printf("%s: %s: %d made, %d failed, %d retried in %s: %.0f/s, p50 %s, p99 %s, controller CPU %s each, stolen %.1f%%\n",
+		kind, p.Name, p.Count, p.Failed, p.Retries, p.Elapsed.Round(time.Millisecond), p.Rate, p.P50.Round(time.Microsecond),
+		p.P99.Round(time.Microsecond), cpu.Round(time.Microsecond), p.Steal)
+	if len(p.Buckets) > 0 {
+		var b []string
+		for _, r := range p.Buckets {
+			b = append(b, fmt.Sprintf("%.0f", r))
+		}
+		fmt.Printf("%s: %s per tenth (/s): %s\n", kind, p.Name, strings.Join(b, " "))
+	}
+	if p.FirstErr != nil {
+		fmt.Printf("%s: %s: first failure: %v\n", kind, p.Name, p.FirstErr)
+	}
+}

@@ -1,0 +1,98 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"edgectl/bench/fleet"
+)
+
+// printTable prints the results side by side as a markdown table, with the
+// ratio of edgectl (one node) to OpenZiti where both were measured.
+func printTable(rs []result) {
+	if len(rs) == 0 {
+		return
+	}
+	fmt.Printf("\n%d routers, %d hosts, %d services, %d terminators (%d in flight per router), %d circuits (%d in flight)\n\n",
+		*routers, *hosts, *services, *terminators, *inflight, *circuits, *dialers)
+	var e, o *result
+	head := "| figure |"
+	sep := "|---|"
+	for i := range rs {
+		head += " " + rs[i].name + " |"
+		sep += "---|"
+		switch rs[i].name {
+		case "edgectl":
+			e = &rs[i]
+		case "openziti":
+			o = &rs[i]
+		}
+	}
+	if e != nil && o != nil {
+		head += " edgectl / openziti |"
+		sep += "---|"
+	}
+	fmt.Println(head)
+	fmt.Println(sep)
+	row := func(name string, val func(r *result) float64, format string) {
+		line := "| " + name + " |"
+		for i := range rs {
+			line += " " + fmt.Sprintf(format, val(&rs[i])) + " |"
+		}
+		if e != nil && o != nil {
+			if d := val(o); d != 0 {
+				line += fmt.Sprintf(" %.2fx |", val(e)/d)
+			} else {
+				line += " — |"
+			}
+		}
+		fmt.Println(line)
+	}
+	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+	row("enroll + model setup (s)", func(r *result) float64 { return r.setup.Seconds() }, "%.1f")
+	row("all routers connected with the data model (s)", func(r *result) float64 { return r.connect.Seconds() }, "%.2f")
+	row("links listed (s)", func(r *result) float64 { return r.linkTime.Seconds() }, "%.2f")
+	row("terminators made", func(r *result) float64 { return float64(r.terms.Count) }, "%.0f")
+	row("terminators/s", func(r *result) float64 { return r.terms.Rate }, "%.0f")
+	row("terminators/s, first tenth", func(r *result) float64 { return bucket(r.terms, 0) }, "%.0f")
+	row("terminators/s, last tenth reached", func(r *result) float64 { return bucket(r.terms, -1) }, "%.0f")
+	row("terminator p50 (ms)", func(r *result) float64 { return ms(r.terms.P50) }, "%.1f")
+	row("terminator p99 (ms)", func(r *result) float64 { return ms(r.terms.P99) }, "%.1f")
+	row("controller CPU per terminator (µs)", func(r *result) float64 { return float64(r.cpuPerTerm.Microseconds()) }, "%.0f")
+	row("circuits made", func(r *result) float64 { return float64(r.circs.Count) }, "%.0f")
+	row("circuits/s", func(r *result) float64 { return r.circs.Rate }, "%.0f")
+	row("circuit p50 (ms)", func(r *result) float64 { return ms(r.circs.P50) }, "%.1f")
+	row("circuit p99 (ms)", func(r *result) float64 { return ms(r.circs.P99) }, "%.1f")
+	row("controller CPU per circuit (µs)", func(r *result) float64 { return float64(r.cpuPerCircuit.Microseconds()) }, "%.0f")
+	row("CPU stolen, terminators (%)", func(r *result) float64 { return r.terms.Steal }, "%.1f")
+	row("CPU stolen, circuits (%)", func(r *result) float64 { return r.circs.Steal }, "%.1f")
+	fmt.Println()
+	for _, r := range rs {
+		fmt.Printf("%s terminators per tenth (/s): %s\n", r.name, buckets(r.terms))
+	}
+	for _, r := range rs {
+		if r.restart != "" {
+			fmt.Printf("%s restart: %s\n", r.name, r.restart)
+		}
+	}
+}
+
+// bucket is tenth i of p's rates (negative: from the end); 0 when absent.
+func bucket(p fleet.Phase, i int) float64 {
+	if i < 0 {
+		i += len(p.Buckets)
+	}
+	if i < 0 || i >= len(p.Buckets) {
+		return 0
+	}
+	return p.Buckets[i]
+}
+
+func buckets(p fleet.Phase) string {
+	var b []string
+	for _, r := range p.Buckets {
+		b = append(b, fmt.Sprintf("%.0f", r))
+	}
+	return strings.Join(b, " ")
+}

@@ -1,0 +1,221 @@
+// Package fleet simulates a fleet of OpenZiti edge routers and their SDK
+// clients against a controller (edgectl or OpenZiti's own), speaking the
+// real control protocol with edgectl's own codec (ctrlchan for the frames,
+// dataplane/wire for the messages): routers enrolled through the
+// Management API, connected with their certificates, holding the router
+// data model, reporting links between them and answering routes; on behalf
+// of their clients, terminators made with real API session and service
+// session tokens, circuits asked for and their ends reported as faults.
+//
+// It is a library for the fleet tool (bench/fleet/cmd/fleet) and for the
+// correctness test (integration/fleet_test.go); it never imports OpenZiti's
+// modules, and it measures nothing by itself beyond what a phase returns.
+package fleet
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"edgectl/bench/benchkit"
+	"edgectl/dataplane/wire"
+)
+
+// Fleet is the simulated routers and their clients' model on one
+// controller.
+type Fleet struct {
+	API     *benchkit.API
+	Prefix  string
+	Routers []*Router
+	Model   *Model
+
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+// Config sizes a fleet.
+type Config struct {
+	// Prefix starts every name the fleet makes ("fleet-" when empty).
+	Prefix string
+	// Routers and Hosts are the numbers of edge routers and of hosting
+	// identities; Services the number of services (host i binds service
+	// i mod Services; 0 means 1).
+	Routers, Hosts, Services int
+	// Ctrl are the nodes' control channel listeners (HOST:PORT): every
+	// router connects to each, router i prefers Ctrl[i%len(Ctrl)].
+	Ctrl []string
+}
+
+// New enrolls the routers and makes the model through api. The routers
+// are not connected yet (Start).
+func New(ctx context.Context, api *benchkit.API, cfg Config) (*Fleet, error) {
+	if cfg.Prefix == "" {
+		cfg.Prefix = "fleet-"
+	}
+	if cfg.Routers < 1 || cfg.Hosts < 1 || len(cfg.Ctrl) == 0 {
+		return nil, fmt.Errorf("fleet: at least one router, one host and one controller address are needed")
+	}
+	f := &Fleet{API: api, Prefix: cfg.Prefix, Routers: make([]*Router, cfg.Routers)}
+	err := parallel(cfg.Routers, 8, func(i int) error {
+		r, err := EnrollRouter(api, fmt.Sprintf("%srouter-%03d", cfg.Prefix, i), []string{cfg.Prefix + "router"}, cfg.Ctrl, i)
+		f.Routers[i] = r
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if f.Model, err = Setup(ctx, api, cfg.Prefix, cfg.Hosts, max(cfg.Services, 1)); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// Start connects every router (each keeps its channel open until Stop).
+func (f *Fleet) Start() {
+	ctx, cancel := context.WithCancel(context.Background())
+	f.cancel = cancel
+	for _, r := range f.Routers {
+		f.wg.Add(1)
+		go func() { defer f.wg.Done(); r.Run(ctx) }()
+	}
+}
+
+// Stop closes every router's channel and waits for them.
+func (f *Fleet) Stop() {
+	if f.cancel != nil {
+		f.cancel()
+		f.wg.Wait()
+	}
+}
+
+// WaitConnected waits until every router has a channel open at least
+// minConns times in all and its current one got the data model.
+func (f *Fleet) WaitConnected(minConns int, timeout time.Duration) error {
+	return benchkit.WaitFor("every router connected and holding the data model", timeout, func() error {
+		for _, r := range f.Routers {
+			st := r.State()
+			if !st.Connected || st.Conns < minConns || !st.Synced {
+				return fmt.Errorf("router %s: connected %v, channels %d (want %d), data model %v, last error %v",
+					r.Name, st.Connected, st.Conns, minConns, st.Synced, st.LastErr)
+			}
+		}
+		return nil
+	})
+}
+
+// WaitService waits until every router's data model holds service name.
+func (f *Fleet) WaitService(name string, timeout time.Duration) error {
+	return benchkit.WaitFor("every router's data model holding service "+name, timeout, func() error {
+		for _, r := range f.Routers {
+			found := false
+			for _, n := range r.State().Services {
+				found = found || n == name
+			}
+			if !found {
+				return fmt.Errorf("router %s does not hold %s", r.Name, name)
+			}
+		}
+		return nil
+	})
+}
+
+// Links makes each router report a link to the next two routers (a ring
+// with chords: 2N links for N ≥ 3), as the dialing side of each, and waits
+// until the controller lists them all; it returns how many.
+func (f *Fleet) Links(timeout time.Duration) (int, error) {
+	n := len(f.Routers)
+	total := 0
+	for i, r := range f.Routers {
+		var links []wire.RouterLink
+		for d := 1; d <= 2 && d < n; d++ {
+			if n == 2 && d == 1 && i == 1 {
+				continue // one link between two routers
+			}
+			dst := f.Routers[(i+d)%n]
+			links = append(links, wire.RouterLink{ID: fmt.Sprintf("%sl-%d-%d", f.Prefix, i, (i+d)%n), DestRouterID: dst.ID,
+				Protocol: "tls", DialAddress: "tls:127.0.0.1:1", Iteration: 1})
+		}
+		total += len(links)
+		r.setLinks(links)
+	}
+	err := benchkit.WaitFor("the controller listing the fleet's links", timeout, func() error {
+		got, err := f.Count(benchkit.FabricAPI+"/links", "")
+		if err != nil {
+			return err
+		}
+		if got < total {
+			return fmt.Errorf("%d links listed, want %d", got, total)
+		}
+		return nil
+	})
+	return total, err
+}
+
+// Count is the total count of list path with filter (none if "").
+func (f *Fleet) Count(path, filter string) (int, error) {
+	q := "?limit=1"
+	if filter != "" {
+		q += "&" + benchkit.Filter(filter)
+	}
+	out, err := f.API.Do(http.MethodGet, path+q, nil)
+	if err != nil {
+		return 0, err
+	}
+	n, ok := benchkit.JGet(out, "meta", "pagination", "totalCount").(float64)
+	if !ok {
+		return 0, fmt.Errorf("GET %s: no meta.pagination.totalCount", path)
+	}
+	return int(n), nil
+}
+
+// TerminatorCounts are the controller's terminator counts of each router
+// (by router id), from the Fabric API's list.
+func (f *Fleet) TerminatorCounts() (map[string]int, error) {
+	out := map[string]int{}
+	for _, r := range f.Routers {
+		n, err := f.Count(benchkit.FabricAPI+"/terminators", fmt.Sprintf(`router = "%s"`, r.ID))
+		if err != nil {
+			return nil, err
+		}
+		out[r.ID] = n
+	}
+	return out, nil
+}
+
+// CheckTerminators compares each router's terminators with the
+// controller's list: "" when every count matches, else what differs.
+func (f *Fleet) CheckTerminators() (string, error) {
+	counts, err := f.TerminatorCounts()
+	if err != nil {
+		return "", err
+	}
+	var bad []string
+	for _, r := range f.Routers {
+		if want := r.State().Terminators; counts[r.ID] != want {
+			bad = append(bad, fmt.Sprintf("%s: the controller lists %d, the router made %d", r.Name, counts[r.ID], want))
+		}
+	}
+	return strings.Join(bad, "; "), nil
+}
+
+// OnlineRouters is how many of the fleet's edge routers the controller
+// says are online, and how many of those have finished their edge sync
+// (syncStatus SYNC_DONE).
+func (f *Fleet) OnlineRouters() (online, synced int, err error) {
+	list, err := f.API.List("/edge-routers?" + benchkit.Filter(fmt.Sprintf(`name contains "%s"`, f.Prefix)))
+	if err != nil {
+		return 0, 0, err
+	}
+	for _, e := range list {
+		if on, _ := benchkit.JGet(e, "isOnline").(bool); on {
+			online++
+			if st, _ := benchkit.JGet(e, "syncStatus").(string); st == "SYNC_DONE" {
+				synced++
+			}
+		}
+	}
+	return online, synced, nil
+}

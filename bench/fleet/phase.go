@@ -1,0 +1,227 @@
+package fleet
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"edgectl/bench/benchkit"
+)
+
+// Phase is what one phase measured.
+type Phase struct {
+	Name string
+	// Count is what succeeded; Failed what failed for good; Retries the
+	// attempts repeated (the controller busy, a router reconnecting).
+	Count, Failed, Retries int
+	// Elapsed is the phase's time; Rate is Count per second of it.
+	Elapsed time.Duration
+	Rate    float64
+	// P50 and P99 are the latencies of the successful operations.
+	P50, P99 time.Duration
+	// Buckets are the rates (per second) over each tenth of the target
+	// count, in order, as far as the phase got.
+	Buckets []float64
+	// Steal is the share of CPU time the host stole meanwhile, in percent.
+	Steal float64
+	// FirstErr is the first failure, for the report.
+	FirstErr error
+}
+
+// recorder collects the completions of a phase.
+type recorder struct {
+	mu      sync.Mutex
+	start   time.Time
+	done    []time.Duration // completion times since start, in order
+	lat     []time.Duration
+	failed  int
+	retries int
+	first   error
+}
+
+func (r *recorder) ok(lat time.Duration) {
+	now := time.Since(r.start)
+	r.mu.Lock()
+	r.done = append(r.done, now)
+	r.lat = append(r.lat, lat)
+	r.mu.Unlock()
+}
+
+func (r *recorder) fail(err error) {
+	r.mu.Lock()
+	r.failed++
+	if r.first == nil {
+		r.first = err
+	}
+	r.mu.Unlock()
+}
+
+func (r *recorder) retry() {
+	r.mu.Lock()
+	r.retries++
+	r.mu.Unlock()
+}
+
+// phase summarizes the recorder for a target of target operations.
+func (r *recorder) phase(name string, target int, cpu benchkit.CPUTicks) Phase {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	p := Phase{Name: name, Count: len(r.done), Failed: r.failed, Retries: r.retries, Elapsed: time.Since(r.start),
+		Steal: benchkit.StolenPct(cpu, benchkit.ReadCPU()), FirstErr: r.first}
+	if p.Count > 0 {
+		p.Rate = float64(p.Count) / p.Elapsed.Seconds()
+		p.P50, p.P99 = benchkit.P50P99(slices.Clone(r.lat))
+	}
+	size := max(target/10, 1)
+	for b := 0; (b+1)*size <= len(r.done); b++ {
+		var from time.Duration
+		if b > 0 {
+			from = r.done[b*size-1]
+		}
+		to := r.done[(b+1)*size-1]
+		if d := (to - from).Seconds(); d > 0 {
+			p.Buckets = append(p.Buckets, float64(size)/d)
+		} else {
+			p.Buckets = append(p.Buckets, 0)
+		}
+	}
+	return p
+}
+
+// Terminators makes m terminators, terminator j through router j mod N for
+// host j mod H (of the host's service), with inflight requests at a time per router, until all are
+// made or budget passes. A busy controller's refusal, or a router between
+// two channels, is retried (as routers do); other failures are counted.
+// Terminator ids are unique to the fleet and to first (the index of the
+// first, so that phases can add more).
+func (f *Fleet) Terminators(m, first, inflight int, budget time.Duration) Phase {
+	ctx, cancel := context.WithTimeout(context.Background(), budget)
+	defer cancel()
+	cpu := benchkit.ReadCPU()
+	rec := &recorder{start: time.Now()}
+	n := len(f.Routers)
+	queues := make([]chan int, n)
+	for i := range queues {
+		queues[i] = make(chan int, m/n+1)
+	}
+	for j := range m {
+		queues[(first+j)%n] <- first + j
+	}
+	var wg sync.WaitGroup
+	for i, r := range f.Routers {
+		close(queues[i])
+		for range inflight {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for j := range queues[i] {
+					h := f.Model.Hosts[j%len(f.Model.Hosts)]
+					f.createOne(ctx, r, h, fmt.Sprintf("%st-%d", f.Prefix, j), rec)
+					if ctx.Err() != nil {
+						return
+					}
+				}
+			}()
+		}
+	}
+	wg.Wait()
+	return rec.phase("terminators", m, cpu)
+}
+
+// createOne makes one terminator, retrying while the controller is busy or
+// the router has no channel. ctx (the budget) stops the retries, not a
+// request under way: one the controller made after the budget ended is
+// still the router's.
+func (f *Fleet) createOne(ctx context.Context, r *Router, h *Host, id string, rec *recorder) {
+	for {
+		start := time.Now()
+		rctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		err := r.CreateTerminator(rctx, h, id)
+		cancel()
+		switch {
+		case err == nil:
+			rec.ok(time.Since(start))
+			return
+		case errors.Is(err, ErrBusy), errors.Is(err, ErrNotConnected), errors.Is(err, context.DeadlineExceeded):
+			if ctx.Err() != nil {
+				return // the budget ended: not retried
+			}
+			rec.retry()
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(100 * time.Millisecond):
+			}
+		default:
+			rec.fail(err)
+			return
+		}
+	}
+}
+
+// Circuits asks for count circuits, dial k through router k mod N to
+// service k mod S, with
+// concurrency dials at a time, until all are done or budget passes; each
+// circuit made is ended at once by a fault from its ingress router.
+func (f *Fleet) Circuits(count, concurrency int, budget time.Duration) Phase {
+	ctx, cancel := context.WithTimeout(context.Background(), budget)
+	defer cancel()
+	cpu := benchkit.ReadCPU()
+	rec := &recorder{start: time.Now()}
+	jobs := make(chan int, count)
+	for k := range count {
+		jobs <- k
+	}
+	close(jobs)
+	var wg sync.WaitGroup
+	for range concurrency {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for k := range jobs {
+				if ctx.Err() != nil {
+					return
+				}
+				r := f.Routers[k%len(f.Routers)]
+				start := time.Now()
+				dctx, dcancel := context.WithTimeout(ctx, 30*time.Second)
+				id, err := r.Dial(dctx, f.Model.Dialer, k%len(f.Model.ServiceIDs))
+				dcancel()
+				if err != nil {
+					if ctx.Err() == nil {
+						rec.fail(err)
+					}
+					continue
+				}
+				rec.ok(time.Since(start))
+				_ = r.Fault(id)
+			}
+		}()
+	}
+	wg.Wait()
+	return rec.phase("circuits", count, cpu)
+}
+
+// DialUntil dials through every router in turn until one circuit through
+// each succeeds (router i to service i mod S), or timeout passes; it
+// returns the first error left.
+func (f *Fleet) DialUntil(timeout time.Duration) error {
+	for i, r := range f.Routers {
+		err := benchkit.WaitFor("a circuit through "+r.Name, timeout, func() error {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			id, err := r.Dial(ctx, f.Model.Dialer, i%len(f.Model.ServiceIDs))
+			if err == nil {
+				_ = r.Fault(id)
+			}
+			return err
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
