@@ -89,7 +89,7 @@ bench-load: build
 
 # Writes with the event log on and off, in interleaved pairs.
 bench-events:
-	bash bench/events-onoff.sh 5 3s
+	bash bench/events-onoff.sh 5 3s && bash bench/events-onoff.sh 5 3s dataplane
 
 # Three edgectl nodes beside a three-member etcd, same load tool (bench/httpload).
 bench-sidebyside:

@@ -1,11 +1,19 @@
 #!/usr/bin/env bash
 # Write throughput with the event log on and off (issue 15: on must be at least 0.9x off), in interleaved pairs
 # of runs so that the disk's and the host's moods fall on both alike; prints each pair, the medians and the ratio.
+# With "dataplane" as the third argument: terminator writes with the data-plane events on and off (issue 47: on
+# at least 0.95x off; every terminator made is a data-plane event).
 #
-#   bench/events-onoff.sh [pairs] [benchtime]     (defaults: 5 3s)
+#   bench/events-onoff.sh [pairs] [benchtime] [audit|dataplane]     (defaults: 5 3s audit)
 set -euo pipefail
 pairs=${1:-5}
 bt=${2:-3s}
+kind=${3:-audit}
+case "$kind" in
+audit) bench="CreateIdentity_InProcess/events=" ;;
+dataplane) bench="CreateTerminator_InProcess/dpevents=" ;;
+*) echo "bench/events-onoff.sh: the third argument is audit or dataplane, not \"$kind\"" >&2; exit 2 ;;
+esac
 case "$pairs" in '' | *[!0-9]* | 0) echo "bench/events-onoff.sh: pairs must be a whole number of at least 1" >&2; exit 2 ;; esac
 cd "$(dirname "$0")/.."
 go test -c -o bin/integration.test ./integration/
@@ -15,7 +23,7 @@ s0=$(steal)
 on=() off=()
 for _ in $(seq "$pairs"); do
 	for ev in true false; do
-		ns=$(../bin/integration.test -test.run '^$' -test.bench "CreateIdentity_InProcess/events=$ev\$" -test.benchtime "$bt" |
+		ns=$(../bin/integration.test -test.run '^$' -test.bench "$bench$ev\$" -test.benchtime "$bt" |
 			awk '/^Benchmark/{print $3}')
 		if [ "$ev" = true ]; then on+=("$ns"); else off+=("$ns"); fi
 	done
@@ -29,4 +37,4 @@ mon=$(median "${on[@]}")
 moff=$(median "${off[@]}")
 read -r t0 st0 <<<"$s0"
 read -r t1 st1 <<<"$s1"
-echo "median: events on $mon ns/op, off $moff ns/op; throughput on/off $(awk -v a="$moff" -v b="$mon" 'BEGIN{printf "%.2fx", a/b}'); steal $(awk -v dt=$((t1 - t0)) -v ds=$((st1 - st0)) 'BEGIN{p = 0; if (dt+0 > 0) p = 100*ds/dt; printf "%.2f%%", p}')"
+echo "median ($kind): events on $mon ns/op, off $moff ns/op; throughput on/off $(awk -v a="$moff" -v b="$mon" 'BEGIN{printf "%.2fx", a/b}'); steal $(awk -v dt=$((t1 - t0)) -v ds=$((st1 - st0)) 'BEGIN{p = 0; if (dt+0 > 0) p = 100*ds/dt; printf "%.2f%%", p}')"
