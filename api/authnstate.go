@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"slices"
 	"strconv"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"edgectl/auth"
@@ -41,10 +41,10 @@ type authnState struct {
 	jwks     *auth.JWKS
 	certs    auth.CertCache
 
-	// failWrite is an average of how long recording a failed attempt through
-	// Raft takes (ns); failures that record nothing wait as long, so the time
-	// of an answer does not tell whether the username exists.
-	failWrite atomic.Int64
+	// failWrites are how long the last authentication writes through Raft
+	// took; failures that record nothing wait their median, so the time of
+	// an answer does not tell whether the username exists.
+	failWrites writeTimes
 
 	boxMu  sync.Mutex
 	box    *auth.SecretBox
@@ -121,22 +121,14 @@ func (s *Server) auditFailure(ctx context.Context, identityID, method, reason st
 	s.noteWrite(time.Since(start))
 }
 
-// noteWrite keeps a running average of how long an authentication write
-// (a failure or a login) takes through Raft.
-func (s *Server) noteWrite(d time.Duration) {
-	a := s.authn()
-	old := a.failWrite.Load()
-	if old == 0 {
-		a.failWrite.Store(int64(d))
-		return
-	}
-	a.failWrite.Store(old + (int64(d)-old)/8)
-}
+// noteWrite records how long an authentication write (a failure or a
+// login) took through Raft.
+func (s *Server) noteWrite(d time.Duration) { s.authn().failWrites.add(d) }
 
 // padFailure waits about as long as recording a failure takes, for failures
 // that record nothing (unknown username, identity without lockout).
 func (s *Server) padFailure(ctx context.Context) {
-	d := time.Duration(s.authn().failWrite.Load())
+	d := s.authn().failWrites.median()
 	if d <= 0 {
 		return
 	}
@@ -149,6 +141,39 @@ func (s *Server) padFailure(ctx context.Context) {
 	case <-t.C:
 	case <-ctx.Done():
 	}
+}
+
+// writeTimes holds the last len(d) write durations. Their median is what a
+// write takes now: a running average kept one slow write (a busy disk, a
+// loaded host) for many answers after, padding unknown usernames several
+// times longer than the failures they must look like.
+type writeTimes struct {
+	mu   sync.Mutex
+	d    [15]time.Duration
+	n    int // writes recorded, up to len(d)
+	next int
+}
+
+func (w *writeTimes) add(d time.Duration) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.d[w.next] = d
+	w.next = (w.next + 1) % len(w.d)
+	if w.n < len(w.d) {
+		w.n++
+	}
+}
+
+func (w *writeTimes) median() time.Duration {
+	w.mu.Lock()
+	if w.n == 0 {
+		w.mu.Unlock()
+		return 0
+	}
+	d := slices.Clone(w.d[:w.n])
+	w.mu.Unlock()
+	slices.Sort(d)
+	return d[len(d)/2]
 }
 
 // secretBox returns the box that seals MFA secrets, keyed from the cluster

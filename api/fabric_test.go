@@ -59,7 +59,8 @@ func (r *linkRouters) Circuits() []*dataplane.Circuit {
 	defer r.mu.Unlock()
 	return slices.Clone(r.circuits)
 }
-func (r *linkRouters) LinkUsable(l dataplane.Link) bool { return true }
+func (r *linkRouters) LinkUsable(l dataplane.Link) bool     { return true }
+func (r *linkRouters) CircuitBytes(string) (in, out uint64) { return 1000, 400 }
 func (r *linkRouters) Links() []dataplane.Link {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -152,6 +153,9 @@ func TestFabric_LinksAndCircuitsAsOpenZitiShowsThem(t *testing.T) {
 		}
 		if !reflect.DeepEqual(dig(data[0], "service"), ref("services", "services", svc, "echo")) {
 			t.Errorf("%s: a circuit's service: %v", c.prefix, dig(data[0], "service"))
+		}
+		if u := dig(data[0], "usage"); !reflect.DeepEqual(u, map[string]any{"bytesIn": float64(1000), "bytesOut": float64(400)}) {
+			t.Errorf("%s: a circuit's usage: %v", c.prefix, u)
 		}
 		if st, out = ts.do(http.MethodGet, c.prefix+"/terminators/"+term, nil); st != http.StatusOK || !reflect.DeepEqual(dig(out, "data", "router"), c.edge) {
 			t.Errorf("%s: a terminator's router: %d %v, want %v", c.prefix, st, dig(out, "data", "router"), c.edge)
