@@ -2,6 +2,7 @@ package integration
 
 import (
 	"bufio"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -362,6 +363,7 @@ func (chk *dpChecks) run(label string, f *dpFault, healed time.Time) {
 		}
 		return nil
 	})
+	poll("circuits: none a node lists is idle on its routers for over 15 s (every client's circuit sends or has ended)", d.noIdleCircuits)
 	poll("controller: every circuit's links exist; edgectl_circuits and edgectl_router_links equal the lists, on every node", d.invariants)
 	// Streams: those that ended since the last round, each allowed only
 	// when the fault took its path or its terminator; none came back changed.
@@ -605,17 +607,18 @@ func (d *dpChaos) evidence(label string, failed []string) string {
 	dir := filepath.Join(d.artifactDir, fmt.Sprintf("%03d-%s", len(failed), strings.NewReplacer(" ", "-", "/", "-", "(", "", ")", "", ",", "").Replace(label)))
 	_ = os.MkdirAll(dir, 0o755)
 	write := func(name, s string) { _ = os.WriteFile(filepath.Join(dir, name), []byte(s), 0o644) }
+	full := func(v any) string { b, _ := json.MarshalIndent(v, "", " "); return string(b) }
 	write("failed.txt", strings.Join(failed, "\n")+"\n")
 	for i, n := range d.nodes() {
 		for _, p := range []string{"/circuits", "/links", "/terminators"} {
 			items, err := listAll(d.t, n, d.c.token, p)
-			write(fmt.Sprintf("node%d-%s.json", i+1, strings.TrimPrefix(p, "/")), js(map[string]any{"data": items, "error": fmt.Sprint(err)}))
+			write(fmt.Sprintf("node%d-%s.json", i+1, strings.TrimPrefix(p, "/")), full(map[string]any{"data": items, "error": fmt.Sprint(err)}))
 		}
 		write(fmt.Sprintf("node%d.log", i+1), n.stdout.String()+n.stderr.String())
 	}
 	for _, v := range []string{"router-circuits", "sdk-terminators", "links"} {
 		got, err := d.inspect(v)
-		write("inspect-"+v+".json", js(map[string]any{"values": got, "error": fmt.Sprint(err)}))
+		write("inspect-"+v+".json", full(map[string]any{"values": got, "error": fmt.Sprint(err)}))
 	}
 	for _, r := range []*zitiRouter{d.mn.a, d.mn.b, d.mn.c} {
 		write(r.name+".log", r.out.String())
@@ -623,5 +626,45 @@ func (d *dpChaos) evidence(label string, failed []string) string {
 	for k, h := range d.hosts {
 		write(fmt.Sprintf("host-%d.log", k+1), h.out.String())
 	}
+	write("proxy.log", d.proxy.out.String())
 	return dir
+}
+
+// noIdleCircuits checks that no circuit a node lists has been idle on every
+// router of its path for over 15 s: the streams send every 100 ms and a
+// dial lasts one echo, so such a circuit is one nobody uses that was never
+// ended (a dial its client gave up on, an end that was lost).
+func (d *dpChaos) noIdleCircuits() error {
+	held, err := d.inspect("router-circuits")
+	if err != nil {
+		return err
+	}
+	var idle []string
+	for i, n := range d.nodes() {
+		circuits, err := listAll(d.t, n, d.c.token, "/circuits")
+		if err != nil {
+			return err
+		}
+		for _, c := range circuits {
+			id := fmt.Sprint(jget(c, "id"))
+			least := time.Duration(-1)
+			nodes, _ := jget(c, "path", "nodes").([]any)
+			for _, r := range nodes {
+				v, _ := jget(held[fmt.Sprint(jget(r, "id"))], "circuits", id, "timeSinceActivity").(string)
+				if t, err := time.ParseDuration(v); err == nil && (least < 0 || t < least) {
+					least = t
+				}
+			}
+			if least > 15*time.Second {
+				idle = append(idle, fmt.Sprintf("node %d's %s (%s, created %v) idle %s", i+1, id, jget(c, "service", "name"), jget(c, "createdAt"), least.Round(time.Second)))
+			}
+		}
+	}
+	if n := len(idle); n > 0 {
+		if n > 5 {
+			idle = append(idle[:5], fmt.Sprintf("and %d more", len(idle)-5))
+		}
+		return fmt.Errorf("%d idle circuits: %s", n, strings.Join(idle, "; "))
+	}
+	return nil
 }

@@ -47,6 +47,7 @@ type dpChaos struct {
 	ctrlProxies []*benchkit.TCPProxy
 	metrics     []string // each node's --metrics-addr
 	hosts       [2]*zitiProc
+	proxy       *zitiProc
 	hostStart   [2]func() *zitiProc
 	services    [2]string
 	proxyAddrs  [2]string
@@ -188,7 +189,7 @@ func (d *dpChaos) serve(t *testing.T, sdkBin string) {
 		d.proxyAddrs[k] = fmt.Sprintf("127.0.0.1:%d", port)
 		args = append(args, fmt.Sprintf("%s:%d", d.services[k], port))
 	}
-	startZiti(t, dir, "tunnel proxy", append(append([]string{"tunnel", "proxy"}, args...), "-i", client)...)
+	d.proxy = startZiti(t, dir, "tunnel proxy", append(append([]string{"tunnel", "proxy"}, args...), "-i", client)...)
 	for k := range d.proxyAddrs {
 		waitUntil(t, "a first echo of "+d.services[k], 30*time.Second, func() error { return echoOnce(d.proxyAddrs[k], []byte("ping")) })
 	}
