@@ -150,7 +150,7 @@ type dial struct {
 	ok         bool
 }
 
-// dialer dials each service every 100 ms (at most 20 dials in flight
+// dialer dials each service at its interval (at most 20 dials in flight
 // each), one short echo per dial.
 type dialer struct {
 	mu    sync.Mutex
@@ -159,12 +159,12 @@ type dialer struct {
 	wg    sync.WaitGroup
 }
 
-func startDialer(addrs [2]string) *dialer {
+func startDialer(addrs [2]string, every [2]time.Duration) *dialer {
 	dl := &dialer{quit: make(chan struct{})}
 	for svc, addr := range addrs {
 		dl.wg.Go(func() {
 			slots := make(chan struct{}, 20)
-			tick := time.NewTicker(100 * time.Millisecond)
+			tick := time.NewTicker(every[svc])
 			defer tick.Stop()
 			for {
 				select {
@@ -325,8 +325,8 @@ func (chk *dpChecks) run(label string, f *dpFault, healed time.Time) {
 	})
 	var orphans []string
 	// Circuits come and go with the dials: a difference counts when it is
-	// there in two readings 1 s apart (an unroute or a route on its way is
-	// not).
+	// there in two readings 5 s apart (an unroute or a route on its way,
+	// slow on a loaded machine, is not).
 	poll("routes: every router's router-circuits are the circuits of the nodes crossing it (but busy ones a restarted node forgot)", func() error {
 		spare := func(router string, detail any) bool {
 			// A circuit whose node restarted is unknown to every node, and
@@ -345,7 +345,7 @@ func (chk *dpChecks) run(label string, f *dpFault, healed time.Time) {
 		if err != nil || len(first) == 0 {
 			return err
 		}
-		time.Sleep(time.Second)
+		time.Sleep(5 * time.Second)
 		orphans = nil
 		second, err := d.mn.routeDiffs(d.t, d.nodes(), spare)
 		if err != nil {
@@ -363,7 +363,7 @@ func (chk *dpChecks) run(label string, f *dpFault, healed time.Time) {
 		}
 		return nil
 	})
-	poll("circuits: none a node lists is idle on its routers for over 15 s (every client's circuit sends or has ended)", d.noIdleCircuits)
+	poll("circuits: none a node lists is idle on its routers for over 15 s (every client's circuit sends or has ended; echo-2's left out)", d.noIdleCircuits)
 	poll("controller: every circuit's links exist; edgectl_circuits and edgectl_router_links equal the lists, on every node", d.invariants)
 	// Streams: those that ended since the last round, each allowed only
 	// when the fault took its path or its terminator; none came back changed.
@@ -655,8 +655,12 @@ func (d *dpChaos) noIdleCircuits() error {
 					least = t
 				}
 			}
-			if least > 15*time.Second {
-				idle = append(idle, fmt.Sprintf("node %d's %s (%s, created %v) idle %s", i+1, id, jget(c, "service", "name"), jget(c, "createdAt"), least.Round(time.Second)))
+			// echo-2's dial circuits stay open: the proxy half-closes, and the
+			// router does not pass that on to an SDK host with SDK flow
+			// control (OpenZiti's half-close issues, openziti/ziti#3526 and
+			// #4394), so the host never closes; edgectl only routes them.
+			if svc := fmt.Sprint(jget(c, "service", "name")); least > 15*time.Second && svc != "echo-2" {
+				idle = append(idle, fmt.Sprintf("node %d's %s (%s, created %v) idle %s", i+1, id, svc, jget(c, "createdAt"), least.Round(time.Second)))
 			}
 		}
 	}
