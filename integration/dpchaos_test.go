@@ -104,6 +104,7 @@ func TestDataPlaneChaos(t *testing.T) {
 		d.mn.waitLinksOn(t, n, fmt.Sprintf("node %d: the three links", i+1), "a-b Connected", "a-c Connected", "b-c Connected")
 	}
 	d.serve(t, sdkBin)
+	d.checksCatchAStaleTerminator(t)
 	// echo-2 less often: its dial circuits stay open (noIdleCircuits).
 	d.dials = startDialer(d.proxyAddrs, [2]time.Duration{100 * time.Millisecond, time.Second})
 	t.Cleanup(d.dials.stop)
@@ -353,4 +354,27 @@ func (d *dpChaos) hostUp(k int) bool {
 	default:
 		return true
 	}
+}
+
+// checksCatchAStaleTerminator shows the terminator check has teeth before
+// the faults: a terminator in the model that no router hosts (made through
+// the Management API, on A) is reported, and once deleted the check passes.
+func (d *dpChaos) checksCatchAStaleTerminator(t *testing.T) {
+	t.Helper()
+	n, token := d.c.nodes[0], d.c.token
+	st, m := do(t, "GET", n.mgmt("/services?filter=name%3D%22echo-1%22"), token, nil)
+	mustStatus(t, "the echo-1 service", st, m, 200)
+	svc := jget(m, "data").([]any)[0]
+	st, m = do(t, "POST", n.mgmt("/terminators"), token, map[string]any{"service": jget(svc, "id"), "router": d.mn.a.id, "binding": "edge", "address": "no-such-host"})
+	mustStatus(t, "a terminator no router hosts", st, m, 201)
+	stale := jget(m, "data", "id").(string)
+	waitUntil(t, "the terminator check to report the stale terminator", 20*time.Second, func() error {
+		if err := d.terminatorsAgree(time.Now()); err == nil || !strings.Contains(err.Error(), "not C") {
+			return fmt.Errorf("the check says %v", err)
+		}
+		return nil
+	})
+	st, m = do(t, "DELETE", n.mgmt("/terminators/"+stale), token, nil)
+	mustStatus(t, "delete the stale terminator", st, m, 200)
+	waitUntil(t, "the terminator check to pass without it", 20*time.Second, func() error { return d.terminatorsAgree(time.Now()) })
 }
