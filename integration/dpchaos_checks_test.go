@@ -133,6 +133,19 @@ func (chk *dpChecks) run(label string, f *dpFault, healed time.Time) {
 	})
 	poll("circuits: none a node lists is idle on its routers for over 15 s (every client's circuit sends or has ended; echo-2's left out)", d.noIdleCircuits)
 	poll("controller: every circuit's links exist; edgectl_circuits and edgectl_router_links equal the lists, on every node", d.invariants)
+	// Streams: every open one echoes again after the healing, or ends; one
+	// that does neither is stuck (its circuit gone from every node while
+	// its router still holds it, or its far end gone and nobody told).
+	var stuck []*stream
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		if stuck = d.streams.stalled(healed); len(stuck) == 0 || time.Now().After(deadline) {
+			break
+		}
+	}
+	for _, s := range stuck {
+		fail("stream %d (%s, %d lines echoed) neither ended nor echoed a line in the 20 s after the healing", s.id, d.services[s.svc], s.sent)
+		d.streams.retire(s)
+	}
 	// Streams: those that ended since the last round, each allowed only
 	// when the fault took its path or its terminator; none came back changed.
 	for _, s := range d.streams.endedSince(chk.lastCheck) {
@@ -141,6 +154,8 @@ func (chk *dpChecks) run(label string, f *dpFault, healed time.Time) {
 		switch {
 		case s.changed:
 			fail("%s: bytes came back changed", what)
+		case s.hung:
+			fail("%s: it hung (no line back for 15 s, no end)", what)
 		case f == nil || !f.endsAllowed(s.svc):
 			fail("%s, though the fault left it a path and a terminator", what)
 		default:

@@ -2,11 +2,13 @@ package integration
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"net"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -21,11 +23,13 @@ type stream struct {
 	conn   net.Conn
 	opened time.Time
 	done   chan struct{}
+	echoed atomic.Int64 // when a line last came back (UnixNano)
 	// set before done closes
 	sent    int
 	ended   time.Time
 	err     error
 	changed bool // bytes came back other than sent
+	hung    bool // a line did not come back within 15 s, and the stream did not end
 	retired bool // closed by the test
 }
 
@@ -77,7 +81,8 @@ func (s *stream) run() {
 		}
 		got, err := r.ReadString('\n')
 		if err != nil {
-			s.ended, s.err = time.Now(), err
+			var ne net.Error
+			s.ended, s.err, s.hung = time.Now(), err, errors.As(err, &ne) && ne.Timeout()
 			return
 		}
 		if got != line {
@@ -85,7 +90,19 @@ func (s *stream) run() {
 			return
 		}
 		s.sent = seq + 1
+		s.echoed.Store(time.Now().UnixNano())
 	}
+}
+
+// stalled are the streams still open that have echoed nothing since from.
+func (ss *streams) stalled(from time.Time) []*stream {
+	var out []*stream
+	for _, s := range ss.live() {
+		if s.echoed.Load() < from.UnixNano() {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // live are the streams still running.
