@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -31,6 +32,7 @@ import (
 //
 // EDGECTL_DPCHAOS_DURATION: faults go on for this long (`make
 // chaos-dataplane`: 3m); unset, each kind of fault runs once (make test).
+// EDGECTL_DPCHAOS_FAULTS (kinds, comma-separated) runs those first instead.
 
 // dpFaultKinds are the kinds of fault, each run once in the short run.
 var dpFaultKinds = []string{"kill-node", "pause-node", "cut-node", "rolling-restart", "restart-router", "cut-link", "kill-host"}
@@ -126,12 +128,23 @@ func TestDataPlaneChaos(t *testing.T) {
 	d.start = time.Now()
 	chk := &dpChecks{d: d}
 	chk.run("start", nil, time.Now())
-	order := d.rng.Perm(len(dpFaultKinds))
+	var order []string
+	for _, k := range d.rng.Perm(len(dpFaultKinds)) {
+		order = append(order, dpFaultKinds[k])
+	}
+	if v := os.Getenv("EDGECTL_DPCHAOS_FAULTS"); v != "" {
+		order = strings.Split(v, ",")
+		for _, k := range order {
+			if !slices.Contains(dpFaultKinds, k) {
+				t.Fatalf("EDGECTL_DPCHAOS_FAULTS: %q is not one of %v", k, dpFaultKinds)
+			}
+		}
+	}
 	for i := 0; ; i++ {
 		var kind string
 		switch {
 		case i < len(order):
-			kind = dpFaultKinds[order[i]]
+			kind = order[i]
 		case time.Since(d.start) < duration:
 			kind = dpFaultKinds[d.rng.IntN(len(dpFaultKinds))]
 		default:
