@@ -183,7 +183,10 @@ func (chk *dpChecks) run(label string, f *dpFault, healed time.Time) {
 			}
 		}
 		for ; n < 2; n++ {
-			d.streams.open(d.t, svc, d.proxyAddrs[svc])
+			if err := d.streams.open(svc, d.proxyAddrs[svc]); err != nil {
+				fail("%v", err)
+				break
+			}
 		}
 	}
 	d.t.Logf("%8s %s\n    %s", time.Since(d.start).Round(time.Millisecond), label, strings.Join(lines, "\n    "))

@@ -114,7 +114,9 @@ func TestDataPlaneChaos(t *testing.T) {
 	t.Cleanup(d.streams.closeAll)
 	for svc := range 2 {
 		for range 2 {
-			d.streams.open(t, svc, d.proxyAddrs[svc])
+			if err := d.streams.open(svc, d.proxyAddrs[svc]); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 	t.Cleanup(func() { // never leave a stopped node behind

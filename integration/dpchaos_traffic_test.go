@@ -40,8 +40,9 @@ type streams struct {
 	next int
 }
 
-// open dials a new stream of service svc through addr and starts it.
-func (ss *streams) open(t interface{ Fatalf(string, ...any) }, svc int, addr string) {
+// open dials a new stream of service svc through addr (trying for 30 s)
+// and starts it.
+func (ss *streams) open(svc int, addr string) error {
 	var c net.Conn
 	var err error
 	for deadline := time.Now().Add(30 * time.Second); ; {
@@ -52,7 +53,7 @@ func (ss *streams) open(t interface{ Fatalf(string, ...any) }, svc int, addr str
 			c.Close()
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("a new stream of service %d: %v", svc, err)
+			return fmt.Errorf("no new stream of service %d echoed within 30 s: %w", svc, err)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -62,6 +63,7 @@ func (ss *streams) open(t interface{ Fatalf(string, ...any) }, svc int, addr str
 	ss.all = append(ss.all, s)
 	ss.mu.Unlock()
 	go s.run()
+	return nil
 }
 
 // run sends "s<id> <seq>\n" every 100 ms and checks each comes back in
