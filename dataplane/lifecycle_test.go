@@ -538,3 +538,24 @@ func TestClose_LeavesTheRoutersTheirCircuits(t *testing.T) {
 		}
 	}
 }
+
+// An end of a circuit the node does not know (it restarted, or lost its
+// routers' channels, and forgot it) that closes has every router drop it:
+// the other end is not left waiting on a circuit nobody will end. Found by
+// TestDataPlaneChaos: a host killed after its circuits' node had been cut
+// off from the routers left the client's stream hanging.
+func TestFault_AnEndOfAnUnknownCircuitClosedIsUnroutedEverywhere(t *testing.T) {
+	n := line(t)
+	n.fault("C", wire.EgressFault, "forgotten-1")
+	n.fault("A", wire.IngressFault, "forgotten-2")
+	for _, rid := range []string{"A", "B", "C"} {
+		r := n.routers[rid]
+		poll(t, "router "+rid+" told to drop both circuits", func() bool {
+			got := map[string]bool{}
+			for _, m := range r.messages(wire.UnrouteType) {
+				got[circuitOf(m)] = true
+			}
+			return got["forgotten-1"] && got["forgotten-2"]
+		})
+	}
+}
