@@ -5,7 +5,7 @@ VERSION ?= $(shell cat VERSION)
 REVISION := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 LDFLAGS := -X main.version=$(VERSION) -X main.revision=$(REVISION) -X main.buildDate=$(shell date -u +%Y-%m-%dT%H:%M:%SZ)
 
-.PHONY: build install package run cluster test ziti oracle bench bench-micro bench-load bench-events bench-sidebyside bench-scale bench-dial bench-mesh bench-fleet scale chaos openziti fuzz race vet clean third-party-check
+.PHONY: build install package run cluster test ziti oracle bench bench-micro bench-load bench-events bench-sidebyside bench-scale bench-dial bench-mesh bench-fleet scale chaos chaos-dataplane openziti fuzz race vet clean third-party-check
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o bin/edgectl ./cmd/edgectl
@@ -125,6 +125,15 @@ scale:
 # settings (clients, node flags, faults, roaming clients): docs/operations.md, "Chaos campaigns".
 chaos:
 	EDGECTL_CHAOS_DURATION=3m $(GO) test -count=1 -timeout 20m -run 'TestClusterChaos|TestRegisterChecker' -v ./integration/
+
+# The data plane's fault test at length: three nodes, three real routers with links, hosting and dialing clients
+# with open streams and new dials; nodes killed, paused, cut off from the routers and restarted in turn, routers
+# restarted, a link cut, a host killed, for 3 minutes; each fault and the checks after it are printed
+# (docs/operations.md, "Chaos for the data plane").
+chaos-dataplane:
+	rc=1; EDGECTL_ZITI=$$(sh scripts/ziti.sh) && export EDGECTL_ZITI && out=$$(mktemp) && \
+	{ EDGECTL_DPCHAOS_DURATION=3m $(GO) test -count=1 -timeout 30m -run 'TestDataPlaneChaos' -v ./integration/ >$$out 2>&1; rc=$$?; } ; \
+	[ -n "$$out" ] && grep -v '^\s*{\|^\s*20[0-9][0-9]-[0-9][0-9]-' $$out; echo "(the whole output, with every process's log: $$out)"; exit $$rc
 
 # OpenZiti's own `ziti` CLI (v1.7.2, built from the module proxy) driven against a fresh node.
 openziti:

@@ -242,16 +242,27 @@ func (s *Server) clientServiceTerminators(c *call) error {
 	})
 }
 
-// clientServiceEdgeRouters lists the edge routers the caller may use for a service.
+// clientServiceEdgeRouters answers the edge routers the caller may use for
+// a service as OpenZiti's controller does: one object, {"edgeRouters":
+// [...]} (ServiceEdgeRouters), which sdk-golang reads when it refreshes a
+// session from its token.
 func (s *Server) clientServiceEdgeRouters(c *call) error {
 	if _, _, err := s.visibleService(c); err != nil {
 		return err
 	}
-	ids := idSet{}
+	var recs []store.Record
 	for _, id := range policy.SessionEdgeRouters(c.tx, c.identity.ID, c.param("id")) {
-		ids.add(id)
+		if r, err := c.tx.Get(store.KindEdgeRouter, id); err == nil {
+			recs = append(recs, r)
+		}
 	}
-	return s.listEdgeRouterIDs(c, ids)
+	sortByName(recs)
+	ers := make([]any, 0, len(recs))
+	for _, r := range recs {
+		ers = append(ers, clientEdgeRouterView(r.(*store.EdgeRouter), s.routerLive(r.GetID())))
+	}
+	c.ok(map[string]any{"edgeRouters": ers})
+	return nil
 }
 
 // currentIdentityEdgeRouters lists the edge routers the caller may use.

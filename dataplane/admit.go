@@ -173,17 +173,23 @@ func (m *Manager) join(conn net.Conn, hello *ctrlchan.Message, r *Router) error 
 	return nil
 }
 
-// drop forgets a router whose channel closed.
+// drop forgets a router whose channel closed. A channel this node closed
+// as it shuts down is not the router leaving: the router keeps its circuits
+// and their traffic goes on, as when the node is killed (a rolling restart
+// must not cut the streams this node routed).
 func (m *Manager) drop(r *Router) {
 	m.mu.Lock()
 	if m.routers[r.ID] == r {
 		delete(m.routers, r.ID)
 	}
+	closing := m.closed
 	m.mu.Unlock()
 	m.metrics.connected.Dec()
 	m.retire(r)
 	m.linksDown("router "+r.ID+" that dialed it left", m.links.removeFrom(r.ID)...)
-	m.dropRouterCircuits(r.ID)
+	if !closing {
+		m.dropRouterCircuits(r.ID)
+	}
 	m.log.Info("router disconnected", "router", r.ID, "reason", fmt.Sprint(r.channel().Err()))
 }
 

@@ -88,7 +88,8 @@ func (m *Manager) unrouteAll(path []string, id string, now bool) {
 }
 
 // fault handles a router's fault: an end of a circuit closed (the circuit
-// ends and its routers unroute it), a router could not forward it (it
+// ends and its routers unroute it; every router, for a circuit this node
+// does not know), a router could not forward it (it
 // moves), or a link failed (links.go). A circuit being built or moved is
 // ended or moved by its owner once done.
 func (m *Manager) fault(r *Router, msg *ctrlchan.Message) {
@@ -98,8 +99,16 @@ func (m *Manager) fault(r *Router, msg *ctrlchan.Message) {
 	}
 	switch f.Subject {
 	case wire.IngressFault, wire.EgressFault:
-		if !m.foreignCircuit(r, reqFault, f.ID) {
-			m.endCircuit(f.ID, "an end of it closed", false, true)
+		if !m.foreignCircuit(r, reqFault, f.ID) && !m.endCircuit(f.ID, "an end of it closed", false, true) {
+			// An end of a circuit this node does not know closed: the node
+			// forgot it (it restarted, or lost its routers' channels), but
+			// its routers still hold it and the other end waits. Every router
+			// drops it; one that never had it ignores the Unroute. (A router
+			// learns only the ids of circuits routed through it: it cannot
+			// name another's.)
+			for _, id := range m.Connected() {
+				m.unroute(id, f.ID, true)
+			}
 		}
 	case wire.ForwardFault, wire.UnknownOwnerForwardFault:
 		for _, id := range strings.Fields(f.ID) {

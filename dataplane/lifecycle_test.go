@@ -517,3 +517,45 @@ func TestPeers_AStalledRouterHoldsUpNoArrivalOrDeparture(t *testing.T) {
 		return len(s.messages(wire.PeerStateChangesType)) >= 7
 	})
 }
+
+// A node that shuts down leaves the routers their circuits (a rolling
+// restart must not cut the streams of the circuits it routed): closing
+// every router's channel ends none of them and unroutes none, as a killed
+// node would not. Before, each closed channel counted as its router
+// leaving, and the circuits it was an end of were unrouted on the routers
+// whose channels were still open.
+func TestClose_LeavesTheRoutersTheirCircuits(t *testing.T) {
+	n := line(t)
+	id := circuitID(t, n.dial("A"))
+	n.settled(id)
+	n.m.Close()
+	if p := n.path(id); !slices.Equal(p, []string{"A", "B", "C"}) {
+		t.Fatalf("after Close the circuit's path is %v: it was ended", p)
+	}
+	for _, rid := range []string{"A", "B", "C"} {
+		if got := n.routers[rid].messages(wire.UnrouteType); len(got) != 0 {
+			t.Fatalf("router %s was sent %d Unroutes as the node shut down", rid, len(got))
+		}
+	}
+}
+
+// An end of a circuit the node does not know (it restarted, or lost its
+// routers' channels, and forgot it) that closes has every router drop it:
+// the other end is not left waiting on a circuit nobody will end. Found by
+// TestDataPlaneChaos: a host killed after its circuits' node had been cut
+// off from the routers left the client's stream hanging.
+func TestFault_AnEndOfAnUnknownCircuitClosedIsUnroutedEverywhere(t *testing.T) {
+	n := line(t)
+	n.fault("C", wire.EgressFault, "forgotten-1")
+	n.fault("A", wire.IngressFault, "forgotten-2")
+	for _, rid := range []string{"A", "B", "C"} {
+		r := n.routers[rid]
+		poll(t, "router "+rid+" told to drop both circuits", func() bool {
+			got := map[string]bool{}
+			for _, m := range r.messages(wire.UnrouteType) {
+				got[circuitOf(m)] = true
+			}
+			return got["forgotten-1"] && got["forgotten-2"]
+		})
+	}
+}
