@@ -31,15 +31,16 @@ const defaultRouteTimeout = 10 * time.Second
 func (m *Manager) dial(r *Router, msg *ctrlchan.Message) {
 	start := time.Now()
 	events := m.dialEvents(r, start)
+	// A refusal is recorded (event, metric, log) before the router hears it.
 	fail := func(err error, circuitID string) {
 		events.failed(err, circuitID)
+		m.metrics.dials.WithLabelValues("refused").Inc()
+		m.sampler.at(hclog.Info, "dial", r.ID, "dial refused", "router", r.ID, "reason", err.Error())
 		reply := edgeError(err)
 		if circuitID != "" {
 			reply.Headers.PutString(wire.CircuitIDHeader, circuitID)
 		}
 		_ = m.reply(r, msg, reply)
-		m.metrics.dials.WithLabelValues("refused").Inc()
-		m.sampler.at(hclog.Info, "dial", r.ID, "dial refused", "router", r.ID, "reason", err.Error())
 	}
 
 	// 1: Decode the request.

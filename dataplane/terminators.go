@@ -43,10 +43,10 @@ func (m *Manager) createTerminator(r *Router, msg *ctrlchan.Message) {
 		if req != nil {
 			id = req.Address
 		}
-		_ = m.reply(r, msg, ctrlchan.NewMessage(wire.CreateTerminatorV2ResponseType, wire.CreateTerminatorV2Response(id, result, text)))
-		if result != wire.TerminatorCreated {
+		if result != wire.TerminatorCreated { // logged before the router hears it
 			m.sampler.at(hclog.Info, fmt.Sprintf("create_terminator/%d", result), r.ID, "terminator refused", "router", r.ID, "terminator", id, "reason", text)
 		}
+		_ = m.reply(r, msg, ctrlchan.NewMessage(wire.CreateTerminatorV2ResponseType, wire.CreateTerminatorV2Response(id, result, text)))
 	}
 	if err != nil || req.Address == "" {
 		reply(wire.TerminatorFailed, fmt.Sprintf("the request could not be read: %v", err))
