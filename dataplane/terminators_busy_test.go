@@ -110,3 +110,56 @@ func TestTerminators_AStormIsAnsweredBusyAndRetriedNoneLost(t *testing.T) {
 	}
 	poll(t, "the bound freed", func() bool { return n.m.creates.Load() == 0 })
 }
+
+// TestTerminators_ARouterTunnelersCreateSharesTheBound: the router
+// tunneler's creates count against the same bound, and are answered busy
+// with their own response (id and start time kept, for the router to
+// match and retry); an SDK host's create behind them is busy too.
+func TestTerminators_ARouterTunnelersCreateSharesTheBound(t *testing.T) {
+	n := newTestNet(t, func(c *Config) { c.MaxTerminatorCreates = 1 })
+	tr := n.addRouter("T")
+	n.routerIdentity("T")
+	n.servicePolicy("bind", "Bind", "@T")
+	bind := n.bindSession()
+
+	n.proposer.hold.Lock() // Raft stalls
+	release := sync.OnceFunc(n.proposer.hold.Unlock)
+	defer release()
+	first := tr.ask(ctrlchan.NewMessage(wire.CreateTunnelTerminatorRequestV2Type,
+		pb(nil).str(1, "svc").str(2, "t-1").uint(4, 0).uint(5, 1).uint(8, 1765100000123)))
+	poll(t, "the first create under way", func() bool { return n.m.creates.Load() == 1 })
+	if id, start, res, text := createTunnelTerminator(t, tr, "t-2", 0); res != wire.TerminatorBusy || id != "t-2" || start != 1765100000123 || !strings.Contains(text, "busy") {
+		t.Fatalf("a tunnel create over the bound: %q %d %d %q, want busy", id, start, res, text)
+	}
+	if res, text := createTerminator(t, tr, "sdk-1", bind, n.apiSession, 1); res != wire.TerminatorBusy {
+		t.Fatalf("an SDK host's create over the bound: %d %q, want busy", res, text)
+	}
+	release()
+	select {
+	case r := <-first:
+		var result uint64
+		_ = wire.Fields(r.Body, func(num protowire.Number, v uint64, _ []byte) error {
+			if num == 3 {
+				result = v
+			}
+			return nil
+		})
+		if r.ContentType != wire.CreateTunnelTerminatorResponseV2Type || result != wire.TerminatorCreated {
+			t.Fatalf("the first create: content type %d, result %d", r.ContentType, result)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the first create: no answer after Raft went on")
+	}
+	poll(t, "the bound freed", func() bool { return n.m.creates.Load() == 0 })
+	if _, _, res, text := createTunnelTerminator(t, tr, "t-2", 0); res != wire.TerminatorCreated {
+		t.Fatalf("the retry of t-2: %d %q", res, text)
+	}
+	if res, text := createTerminator(t, tr, "sdk-1", bind, n.apiSession, 1); res != wire.TerminatorCreated {
+		t.Fatalf("the retry of sdk-1: %d %q", res, text)
+	}
+	for _, id := range []string{"t-1", "t-2", "sdk-1"} {
+		if !n.s.Read().Exists(store.KindTerminator, id) {
+			t.Fatalf("terminator %s missing", id)
+		}
+	}
+}
