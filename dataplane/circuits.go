@@ -2,7 +2,6 @@ package dataplane
 
 import (
 	"errors"
-	"iter"
 	"strings"
 	"time"
 
@@ -229,36 +228,31 @@ func hostMayUse(tx *store.Tx, id string, may func(identityID, serviceID, routerI
 	return may(t.HostID, t.ServiceID, t.RouterID)
 }
 
-// hostedTerminators are service's terminators whose host (if any) may
-// still use the terminator's router: a dial takes no other. A router
+// hostKeeps says which of service's terminators a dial may take: those
+// whose host (if any) may still use the terminator's router. A router
 // tunneler's terminator also needs its identity's Bind still: its router
 // removes it as soon as its data model says so (tunnel.go); until then no
-// dial goes to a host that lost its grant.
-func hostedTerminators(tx *store.Tx, serviceID string) iter.Seq[*store.Terminator] {
-	return func(yield func(*store.Terminator) bool) {
-		var judged map[[2]string]bool // host, router → reaches; made at the first host
-		for t := range path.Terminators(tx, serviceID) {
-			if t.Binding == tunnelBinding && !policy.Allowed(policy.PairGrants(tx, t.HostID, serviceID), policy.Bind, nil) {
-				continue
-			}
-			if t.HostID != "" {
-				if judged == nil {
-					judged = map[[2]string]bool{}
-				}
-				k := [2]string{t.HostID, t.RouterID}
-				ok, done := judged[k]
-				if !done {
-					ok = reaches(tx, t.HostID, serviceID, t.RouterID)
-					judged[k] = ok
-				}
-				if !ok {
-					continue
-				}
-			}
-			if !yield(t) {
-				return
-			}
+// dial goes to a host that lost its grant. Pick asks only about the
+// terminators it reads; a host's reach is judged once per router.
+func hostKeeps(tx *store.Tx, serviceID string) func(*store.Terminator) bool {
+	var judged map[[2]string]bool // host, router → reaches; made at the first host
+	return func(t *store.Terminator) bool {
+		if t.Binding == tunnelBinding && !policy.Allowed(policy.PairGrants(tx, t.HostID, serviceID), policy.Bind, nil) {
+			return false
 		}
+		if t.HostID == "" {
+			return true
+		}
+		if judged == nil {
+			judged = map[[2]string]bool{}
+		}
+		k := [2]string{t.HostID, t.RouterID}
+		ok, done := judged[k]
+		if !done {
+			ok = reaches(tx, t.HostID, serviceID, t.RouterID)
+			judged[k] = ok
+		}
+		return ok
 	}
 }
 

@@ -116,7 +116,7 @@ func (m *Manager) routeCircuit(r *Router, ci *Circuit, instanceID string, peerDa
 	for attempt := uint32(0); ; attempt++ {
 		// 4.a: Pick (package path).
 		tx := m.cfg.Store.Read()
-		t, p, err := path.Pick(m.graph(tx, shun), hostedTerminators(tx, ci.ServiceID), ci.ServiceID, r.ID, instanceID, failed)
+		t, p, err := path.Pick(m.graph(tx, shun), tx, ci.ServiceID, r.ID, instanceID, failed, hostKeeps(tx, ci.ServiceID))
 		if err != nil {
 			if attempt > 0 {
 				err = fmt.Errorf("%w (after %d failed attempts)", err, attempt)

@@ -27,6 +27,21 @@ func (m *Manager) handlers(r *Router) map[int32]ctrlchan.Handler {
 			m.submit(pool+"/"+r.ID, limit, func() { h(r, msg) })
 		}
 	}
+	// bounded is async on the requests pool for a terminator create, when
+	// the node takes one more (admitCreate); busy answers it otherwise.
+	bounded := func(h, busy func(*Router, *ctrlchan.Message)) ctrlchan.Handler {
+		return func(_ *ctrlchan.Channel, msg *ctrlchan.Message) {
+			m.metrics.received.WithLabelValues(contentName(msg.ContentType)).Inc()
+			if !m.admitCreate() {
+				busy(r, msg)
+				return
+			}
+			m.submit("requests/"+r.ID, requestsPerRouter, func() {
+				defer m.creates.Add(-1)
+				h(r, msg)
+			})
+		}
+	}
 	return map[int32]ctrlchan.Handler{
 		wire.APISessionHeartbeatType:         onReader(m.heartbeat),
 		wire.RequestClientReSyncType:         onReader(m.resyncAsked),
@@ -44,14 +59,14 @@ func (m *Manager) handlers(r *Router) map[int32]ctrlchan.Handler {
 		}),
 
 		wire.CreateCircuitV2RequestType:    async("dials", dialsPerRouter, m.dial),
-		wire.CreateTerminatorV2RequestType: async("requests", requestsPerRouter, m.createTerminator),
+		wire.CreateTerminatorV2RequestType: bounded(m.createTerminator, m.createTerminatorBusy),
 		wire.UpdateTerminatorRequestType:   async("requests", requestsPerRouter, m.terminatorRequest),
 		wire.RemoveTerminatorRequestType:   async("requests", requestsPerRouter, m.terminatorRequest),
 		wire.HealthEventType:               async("requests", requestsPerRouter, m.terminatorRequest),
 		wire.RemoveTerminatorsRequestType:  async("requests", requestsPerRouter, m.removeTerminators),
 		// A router's own tunneler (tunnel.go).
 		wire.CreateTunnelCircuitV2RequestType:    async("dials", dialsPerRouter, m.tunnelDial),
-		wire.CreateTunnelTerminatorRequestV2Type: async("requests", requestsPerRouter, m.createTunnelTerminator),
+		wire.CreateTunnelTerminatorRequestV2Type: bounded(m.createTunnelTerminator, m.createTunnelTerminatorBusy),
 		wire.UpdateTunnelTerminatorRequestType:   async("requests", requestsPerRouter, m.updateTunnelTerminator),
 		wire.TunnelHealthEventType:               async("requests", requestsPerRouter, m.tunnelHealthEvent),
 

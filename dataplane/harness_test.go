@@ -51,9 +51,13 @@ type localProposer struct {
 	moved chan struct{}
 	// cmds are the commands proposed, in order.
 	cmds [][]byte
+	// hold, write-locked by a test, stalls every write (a slow Raft).
+	hold sync.RWMutex
 }
 
 func (l *localProposer) Apply(_ context.Context, cmd []byte) ([]byte, uint64, error) {
+	l.hold.RLock()
+	defer l.hold.RUnlock()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.cmds = append(l.cmds, slices.Clone(cmd))

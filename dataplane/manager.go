@@ -62,6 +62,10 @@ type Config struct {
 	RefusalLogInterval time.Duration
 	// Events takes the data-plane events (dpevents.go); nil: none.
 	Events *dpevent.Log
+	// MaxTerminatorCreates bounds the routers' terminator creates queued or
+	// in flight on this node at once; over it a router is answered busy and
+	// retries (terminators.go); 1,000.
+	MaxTerminatorCreates int
 }
 
 // Manager holds this node's router channels.
@@ -82,9 +86,11 @@ type Manager struct {
 	pending   []fsm.Changes
 	// pendingFrom is the index of the oldest pending change (0: none).
 	pendingFrom atomic.Uint64
-	restored    bool
-	changed     chan struct{}
-	events      eventReporter
+	// creates counts the terminator creates queued or in flight (terminators.go).
+	creates  atomic.Int64
+	restored bool
+	changed  chan struct{}
+	events   eventReporter
 	// rdm holds the router data model's recent change sets (rdmsync.go).
 	rdm rdmLog
 	// verifier checks service session tokens (terminators.go).
@@ -184,6 +190,9 @@ func New(cfg Config) *Manager {
 	}
 	if cfg.RefusalLogInterval <= 0 {
 		cfg.RefusalLogInterval = defaultSampleInterval
+	}
+	if cfg.MaxTerminatorCreates <= 0 {
+		cfg.MaxTerminatorCreates = defaultTerminatorCreates
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	mt := newMetrics()

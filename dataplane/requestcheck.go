@@ -49,12 +49,15 @@ const (
 	whyAnotherHost = "another_host"
 	// whyAnotherRouter: a terminator, circuit or link of other routers.
 	whyAnotherRouter = "another_router"
+	// whyBusy: the node has as many terminator creates under way as it
+	// takes; the router retries (terminators.go).
+	whyBusy = "busy"
 )
 
 // refusedRequests lists the label pairs exported from the start.
 var refusedRequests = [][2]string{
 	{reqCreateTerminator, whyMayNotBind}, {reqCreateTerminator, whyRouterNotAllowed},
-	{reqCreateTerminator, whyAnotherHost}, {reqCreateTerminator, whyAnotherRouter},
+	{reqCreateTerminator, whyAnotherHost}, {reqCreateTerminator, whyAnotherRouter}, {reqCreateTerminator, whyBusy},
 	{reqUpdateTerminator, whyAnotherHost}, {reqUpdateTerminator, whyAnotherRouter},
 	{reqRemoveTerminator, whyAnotherHost}, {reqRemoveTerminator, whyAnotherRouter},
 	{reqHealthEvent, whyAnotherHost}, {reqHealthEvent, whyAnotherRouter},

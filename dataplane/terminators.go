@@ -24,6 +24,55 @@ import (
 // router removes it when the host goes, and a deleted router takes its
 // terminators with it.
 
+// A terminator storm (thousands of hosts binding at once, or routers
+// reconnecting after a restart) is met as OpenZiti's command rate limiter
+// meets it: at most Config.MaxTerminatorCreates creates are queued or in
+// flight on the node; one more is answered at once with the busy result
+// (CreateTerminatorResult FailedBusy), which OpenZiti's routers take as
+// "retry later" (they back off and send the create again), so no
+// terminator is lost and no queue grows without bound.
+
+// defaultTerminatorCreates is Config.MaxTerminatorCreates's default: ten
+// times OpenZiti's command queue (100), as a create here costs less (its
+// writes are batched with others into few Raft entries).
+const defaultTerminatorCreates = 1000
+
+// busyText is the text of a busy answer.
+const busyText = "the controller is busy creating terminators: retry later"
+
+// admitCreate takes one more terminator create under way, if the node's
+// bound allows; the caller gives it back (creates.Add(-1)) when done.
+func (m *Manager) admitCreate() bool {
+	if m.creates.Add(1) > int64(m.cfg.MaxTerminatorCreates) {
+		m.creates.Add(-1)
+		return false
+	}
+	return true
+}
+
+// createTerminatorBusy answers a CreateTerminatorV2Request the node does
+// not take now: busy, for the router to retry.
+func (m *Manager) createTerminatorBusy(r *Router, msg *ctrlchan.Message) {
+	id := ""
+	if req, err := wire.DecodeCreateTerminatorV2(msg.Body); err == nil {
+		id = req.Address
+	}
+	m.refuseRequest(r, reqCreateTerminator, whyBusy, "terminator "+id, false)
+	_ = m.reply(r, msg, ctrlchan.NewMessage(wire.CreateTerminatorV2ResponseType, wire.CreateTerminatorV2Response(id, wire.TerminatorBusy, busyText)))
+}
+
+// createTunnelTerminatorBusy answers a router tunneler's
+// CreateTunnelTerminatorRequestV2 the node does not take now: busy.
+func (m *Manager) createTunnelTerminatorBusy(r *Router, msg *ctrlchan.Message) {
+	var id string
+	var start int64
+	if req, err := wire.DecodeCreateTunnelTerminatorV2(msg.Body); err == nil {
+		id, start = req.Address, req.StartTime
+	}
+	m.refuseRequest(r, reqCreateTerminator, whyBusy, "tunnel terminator "+id, false)
+	_ = m.reply(r, msg, ctrlchan.NewMessage(wire.CreateTunnelTerminatorResponseV2Type, wire.CreateTunnelTerminatorV2Response(id, start, wire.TerminatorBusy, busyText)))
+}
+
 // precedenceName is a terminator precedence as the model names it.
 func precedenceName(p wire.Precedence) string {
 	switch p {

@@ -30,9 +30,10 @@ type Terminator struct {
 
 // KindTerminator is the table of terminators.
 var KindTerminator = &Kind{Table: "terminators", Entity: "terminator",
-	new:     func() Record { return &Terminator{} },
-	indexes: []*memdb.IndexSchema{strIndex("service", "ServiceID"), strIndex("router", "RouterID")},
-	Fields:  baseFields(terminatorFilterFields)}
+	new: func() Record { return &Terminator{} },
+	indexes: []*memdb.IndexSchema{strIndex("service", "ServiceID"), strIndex("router", "RouterID"),
+		{Name: "pick", Unique: true, Indexer: terminatorPickIndex{}}},
+	Fields: baseFields(terminatorFilterFields)}
 
 var (
 	terminatorService = filter.StringField(func(r any) string { return r.(*Terminator).ServiceID })

@@ -3,68 +3,84 @@ package path
 import (
 	"errors"
 	"fmt"
-	"iter"
 
 	"edgectl/store"
 )
 
-// precedenceRank orders terminator precedences: required first, failed last.
-func precedenceRank(p string) int {
-	switch p {
-	case "required":
-		return 0
-	case "failed":
-		return 2
+// Pick chooses the terminator of service serviceID in tx that a dial
+// through router ingress goes to, and the path to its router: among those
+// of the instance id the dial names (or of none) that keep takes (nil:
+// all), whose router a path reaches and that skip does not name, by
+// precedence, then the terminator's cost plus the path's, then id. A
+// terminator on the ingress router has a path of no cost.
+//
+// It reads, per router, the terminators in the store's pick order
+// (precedence, cost, id) up to the first one it may take: the path's cost
+// is the same for all of a router's terminators, so that one is the
+// router's best. A pick costs a seek per router, not a step per terminator
+// (unless keep or skip leave out a router's best ones).
+func Pick(g *Graph, tx *store.Tx, serviceID, ingress, instanceID string, skip map[string]bool, keep func(*store.Terminator) bool) (*store.Terminator, Path, error) {
+	takes := func(t *store.Terminator) bool { return !skip[t.ID] && (keep == nil || keep(t)) }
+	// first is the router's best terminator that may be taken, or nil.
+	first := func(routerID string) (found *store.Terminator) {
+		tx.RankedTerminators(serviceID, instanceID, routerID, func(t *store.Terminator) bool {
+			if takes(t) {
+				found = t
+			}
+			return found == nil
+		})
+		return found
 	}
-	return 1
-}
-
-// Pick chooses the terminator of a service (terminators lists them) that a
-// dial through router ingress goes to, and the path to its router: among
-// those of the instance id the dial names (or of none) whose router a path
-// reaches and that skip does not name, by precedence, then the terminator's
-// cost plus the path's, then id. A terminator on the ingress router has a
-// path of no cost.
-func Pick(g *Graph, terminators iter.Seq[*store.Terminator], serviceID, ingress, instanceID string, skip map[string]bool) (*store.Terminator, Path, error) {
 	var best *store.Terminator
 	var bestPath Path
-	any, candidates := false, false
-	paths := map[string]*Path{} // by router: nil when none reaches it
-	for t := range terminators {
-		any = true
-		// Without an instance id only terminators without one are
-		// candidates, as in OpenZiti: addressable instances are dialed by name.
-		if skip[t.ID] || t.Identity != instanceID {
-			continue
+	candidates := false
+	var unreached []string // routers no path reaches, for the error
+	tx.TerminatorRouters(serviceID, instanceID, func(routerID string) bool {
+		p, err := g.Shortest(ingress, routerID)
+		if err != nil {
+			unreached = append(unreached, routerID)
+			return true
+		}
+		t := first(routerID)
+		if t == nil {
+			return true
 		}
 		candidates = true
-		p, seen := paths[t.RouterID]
-		if !seen {
-			if found, err := g.Shortest(ingress, t.RouterID); err == nil {
-				p = &found
-			}
-			paths[t.RouterID] = p
+		rank, cost := store.PrecedenceRank(t.Precedence), t.Cost+p.Cost
+		bestRank := 0
+		if best != nil {
+			bestRank = store.PrecedenceRank(best.Precedence)
 		}
-		if p == nil {
-			continue
+		if best == nil || rank < bestRank ||
+			(rank == bestRank && (cost < best.Cost+bestPath.Cost || (cost == best.Cost+bestPath.Cost && t.ID < best.ID))) {
+			best, bestPath = t, p
 		}
-		rank, cost := precedenceRank(t.Precedence), t.Cost+p.Cost
-		if best == nil || rank < precedenceRank(best.Precedence) ||
-			(rank == precedenceRank(best.Precedence) && (cost < best.Cost+bestPath.Cost || (cost == best.Cost+bestPath.Cost && t.ID < best.ID))) {
-			best, bestPath = t, *p
+		return true
+	})
+	if best != nil {
+		return best, bestPath, nil
+	}
+	// No pick: say why, reading only as much as it takes.
+	for _, r := range unreached {
+		if !candidates {
+			candidates = first(r) != nil
 		}
 	}
+	if candidates {
+		return nil, Path{}, pickError(ErrNoPath, "service %s has no terminator on a router this edge router has a path to", serviceID)
+	}
+	any := false
+	tx.Each(store.KindTerminator, "service", func(r store.Record) bool {
+		any = keep == nil || keep(r.(*store.Terminator))
+		return !any
+	}, serviceID)
 	switch {
-	case best != nil:
-		return best, bestPath, nil
 	case !any:
 		return nil, Path{}, pickError(ErrNoTerminator, "service %s has no terminators: no host is binding it", serviceID)
-	case !candidates && instanceID != "":
+	case instanceID != "":
 		return nil, Path{}, pickError(ErrNoTerminator, "service %s has no terminator of instance %q", serviceID, instanceID)
-	case !candidates:
-		return nil, Path{}, pickError(ErrNoTerminator, "service %s has no terminator left to try", serviceID)
 	}
-	return nil, Path{}, pickError(ErrNoPath, "service %s has no terminator on a router this edge router has a path to", serviceID)
+	return nil, Path{}, pickError(ErrNoTerminator, "service %s has no terminator left to try", serviceID)
 }
 
 // ErrNoTerminator: the service has no terminator to pick (Pick's errors
@@ -83,13 +99,4 @@ func (e *causeError) Unwrap() error { return e.cause }
 
 func pickError(cause error, format string, args ...any) error {
 	return &causeError{msg: fmt.Sprintf(format, args...), cause: cause}
-}
-
-// Terminators lists the terminators of a service in tx, by id.
-func Terminators(tx *store.Tx, serviceID string) iter.Seq[*store.Terminator] {
-	return func(yield func(*store.Terminator) bool) {
-		tx.Each(store.KindTerminator, "service", func(r store.Record) bool {
-			return yield(r.(*store.Terminator))
-		}, serviceID)
-	}
 }

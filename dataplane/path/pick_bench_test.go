@@ -30,7 +30,7 @@ func BenchmarkPick_20kTerminators(b *testing.B) {
 	g := testGraph(costs, nil, testLink{"l", "r0", "r1", 1})
 	b.ResetTimer()
 	for b.Loop() {
-		if _, _, err := Pick(g, Terminators(read, "svc"), "svc", "r0", "", nil); err != nil {
+		if _, _, err := Pick(g, read, "svc", "r0", "", nil, nil); err != nil {
 			b.Fatal(err)
 		}
 	}

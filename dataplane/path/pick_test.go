@@ -41,7 +41,7 @@ func meshGraph() *Graph {
 
 func checkPick(t *testing.T, tx *store.Tx, g *Graph, instance string, wantTerm string, wantNodes []string, wantCost int) {
 	t.Helper()
-	got, p, err := Pick(g, Terminators(tx, "svc"), "svc", "I", instance, nil)
+	got, p, err := Pick(g, tx, "svc", "I", instance, nil, nil)
 	if err != nil {
 		t.Fatalf("Pick: %v", err)
 	}
@@ -82,7 +82,7 @@ func TestPickRoute_SkipsTerminatorsNoPathReaches(t *testing.T) {
 	tx := terminatorStore(t, term("t-u", "U", 0, "required"), term("t-gone", "gone", 0, "required"), term("t-far", "F", 0, ""))
 	checkPick(t, tx, g, "", "t-far", []string{"I", "M", "F"}, 30)
 	tx = terminatorStore(t, term("t-u", "U", 0, ""), term("t-gone", "gone", 0, ""))
-	_, _, err := Pick(g, Terminators(tx, "svc"), "svc", "I", "", nil)
+	_, _, err := Pick(g, tx, "svc", "I", "", nil, nil)
 	if err == nil || !strings.Contains(err.Error(), "no terminator on a router this edge router has a path to") {
 		t.Fatalf("only unreachable terminators: %v", err)
 	}
@@ -95,14 +95,14 @@ func TestPickRoute_InstanceIDsSkipsAndNoTerminators(t *testing.T) {
 	tx := terminatorStore(t, term("t-local", "I", 0, ""), inst)
 	checkPick(t, tx, g, "host-1", "t-inst", []string{"I", "M", "F"}, 30)
 	checkPick(t, tx, g, "", "t-local", []string{"I"}, 0)
-	if _, _, err := Pick(g, Terminators(tx, "svc"), "svc", "I", "host-2", nil); err == nil || !strings.Contains(err.Error(), `no terminator of instance "host-2"`) {
+	if _, _, err := Pick(g, tx, "svc", "I", "host-2", nil, nil); err == nil || !strings.Contains(err.Error(), `no terminator of instance "host-2"`) {
 		t.Fatalf("an unknown instance: %v", err)
 	}
-	got, _, err := Pick(g, Terminators(tx, "svc"), "svc", "I", "", map[string]bool{"t-local": true})
+	got, _, err := Pick(g, tx, "svc", "I", "", map[string]bool{"t-local": true}, nil)
 	if err == nil || !strings.Contains(err.Error(), "no terminator left to try") {
 		t.Fatalf("all skipped: %v %v", got, err)
 	}
-	if _, _, err := Pick(g, Terminators(tx, "other"), "other", "I", "", nil); err == nil || !strings.Contains(err.Error(), "has no terminators") {
+	if _, _, err := Pick(g, tx, "other", "I", "", nil, nil); err == nil || !strings.Contains(err.Error(), "has no terminators") {
 		t.Fatalf("a service without terminators: %v", err)
 	}
 }
