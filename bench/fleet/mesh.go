@@ -135,8 +135,10 @@ type Leave struct {
 
 // expensive is the static cost given to the far router's links but the
 // one to the leaving router, so that the cheapest path to it crosses that
-// router.
-const expensive = 1000
+// router: more than a link's cost without a measured latency (the fleet's
+// routers report none: 65 s each way, 130,000 in all, on either
+// controller).
+const expensive = 1_000_000
 
 // LeaveRouter measures a router that leaves with circuits through it: the
 // far router's links, but the one to router via, are made expensive (the
@@ -192,12 +194,16 @@ func (f *Fleet) LeaveRouter(far *Far, via, count int, timeout time.Duration) (Le
 	}
 	lv.Circuits = len(through)
 	if len(through) < len(circuits) {
-		lv.Note = fmt.Sprintf("%d of %d circuits did not cross %s; ", len(circuits)-len(through), len(circuits), f.Routers[via].Name)
+		lv.Note = fmt.Sprintf("%d of %d circuits did not cross %s (one's path: %v); ", len(circuits)-len(through), len(circuits),
+			f.Routers[via].Name, f.circuitPath(circuits[0].id))
 	}
 	cpu := benchkit.ReadCPU()
 	t0 := time.Now()
 	f.StopRouter(via)
-	defer f.StartRouter(via)
+	defer func() {
+		f.Routers[via].forget() // back with the full data model
+		f.StartRouter(via)
+	}()
 	var moves []time.Duration
 	err := benchkit.WaitFor("every circuit through the router that left moved", timeout, func() error {
 		moves = moves[:0]
@@ -237,4 +243,14 @@ func (f *Fleet) linkCost(i, j, cost int) error {
 	}
 	_, err := f.API.Do(http.MethodPatch, benchkit.FabricAPI+"/links/"+id, map[string]any{"staticCost": cost})
 	return err
+}
+
+// circuitPath is circuit id's path as the Fabric API shows it (for a
+// report).
+func (f *Fleet) circuitPath(id string) any {
+	out, err := f.API.Do(http.MethodGet, benchkit.FabricAPI+"/circuits/"+id, nil)
+	if err != nil {
+		return err
+	}
+	return benchkit.JGet(out, "data", "path")
 }
