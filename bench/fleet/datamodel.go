@@ -99,7 +99,8 @@ func (f *Fleet) PolicyChanges(count int, timeout time.Duration) (Phase, error) {
 		err := benchkit.WaitFor("policy "+name+" in every router's data model", timeout, func() error {
 			for _, r := range f.Routers {
 				if _, ok := r.Seen(name); !ok {
-					return fmt.Errorf("router %s does not hold %s", r.Name, name)
+					return fmt.Errorf("router %s does not hold %s (change sets %d, full states %d, index %d)", r.Name, name,
+						r.ChangeSets.Load(), r.DataStates.Load(), r.State().Index)
 				}
 			}
 			return nil

@@ -192,9 +192,18 @@ func (r *Router) subscribe(ch *ctrlchan.Channel, renew bool) {
 	_ = ch.Send(ctrlchan.NewMessage(wire.SubscribeToDataModelRequestType, wire.Subscribe(req)))
 }
 
-// serverHello answers the edge hello with the router's client hello.
+// serverHello answers the edge hello with the router's client hello, which
+// says, as a `ziti router` does, that the router keeps the router data
+// model and the index it holds: without that OpenZiti's controller sends
+// the full state on subscription but never a change set.
 func (r *Router) serverHello(ch *ctrlchan.Channel, m *ctrlchan.Message) {
-	_ = ch.Reply(m, ctrlchan.NewMessage(wire.ClientHelloType, wire.ClientHelloMsg("v1.7.2", "fleet-"+r.Name, []string{"tls"})))
+	reply := ctrlchan.NewMessage(wire.ClientHelloType, wire.ClientHelloMsg("v1.7.2", "fleet-"+r.Name, []string{"tls"}))
+	r.mu.Lock()
+	index := r.index
+	r.mu.Unlock()
+	reply.Headers.PutBool(wire.RouterDataModelHeader, true)
+	reply.Headers.PutUint64(wire.RouterDataModelIndexHeader, index)
+	_ = ch.Reply(m, reply)
 }
 
 // dataState applies a full state (full) or a change set: the services are
