@@ -65,15 +65,16 @@ type result struct {
 	cpuPerTerm, cpuPerCircuit time.Duration
 	restart                   string // what the restart check found ("" when not run)
 
-	meshDials   fleet.Phase
-	meshRoutes  int64 // Routes the far router got during the mesh dials
-	leave       *fleet.Leave
-	ids         fleet.Phase
-	modelRun    bool
-	rss         [4]int64 // bytes: before the identities, after, all routers disconnected, all connected again
-	heap        [2]int64 // edgectl's heap in use: routers disconnected, connected again (0: not read)
-	resync      fleet.Sync
-	policyPhase fleet.Phase
+	meshDials      fleet.Phase
+	meshRoutes     int64 // Routes the far router got during the mesh dials
+	cpuPerMeshDial time.Duration
+	leave          *fleet.Leave
+	ids            fleet.Phase
+	modelRun       bool
+	rss            [4]int64 // bytes: before the identities, after, all routers disconnected, all connected again
+	heap           [2]int64 // edgectl's heap in use: routers disconnected, connected again (0: not read)
+	resync         fleet.Sync
+	policyPhase    fleet.Phase
 }
 
 func main() {
@@ -216,7 +217,7 @@ func measure(kind string) (res result, err error) {
 	}
 	res.linkTime = time.Since(t0)
 	fmt.Printf("%s: %d links reported and listed in %s\n", kind, res.links, res.linkTime.Round(time.Millisecond))
-	if err := linksAtScale(kind, f, &res); err != nil {
+	if err := linksAtScale(kind, n, f, &res); err != nil {
 		return res, err
 	}
 	if *model || *identities > 0 {
@@ -328,7 +329,7 @@ func withoutJoin(args []string) []string {
 }
 
 // linksAtScale runs the mesh dials and the leave phase when asked.
-func linksAtScale(kind string, f *fleet.Fleet, res *result) error {
+func linksAtScale(kind string, n *nodes, f *fleet.Fleet, res *result) error {
 	if *meshDials == 0 && *leave == 0 {
 		return nil
 	}
@@ -340,8 +341,10 @@ func linksAtScale(kind string, f *fleet.Fleet, res *result) error {
 		return err
 	}
 	if *meshDials > 0 {
+		cpu0 := n.cpu()
 		res.meshDials, res.meshRoutes = f.MeshDials(far, *meshDials, *dialers, *budget)
-		printPhase(kind, res.meshDials, 0)
+		res.cpuPerMeshDial = perOp(n.cpu()-cpu0, res.meshDials.Count)
+		printPhase(kind, res.meshDials, res.cpuPerMeshDial)
 		fmt.Printf("%s: mesh dials: the far router got %d routes for %d circuits (a route each: every circuit crossed a link)\n",
 			kind, res.meshRoutes, res.meshDials.Count)
 	}

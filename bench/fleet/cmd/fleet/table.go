@@ -71,6 +71,7 @@ func printTable(rs []result) {
 		row("mesh dials made", func(r *result) float64 { return float64(r.meshDials.Count) }, "%.0f")
 		row("mesh dial p50 (ms)", func(r *result) float64 { return ms(r.meshDials.P50) }, "%.1f")
 		row("mesh dial p99 (ms)", func(r *result) float64 { return ms(r.meshDials.P99) }, "%.1f")
+		row("controller CPU per mesh dial (µs)", func(r *result) float64 { return float64(r.cpuPerMeshDial.Microseconds()) }, "%.0f")
 		row("CPU stolen, mesh dials (%)", func(r *result) float64 { return r.meshDials.Steal }, "%.1f")
 	}
 	if *leave > 0 {
