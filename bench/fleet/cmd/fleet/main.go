@@ -72,7 +72,7 @@ type result struct {
 	ids            fleet.Phase
 	modelRun       bool
 	rss            [4]int64 // bytes: before the identities, after, all routers disconnected, all connected again
-	heap           [2]int64 // edgectl's heap in use: routers disconnected, connected again (0: not read)
+	heap           [3]int64 // edgectl's heap in use after a collection: routers disconnected, connected again, after the policy changes (0: not read)
 	resync         fleet.Sync
 	policyPhase    fleet.Phase
 }
@@ -139,7 +139,9 @@ func start(kind, dir string) (*nodes, error) {
 		args := []string{"--log-level", "warn"} // (ignored by ziti)
 		if kind == "edgectl" {
 			n.metrics = benchkit.Loopback(benchkit.MustFreePort())
-			args = append(args, "--metrics-addr", n.metrics)
+			// pprof for its heap profile's gc=1: the heap is read after a
+			// collection, so garbage does not count as memory held.
+			args = append(args, "--metrics-addr", n.metrics, "--enable-pprof")
 		}
 		cmd, err := bins.StartController(&n.p, kind, dir, port, password, args...)
 		if err != nil {
@@ -406,6 +408,9 @@ func modelAtScale(kind string, n *nodes, f *fleet.Fleet, res *result) error {
 		mib(res.heap[0]), mib(res.heap[1]))
 	res.policyPhase, err = f.PolicyChanges(*policies, 2*time.Minute)
 	printPhase(kind, res.policyPhase, 0)
+	res.heap[2] = n.heapInuse()
+	fmt.Printf("%s: heap in use after the policy changes %s: %s per router over the routers gone\n", kind, mib(res.heap[2]),
+		kib((res.heap[2]-res.heap[0])/int64(len(f.Routers))))
 	return err
 }
 
@@ -431,10 +436,14 @@ func (n *nodes) rss() int64 {
 }
 
 // heapInuse is edgectl's go_memstats_heap_inuse_bytes from its metrics
-// listener (0 when it has none).
+// listener right after a garbage collection (0 when it has none).
 func (n *nodes) heapInuse() int64 {
 	if n.metrics == "" {
 		return 0
+	}
+	if resp, err := http.Get("http://" + n.metrics + "/debug/pprof/heap?gc=1"); err == nil {
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
 	}
 	resp, err := http.Get("http://" + n.metrics + "/metrics")
 	if err != nil {

@@ -98,8 +98,11 @@ func printTable(rs []result) {
 		row("node RSS per connected router (KiB)", func(r *result) float64 {
 			return float64(r.rss[3]-r.rss[2]) / 1024 / float64(*routers)
 		}, "%.0f")
-		row("node heap in use per connected router (KiB)", func(r *result) float64 {
+		row("node heap in use per connected router, just synced (KiB)", func(r *result) float64 {
 			return float64(r.heap[1]-r.heap[0]) / 1024 / float64(*routers)
+		}, "%.0f")
+		row("node heap in use per connected router, after the policy changes (KiB)", func(r *result) float64 {
+			return float64(r.heap[2]-r.heap[0]) / 1024 / float64(*routers)
 		}, "%.0f")
 		row("policy change to every router p50 (ms)", func(r *result) float64 { return ms(r.policyPhase.P50) }, "%.1f")
 		row("policy change to every router p99 (ms)", func(r *result) float64 { return ms(r.policyPhase.P99) }, "%.1f")
