@@ -367,13 +367,24 @@ func (ch *Channel) stamp(m *Message) {
 	}
 }
 
+// maxKeptFrame is the largest frame buffer a channel's writer keeps for the
+// next message.
+const maxKeptFrame = 64 << 10
+
 func (ch *Channel) writeLoop() {
 	w := bufio.NewWriterSize(ch.conn, 32<<10)
 	buf := make([]byte, 0, 4096)
 	write := func(m *Message) bool {
 		ch.stamp(m)
 		buf = m.AppendFrame(buf[:0])
-		if _, err := w.Write(buf); err != nil {
+		_, err := w.Write(buf)
+		if cap(buf) > maxKeptFrame {
+			// A big frame (a router's full data model) is not kept for
+			// the channel's life: one per router would be a copy of the
+			// model per router.
+			buf = make([]byte, 0, 4096)
+		}
+		if err != nil {
 			ch.CloseWith(fmt.Errorf("write: %w", err))
 			return false
 		}

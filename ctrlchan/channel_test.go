@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -332,5 +333,37 @@ func TestChannel_APeerLettingTooManyUrgentMessagesWaitIsClosed(t *testing.T) {
 	case <-ch.Done():
 	case <-time.After(time.Second):
 		t.Fatal("the channel was not closed")
+	}
+}
+
+// TestChannel_ABigMessageSentIsNotKept: a channel that sent a big message
+// (a router's full data model) keeps no buffer of its size, or a node with
+// many routers would hold a copy of the model per router.
+func TestChannel_ABigMessageSentIsNotKept(t *testing.T) {
+	const channels, size = 16, 4 << 20
+	var (
+		chans []*Channel
+		peers []*peer
+	)
+	for range channels {
+		ch, p := open(t, Options{}, nil, true)
+		chans, peers = append(chans, ch), append(peers, p)
+	}
+	var before runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	for i, p := range peers {
+		if err := chans[i].Send(NewMessage(1000, make([]byte, size))); err != nil {
+			t.Fatal(err)
+		}
+		if m := p.next(); len(m.Body) != size {
+			t.Fatalf("the peer read %d bytes", len(m.Body))
+		}
+	}
+	var after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	if grew := int64(after.HeapInuse) - int64(before.HeapInuse); grew > channels*size/2 {
+		t.Fatalf("the heap grew by %d MiB after %d channels each sent %d MiB: the channels keep their frames", grew>>20, channels, size>>20)
 	}
 }

@@ -80,6 +80,10 @@ type Manager struct {
 	routers map[string]*Router // by router id
 	closed  bool
 
+	// paths is the last graph built, reused while its routers and links
+	// are the same (paths.go).
+	paths graphCache
+
 	// pending are the model's changes not yet turned into messages
 	// (modelsync.go); restored notes a snapshot restore.
 	pendingMu sync.Mutex

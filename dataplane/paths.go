@@ -1,6 +1,10 @@
 package dataplane
 
 import (
+	"slices"
+	"strings"
+	"sync"
+
 	"edgectl/dataplane/path"
 	"edgectl/store"
 )
@@ -24,7 +28,38 @@ func (m *Manager) graph(tx *store.Tx, avoid map[string]bool) *path.Graph {
 		}
 		routers = append(routers, pr)
 	}
-	return path.NewGraph(routers, usableLinks(m.links.all()), avoid)
+	links := usableLinks(m.links.all())
+	if len(avoid) > 0 {
+		return path.NewGraph(routers, links, avoid)
+	}
+	return m.paths.get(routers, links)
+}
+
+// graphCache keeps the last graph built with what it was built from. A
+// graph is read only once built, so dials share it: on a full mesh of 100
+// routers (4,950 links) building one costs many times the path search
+// (path's BenchmarkNewGraphShortest_FullMesh100 against
+// BenchmarkShortest_FullMesh100), and every dial and every move asked for
+// one. Comparing the inputs, not counting changes, keeps it right whatever
+// changed: a link's latency, a router's cost, a router gone.
+type graphCache struct {
+	mu      sync.Mutex
+	routers []path.Router
+	links   []path.Link
+	g       *path.Graph
+}
+
+// get is the graph of routers and links: the last one when they are the
+// same (routers in any order), else a new one, kept.
+func (c *graphCache) get(routers []path.Router, links []path.Link) *path.Graph {
+	slices.SortFunc(routers, func(a, b path.Router) int { return strings.Compare(a.ID, b.ID) })
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.g != nil && slices.Equal(c.routers, routers) && slices.Equal(c.links, links) {
+		return c.g
+	}
+	c.routers, c.links, c.g = routers, links, path.NewGraph(routers, links, nil)
+	return c.g
 }
 
 // usableLinks are the links paths may take, at their cost: all but those

@@ -40,7 +40,7 @@ func TestFleet_KilledNodeKeepsEveryTerminatorAndEveryRouterResyncs(t *testing.T)
 	if err := f.WaitConnected(1, 60*time.Second); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.Links(30 * time.Second); err != nil {
+	if _, err := f.Links(false, 30*time.Second); err != nil {
 		t.Fatal(err)
 	}
 	p := f.Terminators(fleetTerminators, 0, 4, 3*time.Minute)

@@ -32,8 +32,13 @@ type Fleet struct {
 	Routers []*Router
 	Model   *Model
 
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
+	// LinkIDs are the links the routers report, by the routers' numbers
+	// (lower first).
+	LinkIDs map[[2]int]string
+
+	mu      sync.Mutex
+	cancels []context.CancelFunc // each router's Run, nil while stopped
+	wg      sync.WaitGroup
 }
 
 // Config sizes a fleet.
@@ -75,20 +80,56 @@ func New(ctx context.Context, api *benchkit.API, cfg Config) (*Fleet, error) {
 
 // Start connects every router (each keeps its channel open until Stop).
 func (f *Fleet) Start() {
+	for i := range f.Routers {
+		f.StartRouter(i)
+	}
+}
+
+// StartRouter connects router i (until StopRouter or Stop); it does
+// nothing if the router runs.
+func (f *Fleet) StartRouter(i int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.cancels == nil {
+		f.cancels = make([]context.CancelFunc, len(f.Routers))
+	}
+	if f.cancels[i] != nil {
+		return
+	}
 	ctx, cancel := context.WithCancel(context.Background())
-	f.cancel = cancel
-	for _, r := range f.Routers {
-		f.wg.Add(1)
-		go func() { defer f.wg.Done(); r.Run(ctx) }()
+	f.cancels[i] = cancel
+	f.wg.Add(1)
+	go func() { defer f.wg.Done(); f.Routers[i].Run(ctx) }()
+}
+
+// StopRouter closes router i's channels, as a router that leaves: it
+// returns once they are closed.
+func (f *Fleet) StopRouter(i int) {
+	f.mu.Lock()
+	cancel := f.cancels[i]
+	f.cancels[i] = nil
+	f.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
+	for _, c := range f.Routers[i].ctrls {
+		if ch := c.open(); ch != nil {
+			<-ch.Done()
+		}
 	}
 }
 
 // Stop closes every router's channel and waits for them.
 func (f *Fleet) Stop() {
-	if f.cancel != nil {
-		f.cancel()
-		f.wg.Wait()
+	f.mu.Lock()
+	for i, cancel := range f.cancels {
+		if cancel != nil {
+			cancel()
+			f.cancels[i] = nil
+		}
 	}
+	f.mu.Unlock()
+	f.wg.Wait()
 }
 
 // WaitConnected waits until every router has a channel open at least
@@ -122,20 +163,34 @@ func (f *Fleet) WaitService(name string, timeout time.Duration) error {
 	})
 }
 
-// Links makes each router report a link to the next two routers (a ring
-// with chords: 2N links for N ≥ 3), as the dialing side of each, and waits
-// until the controller lists them all; it returns how many.
-func (f *Fleet) Links(timeout time.Duration) (int, error) {
+// Links makes each router report links, as the dialing side of each, and
+// waits until the controller lists them all; it returns how many. Without
+// full, each router links to the next two (a ring with chords: 2N links
+// for N ≥ 3); with full, every two routers are linked (a full mesh:
+// N(N-1)/2 links, router i dialing every j > i).
+func (f *Fleet) Links(full bool, timeout time.Duration) (int, error) {
 	n := len(f.Routers)
 	total := 0
+	f.LinkIDs = map[[2]int]string{}
 	for i, r := range f.Routers {
-		var links []wire.RouterLink
-		for d := 1; d <= 2 && d < n; d++ {
-			if n == 2 && d == 1 && i == 1 {
-				continue // one link between two routers
+		var dsts []int
+		if full {
+			for j := i + 1; j < n; j++ {
+				dsts = append(dsts, j)
 			}
-			dst := f.Routers[(i+d)%n]
-			links = append(links, wire.RouterLink{ID: fmt.Sprintf("%sl-%d-%d", f.Prefix, i, (i+d)%n), DestRouterID: dst.ID,
+		} else {
+			for d := 1; d <= 2 && d < n; d++ {
+				if n == 2 && d == 1 && i == 1 {
+					continue // one link between two routers
+				}
+				dsts = append(dsts, (i+d)%n)
+			}
+		}
+		var links []wire.RouterLink
+		for _, j := range dsts {
+			id := fmt.Sprintf("%sl-%d-%d", f.Prefix, i, j)
+			f.LinkIDs[[2]int{min(i, j), max(i, j)}] = id
+			links = append(links, wire.RouterLink{ID: id, DestRouterID: f.Routers[j].ID,
 				Protocol: "tls", DialAddress: "tls:127.0.0.1:1", Iteration: 1})
 		}
 		total += len(links)

@@ -41,9 +41,14 @@ type Router struct {
 	services    map[string]string
 	terminators map[string]bool // made through this router, still held
 	links       []wire.RouterLink
+	routed      map[string]time.Time // circuit id → when its last Route came
+	watch       string               // a name prefix whose data model events are timed
+	seen        map[string]time.Time // names starting with watch → when first in the model
 
-	// Counters of what the controller sent.
+	// Counters of what the controller sent; FullBytes and ChangeBytes are
+	// the bytes of the data model's full states and change sets.
 	Routes, Unroutes, Validations, DataStates, ChangeSets, Events atomic.Int64
+	FullBytes, ChangeBytes                                        atomic.Int64
 }
 
 // ctrlConn is the router's channel to one node.
@@ -187,9 +192,18 @@ func (r *Router) subscribe(ch *ctrlchan.Channel, renew bool) {
 	_ = ch.Send(ctrlchan.NewMessage(wire.SubscribeToDataModelRequestType, wire.Subscribe(req)))
 }
 
-// serverHello answers the edge hello with the router's client hello.
+// serverHello answers the edge hello with the router's client hello, which
+// says, as a `ziti router` does, that the router keeps the router data
+// model and the index it holds: without that OpenZiti's controller sends
+// the full state on subscription but never a change set.
 func (r *Router) serverHello(ch *ctrlchan.Channel, m *ctrlchan.Message) {
-	_ = ch.Reply(m, ctrlchan.NewMessage(wire.ClientHelloType, wire.ClientHelloMsg("v1.7.2", "fleet-"+r.Name, []string{"tls"})))
+	reply := ctrlchan.NewMessage(wire.ClientHelloType, wire.ClientHelloMsg("v1.7.2", "fleet-"+r.Name, []string{"tls"}))
+	r.mu.Lock()
+	index := r.index
+	r.mu.Unlock()
+	reply.Headers.PutBool(wire.RouterDataModelHeader, true)
+	reply.Headers.PutUint64(wire.RouterDataModelIndexHeader, index)
+	_ = ch.Reply(m, reply)
 }
 
 // dataState applies a full state (full) or a change set: the services are
@@ -207,6 +221,12 @@ func (r *Router) dataState(c *ctrlConn, m *ctrlchan.Message, full bool) {
 		r.ChangeSets.Add(1)
 	}
 	r.Events.Add(int64(sum.Events))
+	if full {
+		r.FullBytes.Add(int64(len(m.Body)))
+	} else {
+		r.ChangeBytes.Add(int64(len(m.Body)))
+	}
+	now := time.Now()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if full {
@@ -219,6 +239,9 @@ func (r *Router) dataState(c *ctrlConn, m *ctrlchan.Message, full bool) {
 	_ = wire.Fields(m.Body, func(num protowire.Number, _ uint64, ev []byte) error {
 		if num == eventsField {
 			applyService(r.services, ev)
+			if r.watch != "" {
+				r.see(ev, now)
+			}
 		}
 		return nil
 	})
@@ -264,10 +287,69 @@ func applyService(services map[string]string, ev []byte) {
 	}
 }
 
+// see records when a data model event first named a model (identity,
+// service, service policy, posture check, config type or config: name is
+// field 2 of each) whose name starts with r.watch. r.mu is held.
+func (r *Router) see(ev []byte, now time.Time) {
+	_ = wire.Fields(ev, func(num protowire.Number, _ uint64, raw []byte) error {
+		switch num {
+		case 10, 11, 12, 13, 17, 18:
+			_ = wire.Fields(raw, func(f protowire.Number, _ uint64, v []byte) error {
+				if name := string(v); f == 2 && strings.HasPrefix(name, r.watch) {
+					if _, ok := r.seen[name]; !ok {
+						r.seen[name] = now
+					}
+				}
+				return nil
+			})
+		}
+		return nil
+	})
+}
+
+// Watch starts timing the data model events of models whose names start
+// with prefix (Seen reads them).
+func (r *Router) Watch(prefix string) {
+	r.mu.Lock()
+	r.watch, r.seen = prefix, map[string]time.Time{}
+	r.mu.Unlock()
+}
+
+// Seen is when the router's data model first held a model named name.
+func (r *Router) Seen(name string) (time.Time, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	t, ok := r.seen[name]
+	return t, ok
+}
+
+// Routed is when the router last got a Route of circuit id.
+func (r *Router) Routed(id string) (time.Time, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	t, ok := r.routed[id]
+	return t, ok
+}
+
+// forget drops the data model the router holds, so that its next
+// subscription asks for the full state.
+func (r *Router) forget() {
+	r.mu.Lock()
+	r.index, r.timeline, r.services = 0, "", nil
+	r.mu.Unlock()
+}
+
 // route answers a route at once with success.
 func (r *Router) route(ch *ctrlchan.Channel, m *ctrlchan.Message) {
 	r.Routes.Add(1)
 	id, attempt, _ := wire.DecodeRoute(m.Body)
+	now := time.Now()
+	r.mu.Lock()
+	if r.routed == nil {
+		r.routed = map[string]time.Time{}
+	}
+	r.routed[id] = now
+	r.mu.Unlock()
 	res := ctrlchan.NewMessage(wire.RouteResultType, []byte(id))
 	res.Headers.PutUint32(wire.RouteResultAttemptHeader, attempt)
 	res.Headers.PutBool(wire.RouteResultSuccessHeader, true)

@@ -15,9 +15,12 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -37,6 +40,18 @@ var (
 	budget      = flag.Duration("budget", 10*time.Minute, "time budget of the terminator phase (and of the circuit phase)")
 	cluster     = flag.Bool("cluster", false, "measure three edgectl nodes as well (every router connects to all three; its clients' requests go to node i mod 3)")
 	restart     = flag.Bool("restart", true, "edgectl: SIGKILL the node (the first, with -cluster) and start it again, then check every terminator, router and circuit; with -cluster, then all three in turn")
+
+	// Links at scale (mesh.go).
+	mesh       = flag.String("mesh", "ring", "the links the routers report: ring (each to the next two) or full (every two routers: N(N-1)/2 links)")
+	meshDials  = flag.Int("mesh-dials", 0, "circuits to a service whose one terminator is on router 1, dialed through the other routers (each crosses a link), ended at once")
+	leave      = flag.Int("leave", 0, "with -mesh full: circuits opened through router 2 (the far router's other links made expensive) before it disconnects; times until the controller moved each")
+	leaveLimit = flag.Duration("leave-timeout", 30*time.Second, "how long to wait for the circuits of the router that left to move")
+
+	// The data model at scale (datamodel.go).
+	identities = flag.Int("identities", 0, "identities made (no policy gives them anything) before the data model phase; 0 without -model: no such phase")
+	idWorkers  = flag.Int("identity-workers", 16, "identity creates in flight")
+	model      = flag.Bool("model", false, "the data model phase: the routers' memory on the node, every router reconnecting at once for the full data model, -policy-changes timed to every router")
+	policies   = flag.Int("policy-changes", 20, "service policies made one after the other in the data model phase, each timed to every router's data model")
 )
 
 const password = "fleet-admin-1"
@@ -49,6 +64,17 @@ type result struct {
 	terms, circs              fleet.Phase
 	cpuPerTerm, cpuPerCircuit time.Duration
 	restart                   string // what the restart check found ("" when not run)
+
+	meshDials      fleet.Phase
+	meshRoutes     int64 // Routes the far router got during the mesh dials
+	cpuPerMeshDial time.Duration
+	leave          *fleet.Leave
+	ids            fleet.Phase
+	modelRun       bool
+	rss            [4]int64 // bytes: before the identities, after, all routers disconnected, all connected again
+	heap           [3]int64 // edgectl's heap in use after a collection: routers disconnected, connected again, after the policy changes (0: not read)
+	resync         fleet.Sync
+	policyPhase    fleet.Phase
 }
 
 func main() {
@@ -77,12 +103,13 @@ func main() {
 // nodes are the controller processes of one measurement and where their
 // routers connect.
 type nodes struct {
-	p     benchkit.Procs
-	cmds  []*exec.Cmd
-	api   []int // API ports (the control channel is served there too, ALPN ziti-ctrl)
-	dirs  []string
-	args  [][]string
-	admin *benchkit.API
+	p       benchkit.Procs
+	cmds    []*exec.Cmd
+	api     []int  // API ports (the control channel is served there too, ALPN ziti-ctrl)
+	metrics string // edgectl's metrics listener, one node ("" when none)
+	dirs    []string
+	args    [][]string
+	admin   *benchkit.API
 }
 
 func (n *nodes) ctrl() []string {
@@ -109,7 +136,14 @@ func start(kind, dir string) (*nodes, error) {
 	switch kind {
 	case "edgectl", "openziti":
 		port := benchkit.MustFreePort()
-		cmd, err := bins.StartController(&n.p, kind, dir, port, password, "--log-level", "warn") // (ignored by ziti)
+		args := []string{"--log-level", "warn"} // (ignored by ziti)
+		if kind == "edgectl" {
+			n.metrics = benchkit.Loopback(benchkit.MustFreePort())
+			// pprof for its heap profile's gc=1: the heap is read after a
+			// collection, so garbage does not count as memory held.
+			args = append(args, "--metrics-addr", n.metrics, "--enable-pprof")
+		}
+		cmd, err := bins.StartController(&n.p, kind, dir, port, password, args...)
 		if err != nil {
 			return nil, err
 		}
@@ -180,11 +214,19 @@ func measure(kind string) (res result, err error) {
 	fmt.Printf("%s: every router connected and holding the data model in %s\n", kind, res.connect.Round(time.Millisecond))
 
 	t0 = time.Now()
-	if res.links, err = f.Links(2 * time.Minute); err != nil {
+	if res.links, err = f.Links(*mesh == "full", 5*time.Minute); err != nil {
 		return res, err
 	}
 	res.linkTime = time.Since(t0)
 	fmt.Printf("%s: %d links reported and listed in %s\n", kind, res.links, res.linkTime.Round(time.Millisecond))
+	if err := linksAtScale(kind, n, f, &res); err != nil {
+		return res, err
+	}
+	if *model || *identities > 0 {
+		if err := modelAtScale(kind, n, f, &res); err != nil {
+			return res, err
+		}
+	}
 
 	cpu0 := n.cpu()
 	res.terms = f.Terminators(*terminators, 0, *inflight, *budget)
@@ -287,6 +329,139 @@ func withoutJoin(args []string) []string {
 	}
 	return out
 }
+
+// linksAtScale runs the mesh dials and the leave phase when asked.
+func linksAtScale(kind string, n *nodes, f *fleet.Fleet, res *result) error {
+	if *meshDials == 0 && *leave == 0 {
+		return nil
+	}
+	if len(f.Routers) < 4 {
+		return fmt.Errorf("-mesh-dials and -leave need at least 4 routers")
+	}
+	far, err := f.NewFar(context.Background(), 1)
+	if err != nil {
+		return err
+	}
+	if *meshDials > 0 {
+		cpu0 := n.cpu()
+		res.meshDials, res.meshRoutes = f.MeshDials(far, *meshDials, *dialers, *budget)
+		res.cpuPerMeshDial = perOp(n.cpu()-cpu0, res.meshDials.Count)
+		printPhase(kind, res.meshDials, res.cpuPerMeshDial)
+		fmt.Printf("%s: mesh dials: the far router got %d routes for %d circuits (a route each: every circuit crossed a link)\n",
+			kind, res.meshRoutes, res.meshDials.Count)
+	}
+	if *leave > 0 {
+		if *mesh != "full" {
+			return fmt.Errorf("-leave needs -mesh full")
+		}
+		lv, err := f.LeaveRouter(far, 2, *leave, *leaveLimit)
+		if err != nil {
+			return err
+		}
+		res.leave = &lv
+		fmt.Printf("%s: a router leaving: %d circuits through it, %d moved, the last %s after it left (p50 %s, p99 %s), stolen %.1f%% %s\n",
+			kind, lv.Circuits, lv.Moved, lv.Elapsed.Round(time.Microsecond), lv.P50.Round(time.Microsecond), lv.P99.Round(time.Microsecond), lv.Steal, lv.Note)
+		if err := f.WaitConnected(0, 2*time.Minute); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// modelAtScale makes -identities identities, then times every router
+// taking the full data model at once (the node's memory before and after)
+// and -policy-changes policies reaching every router.
+func modelAtScale(kind string, n *nodes, f *fleet.Fleet, res *result) error {
+	res.modelRun = true
+	res.rss[0] = n.rss()
+	if *identities > 0 {
+		res.ids = f.Identities(*identities, *idWorkers, *budget)
+		printPhase(kind, res.ids, 0)
+	}
+	res.rss[1] = n.rss()
+	conns := -1
+	for _, r := range f.Routers {
+		if c := r.State().Conns; conns < 0 || c < conns {
+			conns = c
+		}
+	}
+	var err error
+	res.resync, err = f.Resync(conns+len(n.api), func() {
+		// The node notices the channels closed; its memory settles.
+		_ = benchkit.WaitFor("the fleet's routers offline", time.Minute, func() error {
+			on, _, err := f.OnlineRouters()
+			if err == nil && on > 0 {
+				err = fmt.Errorf("%d online", on)
+			}
+			return err
+		})
+		res.rss[2], res.heap[0] = n.rss(), n.heapInuse()
+	}, 10*time.Minute)
+	if err != nil {
+		return err
+	}
+	res.rss[3], res.heap[1] = n.rss(), n.heapInuse()
+	fmt.Printf("%s: %d routers reconnected at once, each holding the full data model in %s: %d bytes and %d events each\n",
+		kind, len(f.Routers), res.resync.Elapsed.Round(time.Millisecond), res.resync.Bytes, res.resync.Events)
+	fmt.Printf("%s: node RSS %s before the identities, %s after, %s with the routers gone, %s with them back: %s per router; heap in use %s → %s\n",
+		kind, mib(res.rss[0]), mib(res.rss[1]), mib(res.rss[2]), mib(res.rss[3]), kib((res.rss[3]-res.rss[2])/int64(len(f.Routers))),
+		mib(res.heap[0]), mib(res.heap[1]))
+	res.policyPhase, err = f.PolicyChanges(*policies, 2*time.Minute)
+	printPhase(kind, res.policyPhase, 0)
+	res.heap[2] = n.heapInuse()
+	fmt.Printf("%s: heap in use after the policy changes %s: %s per router over the routers gone\n", kind, mib(res.heap[2]),
+		kib((res.heap[2]-res.heap[0])/int64(len(f.Routers))))
+	return err
+}
+
+// rss is the resident memory of the nodes' processes, in bytes.
+func (n *nodes) rss() int64 {
+	var sum int64
+	for _, c := range n.cmds {
+		if c.ProcessState != nil {
+			continue
+		}
+		raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", c.Process.Pid))
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(raw), "\n") {
+			if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmRSS:" {
+				kb, _ := strconv.ParseInt(f[1], 10, 64)
+				sum += kb << 10
+			}
+		}
+	}
+	return sum
+}
+
+// heapInuse is edgectl's go_memstats_heap_inuse_bytes from its metrics
+// listener right after a garbage collection (0 when it has none).
+func (n *nodes) heapInuse() int64 {
+	if n.metrics == "" {
+		return 0
+	}
+	if resp, err := http.Get("http://" + n.metrics + "/debug/pprof/heap?gc=1"); err == nil {
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	resp, err := http.Get("http://" + n.metrics + "/metrics")
+	if err != nil {
+		return 0
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	for _, line := range strings.Split(string(raw), "\n") {
+		if v, ok := strings.CutPrefix(line, "go_memstats_heap_inuse_bytes "); ok {
+			f, _ := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			return int64(f)
+		}
+	}
+	return 0
+}
+
+func mib(b int64) string { return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20)) }
+func kib(b int64) string { return fmt.Sprintf("%.0f KiB", float64(b)/(1<<10)) }
 
 func perOp(d time.Duration, n int) time.Duration {
 	if n == 0 {

@@ -67,6 +67,48 @@ func printTable(rs []result) {
 	row("controller CPU per circuit (µs)", func(r *result) float64 { return float64(r.cpuPerCircuit.Microseconds()) }, "%.0f")
 	row("CPU stolen, terminators (%)", func(r *result) float64 { return r.terms.Steal }, "%.1f")
 	row("CPU stolen, circuits (%)", func(r *result) float64 { return r.circs.Steal }, "%.1f")
+	if *meshDials > 0 {
+		row("mesh dials made", func(r *result) float64 { return float64(r.meshDials.Count) }, "%.0f")
+		row("mesh dial p50 (ms)", func(r *result) float64 { return ms(r.meshDials.P50) }, "%.1f")
+		row("mesh dial p99 (ms)", func(r *result) float64 { return ms(r.meshDials.P99) }, "%.1f")
+		row("controller CPU per mesh dial (µs)", func(r *result) float64 { return float64(r.cpuPerMeshDial.Microseconds()) }, "%.0f")
+		row("CPU stolen, mesh dials (%)", func(r *result) float64 { return r.meshDials.Steal }, "%.1f")
+	}
+	if *leave > 0 {
+		lv := func(r *result) *fleet.Leave {
+			if r.leave == nil {
+				return &fleet.Leave{}
+			}
+			return r.leave
+		}
+		row("circuits through the router that left", func(r *result) float64 { return float64(lv(r).Circuits) }, "%.0f")
+		row("of them moved", func(r *result) float64 { return float64(lv(r).Moved) }, "%.0f")
+		row("last moved after it left (ms)", func(r *result) float64 { return ms(lv(r).Elapsed) }, "%.1f")
+		row("move p50 (ms)", func(r *result) float64 { return ms(lv(r).P50) }, "%.1f")
+		row("CPU stolen, leave (%)", func(r *result) float64 { return lv(r).Steal }, "%.1f")
+	}
+	if *model || *identities > 0 {
+		mb := func(b int64) float64 { return float64(b) / (1 << 20) }
+		row("identities made", func(r *result) float64 { return float64(r.ids.Count) }, "%.0f")
+		row("identities/s", func(r *result) float64 { return r.ids.Rate }, "%.0f")
+		row("node RSS growth for the identities (MiB)", func(r *result) float64 { return mb(r.rss[1] - r.rss[0]) }, "%.1f")
+		row("all routers reconnected with the full data model (s)", func(r *result) float64 { return r.resync.Elapsed.Seconds() }, "%.2f")
+		row("full data model per router (KiB)", func(r *result) float64 { return float64(r.resync.Bytes) / 1024 }, "%.0f")
+		row("events per router's full data model", func(r *result) float64 { return float64(r.resync.Events) }, "%.0f")
+		row("node RSS per connected router (KiB)", func(r *result) float64 {
+			return float64(r.rss[3]-r.rss[2]) / 1024 / float64(*routers)
+		}, "%.0f")
+		row("node heap in use per connected router, just synced (KiB)", func(r *result) float64 {
+			return float64(r.heap[1]-r.heap[0]) / 1024 / float64(*routers)
+		}, "%.0f")
+		row("node heap in use per connected router, after the policy changes (KiB)", func(r *result) float64 {
+			return float64(r.heap[2]-r.heap[0]) / 1024 / float64(*routers)
+		}, "%.0f")
+		row("policy change to every router p50 (ms)", func(r *result) float64 { return ms(r.policyPhase.P50) }, "%.1f")
+		row("policy change to every router p99 (ms)", func(r *result) float64 { return ms(r.policyPhase.P99) }, "%.1f")
+		row("CPU stolen, identities (%)", func(r *result) float64 { return r.ids.Steal }, "%.1f")
+		row("CPU stolen, policy changes (%)", func(r *result) float64 { return r.policyPhase.Steal }, "%.1f")
+	}
 	fmt.Println()
 	for _, r := range rs {
 		fmt.Printf("%s terminators per tenth (/s): %s\n", r.name, buckets(r.terms))
