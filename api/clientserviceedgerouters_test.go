@@ -42,4 +42,31 @@ func TestClientAPI_ServiceEdgeRoutersIsAnObjectOfEdgeRouters(t *testing.T) {
 	if er["name"] != "er1" {
 		t.Fatalf("edge router %v", er)
 	}
+
+	// An SDK refreshes a session with its token: good while the session is,
+	// 401 once it is not (and for a token that is none), so that the SDK
+	// makes a new session.
+	st, out = alice.do(http.MethodPost, "/sessions", map[string]any{"serviceId": web, "type": "Dial"})
+	if st != 201 {
+		t.Fatalf("POST /sessions: %d %v", st, out)
+	}
+	sid, _ := dig(out, "data", "id").(string)
+	tok, _ := dig(out, "data", "token").(string)
+	refresh := func(token string) (int, map[string]any) { // sdk-golang sends it as the session-token header
+		st, out, _ := ts.send(req{method: http.MethodGet, path: clientPath("/services/" + web + "/edge-routers"), token: alice.token,
+			header: map[string]string{"session-token": token}})
+		return st, out
+	}
+	if st, out := refresh(tok); st != 200 {
+		t.Fatalf("a refresh with a live session's token: %d %v", st, out)
+	}
+	if st, out := refresh("not-a-token"); st != 401 || dig(out, "error", "code") != "UNAUTHORIZED" {
+		t.Fatalf("a refresh with garbage: %d %v", st, out)
+	}
+	if st, out := alice.do(http.MethodDelete, "/sessions/"+sid, nil); st != 200 {
+		t.Fatalf("DELETE /sessions/%s: %d %v", sid, st, out)
+	}
+	if st, out := refresh(tok); st != 401 || dig(out, "error", "code") != "UNAUTHORIZED" {
+		t.Fatalf("a refresh with an ended session's token: %d %v", st, out)
+	}
 }

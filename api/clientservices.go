@@ -1,12 +1,15 @@
 package api
 
 import (
-	"edgectl/dataplane"
+	"errors"
+	"fmt"
 	"net/http"
 	"slices"
 	"strings"
 	"time"
 
+	"edgectl/dataplane"
+	"edgectl/pki"
 	"edgectl/policy"
 	"edgectl/store"
 )
@@ -247,6 +250,19 @@ func (s *Server) clientServiceTerminators(c *call) error {
 // [...]} (ServiceEdgeRouters), which sdk-golang reads when it refreshes a
 // session from its token.
 func (s *Server) clientServiceEdgeRouters(c *call) error {
+	// An SDK refreshes a session by asking its service's edge routers with
+	// the session's token: a token no longer good (its signing key retired,
+	// its session ended, another API session's) is 401, as OpenZiti's
+	// controller answers, and the SDK makes a new session.
+	tok := c.r.Header.Get("session-token") // the edge API's parameter is a header
+	if tok == "" {
+		tok = c.r.URL.Query().Get("sessionToken")
+	}
+	if tok != "" {
+		if err := s.sessionTokenValid(c, tok); err != nil {
+			return unauthorized("the session token is not valid: " + err.Error())
+		}
+	}
 	if _, _, err := s.visibleService(c); err != nil {
 		return err
 	}
@@ -326,4 +342,33 @@ func (s *Server) clientServiceRoutes() []route {
 		{clientAPI, get, "/current-identity/edge-routers", "getCurrentIdentityEdgeRouters", "Current Identity, Edge Router", full, s.currentIdentityEdgeRouters},
 		{clientAPI, get, "/current-api-session/service-updates", "listServiceUpdates", "Current API Session, Services", full, s.serviceUpdates},
 	}
+}
+
+// sessionTokenValid checks a service session token as a router would, for
+// the caller's API session: signed by a trusted key, not expired, its
+// session still there, the caller's, and of this service.
+func (s *Server) sessionTokenValid(c *call, token string) error {
+	keys := c.tx.DataPlaneKeys()
+	if keys == nil {
+		return errors.New("the cluster has no session signing key yet")
+	}
+	trusted, err := dataplane.SessionKeys(keys)
+	if err != nil {
+		return err
+	}
+	claims, err := pki.ParseServiceAccess(token, trusted, s.now())
+	if err != nil {
+		return err
+	}
+	if c.session == nil || claims.APISessionID != c.session.ID {
+		return errors.New("it belongs to another API session")
+	}
+	sess, err := store.GetAs[*store.Session](c.tx, store.KindSession, claims.SessionID)
+	if err != nil || sess.APISessionID != c.session.ID {
+		return fmt.Errorf("session %s has ended", claims.SessionID)
+	}
+	if sess.ServiceID != c.param("id") {
+		return errors.New("it is a session of another service")
+	}
+	return nil
 }

@@ -54,6 +54,18 @@ func (v *sessionVerifier) trusted(k *store.DataPlaneKeys) (map[string]crypto.Pub
 	if v.keys != nil && v.pem == k.SigningKeyPEM && v.prevKID == prevKID {
 		return v.keys, nil
 	}
+	keys, err := SessionKeys(k)
+	if err != nil {
+		return nil, err
+	}
+	v.pem, v.prevKID, v.keys = k.SigningKeyPEM, prevKID, keys
+	return keys, nil
+}
+
+// SessionKeys are the public keys a service session token may be signed
+// with, by kid: the current signing key's and the previous one's while a
+// rotation keeps trusting it.
+func SessionKeys(k *store.DataPlaneKeys) (map[string]crypto.PublicKey, error) {
 	signer, err := pki.ParseKeyPEM([]byte(k.SigningKeyPEM))
 	if err != nil {
 		return nil, err
@@ -64,7 +76,6 @@ func (v *sessionVerifier) trusted(k *store.DataPlaneKeys) (map[string]crypto.Pub
 			keys[p.KeyID] = pub
 		}
 	}
-	v.pem, v.prevKID, v.keys = k.SigningKeyPEM, prevKID, keys
 	return keys, nil
 }
 
