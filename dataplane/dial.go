@@ -87,6 +87,13 @@ func (m *Manager) dial(r *Router, msg *ctrlchan.Message) {
 	// data.
 	resp := ctrlchan.NewMessage(wire.CreateCircuitV2ResponseType, nil)
 	resp.Headers = wire.CreateCircuitV2Response(ci.ID, ci.IngressID, m.peerData(ci.TerminatorID, result))
+	m.answerDial(r, msg, resp, ci, events, start)
+}
+
+// answerDial sends the answer of the dial that made circuit ci (an SDK's or
+// a router tunneler's) and counts the circuit routed; when the ingress
+// router does not take the answer the circuit ends.
+func (m *Manager) answerDial(r *Router, msg, resp *ctrlchan.Message, ci *Circuit, events *dialEvents, start time.Time) {
 	if err := m.reply(r, msg, resp); err != nil {
 		m.endCircuit(ci.ID, "the ingress router did not take the answer", true, false)
 		return

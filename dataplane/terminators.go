@@ -220,18 +220,10 @@ func (m *Manager) terminatorRequest(r *Router, msg *ctrlchan.Message) {
 			_ = m.reply(r, msg, ctrlchan.NewMessage(wire.RemoveTerminatorResponseType, nil))
 		}
 	case wire.UpdateTerminatorRequestType:
-		u := fsm.RouterTerminatorUpdate{RouterID: r.ID, ID: t.ID, At: m.cfg.Now().UTC()}
-		if req.UpdateCost {
-			if req.Cost > math.MaxUint16 {
-				m.edgeErrorReply(r, msg, refusedSession(wire.ErrInvalidCost, "invalid cost %d: at most %d", req.Cost, math.MaxUint16))
-				return
-			}
-			c := int(req.Cost)
-			u.Cost = &c
-		}
-		if req.UpdatePrecedence {
-			p := precedenceName(req.Precedence)
-			u.Precedence = &p
+		u, uerr := m.terminatorUpdate(r, t.ID, req.UpdateCost, req.Cost, req.UpdatePrecedence, req.Precedence)
+		if uerr != nil {
+			m.edgeErrorReply(r, msg, uerr)
+			return
 		}
 		_, err = m.cfg.Writer.Do(ctx, fsm.CmdTerminatorUpdateByRouter, u)
 		if err == nil {
@@ -341,4 +333,22 @@ func (m *Manager) validateTerminators(r *Router) {
 			m.removeTerminator(t, "its router no longer has it: "+st.Detail)
 		}
 	}
+}
+
+// terminatorUpdate is router r's change to its terminator id: the cost (at
+// most 65535) and the precedence, each when the request asks for it.
+func (m *Manager) terminatorUpdate(r *Router, id string, updateCost bool, cost uint32, updatePrecedence bool, precedence wire.Precedence) (fsm.RouterTerminatorUpdate, error) {
+	u := fsm.RouterTerminatorUpdate{RouterID: r.ID, ID: id, At: m.cfg.Now().UTC()}
+	if updateCost {
+		if cost > math.MaxUint16 {
+			return u, refusedSession(wire.ErrInvalidCost, "invalid cost %d: at most %d", cost, math.MaxUint16)
+		}
+		c := int(cost)
+		u.Cost = &c
+	}
+	if updatePrecedence {
+		p := precedenceName(precedence)
+		u.Precedence = &p
+	}
+	return u, nil
 }

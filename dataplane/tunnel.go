@@ -140,18 +140,10 @@ func (m *Manager) updateTunnelTerminator(r *Router, msg *ctrlchan.Message) {
 		m.edgeErrorReply(r, msg, err)
 		return
 	}
-	u := fsm.RouterTerminatorUpdate{RouterID: r.ID, ID: req.TerminatorID, At: m.cfg.Now().UTC()}
-	if req.UpdateCost {
-		if req.Cost > math.MaxUint16 {
-			m.edgeErrorReply(r, msg, refusedSession(wire.ErrInvalidCost, "invalid cost %d: at most %d", req.Cost, math.MaxUint16))
-			return
-		}
-		c := int(req.Cost)
-		u.Cost = &c
-	}
-	if req.UpdatePrecedence {
-		p := precedenceName(req.Precedence)
-		u.Precedence = &p
+	u, err := m.terminatorUpdate(r, req.TerminatorID, req.UpdateCost, req.Cost, req.UpdatePrecedence, req.Precedence)
+	if err != nil {
+		m.edgeErrorReply(r, msg, err)
+		return
 	}
 	ctx, cancel := m.timeout(writeTimeout)
 	defer cancel()
@@ -243,13 +235,5 @@ func (m *Manager) tunnelDial(r *Router, msg *ctrlchan.Message) {
 	if t, err := store.GetAs[*store.Terminator](m.cfg.Store.Read(), store.KindTerminator, ci.TerminatorID); err == nil && t.HostID != "" {
 		tags["hostId"] = t.HostID
 	}
-	resp := ctrlchan.NewMessage(wire.CreateTunnelCircuitV2ResponseType, wire.CreateTunnelCircuitV2Response(ci.ID, ci.IngressID, peer, tags))
-	if err := m.reply(r, msg, resp); err != nil {
-		m.endCircuit(ci.ID, "the ingress router did not take the answer", true, false)
-		return
-	}
-	m.metrics.dials.WithLabelValues("routed").Inc()
-	events.created(ci)
-	m.metrics.dialSeconds.Observe(time.Since(start).Seconds())
-	m.log.Debug("tunnel circuit routed", "circuit", ci.ID, "service", ci.ServiceID, "terminator", ci.TerminatorID, "took", time.Since(start))
+	m.answerDial(r, msg, ctrlchan.NewMessage(wire.CreateTunnelCircuitV2ResponseType, wire.CreateTunnelCircuitV2Response(ci.ID, ci.IngressID, peer, tags)), ci, events, start)
 }
