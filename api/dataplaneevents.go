@@ -28,8 +28,10 @@ func (s *Server) dataPlaneEventRoutes() []route {
 // dpListMax bounds a page of data-plane events.
 const dpListMax = 1000
 
-// dpFrom reads fromId, or Last-Event-ID for a stream (def when neither).
-func dpFrom(c *call, header bool, def int64) (int64, error) {
+// eventFrom reads fromId, or Last-Event-ID then fromId for a stream (def
+// when neither): where a list or a stream of events (audit or data-plane)
+// resumes.
+func eventFrom(c *call, header bool, def int64) (int64, error) {
 	vals := []string{c.r.URL.Query().Get("fromId")}
 	if header {
 		vals = []string{c.r.Header.Get("Last-Event-ID"), vals[0]}
@@ -59,7 +61,7 @@ func (s *Server) listDataPlaneEvents(c *call) error {
 	if err != nil {
 		return badQuery("filter", err)
 	}
-	from, err := dpFrom(c, false, 0)
+	from, err := eventFrom(c, false, 0)
 	if err != nil {
 		return err
 	}
@@ -97,20 +99,12 @@ func (s *Server) streamDataPlaneEvents(c *call) error {
 	if err != nil {
 		return badQuery("filter", err)
 	}
-	from, err := dpFrom(c, true, log.Last())
+	from, err := eventFrom(c, true, log.Last())
 	if err != nil {
 		return err
 	}
-	rc := http.NewResponseController(c.w)
-	s.streams.Add(1)
+	rc := s.startStream(c)
 	defer s.streams.Add(-1)
-	c.wrote = true
-	h := c.w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-store")
-	h.Set("X-Accel-Buffering", "no")
-	c.w.WriteHeader(http.StatusOK)
-	_ = rc.Flush()
 	ctx := c.r.Context()
 	var buf bytes.Buffer
 	lastBeat := time.Now()
@@ -161,4 +155,19 @@ func (s *Server) streamDataPlaneEvents(c *call) error {
 		case <-time.After(streamHeartbeat):
 		}
 	}
+}
+
+// startStream answers 200 with an event stream's headers, flushed, and
+// counts the stream (the caller ends the count when it ends).
+func (s *Server) startStream(c *call) *http.ResponseController {
+	rc := http.NewResponseController(c.w)
+	s.streams.Add(1)
+	c.wrote = true
+	h := c.w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Accel-Buffering", "no")
+	c.w.WriteHeader(http.StatusOK)
+	_ = rc.Flush()
+	return rc
 }

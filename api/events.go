@@ -74,32 +74,16 @@ func (s *Server) streamEvents(c *call) error {
 	if q.HasSort() || skip || limit {
 		return badQuery("filter", errors.New("a stream takes conditions only, not sort by, skip or limit"))
 	}
-	from := c.tx.Events().LastSeq
-	for _, v := range []string{c.r.Header.Get("Last-Event-ID"), c.r.URL.Query().Get("fromId")} {
-		if v == "" {
-			continue
-		}
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || n < 0 {
-			return badQuery("fromId", errors.New("must be an event id (a whole number of at least 0)"))
-		}
-		from = n
-		break
+	from, err := eventFrom(c, true, c.tx.Events().LastSeq)
+	if err != nil {
+		return err
 	}
 	if oldest, lost := c.tx.EventsLost(from); from > 0 && lost {
 		return &apiError{status: http.StatusGone, code: "EVENTS_COMPACTED",
 			message: fmt.Sprintf("the events after %d are no longer kept: the oldest kept event is %d", from, oldest)}
 	}
-	rc := http.NewResponseController(c.w)
-	s.streams.Add(1)
+	rc := s.startStream(c)
 	defer s.streams.Add(-1)
-	c.wrote = true
-	h := c.w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-store")
-	h.Set("X-Accel-Buffering", "no")
-	c.w.WriteHeader(http.StatusOK)
-	_ = rc.Flush()
 	ctx := c.r.Context()
 	var buf bytes.Buffer
 	lastBeat := time.Now()

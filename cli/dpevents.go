@@ -4,11 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
-	"net/url"
 	"os"
 	"os/signal"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -37,11 +34,11 @@ func dataPlaneEvents(c *client, o eventsOpts) error {
 	var err error
 	if !o.follow || o.fromSet {
 		if o.all {
-			if lastAudit, err = printKeptEvents(c, o.filter, o.fromID, printAudit); err != nil {
+			if lastAudit, err = printKept(c, "/events", 500, o.filter, o.fromID, printAudit); err != nil {
 				return err
 			}
 		}
-		if lastDP, err = printKeptDataPlaneEvents(c, o.filter, o.fromID, printDP); err != nil {
+		if lastDP, err = printKept(c, "/data-plane-events", 1000, o.filter, o.fromID, printDP); err != nil {
 			return err
 		}
 	}
@@ -62,37 +59,6 @@ func dataPlaneEvents(c *client, o eventsOpts) error {
 	cancel()
 	<-errs
 	return err
-}
-
-// printKeptDataPlaneEvents prints the kept data-plane events after
-// fromID, page by page, and returns the id of the last one.
-func printKeptDataPlaneEvents(c *client, filter string, fromID int64, print func(json.RawMessage)) (int64, error) {
-	last := fromID
-	for {
-		q := url.Values{"limit": {"1000"}, "fromId": {strconv.FormatInt(last, 10)}}
-		if filter != "" {
-			q.Set("filter", filter)
-		}
-		data, _, err := c.do(http.MethodGet, "/data-plane-events?"+q.Encode(), nil)
-		if err != nil {
-			return last, err
-		}
-		var page []json.RawMessage
-		if err := json.Unmarshal(data, &page); err != nil {
-			return last, fmt.Errorf("unexpected data-plane events answer: %w", err)
-		}
-		for _, raw := range page {
-			var e struct {
-				ID int64 `json:"id"`
-			}
-			_ = json.Unmarshal(raw, &e)
-			print(raw)
-			last = max(last, e.ID)
-		}
-		if len(page) < 1000 {
-			return last, nil
-		}
-	}
 }
 
 // dataPlanePrinter prints a data-plane event as a line of text (what

@@ -56,7 +56,7 @@ func eventsCmd() *cobra.Command {
 			print := eventPrinter(output)
 			last := int64(-1) // following from now on
 			if !follow || cmd.Flags().Changed("from-id") {
-				if last, err = printKeptEvents(c, filter, fromID, print); err != nil {
+				if last, err = printKept(c, "/events", 500, filter, fromID, print); err != nil {
 					return err
 				}
 			}
@@ -109,22 +109,23 @@ func str(v any) string {
 	return s
 }
 
-// printKeptEvents prints the kept events after fromID, page by page, and
-// returns the id of the last one (fromID when there was none).
-func printKeptEvents(c *client, filter string, fromID int64, print func(json.RawMessage)) (int64, error) {
+// printKept prints the kept events of list path (the audit events, the
+// data-plane events) after fromID, page by page (limit a page), and returns
+// the id of the last one (fromID when there was none).
+func printKept(c *client, path string, limit int, filter string, fromID int64, print func(json.RawMessage)) (int64, error) {
 	last := fromID
 	for {
-		q := url.Values{"limit": {"500"}, "fromId": {strconv.FormatInt(last, 10)}}
+		q := url.Values{"limit": {strconv.Itoa(limit)}, "fromId": {strconv.FormatInt(last, 10)}}
 		if filter != "" {
 			q.Set("filter", filter)
 		}
-		data, _, err := c.do(http.MethodGet, "/events?"+q.Encode(), nil)
+		data, _, err := c.do(http.MethodGet, path+"?"+q.Encode(), nil)
 		if err != nil {
 			return last, err
 		}
 		var page []json.RawMessage
 		if err := json.Unmarshal(data, &page); err != nil {
-			return last, fmt.Errorf("unexpected events answer: %w", err)
+			return last, fmt.Errorf("unexpected answer of %s: %w", path, err)
 		}
 		for _, raw := range page {
 			var e struct {
@@ -134,7 +135,7 @@ func printKeptEvents(c *client, filter string, fromID int64, print func(json.Raw
 			print(raw)
 			last = max(last, e.ID)
 		}
-		if len(page) < 500 {
+		if len(page) < limit {
 			return last, nil
 		}
 	}
