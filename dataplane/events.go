@@ -43,18 +43,9 @@ func (m *Manager) event(ev fsm.RouterEvent) {
 // refusedEvent queues the event of a refused connection unless the same
 // refusal was reported within the last minute.
 func (m *Manager) refusedEvent(ref *refusal, remote string) {
-	key := ref.reason + "/" + ref.fingerprint
-	now := time.Now()
-	m.events.mu.Lock()
-	if last, ok := m.events.refused[key]; ok && now.Sub(last) < refusalQuiet {
-		m.events.mu.Unlock()
+	if !m.refusalNew(ref.reason + "/" + ref.fingerprint) {
 		return
 	}
-	if len(m.events.refused) >= maxRefusalsNoted {
-		m.events.refused = map[string]time.Time{}
-	}
-	m.events.refused[key] = now
-	m.events.mu.Unlock()
 	detail := map[string]any{"reason": ref.reason, "detail": ref.detail, "remoteAddress": remote}
 	if ref.fingerprint != "" {
 		detail["fingerprint"] = ref.fingerprint
@@ -76,4 +67,20 @@ func (m *Manager) reportEvents() {
 			cancel()
 		}
 	}
+}
+
+// refusalNew says whether the refusal of key was not reported within the
+// last minute, and notes it now.
+func (m *Manager) refusalNew(key string) bool {
+	now := time.Now()
+	m.events.mu.Lock()
+	defer m.events.mu.Unlock()
+	if last, ok := m.events.refused[key]; ok && now.Sub(last) < refusalQuiet {
+		return false
+	}
+	if len(m.events.refused) >= maxRefusalsNoted {
+		m.events.refused = map[string]time.Time{}
+	}
+	m.events.refused[key] = now
+	return true
 }

@@ -1,7 +1,6 @@
 package dataplane
 
 import (
-	"time"
 
 	"edgectl/fsm"
 	"edgectl/policy"
@@ -76,18 +75,9 @@ func (m *Manager) refuseRequest(r *Router, request, reason, detail string, secur
 	if !security {
 		return
 	}
-	key := "request/" + r.ID + "/" + request + "/" + reason
-	now := time.Now()
-	m.events.mu.Lock()
-	if last, ok := m.events.refused[key]; ok && now.Sub(last) < refusalQuiet {
-		m.events.mu.Unlock()
+	if !m.refusalNew("request/" + r.ID + "/" + request + "/" + reason) {
 		return
 	}
-	if len(m.events.refused) >= maxRefusalsNoted {
-		m.events.refused = map[string]time.Time{}
-	}
-	m.events.refused[key] = now
-	m.events.mu.Unlock()
 	m.event(fsm.RouterEvent{Action: fsm.RouterRefused, RouterID: r.ID, Kind: r.Kind.Table,
 		Detail: map[string]any{"request": request, "reason": reason, "detail": detail}})
 }
