@@ -1,7 +1,6 @@
 package dataplane
 
 import (
-
 	"edgectl/fsm"
 	"edgectl/policy"
 	"edgectl/store"
