@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"edgectl/cluster"
 	"edgectl/fsm"
 	"edgectl/store"
 	"edgectl/webhook"
@@ -107,40 +108,77 @@ const restoredMarker = "restored.json"
 // records the same event; a report that cannot be written (no leader) is
 // tried again while it is still true.
 func (n *Node) reportClusterEvents() {
-	lastSnap := n.Raft.Stats().LastSnapshotIndex
+	n.snapReport.Lock()
+	n.snapReported = n.Raft.Stats().LastSnapshotIndex
+	n.snapReport.Unlock()
 	var reportedTerm uint64
 	n.every(250*time.Millisecond, func() {
 		if !n.Store.Read().Events().Cluster {
 			return
 		}
-		report := func(ev fsm.ClusterEvent) bool {
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			defer cancel()
-			_, err := n.Writer.Do(ctx, fsm.CmdClusterEvent, ev)
-			if err != nil {
-				n.log.Debug("cluster event not recorded yet", "action", ev.Action, "reason", err)
-			}
-			return err == nil
-		}
 		st := n.Raft.Stats()
 		if n.Raft.IsLeader() && st.Term > reportedTerm {
-			if report(fsm.ClusterEvent{Action: fsm.ClusterLeaderChanged, NodeID: n.Raft.ID(), Term: st.Term}) {
+			if n.reportClusterEvent(context.Background(), fsm.ClusterEvent{Action: fsm.ClusterLeaderChanged, NodeID: n.Raft.ID(), Term: st.Term}) == nil {
 				reportedTerm = st.Term
 			}
 		}
-		if st.LastSnapshotIndex > lastSnap {
-			if report(fsm.ClusterEvent{Action: fsm.ClusterSnapshotTaken, NodeID: n.Raft.ID(),
-				Detail: map[string]any{"index": st.LastSnapshotIndex}}) {
-				lastSnap = st.LastSnapshotIndex
-			}
-		}
+		_ = n.reportSnapshot(context.Background(), st.LastSnapshotIndex)
 		marker := filepath.Join(n.cfg.DataDir, restoredMarker)
 		if raw, err := os.ReadFile(marker); err == nil {
 			var detail map[string]any
 			_ = json.Unmarshal(raw, &detail)
-			if report(fsm.ClusterEvent{Action: fsm.ClusterRestored, NodeID: n.Raft.ID(), Detail: detail}) {
+			if n.reportClusterEvent(context.Background(), fsm.ClusterEvent{Action: fsm.ClusterRestored, NodeID: n.Raft.ID(), Detail: detail}) == nil {
 				_ = os.Remove(marker)
 			}
 		}
 	})
+}
+
+// reportClusterEvent writes one cluster event through the log.
+func (n *Node) reportClusterEvent(ctx context.Context, ev fsm.ClusterEvent) error {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	_, err := n.Writer.Do(ctx, fsm.CmdClusterEvent, ev)
+	if err != nil {
+		n.log.Debug("cluster event not recorded yet", "action", ev.Action, "reason", err)
+	}
+	return err
+}
+
+// reportSnapshot reports this node's snapshot at index as a snapshotTaken
+// event, once: the periodic check (reportClusterEvents) and a snapshot an
+// operator asked for (snapshotReporter) share what was reported, so an
+// asked-for snapshot's event is in the log when the request returns and is
+// not reported a second time.
+func (n *Node) reportSnapshot(ctx context.Context, index uint64) error {
+	n.snapReport.Lock()
+	defer n.snapReport.Unlock()
+	if index <= n.snapReported || !n.Store.Read().Events().Cluster {
+		return nil
+	}
+	err := n.reportClusterEvent(ctx, fsm.ClusterEvent{Action: fsm.ClusterSnapshotTaken, NodeID: n.Raft.ID(),
+		Detail: map[string]any{"index": index}})
+	if err == nil {
+		n.snapReported = index
+	}
+	return err
+}
+
+// snapshotReporter is the cluster the API sees: a snapshot taken on
+// request is reported as a cluster event before the request returns.
+type snapshotReporter struct {
+	*cluster.Node
+	n *Node
+}
+
+func (c snapshotReporter) Snapshot(ctx context.Context) (cluster.SnapshotInfo, error) {
+	info, err := c.Node.Snapshot(ctx)
+	if err != nil {
+		return info, err
+	}
+	if err := c.n.reportSnapshot(ctx, info.Index); err != nil {
+		// Taken; the periodic check reports it once the log takes writes.
+		c.n.log.Warn("snapshot taken; its event is not recorded yet", "index", info.Index, "reason", err)
+	}
+	return info, nil
 }

@@ -59,6 +59,10 @@ type Node struct {
 	dpEvents *dpevent.Log
 	// Routers holds the control channels of the routers connected to this node.
 	Routers *dataplane.Manager
+	// snapReported is the index of the last snapshot reported as a
+	// cluster event (reportSnapshot).
+	snapReport   sync.Mutex
+	snapReported uint64
 }
 
 // Start brings a node up: on an empty data dir it creates the PKI and
@@ -325,7 +329,7 @@ func (n *Node) startAPI(certs *certMaterial) error {
 	n.FSM.Watch(n.Routers)
 	n.registerLinkUpdate(n.Routers)
 	n.API = api.New(api.Deps{
-		Store: n.Store, Writer: n.Writer, Cluster: n.Raft, Hasher: auth.NewHasher(auth.DefaultParams),
+		Store: n.Store, Writer: n.Writer, Cluster: snapshotReporter{n.Raft, n}, Hasher: auth.NewHasher(auth.DefaultParams),
 		Log: n.log.Named("api"), Activity: n.activity, Peers: n, Now: n.cfg.Now, DataPlane: clusterDataPlane{n.Routers, n}, DataPlaneEvents: n.dpEvents,
 	}, api.Config{AdvertiseURL: advertiseURL, SessionTimeout: n.cfg.SessionTimeout, BackupDir: filepath.Join(n.cfg.DataDir, "backups"),
 		Version: n.cfg.Version, Revision: n.cfg.Revision, BuildDate: n.cfg.BuildDate, JWKSRootCAs: n.cfg.JWKSRootCAs,

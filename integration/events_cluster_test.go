@@ -144,6 +144,13 @@ func TestEventsOnThreeNodes(t *testing.T) {
 	ldr := c.nodes[c.leader(10*time.Second)]
 	status, m = do(t, http.MethodPost, ldr.mgmt("/database/snapshot"), c.token, nil)
 	mustStatus(t, "a snapshot on the leader", status, m, http.StatusOK)
+	// Its event is in the log when the request returns.
+	snapIndex := jget(m, "data", "index")
+	_, m = do(t, http.MethodGet, ldr.mgmt("/events?consistency=linearizable&filter="+url.QueryEscape(
+		`namespace = "cluster" and action = "snapshotTaken" sort by id desc`)), c.token, nil)
+	if evs, _ := jget(m, "data").([]any); len(evs) == 0 || jget(evs[0], "after", "index") != snapIndex {
+		t.Errorf("right after a snapshot at index %v, the newest snapshotTaken event is not it: %s", snapIndex, js(m))
+	}
 	c.restart(f)
 	waitUntil(t, c.nodes[f].name+" to catch up by a snapshot install", 20*time.Second, func() error {
 		if !strings.Contains(c.nodes[f].stderr.String(), "Installed remote snapshot") {
