@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"sync"
 	"time"
 
@@ -39,6 +40,9 @@ type routerSync struct {
 	wake   chan struct{}
 	lastID string       // the last sync id sent
 	sub    subscription // the router data model subscription
+	// dropped counts the session removals dropped because they alone
+	// filled the queue (logged by runSync).
+	dropped int
 }
 
 // syncItem is a queued message, or a data model change set (sent if the
@@ -82,16 +86,28 @@ func (s *routerSync) oldest() uint64 {
 
 func (s *routerSync) push(it syncItem) {
 	s.mu.Lock()
-	if s.live {
-		if len(s.queue) >= maxQueued {
-			// Too far behind: the full states again instead.
-			s.queue, s.full = nil, true
-			if !s.sub.until.IsZero() {
-				s.sub.pending, s.sub.index = true, 0
-			}
-		} else {
+	switch {
+	case !s.live && it.set != nil:
+		// The hello is not done: the full state that follows it covers
+		// the change set. A session removal is kept for after it (the
+		// full state holds no service session).
+	case len(s.queue) >= maxQueued:
+		// Too far behind: the full states again instead. They hold no
+		// service session, so the session removals stay queued (an id
+		// each) unless they alone fill the queue.
+		s.queue = slices.DeleteFunc(s.queue, func(it syncItem) bool { return it.set != nil })
+		if len(s.queue) < maxQueued {
 			s.queue = append(s.queue, it)
+		} else {
+			s.dropped += len(s.queue) + 1
+			s.queue = nil
 		}
+		s.full = true
+		if !s.sub.until.IsZero() {
+			s.sub.pending, s.sub.index = true, 0
+		}
+	default:
+		s.queue = append(s.queue, it)
 	}
 	s.mu.Unlock()
 	s.signal()
@@ -132,14 +148,18 @@ func (m *Manager) runSync(r *Router) {
 		case <-s.wake:
 		}
 		s.mu.Lock()
-		full, catchUp := s.full, s.sub.pending
-		s.full, s.sub.pending = false, false
+		full, catchUp, dropped := s.full, s.sub.pending, s.dropped
+		s.full, s.sub.pending, s.dropped = false, false, 0
 		queue := s.queue
 		s.queue = nil
 		s.mu.Unlock()
+		if dropped > 0 {
+			m.log.Warn("edge sync: the router is too far behind; session removals were dropped, it may keep their connections open",
+				"router", r.ID, "dropped", dropped)
+		}
 		if full {
-			// The queued session changes are older than the model read
-			// below; re-sent, they change nothing.
+			// The full state holds no service sessions, so the session
+			// removals queued with it are still sent after it.
 			r.setSync(SyncInProgress)
 			if err := m.sendFullState(r); err != nil {
 				m.log.Warn("edge sync: full state not sent", "router", r.ID, "error", err)
@@ -156,7 +176,7 @@ func (m *Manager) runSync(r *Router) {
 			var err error
 			if it.set != nil {
 				err = m.sendChangeSet(r, *it.set)
-			} else if !full {
+			} else {
 				err = m.send(r, it.msg)
 			}
 			if err != nil {

@@ -74,6 +74,52 @@ func TestEdgeSync_AnEndedSessionIsSentAndEndsItsCircuits(t *testing.T) {
 	n.settled(id)
 }
 
+// A session removal queued together with a full state (the hello's, a
+// resync's, or a router too far behind) is still sent: the full state
+// holds no service sessions, so without it the router would keep the
+// session's connections open.
+func TestEdgeSync_ASessionRemovalQueuedWithAFullStateIsSent(t *testing.T) {
+	n := newTestNet(t)
+	a := n.addRouter("A")
+	n.syncStatus("A", SyncDone)
+	before := len(a.messages(wire.APISessionAddedType))
+	s := &n.m.router("A").edge
+	removed := ctrlchan.NewMessage(wire.SessionRemovedType, wire.APISessionRemoved(nil, []string{"gone"}))
+	s.mu.Lock() // both seen at one wake-up
+	s.full = true
+	s.queue = append(s.queue, syncItem{msg: removed, index: 7})
+	s.mu.Unlock()
+	s.signal()
+	a.gotN(wire.APISessionAddedType, before+1)
+	a.gotN(wire.SessionRemovedType, 1)
+
+}
+
+// Before the hello is done, and when a router is too far behind, the full
+// state stands for the change sets queued for it; the session removals
+// stay queued.
+func TestEdgeSync_TheQueueKeepsTheSessionRemovals(t *testing.T) {
+	removed := ctrlchan.NewMessage(wire.SessionRemovedType, wire.APISessionRemoved(nil, []string{"gone"}))
+	q := routerSync{wake: make(chan struct{}, 1)}
+	q.push(syncItem{set: &rdmSet{index: 1}, index: 1})
+	q.push(syncItem{msg: removed, index: 2})
+	if len(q.queue) != 1 || q.queue[0].msg == nil {
+		t.Fatalf("before the hello: %d queued", len(q.queue))
+	}
+	q = routerSync{live: true, wake: make(chan struct{}, 1)}
+	for i := range maxQueued - 1 {
+		q.push(syncItem{set: &rdmSet{index: uint64(i + 1)}, index: uint64(i + 1)})
+	}
+	q.push(syncItem{msg: removed, index: maxQueued})
+	if q.full || len(q.queue) != maxQueued {
+		t.Fatalf("before the overflow: full %v, %d queued", q.full, len(q.queue))
+	}
+	q.push(syncItem{msg: removed, index: maxQueued + 1})
+	if !q.full || len(q.queue) != 2 || q.queue[0].msg == nil || q.queue[1].msg == nil {
+		t.Fatalf("after the overflow: full %v, %d queued", q.full, len(q.queue))
+	}
+}
+
 func TestEdgeSync_AnAPISessionThatEndsEndsItsCircuitsAndSessions(t *testing.T) {
 	n := line(t)
 	id := circuitID(t, n.dial("A"))
