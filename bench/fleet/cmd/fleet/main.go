@@ -50,6 +50,7 @@ var (
 	// The data model at scale (datamodel.go).
 	identities = flag.Int("identities", 0, "identities made (no policy gives them anything) before the data model phase; 0 without -model: no such phase")
 	idWorkers  = flag.Int("identity-workers", 16, "identity creates in flight")
+	idOffline  = flag.Bool("identities-offline", false, "make the -identities while every router is disconnected (as a model loaded before the routers come: no data model fan-out per create), so a million fit the time")
 	model      = flag.Bool("model", false, "the data model phase: the routers' memory on the node, every router reconnecting at once for the full data model, -policy-changes timed to every router")
 	policies   = flag.Int("policy-changes", 20, "service policies made one after the other in the data model phase, each timed to every router's data model")
 )
@@ -375,6 +376,9 @@ func modelAtScale(kind string, n *nodes, f *fleet.Fleet, res *result) error {
 	res.modelRun = true
 	res.rss[0] = n.rss()
 	if *identities > 0 {
+		if *idOffline {
+			f.Stop()
+		}
 		res.ids = f.Identities(*identities, *idWorkers, *budget)
 		printPhase(kind, res.ids, 0)
 	}
