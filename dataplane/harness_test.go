@@ -90,6 +90,11 @@ func (l *localProposer) applied() (uint64, <-chan struct{}) {
 // netOption changes the Manager's Config before it starts.
 type netOption func(*Config)
 
+// withRouterGrace sets how long a router may be away (Config.RouterGrace).
+func withRouterGrace(d time.Duration) netOption {
+	return func(c *Config) { c.RouterGrace = d }
+}
+
 // newTestNet makes a model with an identity allowed to dial service "svc"
 // through any edge router, and a started Manager over it.
 func newTestNet(t *testing.T, opts ...netOption) *testNet {
