@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"edgectl/ctrlchan"
+	"edgectl/dataplane/dpevent"
 	"edgectl/dataplane/wire"
 	"edgectl/fsm"
 
@@ -70,11 +71,29 @@ func (n *testNet) isAway(id string) bool {
 	return n.m.aways[id] != nil
 }
 
-// leaves closes router id's channel and waits until the node knows.
+// leaves closes router id's channel and waits until the node has dropped
+// it: its router disconnected event (sent once the drop is done) is in
+// the net's event log.
 func (n *testNet) leaves(id string) {
 	n.t.Helper()
+	count := func() int {
+		k := 0
+		for _, e := range events(n.events, dpevent.Router, dpevent.Disconnected) {
+			if e.RouterID == id {
+				k++
+			}
+		}
+		return k
+	}
+	before := count()
 	n.routers[id].leave()
-	poll(n.t, "router "+id+" away", func() bool { return n.isAway(id) })
+	poll(n.t, "router "+id+" dropped", func() bool { return count() > before })
+}
+
+// awayNet is a net whose Manager keeps data-plane events (leaves needs
+// them).
+func awayNet(t *testing.T, opts ...netOption) []netOption {
+	return append(opts, withEvents(dpevent.New(dpevent.Config{NodeID: "node-1"})))
 }
 
 // A router that is only away keeps its circuits: the node ends none and
@@ -84,7 +103,7 @@ func (n *testNet) leaves(id string) {
 // When it returns, it is told to unroute what ended while it was away, and
 // the circuits and links it no longer has end and go; those it has stay.
 func TestRouterAway_ItsCircuitsAreKeptAndReconciledOnItsReturn(t *testing.T) {
-	n := triangle(t) // A>B>C; link ac dialed by A
+	n := triangle(t, awayNet(t)...) // A>B>C; link ac dialed by A
 	kept := circuitID(t, n.dial("A"))
 	lost := circuitID(t, n.dial("A"))
 	closed := circuitID(t, n.dial("A"))
@@ -93,12 +112,13 @@ func TestRouterAway_ItsCircuitsAreKeptAndReconciledOnItsReturn(t *testing.T) {
 	}
 
 	n.leaves("A")
-	n.routers["B"].barrier()
-	n.routers["C"].barrier()
 	for _, id := range []string{kept, lost, closed} {
 		if p := n.path(id); !slices.Equal(p, []string{"A", "B", "C"}) {
 			t.Fatalf("circuit %s's path is %v once A is away: it was ended or moved", id, p)
 		}
+	}
+	if !n.isAway("A") {
+		t.Fatal("A is not away once its channel closed")
 	}
 	for _, rid := range []string{"B", "C"} {
 		if got := n.routers[rid].unrouted(); len(got) != 0 {
@@ -148,7 +168,7 @@ func TestRouterAway_ItsCircuitsAreKeptAndReconciledOnItsReturn(t *testing.T) {
 // A router that does not return within its grace is gone: the circuits it
 // was an end of end, on every router of their paths, and its links go.
 func TestRouterAway_GoneOnceItsGracePasses(t *testing.T) {
-	n := line(t, withRouterGrace(300*time.Millisecond))
+	n := line(t, awayNet(t, withRouterGrace(300*time.Millisecond))...)
 	id := circuitID(t, n.dial("A"))
 	n.settled(id)
 	n.leaves("A")
@@ -169,7 +189,7 @@ func TestRouterAway_GoneOnceItsGracePasses(t *testing.T) {
 
 // A router deleted while it is away is gone at once.
 func TestRouterAway_GoneAtOnceWhenDeleted(t *testing.T) {
-	n := line(t)
+	n := line(t, awayNet(t)...)
 	id := circuitID(t, n.dial("A"))
 	n.settled(id)
 	n.leaves("A")

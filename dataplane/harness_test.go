@@ -15,6 +15,7 @@ import (
 
 	"edgectl/auth"
 	"edgectl/ctrlchan"
+	"edgectl/dataplane/dpevent"
 	"edgectl/dataplane/wire"
 	"edgectl/fsm"
 	"edgectl/pki"
@@ -40,6 +41,7 @@ type testNet struct {
 	session, apiSession string
 	key                 *ecdsa.PrivateKey // signs service sessions
 	proposer            *localProposer
+	events              *dpevent.Log // the Manager's, if given one (withEvents)
 }
 
 // localProposer applies each command to the FSM at once, in order, as a
@@ -144,7 +146,8 @@ func newTestNet(t *testing.T, opts ...netOption) *testNet {
 	for _, o := range opts {
 		o(&cfg)
 	}
-	n := &testNet{t: t, m: New(cfg), s: s, routers: map[string]*fakeRouter{}, session: session, apiSession: apiToken, key: key, proposer: lp}
+	n := &testNet{t: t, m: New(cfg), s: s, routers: map[string]*fakeRouter{}, session: session, apiSession: apiToken, key: key, proposer: lp,
+		events: cfg.Events}
 	f.Watch(n.m)
 	n.m.Start()
 	t.Cleanup(n.m.Close)
