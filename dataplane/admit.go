@@ -186,19 +186,26 @@ func (m *Manager) join(conn net.Conn, hello *ctrlchan.Message, r *Router) error 
 // goes on, as when the node is killed (a rolling restart must not cut the
 // streams this node routed).
 func (m *Manager) drop(r *Router) {
+	m.lostUnroutes(r) // before it is forgotten: an Unroute sent meanwhile fails, and is kept
+	r.mu.Lock()
+	gone := r.goneWhy
+	r.mu.Unlock()
 	m.mu.Lock()
 	if m.routers[r.ID] == r {
 		delete(m.routers, r.ID)
 	}
 	closing := m.closed
+	var a *awayRouter
+	if !closing && gone == "" {
+		// Away from now, before another channel of the router can join:
+		// that one finds it away, and is reconciled.
+		a = m.awayLocked(r.ID, r.Kind, m.cfg.Now())
+	}
 	m.mu.Unlock()
 	m.metrics.connected.Dec()
 	m.retire(r)
 	if !closing {
-		r.mu.Lock()
-		gone := r.goneWhy
-		r.mu.Unlock()
-		m.away(r, gone)
+		m.away(r, gone, a)
 	}
 	m.log.Info("router disconnected", "router", r.ID, "reason", fmt.Sprint(r.channel().Err()))
 }

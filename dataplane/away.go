@@ -65,11 +65,9 @@ type sentUnroute struct {
 	at time.Time
 }
 
-// away notes that router r's channel closed while this node runs: its
-// circuits and links are kept until it returns or its grace passes.
-// gone, when set, is why it is gone already (deleted, disabled, enrolled
-// again).
-func (m *Manager) away(r *Router, gone string) {
+// lostUnroutes keeps, to send again, the Unroutes sent to router r in
+// the moments before its channel closed: they may have been lost with it.
+func (m *Manager) lostUnroutes(r *Router) {
 	r.mu.Lock()
 	var lost []string
 	cutoff := m.cfg.Now().Add(-recentUnrouteAge)
@@ -81,35 +79,56 @@ func (m *Manager) away(r *Router, gone string) {
 	r.unrouted = nil
 	r.mu.Unlock()
 	m.unrouteLater(r.ID, lost...)
-	// A dial waiting for the router's answer is told it left: the attempt
-	// fails at once and the next one goes around it.
-	for _, ci := range m.circuits.where(func(c *Circuit) bool { return slices.Contains(c.Path, r.ID) }) {
-		m.circuits.deliver(ci.ID, routeAnswer{router: r.ID})
-	}
-	if gone != "" {
-		m.gone(r.ID, gone)
-		return
-	}
-	m.keepAway(r.ID, r.Kind, m.cfg.Now())
 }
 
-// keepAway makes router id away since since: it is gone once its grace
-// from then passes without its return.
-func (m *Manager) keepAway(id string, kind *store.Kind, since time.Time) {
-	a := &awayRouter{kind: kind, since: since, back: make(chan struct{})}
-	m.mu.Lock()
-	if m.routers[id] != nil || m.closed { // already back, or shutting down
-		m.mu.Unlock()
-		return
+// awayLocked makes router id away since since (m.mu held), and returns
+// its state; nil when it is back already or the node shuts down.
+func (m *Manager) awayLocked(id string, kind *store.Kind, since time.Time) *awayRouter {
+	if m.routers[id] != nil || m.closed {
+		return nil
 	}
 	if old := m.aways[id]; old != nil {
 		close(old.back)
 	}
+	a := &awayRouter{kind: kind, since: since, back: make(chan struct{})}
 	m.aways[id] = a
+	return a
+}
+
+// away follows router r's channel closing while this node runs: a dial
+// waiting for its answer is told it left, and the router is gone now
+// (gone: why) or once its grace, from when it went away (a), passes
+// without its return.
+func (m *Manager) away(r *Router, gone string, a *awayRouter) {
+	// The attempt fails at once and the next one goes around it.
+	for _, ci := range m.circuits.where(func(c *Circuit) bool { return slices.Contains(c.Path, r.ID) }) {
+		m.circuits.deliver(ci.ID, routeAnswer{router: r.ID})
+	}
+	switch {
+	case gone != "":
+		m.gone(r.ID, gone)
+	case a != nil:
+		m.log.Info("router away: its circuits and links are kept while it may return", "router", r.ID, "grace", m.cfg.RouterGrace)
+		m.awaitReturn(r.ID, a)
+	}
+}
+
+// keepAway makes router id away since since (its hello failed as it
+// returned).
+func (m *Manager) keepAway(id string, kind *store.Kind, since time.Time) {
+	m.mu.Lock()
+	a := m.awayLocked(id, kind, since)
 	m.mu.Unlock()
-	m.log.Info("router away: its circuits and links are kept while it may return", "router", id, "grace", m.cfg.RouterGrace)
+	if a != nil {
+		m.awaitReturn(id, a)
+	}
+}
+
+// awaitReturn makes router id gone once its grace from a.since passes,
+// unless it returns first.
+func (m *Manager) awaitReturn(id string, a *awayRouter) {
 	m.goAttach(func() {
-		t := time.NewTimer(m.cfg.RouterGrace - m.cfg.Now().Sub(since))
+		t := time.NewTimer(m.cfg.RouterGrace - m.cfg.Now().Sub(a.since))
 		defer t.Stop()
 		select {
 		case <-t.C:
