@@ -171,6 +171,7 @@ func runCmd() *cobra.Command {
 	fs.Int64Var(&cfg.RaftSegmentSize, "raft-segment-size", 64<<20, "size in bytes of the Raft log's segment files; the log is freed by whole segments after a snapshot")
 	fs.DurationVar(&cfg.SnapshotInterval, "snapshot-interval", cluster.DefaultSnapshotInterval, "how often to check whether the log has passed --snapshot-threshold (a restarting node replays the log since the last snapshot)")
 	fs.DurationVar(&cfg.SmartRerouteInterval, "smart-reroute-interval", time.Minute, "how often to move circuits to a path that became cheaper by at least 15 (a few at a time, as OpenZiti's controller does); 0: never")
+	fs.DurationVar(&cfg.RouterGrace, "router-grace", 30*time.Second, "how long a router whose control channel to this node closed may stay away before the circuits it is an end of end: until then its circuits and links are kept (it still routes, and dials this node again), and reconciled when it returns")
 	fs.BoolVar(&applyAhead, "apply-ahead", true, "a follower applies a write it forwarded as soon as the leader says it committed, without waiting for raft to tell it (false: it waits)")
 	fs.StringVar(&logLevel, "log-level", "info", "trace, debug, info, warn or error")
 	fs.StringVar(&logFormat, "log-format", "text", "text or json")

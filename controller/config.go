@@ -87,6 +87,10 @@ type Config struct {
 	// SmartRerouteInterval is how often this node moves circuits to paths
 	// that became cheaper (--smart-reroute-interval; 0: never).
 	SmartRerouteInterval time.Duration
+	// RouterGrace is how long a router whose control channel to this node
+	// closed may stay away before the circuits it is an end of end
+	// (--router-grace; 0: the dataplane package's 30 s).
+	RouterGrace time.Duration
 
 	Version, Revision, BuildDate string
 
@@ -155,6 +159,9 @@ func (c *Config) Validate() error {
 	}
 	if c.SmartRerouteInterval < 0 {
 		return fmt.Errorf("--smart-reroute-interval %s: must be 0 (never) or more", c.SmartRerouteInterval)
+	}
+	if c.RouterGrace < 0 || (c.RouterGrace > 0 && c.RouterGrace < time.Second) {
+		return fmt.Errorf("--router-grace %s: must be at least 1s", c.RouterGrace)
 	}
 	if c.GCPercent != 0 && (c.GCPercent < 10 || c.GCPercent > 10000) {
 		return fmt.Errorf("--gc-percent %d: must be between 10 and 10000", c.GCPercent)

@@ -19,6 +19,7 @@ func TestConfigRefusesBadEventAndProfileFlags(t *testing.T) {
 		"--event-retention":        {EventRetention: time.Second},
 		"--raft-segment-size":      {RaftSegmentSize: 100},
 		"--smart-reroute-interval": {SmartRerouteInterval: -time.Second},
+		"--router-grace":           {RouterGrace: time.Millisecond},
 	} {
 		c.AdminPassword = "a-long-password"
 		c.Defaults()

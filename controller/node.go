@@ -325,7 +325,8 @@ func (n *Node) startAPI(certs *certMaterial) error {
 			return n.API.RouterCertsFromCSRs(tx, id, clientCSR, serverCSR)
 		},
 		AppliedIndex: n.FSM.AppliedSignal, Writer: n.Writer, Activity: n.activity, IsLeader: n.Raft.IsLeader, Log: n.log.Named("routers"), Now: n.cfg.Now,
-		PostureRequirementsChanged: n.kickPostureSweep, SmartRerouteInterval: n.cfg.SmartRerouteInterval})
+		PostureRequirementsChanged: n.kickPostureSweep, SmartRerouteInterval: n.cfg.SmartRerouteInterval,
+		RouterGrace: n.cfg.RouterGrace})
 	n.FSM.Watch(n.Routers)
 	n.registerLinkUpdate(n.Routers)
 	n.API = api.New(api.Deps{

@@ -153,6 +153,8 @@ func (m *Manager) join(conn net.Conn, hello *ctrlchan.Message, r *Router) error 
 		return &refusal{reason: reasonDuplicate, detail: "router " + r.ID + " already has a control channel to this node"}
 	}
 	m.routers[r.ID] = r // held before the answer, so a second hello racing this one is refused
+	awaySince, wasAway := m.returnedLocked(r.ID)
+	r.returned = wasAway
 	m.mu.Unlock()
 	_, err := ctrlchan.AcceptThen(conn, hello, m.helloHeaders(), m.cfg.Channel, m.handlers(r), m.unhandled, func(ch *ctrlchan.Channel) { r.ch.Store(ch) })
 	m.mu.Lock()
@@ -162,6 +164,9 @@ func (m *Manager) join(conn net.Conn, hello *ctrlchan.Message, r *Router) error 
 	}
 	m.mu.Unlock()
 	if err != nil {
+		if wasAway { // its hello failed: it is still away, since it went
+			m.keepAway(r.ID, r.Kind, awaySince)
+		}
 		return err
 	}
 	if closed { // Stop ran during the hello: it could not close this channel
@@ -173,22 +178,34 @@ func (m *Manager) join(conn net.Conn, hello *ctrlchan.Message, r *Router) error 
 	return nil
 }
 
-// drop forgets a router whose channel closed. A channel this node closed
-// as it shuts down is not the router leaving: the router keeps its circuits
-// and their traffic goes on, as when the node is killed (a rolling restart
-// must not cut the streams this node routed).
+// drop forgets a router whose channel closed. The router is away, not
+// gone (away.go): its circuits and links stay until it returns or its
+// grace passes; one closed because it was deleted, disabled or enrolled
+// again is gone at once. A channel this node closed as it shuts down is
+// not the router leaving: the router keeps its circuits and their traffic
+// goes on, as when the node is killed (a rolling restart must not cut the
+// streams this node routed).
 func (m *Manager) drop(r *Router) {
+	m.lostUnroutes(r) // before it is forgotten: an Unroute sent meanwhile fails, and is kept
+	r.mu.Lock()
+	gone := r.goneWhy
+	r.mu.Unlock()
 	m.mu.Lock()
 	if m.routers[r.ID] == r {
 		delete(m.routers, r.ID)
 	}
 	closing := m.closed
+	var a *awayRouter
+	if !closing && gone == "" {
+		// Away from now, before another channel of the router can join:
+		// that one finds it away, and is reconciled.
+		a = m.awayLocked(r.ID, r.Kind, m.cfg.Now())
+	}
 	m.mu.Unlock()
 	m.metrics.connected.Dec()
 	m.retire(r)
-	m.linksDown("router "+r.ID+" that dialed it left", m.links.removeFrom(r.ID)...)
 	if !closing {
-		m.dropRouterCircuits(r.ID)
+		m.away(r, gone, a)
 	}
 	m.log.Info("router disconnected", "router", r.ID, "reason", fmt.Sprint(r.channel().Err()))
 }
@@ -229,9 +246,25 @@ func routerDisabled(rec store.Record) bool {
 // extension keeps the channel: the router moves to the new certificate on
 // its next connection.
 func stillAdmitted(tx *store.Tx, r *Router) string {
-	rec, err := tx.Get(r.Kind, r.ID)
+	if why := recordRefuses(tx, r.Kind, r.ID); why != "" {
+		return why
+	}
+	rec, _ := tx.Get(r.Kind, r.ID)
+	r.mu.Lock()
+	r.fingerprint = *enrollmentOf(rec).Fingerprint
+	r.mu.Unlock()
+	return ""
+}
+
+// whyDeleted: a router's record is gone.
+const whyDeleted = "the router was deleted"
+
+// recordRefuses says why router id of kind may not be connected ("" when
+// it may): its record deleted, disabled, or enrolled again.
+func recordRefuses(tx *store.Tx, kind *store.Kind, id string) string {
+	rec, err := tx.Get(kind, id)
 	if err != nil {
-		return "the router was deleted"
+		return whyDeleted
 	}
 	e := enrollmentOf(rec)
 	switch {
@@ -240,9 +273,6 @@ func stillAdmitted(tx *store.Tx, r *Router) string {
 	case routerDisabled(rec):
 		return "the router was disabled"
 	}
-	r.mu.Lock()
-	r.fingerprint = *e.Fingerprint
-	r.mu.Unlock()
 	return ""
 }
 
@@ -263,8 +293,12 @@ func (m *Manager) watch() {
 		for _, r := range routers {
 			if why := stillAdmitted(tx, r); why != "" {
 				m.log.Info("closing a router's control channel", "router", r.ID, "reason", why)
+				r.mu.Lock()
+				r.goneWhy = why
+				r.mu.Unlock()
 				r.channel().CloseWith(errors.New(why))
 			}
 		}
+		m.checkAways(tx)
 	}
 }

@@ -68,15 +68,19 @@ func (m *Manager) endCircuit(id, why string, now, evenBuilding bool) bool {
 	return ok
 }
 
-// unroute tells router routerID to drop circuit id.
+// unroute tells router routerID to drop circuit id; a router not
+// connected is told when it connects (away.go).
 func (m *Manager) unroute(routerID, id string, now bool) {
-	m.mu.Lock()
-	r := m.routers[routerID]
-	m.mu.Unlock()
-	if r == nil || r.channel() == nil {
+	r := m.router(routerID)
+	if r == nil {
+		m.unrouteLater(routerID, id)
 		return
 	}
-	_ = m.send(r, ctrlchan.NewMessage(wire.UnrouteType, wire.Unroute(id, now)))
+	if err := m.send(r, ctrlchan.NewMessage(wire.UnrouteType, wire.Unroute(id, now))); err != nil {
+		m.unrouteLater(routerID, id)
+		return
+	}
+	r.noteUnroute(id, m.cfg.Now())
 }
 
 // unrouteAll tells every router of a path to drop circuit id.

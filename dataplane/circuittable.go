@@ -283,6 +283,33 @@ func (c *circuits) keeps(id, router string) bool {
 	return e != nil && (slices.Contains(e.c.Path, router) || slices.Contains(e.routing, router))
 }
 
+// liveOn returns the live circuits whose path crosses router, by id.
+func (c *circuits) liveOn(router string) map[string]*Circuit {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := map[string]*Circuit{}
+	for id, e := range c.byID {
+		if e.state == live && slices.Contains(e.c.Path, router) {
+			out[id] = e.c
+		}
+	}
+	return out
+}
+
+// endSame ends circuit ci if it is live and still on the same path (the
+// table holds ci itself: a moved circuit holds another); it says whether
+// it did.
+func (c *circuits) endSame(ci *Circuit) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e := c.byID[ci.ID]
+	if e == nil || e.state != live || e.c != ci {
+		return false
+	}
+	delete(c.byID, ci.ID)
+	return true
+}
+
 // get returns circuit id and its state (nil: none).
 func (c *circuits) get(id string) (*Circuit, circuitState) {
 	c.mu.Lock()

@@ -31,6 +31,7 @@
 //
 //	manager.go      Config, the Manager and a Router, New/Start/Close, Status, the connected routers
 //	admit.go        admission: ServeTLS, admit, join, serve, drop, watch
+//	away.go         a router whose channel closed: away (its circuits kept) until back (reconciled) or gone
 //	hello.go        the hello's version and capability headers
 //	handlers.go     every message a router sends, on its reader or on a pool; send, reply, request
 //	background.go   goAttach, the per-router pools, the Manager's context

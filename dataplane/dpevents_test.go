@@ -37,7 +37,7 @@ func waitEvents(t *testing.T, l *dpevent.Log, ns, action string, n int) []*dpeve
 
 func TestDataPlaneEvents_CircuitCreatedReroutedEnded(t *testing.T) {
 	l := dpevent.New(dpevent.Config{NodeID: "node-1"})
-	n := newTestNet(t, withEvents(l))
+	n := newTestNet(t, withEvents(l), withRouterGrace(50*time.Millisecond))
 	for _, id := range []string{"A", "B", "C"} {
 		n.addRouter(id)
 	}
@@ -54,7 +54,7 @@ func TestDataPlaneEvents_CircuitCreatedReroutedEnded(t *testing.T) {
 		!slices.Equal(c.Path, []string{"A", "B", "C"}) || c.SetupMillis == nil {
 		t.Fatalf("created %+v", c)
 	}
-	// B leaves: the circuit moves to A>C; C leaves: it ends.
+	// B is gone: the circuit moves to A>C; C is gone: it ends.
 	n.routers["B"].leave()
 	delete(n.routers, "B")
 	r := waitEvents(t, l, dpevent.Circuit, dpevent.Rerouted, 1)[0]

@@ -93,6 +93,7 @@ func (m *Manager) unhandled(ch *ctrlchan.Channel, msg *ctrlchan.Message) {
 // the edge sync of an edge router.
 func (m *Manager) onConnect(r *Router) {
 	m.announce(r)
+	m.goAttach(func() { m.reconcile(r, r.returned) })
 	if r.Kind.Table != "edgeRouters" {
 		return
 	}

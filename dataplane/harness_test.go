@@ -15,6 +15,7 @@ import (
 
 	"edgectl/auth"
 	"edgectl/ctrlchan"
+	"edgectl/dataplane/dpevent"
 	"edgectl/dataplane/wire"
 	"edgectl/fsm"
 	"edgectl/pki"
@@ -40,6 +41,7 @@ type testNet struct {
 	session, apiSession string
 	key                 *ecdsa.PrivateKey // signs service sessions
 	proposer            *localProposer
+	events              *dpevent.Log // the Manager's, if given one (withEvents)
 }
 
 // localProposer applies each command to the FSM at once, in order, as a
@@ -90,6 +92,11 @@ func (l *localProposer) applied() (uint64, <-chan struct{}) {
 // netOption changes the Manager's Config before it starts.
 type netOption func(*Config)
 
+// withRouterGrace sets how long a router may be away (Config.RouterGrace).
+func withRouterGrace(d time.Duration) netOption {
+	return func(c *Config) { c.RouterGrace = d }
+}
+
 // newTestNet makes a model with an identity allowed to dial service "svc"
 // through any edge router, and a started Manager over it.
 func newTestNet(t *testing.T, opts ...netOption) *testNet {
@@ -139,7 +146,8 @@ func newTestNet(t *testing.T, opts ...netOption) *testNet {
 	for _, o := range opts {
 		o(&cfg)
 	}
-	n := &testNet{t: t, m: New(cfg), s: s, routers: map[string]*fakeRouter{}, session: session, apiSession: apiToken, key: key, proposer: lp}
+	n := &testNet{t: t, m: New(cfg), s: s, routers: map[string]*fakeRouter{}, session: session, apiSession: apiToken, key: key, proposer: lp,
+		events: cfg.Events}
 	f.Watch(n.m)
 	n.m.Start()
 	t.Cleanup(n.m.Close)

@@ -11,8 +11,8 @@ import (
 )
 
 // line is routers A–B–C with a terminator on C: a dial through A takes A>B>C.
-func line(t *testing.T) *testNet {
-	n := newTestNet(t)
+func line(t *testing.T, opts ...netOption) *testNet {
+	n := newTestNet(t, opts...)
 	for _, id := range []string{"A", "B", "C"} {
 		n.addRouter(id)
 	}
@@ -36,8 +36,8 @@ func TestDial_RoutesEveryRouterOfThePath(t *testing.T) {
 
 // triangle is line plus a dear link A–C: a dial takes A>B>C, and A>C once
 // B costs more.
-func triangle(t *testing.T) *testNet {
-	n := line(t)
+func triangle(t *testing.T, opts ...netOption) *testNet {
+	n := line(t, opts...)
 	n.link("ac", "A", "C")
 	n.setLatency("ab", 10)
 	n.setLatency("bc", 10)
@@ -346,10 +346,10 @@ func TestConfirmationsAndFaults_OfUnknownCircuitsAreUnrouted(t *testing.T) {
 	n.settled(id)
 }
 
-// An end router that leaves ends its circuits; one in the middle that
-// leaves moves them around it.
-func TestRouterLeaving_EndsOrMovesItsCircuits(t *testing.T) {
-	n := triangle(t)
+// An end router that is gone (its grace passed) ends its circuits; one in
+// the middle that is gone moves them around it.
+func TestRouterGone_EndsOrMovesItsCircuits(t *testing.T) {
+	n := triangle(t, withRouterGrace(50*time.Millisecond))
 	id := circuitID(t, n.dial("A"))
 	n.routers["B"].leave()
 	delete(n.routers, "B")
@@ -501,7 +501,8 @@ func TestFault_OnAOneRouterCircuit(t *testing.T) {
 // circuits of a router that leaves (it is told that one left): each router
 // is told of its peers on a queue of its own.
 func TestPeers_AStalledRouterHoldsUpNoArrivalOrDeparture(t *testing.T) {
-	n := newTestNet(t, func(c *Config) { c.Channel = ctrlchan.Options{QueueSize: 2, WriteTimeout: 20 * time.Second} })
+	n := newTestNet(t, withRouterGrace(50*time.Millisecond),
+		func(c *Config) { c.Channel = ctrlchan.Options{QueueSize: 2, WriteTimeout: 20 * time.Second} })
 	s := n.addRouter("S")
 	a := n.addRouter("A")
 	n.terminator("t1", "A")
@@ -511,7 +512,7 @@ func TestPeers_AStalledRouterHoldsUpNoArrivalOrDeparture(t *testing.T) {
 		n.addRouter(r)
 	}
 	a.leave()
-	poll(t, "the circuit of A, which left, ended", func() bool { c, _ := n.m.circuits.get(id); return c == nil })
+	poll(t, "the circuit of A, which is gone, ended", func() bool { c, _ := n.m.circuits.get(id); return c == nil })
 	s.resume()
 	poll(t, "S told of every arrival and departure", func() bool {
 		return len(s.messages(wire.PeerStateChangesType)) >= 7

@@ -62,6 +62,11 @@ type Config struct {
 	RefusalLogInterval time.Duration
 	// Events takes the data-plane events (dpevents.go); nil: none.
 	Events *dpevent.Log
+	// RouterGrace is how long a router whose control channel to this node
+	// closed may stay away before its circuits end and its links go
+	// (away.go): until then they are kept, and reconciled when it returns;
+	// 30 s.
+	RouterGrace time.Duration
 	// MaxTerminatorCreates bounds the routers' terminator creates queued or
 	// in flight on this node at once; over it a router is answered busy and
 	// retries (terminators.go); 1,000.
@@ -79,6 +84,14 @@ type Manager struct {
 	mu      sync.Mutex
 	routers map[string]*Router // by router id
 	closed  bool
+	// aways are the routers whose channel closed, within their grace
+	// (away.go), by id.
+	aways map[string]*awayRouter
+
+	// unroutes are the Unroutes kept for routers not connected, sent when
+	// they connect (away.go): by router, circuit id → when.
+	unroutesMu sync.Mutex
+	unroutes   map[string]map[string]time.Time
 
 	// paths is the last graph built, reused while its routers and links
 	// are the same (paths.go).
@@ -139,6 +152,12 @@ type Router struct {
 	sync        string
 	// listeners are its link listeners, as its hello announced them.
 	listeners []wire.LinkListener
+	// returned: it connected within its grace (away.go); goneWhy, set
+	// when this node closes its channel for good, is why (deleted,
+	// disabled, enrolled again); unrouted are the last Unroutes sent to it.
+	returned bool
+	goneWhy  string
+	unrouted []sentUnroute
 
 	edge routerSync
 }
@@ -198,9 +217,12 @@ func New(cfg Config) *Manager {
 	if cfg.MaxTerminatorCreates <= 0 {
 		cfg.MaxTerminatorCreates = defaultTerminatorCreates
 	}
+	if cfg.RouterGrace <= 0 {
+		cfg.RouterGrace = defaultRouterGrace
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	mt := newMetrics()
-	return &Manager{cfg: cfg, log: cfg.Log, metrics: mt, routers: map[string]*Router{},
+	return &Manager{cfg: cfg, log: cfg.Log, metrics: mt, routers: map[string]*Router{}, aways: map[string]*awayRouter{},
 		sampler: newLogSampler(cfg.Log, mt.refusalsUnlogged.Inc),
 		changed: make(chan struct{}, 1), stop: make(chan struct{}), ctx: ctx, cancel: cancel,
 		events: eventReporter{queue: make(chan fsm.RouterEvent, eventQueue), refused: map[string]time.Time{}}}

@@ -17,23 +17,18 @@ import (
 // the same ends, or end it where there is none.
 
 // dropRouterCircuits ends the circuits that began or ended on a router
-// that left (the other routers of their paths unroute them), and moves
-// those that crossed it to other paths. A dial waiting for the router's
-// answer is told it left.
+// that is gone (away.go: not back within its grace, deleted, disabled):
+// every router of their paths unroutes them (the gone one if it ever
+// returns). Those that crossed it move to other paths.
 func (m *Manager) dropRouterCircuits(routerID string) {
-	for _, ci := range m.circuits.endWhere("router "+routerID+" at an end of it left", func(c *Circuit) bool {
+	for _, ci := range m.circuits.endWhere("router "+routerID+" at an end of it is gone", func(c *Circuit) bool {
 		return len(c.Path) > 0 && (c.Path[0] == routerID || c.Path[len(c.Path)-1] == routerID)
 	}) {
-		m.circuitEnded(ci, "router "+routerID+" at an end of it left")
-		for _, id := range ci.Path {
-			if id != routerID {
-				m.unroute(id, ci.ID, true)
-			}
-		}
+		m.circuitEnded(ci, "router "+routerID+" at an end of it is gone")
+		m.unrouteAll(ci.Path, ci.ID, true)
 	}
 	for _, ci := range m.circuits.where(func(c *Circuit) bool { return slices.Contains(c.Path, routerID) }) {
-		m.circuits.deliver(ci.ID, routeAnswer{router: routerID})
-		m.moveLater(ci.ID, "router "+routerID+" of its path left")
+		m.moveLater(ci.ID, "router "+routerID+" of its path is gone")
 	}
 }
 
