@@ -367,8 +367,8 @@ func (ch *Channel) stamp(m *Message) {
 	}
 }
 
-// maxKeptFrame is the largest frame buffer a channel's writer keeps for the
-// next message.
+// maxKeptFrame is the largest buffer of frame heads a channel's writer
+// keeps for the next message.
 const maxKeptFrame = 64 << 10
 
 func (ch *Channel) writeLoop() {
@@ -376,12 +376,16 @@ func (ch *Channel) writeLoop() {
 	buf := make([]byte, 0, 4096)
 	write := func(m *Message) bool {
 		ch.stamp(m)
-		buf = m.AppendFrame(buf[:0])
+		buf = m.appendHead(buf[:0])
 		_, err := w.Write(buf)
+		if err == nil {
+			// The body from the message itself: a big one (a router's
+			// full data model, shared by every router that takes it)
+			// goes past w's buffer to the connection, never copied.
+			_, err = w.Write(m.Body)
+		}
 		if cap(buf) > maxKeptFrame {
-			// A big frame (a router's full data model) is not kept for
-			// the channel's life: one per router would be a copy of the
-			// model per router.
+			// Large headers are not kept for the channel's life.
 			buf = make([]byte, 0, 4096)
 		}
 		if err != nil {

@@ -1,8 +1,11 @@
 package ctrlchan
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
+	"io"
 	"net"
 	"runtime"
 	"slices"
@@ -243,6 +246,25 @@ func TestReadHello_RefusesWhatIsNotAHello(t *testing.T) {
 // function reads the next message (its content type and body length).
 func stalled(t *testing.T, opts Options) (*Channel, func() *Message) {
 	t.Helper()
+	ch, b := acceptRaw(t, opts)
+	return ch, func() *Message {
+		t.Helper()
+		for {
+			m, err := ReadMessage(b, MaxHeadersSize, MaxBodySize)
+			if err != nil {
+				t.Fatalf("peer read: %v", err)
+			}
+			if m.ContentType != ContentHeartbeat {
+				return m
+			}
+		}
+	}
+}
+
+// acceptRaw accepts a channel and returns it with the peer's end of the
+// connection, past the hello's result.
+func acceptRaw(t *testing.T, opts Options) (*Channel, net.Conn) {
+	t.Helper()
 	a, b := net.Pipe()
 	t.Cleanup(func() { _ = b.Close() })
 	hello := NewMessage(ContentHello, []byte("r"))
@@ -265,18 +287,7 @@ func stalled(t *testing.T, opts Options) (*Channel, func() *Message) {
 	if r := <-results; r == nil || r.ContentType != ContentResult {
 		t.Fatalf("hello result %+v", r)
 	}
-	return ch, func() *Message {
-		t.Helper()
-		for {
-			m, err := ReadMessage(b, MaxHeadersSize, MaxBodySize)
-			if err != nil {
-				t.Fatalf("peer read: %v", err)
-			}
-			if m.ContentType != ContentHeartbeat {
-				return m
-			}
-		}
-	}
+	return ch, b
 }
 
 func TestChannel_UrgentMessagesOvertakeAndNeverWait(t *testing.T) {
@@ -365,5 +376,67 @@ func TestChannel_ABigMessageSentIsNotKept(t *testing.T) {
 	runtime.ReadMemStats(&after)
 	if grew := int64(after.HeapInuse) - int64(before.HeapInuse); grew > channels*size/2 {
 		t.Fatalf("the heap grew by %d MiB after %d channels each sent %d MiB: the channels keep their frames", grew>>20, channels, size>>20)
+	}
+}
+
+// TestChannel_ABodySharedByManyChannelsIsNotCopied: one body sent on many
+// channels (a full data model to every router) is written from the message
+// itself; only the frame head is built per channel.
+func TestChannel_ABodySharedByManyChannelsIsNotCopied(t *testing.T) {
+	const channels, size = 8, 4 << 20
+	body := make([]byte, size)
+	for i := range body {
+		body[i] = byte(i * 7)
+	}
+	got := make([]byte, size)
+	var chans []*Channel
+	var reads []func() int32
+	for range channels {
+		ch, peer := acceptRaw(t, Options{})
+		chans = append(chans, ch)
+		reads = append(reads, func() int32 {
+			// The frame read by hand into got: the peer allocates nothing.
+			for {
+				var head [frameHead]byte
+				if _, err := io.ReadFull(peer, head[:]); err != nil {
+					t.Fatalf("peer read: %v", err)
+				}
+				ct := int32(binary.LittleEndian.Uint32(head[4:8]))
+				hlen := int64(binary.LittleEndian.Uint32(head[12:16]))
+				blen := int(binary.LittleEndian.Uint32(head[16:20]))
+				if _, err := io.CopyN(io.Discard, peer, hlen); err != nil {
+					t.Fatalf("peer read: %v", err)
+				}
+				if ct == ContentHeartbeat {
+					if _, err := io.CopyN(io.Discard, peer, int64(blen)); err != nil {
+						t.Fatalf("peer read: %v", err)
+					}
+					continue
+				}
+				if blen != size {
+					t.Fatalf("a body of %d bytes", blen)
+				}
+				if _, err := io.ReadFull(peer, got); err != nil {
+					t.Fatalf("peer read: %v", err)
+				}
+				return ct
+			}
+		})
+	}
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	for i, ch := range chans {
+		if err := ch.Send(NewMessage(1000, body)); err != nil {
+			t.Fatal(err)
+		}
+		if ct := reads[i](); ct != 1000 || !bytes.Equal(got, body) {
+			t.Fatalf("channel %d: content type %d, the body differs: %v", i, ct, !bytes.Equal(got, body))
+		}
+		clear(got)
+	}
+	runtime.ReadMemStats(&after)
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > size {
+		t.Fatalf("%d channels sending one body of %d MiB allocated %d MiB: the body is copied per channel", channels, size>>20, alloc>>20)
 	}
 }

@@ -181,6 +181,14 @@ func (h Headers) String(key int32) (string, bool) {
 // AppendFrame appends m's V2 frame to b. Headers are written in key order,
 // so a message always encodes to the same bytes.
 func (m *Message) AppendFrame(b []byte) []byte {
+	return append(m.appendHead(b), m.Body...)
+}
+
+// appendHead appends m's frame up to its body: the fixed part and the
+// headers. A channel writes the body after it from m.Body itself, so a body
+// shared by many channels (one full data model sent to every router) is
+// never copied per channel.
+func (m *Message) appendHead(b []byte) []byte {
 	keys := make([]int32, 0, len(m.Headers))
 	hlen := 0
 	for k, v := range m.Headers {
@@ -199,7 +207,7 @@ func (m *Message) AppendFrame(b []byte) []byte {
 		b = binary.LittleEndian.AppendUint32(b, uint32(len(v)))
 		b = append(b, v...)
 	}
-	return append(b, m.Body...)
+	return b
 }
 
 // ReadMessage reads one frame from r. A frame whose headers or body are

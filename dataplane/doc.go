@@ -51,6 +51,7 @@
 //	modelsync.go    the FSM's changes, queued and dispatched to routers
 //	edgesync.go     the edge sync of each router: hello, full state, change queue
 //	rdm.go rdmsync.go   the router data model: its events, its log and subscriptions
+//	rdmstate.go     the full state's one encoding, shared by the routers that need it
 //	extend.go       router certificate extension
 //	ctrladdrs.go    the cluster's control addresses told to routers
 //	events.go       router events

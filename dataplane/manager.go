@@ -108,8 +108,10 @@ type Manager struct {
 	restored bool
 	changed  chan struct{}
 	events   eventReporter
-	// rdm holds the router data model's recent change sets (rdmsync.go).
-	rdm rdmLog
+	// rdm holds the router data model's recent change sets (rdmsync.go);
+	// states the full state's encoding the routers share (rdmstate.go).
+	rdm    rdmLog
+	states stateCache
 	// verifier checks service session tokens (terminators.go).
 	verifier sessionVerifier
 	// circuits are the circuits this node routed (circuits.go).
@@ -287,6 +289,7 @@ func (m *Manager) Close() {
 		rs = append(rs, r)
 	}
 	m.mu.Unlock()
+	m.states.forget(nil)
 	for _, r := range rs {
 		if ch := r.channel(); ch != nil { // nil: still in its hello, refused below
 			ch.CloseWith(errors.New("the controller node is shutting down"))

@@ -36,6 +36,9 @@ type metrics struct {
 	// requestsRefused counts the requests of connected routers refused
 	// because they reach beyond the router's own (requestcheck.go).
 	requestsRefused *prometheus.CounterVec
+	// fullStates counts the router data model's full states sent, by
+	// whether this one was encoded for it or shared (rdmstate.go).
+	fullStates *prometheus.CounterVec
 }
 
 func newMetrics() *metrics {
@@ -69,6 +72,8 @@ func newMetrics() *metrics {
 			Help: "TLS handshakes on the API port that failed (routers and clients share it); their log lines are sampled as refusals are."}),
 		requestsRefused: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "edgectl_router_requests_refused_total",
 			Help: "Requests of connected routers refused because they reach beyond what the router or its client may do, by request and reason."}, []string{"request", "reason"}),
+		fullStates: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "edgectl_router_data_model_full_states_total",
+			Help: "Full router data models sent to routers, by source: encoded (the model read and encoded for it) or shared (an encoding made for another router, with the change sets since)."}, []string{"source"}),
 		eventsDropped: prometheus.NewCounter(prometheus.CounterOpts{Name: "edgectl_router_events_dropped_total",
 			Help: "Router events (connected, disconnected, refused, certificate extended) not recorded: the queue to the event log was full."}),
 	}
@@ -86,6 +91,9 @@ func newMetrics() *metrics {
 	for _, r := range []string{"moved", "ended"} {
 		m.reroutes.WithLabelValues(r)
 	}
+	for _, s := range []string{"encoded", "shared"} {
+		m.fullStates.WithLabelValues(s)
+	}
 	for _, c := range []string{dpevent.CauseNoTerminator, dpevent.CauseNoPath, dpevent.CauseAccessRefused, dpevent.CauseRouterError} {
 		m.failures.WithLabelValues(c)
 	}
@@ -98,7 +106,7 @@ func (m *Manager) Collectors() []prometheus.Collector {
 		Help: "Raft entries this node applied past the oldest change not yet sent to every connected edge router (0: all sent)."}, m.syncLag)
 	return []prometheus.Collector{lag, m.metrics.connected, m.metrics.refused, m.metrics.received, m.metrics.sent, m.metrics.extended, m.metrics.eventsDropped, m.metrics.healthEvents, m.metrics.dials, m.metrics.dialSeconds, m.metrics.reroutes,
 		m.metrics.failures, m.metrics.serviceBytes,
-		m.metrics.refusalsUnlogged, m.metrics.handshakeFailures, m.metrics.requestsRefused,
+		m.metrics.refusalsUnlogged, m.metrics.handshakeFailures, m.metrics.requestsRefused, m.metrics.fullStates,
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "edgectl_router_links", Help: "Router links reported to this node."},
 			func() float64 { return float64(len(m.Links())) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "edgectl_circuits", Help: "Circuits this node routed that are open."},

@@ -60,6 +60,7 @@ func (m *Manager) dispatch() {
 		if restored {
 			applied, _ := m.cfg.AppliedIndex()
 			m.rdm.reset(applied + 1)
+			m.states.forget(nil)
 			for _, r := range routers {
 				r.edge.restart()
 			}

@@ -96,7 +96,8 @@ func (m *Manager) subscribe(r *Router, msg *ctrlchan.Message) {
 
 // catchUp answers a subscription: the change sets since the router's
 // index when this node has them all and the router is on the cluster's
-// timeline, else the full state.
+// timeline, else the full state, shared with the other routers that need
+// it (rdmstate.go), and the change sets after the index it was encoded at.
 func (m *Manager) catchUp(r *Router) error {
 	s := &r.edge
 	s.mu.Lock()
@@ -117,16 +118,19 @@ func (m *Manager) catchUp(r *Router) error {
 			return nil
 		}
 	}
-	applied, _ := m.cfg.AppliedIndex()
-	tx := m.cfg.Store.Read() // at or past applied: the state is never older than its index
-	msg := ctrlchan.NewMessage(wire.DataStateType, wire.DataState(m.fullState(tx), applied, ours))
-	if err := m.send(r, msg); err != nil {
+	st, after := m.sharedFullState(ours)
+	if err := m.send(r, ctrlchan.NewMessage(wire.DataStateType, st.body)); err != nil {
 		return err
 	}
 	s.mu.Lock()
-	s.sub.index, s.sub.timeline = applied, ours
+	s.sub.index, s.sub.timeline = st.index, ours
 	s.mu.Unlock()
-	m.log.Info("router data model: full state sent", "router", r.ID, "index", applied, "bytes", len(msg.Body))
+	m.log.Info("router data model: full state sent", "router", r.ID, "index", st.index, "bytes", len(st.body), "changeSetsAfter", len(after))
+	for _, set := range after {
+		if err := m.sendChangeSet(r, set); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 

@@ -67,7 +67,13 @@ func Event(action Action, synthetic bool, m Model) []byte {
 
 // DataState encodes a full state: events 1, endIndex 2, timelineId 3.
 func DataState(events [][]byte, endIndex uint64, timeline string) []byte {
-	var b buf
+	// Sized once: a full state is megabytes, and growing it by appends
+	// would allocate it about twice over.
+	n := protowire.SizeTag(2) + protowire.SizeVarint(endIndex) + protowire.SizeTag(3) + protowire.SizeBytes(len(timeline))
+	for _, e := range events {
+		n += protowire.SizeTag(1) + protowire.SizeBytes(len(e))
+	}
+	b := make(buf, 0, n)
 	for _, e := range events {
 		b = b.msg(1, e)
 	}
