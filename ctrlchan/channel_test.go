@@ -28,7 +28,9 @@ func (p *peer) send(m *Message) {
 	}
 }
 
-// next returns the next message that is not a bare heartbeat, failing after a second.
+// next returns the next message that is not a bare heartbeat, failing
+// after 10 s (generous: a 4 MiB message under the race detector on a
+// loaded machine takes over a second).
 func (p *peer) next() *Message {
 	p.t.Helper()
 	for {
@@ -40,8 +42,8 @@ func (p *peer) next() *Message {
 			if m.ContentType != ContentHeartbeat {
 				return m
 			}
-		case <-time.After(time.Second):
-			p.t.Fatal("no message within a second")
+		case <-time.After(10 * time.Second):
+			p.t.Fatal("no message within 10 s")
 		}
 	}
 }
