@@ -52,12 +52,24 @@ func (b pb) uint(num protowire.Number, v uint64) pb {
 	return protowire.AppendVarint(b, v)
 }
 
+// createTerminatorRequest is a router's CreateTerminatorV2Request for
+// address, with the Bind session's and the API session's tokens, cost, and
+// precedence required.
+func createTerminatorRequest(address, session, apiSession string, cost uint64) *ctrlchan.Message {
+	body := pb(nil).str(1, address).str(2, session).uint(5, cost).uint(6, 1).str(9, apiSession)
+	return ctrlchan.NewMessage(wire.CreateTerminatorV2RequestType, body)
+}
+
 // createTerminator asks the node for a terminator at address and returns
 // the result code and text.
 func createTerminator(t *testing.T, fr *fakeRouter, address, session, apiSession string, cost uint64) (uint64, string) {
 	t.Helper()
-	body := pb(nil).str(1, address).str(2, session).uint(5, cost).uint(6, 1).str(9, apiSession)
-	r := fr.request(ctrlchan.NewMessage(wire.CreateTerminatorV2RequestType, body), 5*time.Second)
+	return createResult(t, fr.request(createTerminatorRequest(address, session, apiSession, cost), 5*time.Second))
+}
+
+// createResult reads a CreateTerminatorV2Response: its result and text.
+func createResult(t *testing.T, r *ctrlchan.Message) (uint64, string) {
+	t.Helper()
 	if r.ContentType != wire.CreateTerminatorV2ResponseType {
 		t.Fatalf("answered with content type %d", r.ContentType)
 	}
