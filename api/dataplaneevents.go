@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"edgectl/dataplane/dpevent"
+	"edgectl/store/filter"
 )
 
 // Data-plane events (docs/api-events.md, "Data-plane events"): this
@@ -49,17 +50,26 @@ func eventFrom(c *call, header bool, def int64) (int64, error) {
 	return def, nil
 }
 
+// dataPlaneQuery is this node's data-plane event log (404 when it keeps
+// none) and the request's compiled filter.
+func (s *Server) dataPlaneQuery(c *call) (*dpevent.Log, *filter.Query, error) {
+	if s.DataPlaneEvents == nil {
+		return nil, nil, &apiError{status: http.StatusNotFound, code: "NOT_FOUND", message: "this node keeps no data-plane events (--data-plane-events=false)"}
+	}
+	q, err := dpevent.Compile(c.r.URL.Query().Get("filter"))
+	if err != nil {
+		return nil, nil, badQuery("filter", err)
+	}
+	return s.DataPlaneEvents, q, nil
+}
+
 // listDataPlaneEvents lists the kept events after fromId (default: every
 // one kept) that match filter, oldest first, limit (100, at most 1000) at
 // a time.
 func (s *Server) listDataPlaneEvents(c *call) error {
-	log := s.DataPlaneEvents
-	if log == nil {
-		return &apiError{status: http.StatusNotFound, code: "NOT_FOUND", message: "this node keeps no data-plane events (--data-plane-events=false)"}
-	}
-	q, err := dpevent.Compile(c.r.URL.Query().Get("filter"))
+	log, q, err := s.dataPlaneQuery(c)
 	if err != nil {
-		return badQuery("filter", err)
+		return err
 	}
 	from, err := eventFrom(c, false, 0)
 	if err != nil {
@@ -91,13 +101,9 @@ func (s *Server) listDataPlaneEvents(c *call) error {
 // stream goes on with what is kept). A client too slow to take a batch in
 // streamWriteWait is disconnected, as on the audit stream.
 func (s *Server) streamDataPlaneEvents(c *call) error {
-	log := s.DataPlaneEvents
-	if log == nil {
-		return &apiError{status: http.StatusNotFound, code: "NOT_FOUND", message: "this node keeps no data-plane events (--data-plane-events=false)"}
-	}
-	q, err := dpevent.Compile(c.r.URL.Query().Get("filter"))
+	log, q, err := s.dataPlaneQuery(c)
 	if err != nil {
-		return badQuery("filter", err)
+		return err
 	}
 	from, err := eventFrom(c, true, log.Last())
 	if err != nil {
@@ -132,15 +138,7 @@ func (s *Server) streamDataPlaneEvents(c *call) error {
 			buf.WriteString(": heartbeat\n\n")
 		}
 		if buf.Len() > 0 || lost {
-			_ = rc.SetWriteDeadline(time.Now().Add(streamWriteWait))
-			_, err := c.w.Write(buf.Bytes())
-			if err == nil {
-				err = rc.Flush()
-			}
-			if err != nil {
-				if errors.Is(err, os.ErrDeadlineExceeded) {
-					s.streamsDropped.Add(1)
-				}
+			if s.sendBatch(c, rc, buf.Bytes()) != nil {
 				return nil
 			}
 			lastBeat = time.Now()
@@ -170,4 +168,19 @@ func (s *Server) startStream(c *call) *http.ResponseController {
 	c.w.WriteHeader(http.StatusOK)
 	_ = rc.Flush()
 	return rc
+}
+
+// sendBatch writes a stream's batch, flushed, within streamWriteWait. An
+// error ends the stream; a client too slow to take the batch in time
+// (os.ErrDeadlineExceeded) is counted as dropped.
+func (s *Server) sendBatch(c *call, rc *http.ResponseController, batch []byte) error {
+	_ = rc.SetWriteDeadline(time.Now().Add(streamWriteWait))
+	_, err := c.w.Write(batch)
+	if err == nil {
+		err = rc.Flush()
+	}
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		s.streamsDropped.Add(1)
+	}
+	return err
 }

@@ -113,15 +113,9 @@ func (s *Server) streamEvents(c *call) error {
 			buf.WriteString(": heartbeat\n\n")
 		}
 		if buf.Len() > 0 {
-			_ = rc.SetWriteDeadline(time.Now().Add(streamWriteWait))
-			_, err := c.w.Write(buf.Bytes())
-			if err == nil {
-				err = rc.Flush()
-			}
-			if err != nil {
+			if err := s.sendBatch(c, rc, buf.Bytes()); err != nil {
 				if errors.Is(err, os.ErrDeadlineExceeded) {
 					// Too slow: a last word, if the client reads at all, then the connection closes.
-					s.streamsDropped.Add(1)
 					_ = rc.SetWriteDeadline(time.Now().Add(time.Second))
 					fmt.Fprintf(c.w, "event: error\ndata: {\"code\":\"TOO_SLOW\",\"message\":\"this client did not read the stream fast enough and is disconnected: resume with Last-Event-ID %d at the latest\"}\n\n", batchStart)
 					_ = rc.Flush()
