@@ -56,8 +56,8 @@ func (b pb) uint(num protowire.Number, v uint64) pb {
 // address, with the Bind session's and the API session's tokens, cost, and
 // precedence required.
 func createTerminatorRequest(address, session, apiSession string, cost uint64) *ctrlchan.Message {
-	body := pb(nil).str(1, address).str(2, session).uint(5, cost).uint(6, 1).str(9, apiSession)
-	return ctrlchan.NewMessage(wire.CreateTerminatorV2RequestType, body)
+	return ctrlchan.NewMessage(wire.CreateTerminatorV2RequestType, wire.EncodeCreateTerminatorV2(&wire.CreateTerminatorV2{
+		Address: address, SessionToken: session, Cost: uint32(cost), Precedence: wire.PrecedenceRequired, APISessionToken: apiSession}))
 }
 
 // createTerminator asks the node for a terminator at address and returns
@@ -73,17 +73,10 @@ func createResult(t *testing.T, r *ctrlchan.Message) (uint64, string) {
 	if r.ContentType != wire.CreateTerminatorV2ResponseType {
 		t.Fatalf("answered with content type %d", r.ContentType)
 	}
-	var result uint64
-	var text string
-	_ = wire.Fields(r.Body, func(num protowire.Number, v uint64, raw []byte) error {
-		switch num {
-		case 2:
-			result = v
-		case 3:
-			text = string(raw)
-		}
-		return nil
-	})
+	_, result, text, err := wire.DecodeCreateTerminatorV2Response(r.Body)
+	if err != nil {
+		t.Fatalf("the answer does not decode: %v", err)
+	}
 	return result, text
 }
 
