@@ -384,17 +384,7 @@ func (fr *fakeRouter) answerRoute(m *ctrlchan.Message, answer func(string, uint3
 
 // routeOf is a Route's circuit id and attempt.
 func routeOf(b []byte) (string, uint32) {
-	var id string
-	var attempt uint32
-	_ = wire.Fields(b, func(num protowire.Number, v uint64, raw []byte) error {
-		switch num {
-		case 1:
-			id = string(raw)
-		case 2:
-			attempt = uint32(v)
-		}
-		return nil
-	})
+	id, attempt, _ := wire.DecodeRoute(b)
 	return id, attempt
 }
 
