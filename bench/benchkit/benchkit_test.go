@@ -69,3 +69,16 @@ func TestTCPProxyCutHeal(t *testing.T) {
 		t.Errorf("after heal: %v", err)
 	}
 }
+
+func TestTokenOf_TheDataTokenOrNothing(t *testing.T) {
+	for answer, want := range map[string]string{
+		`{"data":{"token":"t1","id":"x"},"meta":{}}`: "t1",
+		`{"data":{"id":"x"}}`:                        "",
+		`{"error":{"code":"UNAUTHORIZED"}}`:          "",
+		`not json`:                                   "",
+	} {
+		if got := TokenOf([]byte(answer)); got != want {
+			t.Errorf("TokenOf(%s) = %q, want %q", answer, got, want)
+		}
+	}
+}
