@@ -1,12 +1,10 @@
 package api
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
-	"os"
 	"strconv"
 	"time"
 
@@ -109,14 +107,12 @@ func (s *Server) streamDataPlaneEvents(c *call) error {
 	if err != nil {
 		return err
 	}
-	rc := s.startStream(c)
-	defer s.streams.Add(-1)
+	st := s.startStream(c)
+	defer st.close()
 	ctx := c.r.Context()
-	var buf bytes.Buffer
-	lastBeat := time.Now()
 	for {
 		changed := log.Changed()
-		buf.Reset()
+		st.batch.Reset()
 		n, start := 0, from
 		oldest, lost := log.After(from, func(e *dpevent.Event) bool {
 			from = e.ID
@@ -125,25 +121,19 @@ func (s *Server) streamDataPlaneEvents(c *call) error {
 				if err != nil {
 					return false
 				}
-				fmt.Fprintf(&buf, "id: %d\ndata: %s\n\n", e.ID, raw)
+				fmt.Fprintf(&st.batch, "id: %d\ndata: %s\n\n", e.ID, raw)
 				n++
 			}
-			return n < streamBatch && buf.Len() < streamBytes
+			return n < streamBatch && st.batch.Len() < streamBytes
 		})
 		if lost {
 			fmt.Fprintf(c.w, "event: lost\ndata: {\"oldestId\":%d,\"message\":\"the events after %d are no longer kept on this node\"}\n\n", oldest, start)
 			from = max(from, oldest-1)
 		}
-		if n == 0 && time.Since(lastBeat) >= streamHeartbeat {
-			buf.WriteString(": heartbeat\n\n")
+		if st.send(n, lost) != nil {
+			return nil
 		}
-		if buf.Len() > 0 || lost {
-			if s.sendBatch(c, rc, buf.Bytes()) != nil {
-				return nil
-			}
-			lastBeat = time.Now()
-		}
-		if n == streamBatch || buf.Len() >= streamBytes {
+		if n == streamBatch || st.batch.Len() >= streamBytes {
 			continue
 		}
 		select {
@@ -153,34 +143,4 @@ func (s *Server) streamDataPlaneEvents(c *call) error {
 		case <-time.After(streamHeartbeat):
 		}
 	}
-}
-
-// startStream answers 200 with an event stream's headers, flushed, and
-// counts the stream (the caller ends the count when it ends).
-func (s *Server) startStream(c *call) *http.ResponseController {
-	rc := http.NewResponseController(c.w)
-	s.streams.Add(1)
-	c.wrote = true
-	h := c.w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-store")
-	h.Set("X-Accel-Buffering", "no")
-	c.w.WriteHeader(http.StatusOK)
-	_ = rc.Flush()
-	return rc
-}
-
-// sendBatch writes a stream's batch, flushed, within streamWriteWait. An
-// error ends the stream; a client too slow to take the batch in time
-// (os.ErrDeadlineExceeded) is counted as dropped.
-func (s *Server) sendBatch(c *call, rc *http.ResponseController, batch []byte) error {
-	_ = rc.SetWriteDeadline(time.Now().Add(streamWriteWait))
-	_, err := c.w.Write(batch)
-	if err == nil {
-		err = rc.Flush()
-	}
-	if errors.Is(err, os.ErrDeadlineExceeded) {
-		s.streamsDropped.Add(1)
-	}
-	return err
 }
