@@ -9,7 +9,6 @@ import (
 	"crypto/x509"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -283,16 +282,8 @@ func (l *localCluster) Apply(_ context.Context, cmd []byte) ([]byte, uint64, err
 	l.index++
 	entry := &raft.Log{Index: l.index, Term: 1, Type: raft.LogCommand, Data: cmd, AppendedAt: time.Now()}
 	l.log = append(l.log, entry)
-	resp := l.fsm.Apply(entry)
-	switch r := resp.(type) {
-	case nil:
-		return nil, l.index, nil
-	case []byte:
-		return r, l.index, nil
-	case error:
-		return nil, l.index, r
-	}
-	return nil, l.index, fmt.Errorf("fsm returned %T", resp)
+	resp, err := cluster.FSMResult(l.fsm.Apply(entry))
+	return resp, l.index, err
 }
 
 var errNotACluster = errors.New("the in-process harness has no cluster: use newNodeServer")
