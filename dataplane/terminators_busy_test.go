@@ -10,8 +10,6 @@ import (
 	"edgectl/ctrlchan"
 	"edgectl/dataplane/wire"
 	"edgectl/store"
-
-	"google.golang.org/protobuf/encoding/protowire"
 )
 
 // TestTerminators_AStormIsAnsweredBusyAndRetriedNoneLost: while Raft is
@@ -112,14 +110,7 @@ func TestTerminators_ARouterTunnelersCreateSharesTheBound(t *testing.T) {
 	release()
 	select {
 	case r := <-first:
-		var result uint64
-		_ = wire.Fields(r.Body, func(num protowire.Number, v uint64, _ []byte) error {
-			if num == 3 {
-				result = v
-			}
-			return nil
-		})
-		if r.ContentType != wire.CreateTunnelTerminatorResponseV2Type || result != wire.TerminatorCreated {
+		if result := fieldsOf(r.Body)[3].v; r.ContentType != wire.CreateTunnelTerminatorResponseV2Type || result != wire.TerminatorCreated {
 			t.Fatalf("the first create: content type %d, result %d", r.ContentType, result)
 		}
 	case <-time.After(10 * time.Second):

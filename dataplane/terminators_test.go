@@ -221,3 +221,21 @@ func (b pb) msg(num protowire.Number, v []byte) pb {
 	b = protowire.AppendTag(b, num, protowire.BytesType)
 	return protowire.AppendBytes(b, v)
 }
+
+// field is one field of a message as wire.Fields reads it: its varint
+// value or its bytes.
+type field struct {
+	v   uint64
+	raw []byte
+}
+
+// fieldsOf is what pb writes, read back: each field of message b by its
+// number (the last of a repeated one).
+func fieldsOf(b []byte) map[protowire.Number]field {
+	out := map[protowire.Number]field{}
+	_ = wire.Fields(b, func(num protowire.Number, v uint64, raw []byte) error {
+		out[num] = field{v, raw}
+		return nil
+	})
+	return out
+}
