@@ -442,6 +442,14 @@ func (ts *testServer) list(path string) ([]any, int) {
 	return out["data"].([]any), total
 }
 
+// fails sends method path body as the admin (ts.do) and wants the error
+// answer status with code and, when field is set, cause.field (wantError).
+func (ts *testServer) fails(method, path string, body any, status int, code, field string) {
+	ts.t.Helper()
+	st, out := ts.do(method, path, body)
+	wantError(ts.t, st, out, status, code, field)
+}
+
 // wantError checks the status and error code of a response and, when field is set, cause.field.
 func wantError(t *testing.T, st int, out map[string]any, status int, code, field string) {
 	t.Helper()
