@@ -77,18 +77,14 @@ func TestAuthPolicies_CreateGetListPatchPutDelete(t *testing.T) {
 		len(got["tags"].(map[string]any)) != 0 {
 		t.Fatalf("after put: %v", got)
 	}
-	st, out = ts.do(http.MethodPut, mgmt("/auth-policies/"+id), map[string]any{"name": "x"})
-	wantError(t, st, out, 400, "COULD_NOT_VALIDATE", "primary")
+	ts.fails(http.MethodPut, mgmt("/auth-policies/"+id), map[string]any{"name": "x"}, 400, "COULD_NOT_VALIDATE", "primary")
 
 	if st, out := ts.do(http.MethodDelete, mgmt("/auth-policies/"+id), nil); st != http.StatusOK {
 		t.Fatalf("delete: %d %v", st, out)
 	}
-	st, out = ts.do(http.MethodGet, mgmt("/auth-policies/"+id), nil)
-	wantError(t, st, out, 404, "NOT_FOUND", "")
-	st, out = ts.do(http.MethodPatch, mgmt("/auth-policies/"+id), map[string]any{"name": "y"})
-	wantError(t, st, out, 404, "NOT_FOUND", "")
-	st, out = ts.do(http.MethodDelete, mgmt("/auth-policies/"+id), nil)
-	wantError(t, st, out, 404, "NOT_FOUND", "")
+	ts.fails(http.MethodGet, mgmt("/auth-policies/"+id), nil, 404, "NOT_FOUND", "")
+	ts.fails(http.MethodPatch, mgmt("/auth-policies/"+id), map[string]any{"name": "y"}, 404, "NOT_FOUND", "")
+	ts.fails(http.MethodDelete, mgmt("/auth-policies/"+id), nil, 404, "NOT_FOUND", "")
 }
 
 func TestAuthPolicies_EveryRuleNamesTheNestedFieldAndStoresNothing(t *testing.T) {
@@ -136,10 +132,8 @@ func TestAuthPolicies_EveryRuleNamesTheNestedFieldAndStoresNothing(t *testing.T)
 		t.Run(c.name, func(t *testing.T) { wantError(t, st, out, 400, "COULD_NOT_VALIDATE", c.field) })
 	}
 	// PATCH checks nested values the same way and changes nothing on error.
-	st, out := ts.do(http.MethodPatch, mgmt("/auth-policies/default"), map[string]any{"primary": map[string]any{"updb": map[string]any{"maxAttempts": -2}}})
-	wantError(t, st, out, 400, "COULD_NOT_VALIDATE", "primary.updb.maxAttempts")
-	st, out = ts.do(http.MethodPatch, mgmt("/auth-policies/default"), map[string]any{"primary": nil})
-	wantError(t, st, out, 400, "COULD_NOT_VALIDATE", "primary")
+	ts.fails(http.MethodPatch, mgmt("/auth-policies/default"), map[string]any{"primary": map[string]any{"updb": map[string]any{"maxAttempts": -2}}}, 400, "COULD_NOT_VALIDATE", "primary.updb.maxAttempts")
+	ts.fails(http.MethodPatch, mgmt("/auth-policies/default"), map[string]any{"primary": nil}, 400, "COULD_NOT_VALIDATE", "primary")
 	if after := ts.authnCount("/auth-policies"); after != before {
 		t.Fatalf("auth policies %d after bad creates, want %d", after, before)
 	}
@@ -157,15 +151,12 @@ func TestAuthPolicies_DefaultIsUpdatableNotDeletableAndAPolicyInUseIsReferenced(
 	if got := ts.get("/auth-policies/default"); dig(got, "primary", "updb", "maxAttempts") != 4.0 || got["name"] != "Default" {
 		t.Fatalf("default after patch: %v", got)
 	}
-	st, out := ts.do(http.MethodDelete, mgmt("/auth-policies/default"), nil)
-	wantError(t, st, out, 400, "COULD_NOT_VALIDATE", "id")
+	ts.fails(http.MethodDelete, mgmt("/auth-policies/default"), nil, 400, "COULD_NOT_VALIDATE", "id")
 
 	id := ts.create("/auth-policies", authPolicyBody("used"))
-	st, out = ts.do(http.MethodPost, mgmt("/auth-policies"), authPolicyBody("used"))
-	wantError(t, st, out, 409, "CONFLICT", "name")
+	ts.fails(http.MethodPost, mgmt("/auth-policies"), authPolicyBody("used"), 409, "CONFLICT", "name")
 	ident := ts.authnIdentity("user-of-policy", map[string]any{"authPolicyId": id})
-	st, out = ts.do(http.MethodDelete, mgmt("/auth-policies/"+id), nil)
-	wantError(t, st, out, 409, "REFERENCED", "")
+	ts.fails(http.MethodDelete, mgmt("/auth-policies/"+id), nil, 409, "REFERENCED", "")
 	ts.mustDelete("/identities/" + ident)
 	ts.mustDelete("/auth-policies/" + id)
 }
@@ -186,11 +177,9 @@ func TestAuthPolicies_SignerReferencesMustExistAndPinTheSigner(t *testing.T) {
 		t.Fatalf("signers: %v", got)
 	}
 	for _, s := range []string{signer, other} {
-		st, out := ts.do(http.MethodDelete, mgmt("/external-jwt-signers/"+s), nil)
-		wantError(t, st, out, 409, "REFERENCED", "")
+		ts.fails(http.MethodDelete, mgmt("/external-jwt-signers/"+s), nil, 409, "REFERENCED", "")
 	}
-	st, out := ts.do(http.MethodPatch, mgmt("/auth-policies/"+id), map[string]any{"secondary": map[string]any{"requireExtJwtSigner": "gone"}})
-	wantError(t, st, out, 400, "COULD_NOT_VALIDATE", "secondary.requireExtJwtSigner")
+	ts.fails(http.MethodPatch, mgmt("/auth-policies/"+id), map[string]any{"secondary": map[string]any{"requireExtJwtSigner": "gone"}}, 400, "COULD_NOT_VALIDATE", "secondary.requireExtJwtSigner")
 	if st, out := ts.do(http.MethodPatch, mgmt("/auth-policies/"+id), map[string]any{"secondary": map[string]any{"requireExtJwtSigner": nil}}); st != 200 {
 		t.Fatalf("clear required signer: %d %v", st, out)
 	}

@@ -1,16 +1,15 @@
 package api
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
-	"os"
 	"strconv"
 	"time"
 
 	"edgectl/dataplane/dpevent"
+	"edgectl/store/filter"
 )
 
 // Data-plane events (docs/api-events.md, "Data-plane events"): this
@@ -49,17 +48,26 @@ func eventFrom(c *call, header bool, def int64) (int64, error) {
 	return def, nil
 }
 
+// dataPlaneQuery is this node's data-plane event log (404 when it keeps
+// none) and the request's compiled filter.
+func (s *Server) dataPlaneQuery(c *call) (*dpevent.Log, *filter.Query, error) {
+	if s.DataPlaneEvents == nil {
+		return nil, nil, &apiError{status: http.StatusNotFound, code: "NOT_FOUND", message: "this node keeps no data-plane events (--data-plane-events=false)"}
+	}
+	q, err := dpevent.Compile(c.r.URL.Query().Get("filter"))
+	if err != nil {
+		return nil, nil, badQuery("filter", err)
+	}
+	return s.DataPlaneEvents, q, nil
+}
+
 // listDataPlaneEvents lists the kept events after fromId (default: every
 // one kept) that match filter, oldest first, limit (100, at most 1000) at
 // a time.
 func (s *Server) listDataPlaneEvents(c *call) error {
-	log := s.DataPlaneEvents
-	if log == nil {
-		return &apiError{status: http.StatusNotFound, code: "NOT_FOUND", message: "this node keeps no data-plane events (--data-plane-events=false)"}
-	}
-	q, err := dpevent.Compile(c.r.URL.Query().Get("filter"))
+	log, q, err := s.dataPlaneQuery(c)
 	if err != nil {
-		return badQuery("filter", err)
+		return err
 	}
 	from, err := eventFrom(c, false, 0)
 	if err != nil {
@@ -91,26 +99,20 @@ func (s *Server) listDataPlaneEvents(c *call) error {
 // stream goes on with what is kept). A client too slow to take a batch in
 // streamWriteWait is disconnected, as on the audit stream.
 func (s *Server) streamDataPlaneEvents(c *call) error {
-	log := s.DataPlaneEvents
-	if log == nil {
-		return &apiError{status: http.StatusNotFound, code: "NOT_FOUND", message: "this node keeps no data-plane events (--data-plane-events=false)"}
-	}
-	q, err := dpevent.Compile(c.r.URL.Query().Get("filter"))
+	log, q, err := s.dataPlaneQuery(c)
 	if err != nil {
-		return badQuery("filter", err)
+		return err
 	}
 	from, err := eventFrom(c, true, log.Last())
 	if err != nil {
 		return err
 	}
-	rc := s.startStream(c)
-	defer s.streams.Add(-1)
+	st := s.startStream(c)
+	defer st.close()
 	ctx := c.r.Context()
-	var buf bytes.Buffer
-	lastBeat := time.Now()
 	for {
 		changed := log.Changed()
-		buf.Reset()
+		st.batch.Reset()
 		n, start := 0, from
 		oldest, lost := log.After(from, func(e *dpevent.Event) bool {
 			from = e.ID
@@ -119,33 +121,19 @@ func (s *Server) streamDataPlaneEvents(c *call) error {
 				if err != nil {
 					return false
 				}
-				fmt.Fprintf(&buf, "id: %d\ndata: %s\n\n", e.ID, raw)
+				fmt.Fprintf(&st.batch, "id: %d\ndata: %s\n\n", e.ID, raw)
 				n++
 			}
-			return n < streamBatch && buf.Len() < streamBytes
+			return n < streamBatch && st.batch.Len() < streamBytes
 		})
 		if lost {
 			fmt.Fprintf(c.w, "event: lost\ndata: {\"oldestId\":%d,\"message\":\"the events after %d are no longer kept on this node\"}\n\n", oldest, start)
 			from = max(from, oldest-1)
 		}
-		if n == 0 && time.Since(lastBeat) >= streamHeartbeat {
-			buf.WriteString(": heartbeat\n\n")
+		if st.send(n, lost) != nil {
+			return nil
 		}
-		if buf.Len() > 0 || lost {
-			_ = rc.SetWriteDeadline(time.Now().Add(streamWriteWait))
-			_, err := c.w.Write(buf.Bytes())
-			if err == nil {
-				err = rc.Flush()
-			}
-			if err != nil {
-				if errors.Is(err, os.ErrDeadlineExceeded) {
-					s.streamsDropped.Add(1)
-				}
-				return nil
-			}
-			lastBeat = time.Now()
-		}
-		if n == streamBatch || buf.Len() >= streamBytes {
+		if n == streamBatch || st.batch.Len() >= streamBytes {
 			continue
 		}
 		select {
@@ -155,19 +143,4 @@ func (s *Server) streamDataPlaneEvents(c *call) error {
 		case <-time.After(streamHeartbeat):
 		}
 	}
-}
-
-// startStream answers 200 with an event stream's headers, flushed, and
-// counts the stream (the caller ends the count when it ends).
-func (s *Server) startStream(c *call) *http.ResponseController {
-	rc := http.NewResponseController(c.w)
-	s.streams.Add(1)
-	c.wrote = true
-	h := c.w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-store")
-	h.Set("X-Accel-Buffering", "no")
-	c.w.WriteHeader(http.StatusOK)
-	_ = rc.Flush()
-	return rc
 }

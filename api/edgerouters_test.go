@@ -65,14 +65,11 @@ func TestEdgeRouters_CreateGetPatchPutDelete(t *testing.T) {
 		t.Fatalf("after put: %v", v3)
 	}
 	ts.mustDelete("/edge-routers/" + id)
-	st, out := ts.do(http.MethodGet, mgmt("/edge-routers/"+id), nil)
-	wantError(t, st, out, 404, "NOT_FOUND", "")
+	ts.fails(http.MethodGet, mgmt("/edge-routers/"+id), nil, 404, "NOT_FOUND", "")
 	for _, m := range []string{http.MethodPut, http.MethodPatch, http.MethodDelete} {
-		st, out := ts.do(m, mgmt("/edge-routers/nope"), map[string]any{"name": "x"})
-		wantError(t, st, out, 404, "NOT_FOUND", "")
+		ts.fails(m, mgmt("/edge-routers/nope"), map[string]any{"name": "x"}, 404, "NOT_FOUND", "")
 	}
-	st, out = ts.do(http.MethodPost, mgmt("/edge-routers/nope/re-enroll"), nil)
-	wantError(t, st, out, 404, "NOT_FOUND", "")
+	ts.fails(http.MethodPost, mgmt("/edge-routers/nope/re-enroll"), nil, 404, "NOT_FOUND", "")
 }
 
 func TestEdgeRouters_ValidationAndConflictStoreNothing(t *testing.T) {
@@ -101,15 +98,12 @@ func TestEdgeRouters_ValidationAndConflictStoreNothing(t *testing.T) {
 		st, out := ts.do(http.MethodPost, mgmt("/edge-routers"), c.body)
 		t.Run(c.name, func(t *testing.T) { wantError(t, st, out, 400, "COULD_NOT_VALIDATE", c.field) })
 	}
-	st, out := ts.do(http.MethodPost, mgmt("/edge-routers"), map[string]any{"name": "taken"})
-	wantError(t, st, out, 409, "CONFLICT", "name")
+	ts.fails(http.MethodPost, mgmt("/edge-routers"), map[string]any{"name": "taken"}, 409, "CONFLICT", "name")
 	if _, n := ts.list("/edge-routers"); n != 1 {
 		t.Fatalf("%d edge routers after bad creates, want 1", n)
 	}
-	st, out = ts.do(http.MethodPut, mgmt("/edge-routers/"+id), map[string]any{"cost": 3})
-	wantError(t, st, out, 400, "COULD_NOT_VALIDATE", "name")
-	st, out = ts.do(http.MethodPatch, mgmt("/edge-routers/"+id), map[string]any{"cost": 70000})
-	wantError(t, st, out, 400, "COULD_NOT_VALIDATE", "cost")
+	ts.fails(http.MethodPut, mgmt("/edge-routers/"+id), map[string]any{"cost": 3}, 400, "COULD_NOT_VALIDATE", "name")
+	ts.fails(http.MethodPatch, mgmt("/edge-routers/"+id), map[string]any{"cost": 70000}, 400, "COULD_NOT_VALIDATE", "cost")
 	if v := ts.get("/edge-routers/" + id); v["cost"].(float64) != 0 {
 		t.Fatalf("a rejected update changed the router: %v", v)
 	}
@@ -161,8 +155,7 @@ func TestEdgeRouters_ListFiltersByRoleAndField(t *testing.T) {
 			t.Errorf("%s: got %s (total %d), want %s", c.q, got, total, c.want)
 		}
 	}
-	st, out := ts.do(http.MethodGet, mgmt("/edge-routers?filter=nosuch%3D1"), nil)
-	wantError(t, st, out, 400, "INVALID_FILTER", "")
+	ts.fails(http.MethodGet, mgmt("/edge-routers?filter=nosuch%3D1"), nil, 400, "INVALID_FILTER", "")
 }
 
 func TestEdgeRouters_DeleteDropsPolicyReferencesToIt(t *testing.T) {
@@ -219,15 +212,12 @@ func TestRouters_BothPathsServeTheSameRouters(t *testing.T) {
 		body  map[string]any
 		field string
 	}{{map[string]any{}, "name"}, {map[string]any{"name": "x", "cost": 65536}, "cost"}, {map[string]any{"name": "x", "disabled": 1}, "disabled"}} {
-		st, out := ts.do(http.MethodPost, mgmt("/routers"), c.body)
-		wantError(t, st, out, 400, "COULD_NOT_VALIDATE", c.field)
+		ts.fails(http.MethodPost, mgmt("/routers"), c.body, 400, "COULD_NOT_VALIDATE", c.field)
 	}
-	st, out := ts.do(http.MethodPost, mgmt("/routers"), map[string]any{"name": "r2"})
-	wantError(t, st, out, 409, "CONFLICT", "name")
+	ts.fails(http.MethodPost, mgmt("/routers"), map[string]any{"name": "r2"}, 409, "CONFLICT", "name")
 	if _, n := ts.list("/routers?filter=name%20%3D%20%22r2%22"); n != 1 {
 		t.Fatalf("bad creates stored routers: %d", n)
 	}
 	ts.mustDelete("/transit-routers/" + id)
-	st, out = ts.do(http.MethodGet, mgmt("/routers/"+id), nil)
-	wantError(t, st, out, 404, "NOT_FOUND", "")
+	ts.fails(http.MethodGet, mgmt("/routers/"+id), nil, 404, "NOT_FOUND", "")
 }

@@ -1,7 +1,6 @@
 package api
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -82,19 +81,17 @@ func (s *Server) streamEvents(c *call) error {
 		return &apiError{status: http.StatusGone, code: "EVENTS_COMPACTED",
 			message: fmt.Sprintf("the events after %d are no longer kept: the oldest kept event is %d", from, oldest)}
 	}
-	rc := s.startStream(c)
-	defer s.streams.Add(-1)
+	st := s.startStream(c)
+	defer st.close()
 	ctx := c.r.Context()
-	var buf bytes.Buffer
-	lastBeat := time.Now()
 	for {
 		tx := s.Store.Read()
 		if oldest, lost := tx.EventsLost(from); from > 0 && lost {
 			fmt.Fprintf(c.w, "event: error\ndata: {\"code\":\"EVENTS_COMPACTED\",\"message\":\"this stream fell behind the event log's retention: resume from %d\"}\n\n", oldest-1)
-			_ = rc.Flush()
+			_ = st.rc.Flush()
 			return nil
 		}
-		buf.Reset()
+		st.batch.Reset()
 		n, scanned, batchStart := 0, 0, from
 		tx.EventsAfter(from, func(e *store.Event) bool {
 			from = e.Seq
@@ -104,33 +101,21 @@ func (s *Server) streamEvents(c *call) error {
 				if err != nil {
 					return false
 				}
-				fmt.Fprintf(&buf, "id: %d\ndata: %s\n\n", e.Seq, raw)
+				fmt.Fprintf(&st.batch, "id: %d\ndata: %s\n\n", e.Seq, raw)
 				n++
 			}
-			return n < streamBatch && scanned < 10*streamBatch && buf.Len() < streamBytes
+			return n < streamBatch && scanned < 10*streamBatch && st.batch.Len() < streamBytes
 		})
-		if n == 0 && time.Since(lastBeat) >= streamHeartbeat {
-			buf.WriteString(": heartbeat\n\n")
-		}
-		if buf.Len() > 0 {
-			_ = rc.SetWriteDeadline(time.Now().Add(streamWriteWait))
-			_, err := c.w.Write(buf.Bytes())
-			if err == nil {
-				err = rc.Flush()
+		if err := st.send(n, false); err != nil {
+			if errors.Is(err, os.ErrDeadlineExceeded) {
+				// Too slow: a last word, if the client reads at all, then the connection closes.
+				_ = st.rc.SetWriteDeadline(time.Now().Add(time.Second))
+				fmt.Fprintf(c.w, "event: error\ndata: {\"code\":\"TOO_SLOW\",\"message\":\"this client did not read the stream fast enough and is disconnected: resume with Last-Event-ID %d at the latest\"}\n\n", batchStart)
+				_ = st.rc.Flush()
 			}
-			if err != nil {
-				if errors.Is(err, os.ErrDeadlineExceeded) {
-					// Too slow: a last word, if the client reads at all, then the connection closes.
-					s.streamsDropped.Add(1)
-					_ = rc.SetWriteDeadline(time.Now().Add(time.Second))
-					fmt.Fprintf(c.w, "event: error\ndata: {\"code\":\"TOO_SLOW\",\"message\":\"this client did not read the stream fast enough and is disconnected: resume with Last-Event-ID %d at the latest\"}\n\n", batchStart)
-					_ = rc.Flush()
-				}
-				return nil
-			}
-			lastBeat = time.Now()
+			return nil
 		}
-		if n == streamBatch || scanned == 10*streamBatch || buf.Len() >= streamBytes {
+		if n == streamBatch || scanned == 10*streamBatch || st.batch.Len() >= streamBytes {
 			continue // more waiting: no pause
 		}
 		select {

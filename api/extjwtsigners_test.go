@@ -51,14 +51,11 @@ func TestExtJWTSigners_CreateGetListPatchPutDelete(t *testing.T) {
 		t.Fatalf("after put: %v", got)
 	}
 	delete(put, "audience")
-	st, out = ts.do(http.MethodPut, mgmt("/external-jwt-signers/"+id), put)
-	wantError(t, st, out, 400, "COULD_NOT_VALIDATE", "audience")
+	ts.fails(http.MethodPut, mgmt("/external-jwt-signers/"+id), put, 400, "COULD_NOT_VALIDATE", "audience")
 
 	ts.mustDelete("/external-jwt-signers/" + id)
-	st, out = ts.do(http.MethodGet, mgmt("/external-jwt-signers/"+id), nil)
-	wantError(t, st, out, 404, "NOT_FOUND", "")
-	st, out = ts.do(http.MethodPut, mgmt("/external-jwt-signers/"+id), put)
-	wantError(t, st, out, 404, "NOT_FOUND", "")
+	ts.fails(http.MethodGet, mgmt("/external-jwt-signers/"+id), nil, 404, "NOT_FOUND", "")
+	ts.fails(http.MethodPut, mgmt("/external-jwt-signers/"+id), put, 404, "NOT_FOUND", "")
 }
 
 func TestExtJWTSigners_EveryRuleRejectsABadValueAndStoresNothing(t *testing.T) {
@@ -95,8 +92,7 @@ func TestExtJWTSigners_EveryRuleRejectsABadValueAndStoresNothing(t *testing.T) {
 
 	// A PATCH that would leave two key sources is refused and changes nothing.
 	id := ts.create("/external-jwt-signers", signerBody("s", "https://s.example"))
-	st, out := ts.do(http.MethodPatch, mgmt("/external-jwt-signers/"+id), map[string]any{"certPem": ca.pem})
-	wantError(t, st, out, 400, "COULD_NOT_VALIDATE", "jwksEndpoint")
+	ts.fails(http.MethodPatch, mgmt("/external-jwt-signers/"+id), map[string]any{"certPem": ca.pem}, 400, "COULD_NOT_VALIDATE", "jwksEndpoint")
 	if got := ts.get("/external-jwt-signers/" + id); got["certPem"] != nil {
 		t.Fatalf("rejected patch stored the certificate: %v", got)
 	}
@@ -106,13 +102,10 @@ func TestExtJWTSigners_IssuerAndNameAreUnique(t *testing.T) {
 	t.Parallel()
 	ts := newTestServer(t)
 	id := ts.create("/external-jwt-signers", signerBody("a", "https://a.example"))
-	st, out := ts.do(http.MethodPost, mgmt("/external-jwt-signers"), signerBody("b", "https://a.example"))
-	wantError(t, st, out, 409, "CONFLICT", "issuer")
-	st, out = ts.do(http.MethodPost, mgmt("/external-jwt-signers"), signerBody("a", "https://other.example"))
-	wantError(t, st, out, 409, "CONFLICT", "name")
+	ts.fails(http.MethodPost, mgmt("/external-jwt-signers"), signerBody("b", "https://a.example"), 409, "CONFLICT", "issuer")
+	ts.fails(http.MethodPost, mgmt("/external-jwt-signers"), signerBody("a", "https://other.example"), 409, "CONFLICT", "name")
 	other := ts.create("/external-jwt-signers", signerBody("b", "https://b.example"))
-	st, out = ts.do(http.MethodPatch, mgmt("/external-jwt-signers/"+other), map[string]any{"issuer": "https://a.example"})
-	wantError(t, st, out, 409, "CONFLICT", "issuer")
+	ts.fails(http.MethodPatch, mgmt("/external-jwt-signers/"+other), map[string]any{"issuer": "https://a.example"}, 409, "CONFLICT", "issuer")
 	// Keeping its own issuer is not a conflict.
 	if st, out := ts.do(http.MethodPatch, mgmt("/external-jwt-signers/"+id), map[string]any{"issuer": "https://a.example", "enabled": false}); st != 200 {
 		t.Fatalf("patch own issuer: %d %v", st, out)

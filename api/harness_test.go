@@ -9,7 +9,6 @@ import (
 	"crypto/x509"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -283,16 +282,8 @@ func (l *localCluster) Apply(_ context.Context, cmd []byte) ([]byte, uint64, err
 	l.index++
 	entry := &raft.Log{Index: l.index, Term: 1, Type: raft.LogCommand, Data: cmd, AppendedAt: time.Now()}
 	l.log = append(l.log, entry)
-	resp := l.fsm.Apply(entry)
-	switch r := resp.(type) {
-	case nil:
-		return nil, l.index, nil
-	case []byte:
-		return r, l.index, nil
-	case error:
-		return nil, l.index, r
-	}
-	return nil, l.index, fmt.Errorf("fsm returned %T", resp)
+	resp, err := cluster.FSMResult(l.fsm.Apply(entry))
+	return resp, l.index, err
 }
 
 var errNotACluster = errors.New("the in-process harness has no cluster: use newNodeServer")
@@ -449,6 +440,14 @@ func (ts *testServer) list(path string) ([]any, int) {
 	}
 	total := int(out["meta"].(map[string]any)["pagination"].(map[string]any)["totalCount"].(float64))
 	return out["data"].([]any), total
+}
+
+// fails sends method path body as the admin (ts.do) and wants the error
+// answer status with code and, when field is set, cause.field (wantError).
+func (ts *testServer) fails(method, path string, body any, status int, code, field string) {
+	ts.t.Helper()
+	st, out := ts.do(method, path, body)
+	wantError(ts.t, st, out, status, code, field)
 }
 
 // wantError checks the status and error code of a response and, when field is set, cause.field.

@@ -132,8 +132,7 @@ func TestPostureChecks_EveryRuleRejectsABadValueAndStoresNothing(t *testing.T) {
 		st, out := ts.do(http.MethodPost, mgmt("/posture-checks"), c.body)
 		t.Run(c.name, func(t *testing.T) { wantError(t, st, out, 400, "COULD_NOT_VALIDATE", c.field) })
 	}
-	st, out := ts.do(http.MethodPost, mgmt("/posture-checks"), pcBody("MFA", "taken"))
-	wantError(t, st, out, 409, "CONFLICT", "name")
+	ts.fails(http.MethodPost, mgmt("/posture-checks"), pcBody("MFA", "taken"), 409, "CONFLICT", "name")
 	if _, n := ts.list("/posture-checks"); n != 1 {
 		t.Fatalf("%d posture checks after bad creates, want 1", n)
 	}
@@ -143,14 +142,10 @@ func TestPostureChecks_UpdatesRaiseTheVersionAndKeepTheType(t *testing.T) {
 	t.Parallel()
 	ts := newTestServer(t)
 	id := ts.create("/posture-checks", pcBody("MFA", "mfa", "timeoutSeconds", 60, "promptOnUnlock", true, "roleAttributes", []string{"a"}))
-	st, out := ts.do(http.MethodPatch, mgmt("/posture-checks/"+id), map[string]any{"promptOnWake": true})
-	wantError(t, st, out, 400, "COULD_NOT_VALIDATE", "typeId")
-	st, out = ts.do(http.MethodPatch, mgmt("/posture-checks/"+id), map[string]any{"typeId": "DOMAIN", "domains": []string{"a"}})
-	wantError(t, st, out, 400, "COULD_NOT_VALIDATE", "typeId")
-	st, out = ts.do(http.MethodPut, mgmt("/posture-checks/"+id), pcBody("OS", "mfa"))
-	wantError(t, st, out, 400, "COULD_NOT_VALIDATE", "typeId")
-	st, out = ts.do(http.MethodPatch, mgmt("/posture-checks/"+id), map[string]any{"typeId": "MFA", "timeoutSeconds": -5})
-	wantError(t, st, out, 400, "COULD_NOT_VALIDATE", "timeoutSeconds")
+	ts.fails(http.MethodPatch, mgmt("/posture-checks/"+id), map[string]any{"promptOnWake": true}, 400, "COULD_NOT_VALIDATE", "typeId")
+	ts.fails(http.MethodPatch, mgmt("/posture-checks/"+id), map[string]any{"typeId": "DOMAIN", "domains": []string{"a"}}, 400, "COULD_NOT_VALIDATE", "typeId")
+	ts.fails(http.MethodPut, mgmt("/posture-checks/"+id), pcBody("OS", "mfa"), 400, "COULD_NOT_VALIDATE", "typeId")
+	ts.fails(http.MethodPatch, mgmt("/posture-checks/"+id), map[string]any{"typeId": "MFA", "timeoutSeconds": -5}, 400, "COULD_NOT_VALIDATE", "timeoutSeconds")
 	if v := ts.get("/posture-checks/" + id); v["version"].(float64) != 1 {
 		t.Fatalf("rejected updates raised the version: %v", v)
 	}
@@ -178,8 +173,7 @@ func TestPostureChecks_UpdatesRaiseTheVersionAndKeepTheType(t *testing.T) {
 	if v := ts.get("/posture-checks/" + dom); v["version"].(float64) != 2 || len(v["domains"].([]any)) != 2 {
 		t.Fatalf("after domain patch: %v", v)
 	}
-	st, out = ts.do(http.MethodPatch, mgmt("/posture-checks/nope"), map[string]any{"typeId": "MFA"})
-	wantError(t, st, out, 404, "NOT_FOUND", "")
+	ts.fails(http.MethodPatch, mgmt("/posture-checks/nope"), map[string]any{"typeId": "MFA"}, 404, "NOT_FOUND", "")
 }
 
 func TestPostureChecks_ListByRoleAndDeleteDropsPolicyReferences(t *testing.T) {
@@ -199,8 +193,7 @@ func TestPostureChecks_ListByRoleAndDeleteDropsPolicyReferences(t *testing.T) {
 	if roles := ts.get("/service-policies/" + sp)["postureCheckRoles"].([]any); len(roles) != 1 || roles[0] != "#lax" {
 		t.Fatalf("policy roles after delete: %v", roles)
 	}
-	st, out := ts.do(http.MethodDelete, mgmt("/posture-checks/"+a), nil)
-	wantError(t, st, out, 404, "NOT_FOUND", "")
+	ts.fails(http.MethodDelete, mgmt("/posture-checks/"+a), nil, 404, "NOT_FOUND", "")
 }
 
 func TestPostureCheckTypes_AreTheBootstrapTypes(t *testing.T) {
@@ -217,8 +210,7 @@ func TestPostureCheckTypes_AreTheBootstrapTypes(t *testing.T) {
 	if v := ts.get("/posture-check-types/MFA"); len(v["operatingSystems"].([]any)) != 0 {
 		t.Fatalf("MFA type: %v", v)
 	}
-	st, out := ts.do(http.MethodGet, mgmt("/posture-check-types/NOPE"), nil)
-	wantError(t, st, out, 404, "NOT_FOUND", "")
+	ts.fails(http.MethodGet, mgmt("/posture-check-types/NOPE"), nil, 404, "NOT_FOUND", "")
 }
 
 // Posture check: the spec's narrative DOMAIN sample carries the names in
@@ -237,8 +229,7 @@ func TestPostureChecks_AcceptTheSpellingsOfTheSpec(t *testing.T) {
 	if v := ts.get("/posture-checks/" + id); !reflect.DeepEqual(v["domains"], []any{"b.example"}) || v["version"] != float64(2) {
 		t.Fatalf("after patch: %v", v)
 	}
-	st, out = ts.do(http.MethodPost, mgmt("/posture-checks"), map[string]any{"name": "d2", "typeId": "DOMAIN", "macAddresses": []string{}})
-	wantError(t, st, out, http.StatusBadRequest, "COULD_NOT_VALIDATE", "domains")
+	ts.fails(http.MethodPost, mgmt("/posture-checks"), map[string]any{"name": "d2", "typeId": "DOMAIN", "macAddresses": []string{}}, http.StatusBadRequest, "COULD_NOT_VALIDATE", "domains")
 
 	h := strings.Repeat("a", 64)
 	id = ts.create("/posture-checks", map[string]any{"name": "pm", "typeId": "PROCESS_MULTI", "semantic": "AllOf",

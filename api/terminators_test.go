@@ -66,8 +66,7 @@ func TestTerminators_CreateValidatesAndRunsOnRoutersAndEdgeRouters(t *testing.T)
 	if _, total := ts.list("/terminators?filter=" + url.QueryEscape(`binding = "edge"`)); total != 1 {
 		t.Fatalf("filter by binding: %d", total)
 	}
-	st, out := ts.do(http.MethodGet, mgmt("/services/nope/terminators"), nil)
-	wantError(t, st, out, 404, "NOT_FOUND", "")
+	ts.fails(http.MethodGet, mgmt("/services/nope/terminators"), nil, 404, "NOT_FOUND", "")
 }
 
 func TestTerminators_PatchPutDelete(t *testing.T) {
@@ -84,10 +83,8 @@ func TestTerminators_PatchPutDelete(t *testing.T) {
 	if got["address"] != "tcp:b:2" || got["cost"].(float64) != 7 || got["identity"] != "i" {
 		t.Fatalf("after patch: %v", got)
 	}
-	st, out := ts.do(http.MethodPatch, mgmt("/terminators/"+id), map[string]any{"router": "nope"})
-	wantError(t, st, out, 400, "COULD_NOT_VALIDATE", "router")
-	st, out = ts.do(http.MethodPut, mgmt("/terminators/"+id), map[string]any{"service": svc, "router": router, "binding": "transport"})
-	wantError(t, st, out, 400, "COULD_NOT_VALIDATE", "address")
+	ts.fails(http.MethodPatch, mgmt("/terminators/"+id), map[string]any{"router": "nope"}, 400, "COULD_NOT_VALIDATE", "router")
+	ts.fails(http.MethodPut, mgmt("/terminators/"+id), map[string]any{"service": svc, "router": router, "binding": "transport"}, 400, "COULD_NOT_VALIDATE", "address")
 	if st, out := ts.do(http.MethodPut, mgmt("/terminators/"+id), map[string]any{"service": svc, "router": router, "binding": "udp", "address": "udp:c:3"}); st != 200 {
 		t.Fatalf("put: %d %v", st, out)
 	}
@@ -96,8 +93,6 @@ func TestTerminators_PatchPutDelete(t *testing.T) {
 		t.Fatalf("after put: %v", got)
 	}
 	ts.mustDelete("/terminators/" + id)
-	st, out = ts.do(http.MethodGet, mgmt("/terminators/"+id), nil)
-	wantError(t, st, out, 404, "NOT_FOUND", "")
-	st, out = ts.do(http.MethodDelete, mgmt("/terminators/"+id), nil)
-	wantError(t, st, out, 404, "NOT_FOUND", "")
+	ts.fails(http.MethodGet, mgmt("/terminators/"+id), nil, 404, "NOT_FOUND", "")
+	ts.fails(http.MethodDelete, mgmt("/terminators/"+id), nil, 404, "NOT_FOUND", "")
 }

@@ -64,20 +64,9 @@ func dataPlaneEvents(c *client, o eventsOpts) error {
 // dataPlanePrinter prints a data-plane event as a line of text (what
 // happened, to whom, on which node) or as its JSON.
 func dataPlanePrinter(output string) func(raw json.RawMessage) {
-	if output == "json" {
-		return func(raw json.RawMessage) { fmt.Println(string(raw)) }
-	}
-	return func(raw json.RawMessage) {
-		var e map[string]any
-		if json.Unmarshal(raw, &e) != nil {
-			return
-		}
-		at := str(e["at"])
-		if t, err := time.Parse(time.RFC3339Nano, at); err == nil {
-			at = t.Local().Format("2006-01-02 15:04:05")
-		}
-		fmt.Printf("%s  %s  %s.%s  %s  on %s\n", cell(e["id"]), at, str(e["namespace"]), str(e["action"]), dataPlaneWhat(e), str(e["nodeId"]))
-	}
+	return linePrinter(output, func(e map[string]any) string {
+		return fmt.Sprintf("%s.%s  %s  on %s", str(e["namespace"]), str(e["action"]), dataPlaneWhat(e), str(e["nodeId"]))
+	})
 }
 
 // dataPlaneWhat says what a data-plane event is about, in a few words.

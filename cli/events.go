@@ -76,8 +76,26 @@ func eventsCmd() *cobra.Command {
 	return cmd
 }
 
-// eventPrinter prints one event (its JSON) as a line of text or as JSON.
+// eventPrinter prints one audit event as a line of text or as JSON.
 func eventPrinter(output string) func(raw json.RawMessage) {
+	return linePrinter(output, func(e map[string]any) string {
+		what := cell(e["entityType"])
+		if name := cell(e["entityName"]); name != "-" && name != "" {
+			what += " " + name
+		} else if id := cell(e["entityId"]); id != "-" && id != "" {
+			what += " " + id
+		}
+		actor := "-"
+		if a, ok := e["actor"].(map[string]any); ok {
+			actor = firstNonEmpty(str(a["identityName"]), str(a["nodeId"]), "-")
+		}
+		return fmt.Sprintf("%s.%s  %s  by %s", cell(e["namespace"]), cell(e["action"]), what, actor)
+	})
+}
+
+// linePrinter prints one event (its JSON) as JSON (-o json), or as a line
+// of text: its id, its time in local time, then what line says of it.
+func linePrinter(output string, line func(e map[string]any) string) func(raw json.RawMessage) {
 	if output == "json" {
 		return func(raw json.RawMessage) { fmt.Println(string(raw)) }
 	}
@@ -90,17 +108,7 @@ func eventPrinter(output string) func(raw json.RawMessage) {
 		if t, err := time.Parse(time.RFC3339Nano, at); err == nil {
 			at = t.Local().Format("2006-01-02 15:04:05")
 		}
-		what := cell(e["entityType"])
-		if name := cell(e["entityName"]); name != "-" && name != "" {
-			what += " " + name
-		} else if id := cell(e["entityId"]); id != "-" && id != "" {
-			what += " " + id
-		}
-		actor := "-"
-		if a, ok := e["actor"].(map[string]any); ok {
-			actor = firstNonEmpty(str(a["identityName"]), str(a["nodeId"]), "-")
-		}
-		fmt.Printf("%s  %s  %s.%s  %s  by %s\n", cell(e["id"]), at, cell(e["namespace"]), cell(e["action"]), what, actor)
+		fmt.Printf("%s  %s  %s\n", cell(e["id"]), at, line(e))
 	}
 }
 

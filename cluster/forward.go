@@ -88,7 +88,7 @@ func (n *Node) Apply(ctx context.Context, cmd []byte) ([]byte, uint64, error) {
 			// It came with a snapshot this node restored past the entry.
 			return nil, idx, fmt.Errorf("cluster: committed at index %d, but this node restored a snapshot past it and did not see its result: %w", idx, ErrOutcomeUnknown)
 		}
-		resp, err = fsmResult(res)
+		resp, err = FSMResult(res)
 	}
 	return resp, idx, err
 }
@@ -128,7 +128,7 @@ func (n *Node) applied(ctx context.Context, f raft.ApplyFuture) ([]byte, uint64,
 		return nil, 0, mapRaftErr("apply", err)
 	}
 	idx := f.Index()
-	resp, err := fsmResult(f.Response())
+	resp, err := FSMResult(f.Response())
 	// raft answers the future after the FSM's Apply returned, so this is
 	// normally already true; checking keeps the FSM contract explicit.
 	if n.fsm.AppliedIndex() < idx {
@@ -139,8 +139,11 @@ func (n *Node) applied(ctx context.Context, f raft.ApplyFuture) ([]byte, uint64,
 	return resp, idx, err
 }
 
-// fsmResult is an FSM's result for a command as Apply returns it.
-func fsmResult(r any) ([]byte, error) {
+// FSMResult is an FSM's result for a command (what its Apply returned) as
+// Node.Apply returns it: the answer, or the domain error wrapped. A
+// Proposer that applies commands to an FSM itself (the in-process test
+// harnesses) hands results back through it too.
+func FSMResult(r any) ([]byte, error) {
 	switch r := r.(type) {
 	case nil:
 		return nil, nil

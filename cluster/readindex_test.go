@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"testing"
@@ -60,17 +61,7 @@ func TestReadIndex_WritesNoLogEntryPerRead(t *testing.T) {
 // have moved on.
 func TestReadIndex_AFrozenOldLeaderNeverAnswersFromItsOwnState(t *testing.T) {
 	t.Parallel()
-	c := mustNewCluster(t, 3, func(cfg *Config) { cfg.LeaderWait = 1500 * time.Millisecond })
-	ctx := ctxTimeout(t, 30*time.Second)
-	old := c.Leader()
-	mustApply(t, ctx, old, setCmd("k", "v1"))
-	if _, err := old.ReadIndex(ctx); err != nil {
-		t.Fatal(err)
-	}
-	old.Freeze(true)
-	defer old.Freeze(false)
-	nl := c.WaitForNewLeader(old)
-	mustApply(t, ctx, nl, setCmd("k", "v2"))
+	old, ctx := deposeLeader(t, false)
 	start := time.Now()
 	_, err := old.ReadIndex(ctx)
 	if err == nil {
@@ -84,14 +75,7 @@ func TestReadIndex_AFrozenOldLeaderNeverAnswersFromItsOwnState(t *testing.T) {
 		t.Fatalf("the refusal took %s", d)
 	}
 	// Healed, it catches up and reads the new value.
-	old.Freeze(false)
-	testPoll(t, func() bool {
-		if _, err := old.ReadIndex(ctx); err != nil {
-			return false
-		}
-		got, _ := old.fsm.get("k")
-		return got == "v2"
-	}, 20*time.Second)
+	healedReadsV2(t, ctx, old)
 }
 
 // TestReadIndex_AnOldLeaderFedStaleAnswersDoesNotAnswerFromItsOwnState: a
@@ -106,21 +90,7 @@ func TestReadIndex_AFrozenOldLeaderNeverAnswersFromItsOwnState(t *testing.T) {
 // non-linearizable history TestClusterChaos found once (issue 46).
 func TestReadIndex_AnOldLeaderFedStaleAnswersDoesNotAnswerFromItsOwnState(t *testing.T) {
 	t.Parallel()
-	c := mustNewCluster(t, 3, func(cfg *Config) { cfg.LeaderWait = 1500 * time.Millisecond })
-	ctx := ctxTimeout(t, 30*time.Second)
-	old := c.Leader()
-	mustApply(t, ctx, old, setCmd("k", "v1"))
-	if _, err := old.ReadIndex(ctx); err != nil { // the term's barrier is behind it
-		t.Fatal(err)
-	}
-	old.StaleAcks(true)
-	old.Freeze(true)
-	defer func() {
-		old.StaleAcks(false)
-		old.Freeze(false)
-	}()
-	nl := c.WaitForNewLeader(old)
-	mustApply(t, ctx, nl, setCmd("k", "v2"))
+	old, ctx := deposeLeader(t, true)
 	if !old.IsLeader() {
 		t.Fatal("the old leader stepped down: the stale answers did not keep it leading, so this test shows nothing")
 	}
@@ -135,6 +105,37 @@ func TestReadIndex_AnOldLeaderFedStaleAnswersDoesNotAnswerFromItsOwnState(t *tes
 		t.Fatalf("error %v, want ErrNoLeader or ErrNotLeader", err)
 	}
 	// Healed, it learns of the new term and reads the new value.
+	healedReadsV2(t, ctx, old)
+}
+
+// deposeLeader starts a cluster whose leader applies k=v1 and reads it
+// (the term's barrier behind it), then cuts that leader off (frozen, and
+// fed stale answers when staleAcks) and applies k=v2 through the leader
+// the others elect. It returns the old leader, cut off until the test
+// heals it or ends.
+func deposeLeader(t *testing.T, staleAcks bool) (*testNode, context.Context) {
+	t.Helper()
+	c := mustNewCluster(t, 3, func(cfg *Config) { cfg.LeaderWait = 1500 * time.Millisecond })
+	ctx := ctxTimeout(t, 30*time.Second)
+	old := c.Leader()
+	mustApply(t, ctx, old, setCmd("k", "v1"))
+	if _, err := old.ReadIndex(ctx); err != nil {
+		t.Fatal(err)
+	}
+	old.StaleAcks(staleAcks)
+	old.Freeze(true)
+	t.Cleanup(func() {
+		old.StaleAcks(false)
+		old.Freeze(false)
+	})
+	mustApply(t, ctx, c.WaitForNewLeader(old), setCmd("k", "v2"))
+	return old, ctx
+}
+
+// healedReadsV2 heals old (deposeLeader) and polls until a read index on
+// it succeeds with k=v2.
+func healedReadsV2(t *testing.T, ctx context.Context, old *testNode) {
+	t.Helper()
 	old.StaleAcks(false)
 	old.Freeze(false)
 	testPoll(t, func() bool {

@@ -38,14 +38,7 @@ func TestConfirmation_ACircuitTheNodeDoesNotKnowIsUnrouted(t *testing.T) {
 	if got.ContentType != wire.UnrouteType {
 		t.Fatalf("the node answered content type %d, not an Unroute", got.ContentType)
 	}
-	var id string
-	_ = wire.Fields(got.Body, func(num protowire.Number, _ uint64, raw []byte) error {
-		if num == 1 {
-			id = string(raw)
-		}
-		return nil
-	})
-	if id != "c-unknown" {
+	if id := string(fieldsOf(got.Body)[1].raw); id != "c-unknown" {
 		t.Fatalf("the Unroute names circuit %q", id)
 	}
 }

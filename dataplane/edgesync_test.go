@@ -151,13 +151,7 @@ func TestRouterDataModel_FullStateThenChangeSetsThenCatchUp(t *testing.T) {
 	}
 	// A router of this timeline at the index before the change gets the
 	// change set again, not the full state.
-	var idx uint64
-	_ = wire.Fields(sets[0].Body, func(num protowire.Number, v uint64, _ []byte) error {
-		if num == 1 {
-			idx = v
-		}
-		return nil
-	})
+	idx := fieldsOf(sets[0].Body)[1].v
 	before := len(a.messages(wire.DataStateType))
 	a.send(ctrlchan.NewMessage(wire.SubscribeToDataModelRequestType, subscribeBody(idx-1, 60, "tl")))
 	a.gotN(wire.DataStateChangeSetType, 2)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"edgectl/auth"
+	"edgectl/cluster"
 	"edgectl/ctrlchan"
 	"edgectl/dataplane/dpevent"
 	"edgectl/dataplane/wire"
@@ -64,18 +65,10 @@ func (l *localProposer) Apply(_ context.Context, cmd []byte) ([]byte, uint64, er
 	defer l.mu.Unlock()
 	l.cmds = append(l.cmds, slices.Clone(cmd))
 	l.index++
-	resp := l.fsm.Apply(&raft.Log{Index: l.index, Term: 1, Type: raft.LogCommand, Data: cmd, AppendedAt: time.Now()})
+	resp, err := cluster.FSMResult(l.fsm.Apply(&raft.Log{Index: l.index, Term: 1, Type: raft.LogCommand, Data: cmd, AppendedAt: time.Now()}))
 	close(l.moved)
 	l.moved = make(chan struct{})
-	switch r := resp.(type) {
-	case nil:
-		return nil, l.index, nil
-	case []byte:
-		return r, l.index, nil
-	case error:
-		return nil, l.index, r
-	}
-	return nil, l.index, fmt.Errorf("the FSM returned %T", resp)
+	return resp, l.index, err
 }
 
 // newLocalProposer is a localProposer of f.
@@ -392,17 +385,7 @@ func (fr *fakeRouter) answerRoute(m *ctrlchan.Message, answer func(string, uint3
 
 // routeOf is a Route's circuit id and attempt.
 func routeOf(b []byte) (string, uint32) {
-	var id string
-	var attempt uint32
-	_ = wire.Fields(b, func(num protowire.Number, v uint64, raw []byte) error {
-		switch num {
-		case 1:
-			id = string(raw)
-		case 2:
-			attempt = uint32(v)
-		}
-		return nil
-	})
+	id, attempt, _ := wire.DecodeRoute(b)
 	return id, attempt
 }
 

@@ -12,13 +12,18 @@ import (
 
 // line is routers A–B–C with a terminator on C: a dial through A takes A>B>C.
 func line(t *testing.T, opts ...netOption) *testNet {
-	n := newTestNet(t, opts...)
+	return newTestNet(t, opts...).lineTo("C")
+}
+
+// lineTo adds routers A, B and C, linked A–B and B–C, and terminator t1 on
+// router term.
+func (n *testNet) lineTo(term string) *testNet {
 	for _, id := range []string{"A", "B", "C"} {
 		n.addRouter(id)
 	}
 	n.link("ab", "A", "B")
 	n.link("bc", "B", "C")
-	n.terminator("t1", "C")
+	n.terminator("t1", term)
 	return n
 }
 
@@ -272,13 +277,7 @@ func TestDial_ARefusedRouteIsTriedAgainAroundItsLinks(t *testing.T) {
 // Routers that do not answer in time fail the attempt; two such attempts
 // refuse the dial, and every router routed is told to unroute.
 func TestDial_RoutesThatTimeOutRefuseTheDial(t *testing.T) {
-	n := newTestNet(t, func(c *Config) { c.RouteTimeout = 100 * time.Millisecond })
-	for _, id := range []string{"A", "B", "C"} {
-		n.addRouter(id)
-	}
-	n.link("ab", "A", "B")
-	n.link("bc", "B", "C")
-	n.terminator("t1", "C")
+	n := line(t, func(c *Config) { c.RouteTimeout = 100 * time.Millisecond })
 	n.routers["C"].setAnswer(func(string, uint32) routeReply { return routeReply{silent: true} })
 	why := refused(t, n.dial("A"))
 	// The egress did not answer: its terminator failed, and none is left.

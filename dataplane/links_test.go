@@ -177,17 +177,10 @@ func TestVerifiedRouter_OnlyTheEnrolledFingerprint(t *testing.T) {
 
 // metricsBody is a metrics_pb.MetricsMessage of source with histograms of these means.
 func metricsBody(source string, means map[string]float64) []byte {
-	b := protowire.AppendTag(nil, 2, protowire.BytesType)
-	b = protowire.AppendString(b, source)
+	b := pb(nil).str(2, source)
 	for name, mean := range means {
-		h := protowire.AppendTag(nil, 3, protowire.Fixed64Type)
-		h = protowire.AppendFixed64(h, math.Float64bits(mean))
-		e := protowire.AppendTag(nil, 1, protowire.BytesType)
-		e = protowire.AppendString(e, name)
-		e = protowire.AppendTag(e, 2, protowire.BytesType)
-		e = protowire.AppendBytes(e, h)
-		b = protowire.AppendTag(b, 8, protowire.BytesType)
-		b = protowire.AppendBytes(b, e)
+		h := protowire.AppendFixed64(protowire.AppendTag(nil, 3, protowire.Fixed64Type), math.Float64bits(mean))
+		b = b.msg(8, pb(nil).str(1, name).msg(2, h))
 	}
 	return b
 }

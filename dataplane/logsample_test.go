@@ -24,7 +24,6 @@ import (
 	"edgectl/store"
 
 	"github.com/hashicorp/go-hclog"
-	"github.com/prometheus/client_golang/prometheus"
 )
 
 // syncBuffer is a log output tests read while the Manager writes.
@@ -180,34 +179,6 @@ func TestRefusals_ManySourcesShareOneKeyPastTheBound(t *testing.T) {
 	if got := out.count("router refused"); got != maxSampledKeys+sampledFirst || unlogged != 100-sampledFirst {
 		t.Fatalf("%d lines and %d unlogged", got, unlogged)
 	}
-}
-
-// counterValue is the value of counter c's series with the label pairs
-// labels (name, value, ...; none for a plain counter).
-func counterValue(t *testing.T, c prometheus.Collector, labels ...string) float64 {
-	t.Helper()
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(c)
-	families, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range families {
-	series:
-		for _, metric := range f.GetMetric() {
-			have := map[string]string{}
-			for _, l := range metric.GetLabel() {
-				have[l.GetName()] = l.GetValue()
-			}
-			for i := 0; i+1 < len(labels); i += 2 {
-				if have[labels[i]] != labels[i+1] {
-					continue series
-				}
-			}
-			return metric.GetCounter().GetValue()
-		}
-	}
-	return 0
 }
 
 // TestRefusals_ARoutersRefusedRequestsAreLoggedSampled: 50 dials refused

@@ -171,10 +171,10 @@ func TestMessages_RepliesAndAnswersAreCounted(t *testing.T) {
 	if ans := p.next(); ans.ContentType != ctrlchan.ContentResult {
 		t.Fatalf("the router's interfaces answered with content type %d", ans.ContentType)
 	}
-	if n := counted(t, m.metrics.received, "update_router_interfaces"); n != 1 {
+	if n := counterValue(t, m.metrics.received, "type", "update_router_interfaces"); n != 1 {
 		t.Errorf("received update_router_interfaces = %v, want 1", n)
 	}
-	if n := counted(t, m.metrics.sent, "result"); n != 1 {
+	if n := counterValue(t, m.metrics.sent, "type", "result"); n != 1 {
 		t.Errorf("sent result (the reply) = %v, want 1", n)
 	}
 
@@ -200,16 +200,17 @@ func TestMessages_RepliesAndAnswersAreCounted(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("the request got no answer within 5 s")
 	}
-	if n := counted(t, m.metrics.sent, "inspect_request"); n != 1 {
+	if n := counterValue(t, m.metrics.sent, "type", "inspect_request"); n != 1 {
 		t.Errorf("sent inspect_request = %v, want 1", n)
 	}
-	if n := counted(t, m.metrics.received, "inspect_response"); n != 1 {
+	if n := counterValue(t, m.metrics.received, "type", "inspect_response"); n != 1 {
 		t.Errorf("received inspect_response (the answer) = %v, want 1", n)
 	}
 }
 
-// counted is c's count for the type label name.
-func counted(t *testing.T, c *prometheus.CounterVec, name string) float64 {
+// counterValue is the value of counter c's series with the label pairs
+// labels (name, value, ...; none for a plain counter).
+func counterValue(t *testing.T, c prometheus.Collector, labels ...string) float64 {
 	t.Helper()
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(c)
@@ -218,12 +219,18 @@ func counted(t *testing.T, c *prometheus.CounterVec, name string) float64 {
 		t.Fatal(err)
 	}
 	for _, f := range families {
+	series:
 		for _, metric := range f.GetMetric() {
+			have := map[string]string{}
 			for _, l := range metric.GetLabel() {
-				if l.GetName() == "type" && l.GetValue() == name {
-					return metric.GetCounter().GetValue()
+				have[l.GetName()] = l.GetValue()
+			}
+			for i := 0; i+1 < len(labels); i += 2 {
+				if have[labels[i]] != labels[i+1] {
+					continue series
 				}
 			}
+			return metric.GetCounter().GetValue()
 		}
 	}
 	return 0

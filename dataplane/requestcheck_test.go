@@ -178,13 +178,7 @@ func TestRequests_ATerminatorForAServiceTheHostMayNotBindIsRefused(t *testing.T)
 // The circuit stays live on its path with no unroute, the link stays,
 // nothing but audit events is written, every message is counted.
 func TestRequests_AnotherRoutersCircuitAndLinkAreLeftAlone(t *testing.T) {
-	n := newTestNet(t)
-	for _, id := range []string{"A", "B", "C"} {
-		n.addRouter(id)
-	}
-	n.link("ab", "A", "B")
-	n.link("bc", "B", "C")
-	n.terminator("t1", "B")
+	n := newTestNet(t).lineTo("B")
 	id := circuitID(t, n.dial("A"))
 	n.settled(id)
 	from := n.proposedCount()

@@ -10,29 +10,7 @@ import (
 	"edgectl/ctrlchan"
 	"edgectl/dataplane/wire"
 	"edgectl/store"
-
-	"google.golang.org/protobuf/encoding/protowire"
 )
-
-// createResult reads a CreateTerminatorV2Response: its result and text.
-func createResult(t *testing.T, r *ctrlchan.Message) (uint64, string) {
-	t.Helper()
-	if r.ContentType != wire.CreateTerminatorV2ResponseType {
-		t.Fatalf("answered with content type %d", r.ContentType)
-	}
-	var result uint64
-	var text string
-	_ = wire.Fields(r.Body, func(num protowire.Number, v uint64, raw []byte) error {
-		switch num {
-		case 2:
-			result = v
-		case 3:
-			text = string(raw)
-		}
-		return nil
-	})
-	return result, text
-}
 
 // TestTerminators_AStormIsAnsweredBusyAndRetriedNoneLost: while Raft is
 // slow, a router's 20 creates meet a node that takes 4 at once: 4 wait
@@ -43,10 +21,6 @@ func TestTerminators_AStormIsAnsweredBusyAndRetriedNoneLost(t *testing.T) {
 	n := newTestNet(t, func(c *Config) { c.MaxTerminatorCreates = 4 })
 	a := n.addRouter("A")
 	bind := n.bindSession()
-	create := func(address string) <-chan *ctrlchan.Message {
-		body := pb(nil).str(1, address).str(2, bind).uint(5, 1).uint(6, 1).str(9, n.apiSession)
-		return a.ask(ctrlchan.NewMessage(wire.CreateTerminatorV2RequestType, body))
-	}
 
 	n.proposer.hold.Lock() // Raft stalls
 	release := sync.OnceFunc(n.proposer.hold.Unlock)
@@ -54,7 +28,7 @@ func TestTerminators_AStormIsAnsweredBusyAndRetriedNoneLost(t *testing.T) {
 	waiting := map[string]<-chan *ctrlchan.Message{}
 	for i := range 20 {
 		id := fmt.Sprintf("storm-%02d", i)
-		waiting[id] = create(id)
+		waiting[id] = a.ask(createTerminatorRequest(id, bind, n.apiSession, 1))
 	}
 	// The node answers busy at once beyond its bound, while its writes wait.
 	var busy []string
@@ -96,8 +70,7 @@ func TestTerminators_AStormIsAnsweredBusyAndRetriedNoneLost(t *testing.T) {
 		}
 	}
 	for _, id := range busy {
-		if res, text := createResult(t, a.request(ctrlchan.NewMessage(wire.CreateTerminatorV2RequestType,
-			pb(nil).str(1, id).str(2, bind).uint(5, 1).uint(6, 1).str(9, n.apiSession)), 10*time.Second)); res != wire.TerminatorCreated {
+		if res, text := createResult(t, a.request(createTerminatorRequest(id, bind, n.apiSession, 1), 10*time.Second)); res != wire.TerminatorCreated {
 			t.Fatalf("the retry of %s: %d %q", id, res, text)
 		}
 	}
@@ -137,14 +110,7 @@ func TestTerminators_ARouterTunnelersCreateSharesTheBound(t *testing.T) {
 	release()
 	select {
 	case r := <-first:
-		var result uint64
-		_ = wire.Fields(r.Body, func(num protowire.Number, v uint64, _ []byte) error {
-			if num == 3 {
-				result = v
-			}
-			return nil
-		})
-		if r.ContentType != wire.CreateTunnelTerminatorResponseV2Type || result != wire.TerminatorCreated {
+		if result := fieldsOf(r.Body)[3].v; r.ContentType != wire.CreateTunnelTerminatorResponseV2Type || result != wire.TerminatorCreated {
 			t.Fatalf("the first create: content type %d, result %d", r.ContentType, result)
 		}
 	case <-time.After(10 * time.Second):

@@ -52,26 +52,31 @@ func (b pb) uint(num protowire.Number, v uint64) pb {
 	return protowire.AppendVarint(b, v)
 }
 
+// createTerminatorRequest is a router's CreateTerminatorV2Request for
+// address, with the Bind session's and the API session's tokens, cost, and
+// precedence required.
+func createTerminatorRequest(address, session, apiSession string, cost uint64) *ctrlchan.Message {
+	return ctrlchan.NewMessage(wire.CreateTerminatorV2RequestType, wire.EncodeCreateTerminatorV2(&wire.CreateTerminatorV2{
+		Address: address, SessionToken: session, Cost: uint32(cost), Precedence: wire.PrecedenceRequired, APISessionToken: apiSession}))
+}
+
 // createTerminator asks the node for a terminator at address and returns
 // the result code and text.
 func createTerminator(t *testing.T, fr *fakeRouter, address, session, apiSession string, cost uint64) (uint64, string) {
 	t.Helper()
-	body := pb(nil).str(1, address).str(2, session).uint(5, cost).uint(6, 1).str(9, apiSession)
-	r := fr.request(ctrlchan.NewMessage(wire.CreateTerminatorV2RequestType, body), 5*time.Second)
+	return createResult(t, fr.request(createTerminatorRequest(address, session, apiSession, cost), 5*time.Second))
+}
+
+// createResult reads a CreateTerminatorV2Response: its result and text.
+func createResult(t *testing.T, r *ctrlchan.Message) (uint64, string) {
+	t.Helper()
 	if r.ContentType != wire.CreateTerminatorV2ResponseType {
 		t.Fatalf("answered with content type %d", r.ContentType)
 	}
-	var result uint64
-	var text string
-	_ = wire.Fields(r.Body, func(num protowire.Number, v uint64, raw []byte) error {
-		switch num {
-		case 2:
-			result = v
-		case 3:
-			text = string(raw)
-		}
-		return nil
-	})
+	_, result, text, err := wire.DecodeCreateTerminatorV2Response(r.Body)
+	if err != nil {
+		t.Fatalf("the answer does not decode: %v", err)
+	}
 	return result, text
 }
 
@@ -215,4 +220,22 @@ func TestTerminators_ValidatedOnConnect(t *testing.T) {
 func (b pb) msg(num protowire.Number, v []byte) pb {
 	b = protowire.AppendTag(b, num, protowire.BytesType)
 	return protowire.AppendBytes(b, v)
+}
+
+// field is one field of a message as wire.Fields reads it: its varint
+// value or its bytes.
+type field struct {
+	v   uint64
+	raw []byte
+}
+
+// fieldsOf is what pb writes, read back: each field of message b by its
+// number (the last of a repeated one).
+func fieldsOf(b []byte) map[protowire.Number]field {
+	out := map[protowire.Number]field{}
+	_ = wire.Fields(b, func(num protowire.Number, v uint64, raw []byte) error {
+		out[num] = field{v, raw}
+		return nil
+	})
+	return out
 }

@@ -8,34 +8,19 @@ import (
 	"edgectl/dataplane/wire"
 	"edgectl/fsm"
 	"edgectl/store"
-
-	"google.golang.org/protobuf/encoding/protowire"
 )
 
-// validateTerminatorsV2Response is a router's verdicts: states 1, a map of
-// terminator id → RouterTerminatorState (valid 1, reason 2, detail 3).
+// validateTerminatorsV2Response is a router's verdicts: valid, or an
+// unknown terminator.
 func validateTerminatorsV2Response(valid map[string]bool) []byte {
-	var b []byte
+	states := map[string]wire.RouterTerminatorState{}
 	for id, ok := range valid {
-		var st []byte
-		if ok {
-			st = protowire.AppendTag(st, 1, protowire.VarintType)
-			st = protowire.AppendVarint(st, 1)
-		} else {
-			st = protowire.AppendTag(st, 2, protowire.VarintType)
-			st = protowire.AppendVarint(st, wire.InvalidUnknownTerminator)
-			st = protowire.AppendTag(st, 3, protowire.BytesType)
-			st = protowire.AppendString(st, "no such terminator")
+		states[id] = wire.RouterTerminatorState{Valid: true}
+		if !ok {
+			states[id] = wire.RouterTerminatorState{Reason: wire.InvalidUnknownTerminator, Detail: "no such terminator"}
 		}
-		var e []byte
-		e = protowire.AppendTag(e, 1, protowire.BytesType)
-		e = protowire.AppendString(e, id)
-		e = protowire.AppendTag(e, 2, protowire.BytesType)
-		e = protowire.AppendBytes(e, st)
-		b = protowire.AppendTag(b, 1, protowire.BytesType)
-		b = protowire.AppendBytes(b, e)
 	}
-	return b
+	return wire.ValidateTerminatorsV2Response(states)
 }
 
 // TestValidateTerminators_TheOnesTheRouterLacksAreRemoved: a router that

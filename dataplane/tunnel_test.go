@@ -47,23 +47,8 @@ func createTunnelTerminator(t *testing.T, fr *fakeRouter, address string, cost u
 	if r.ContentType != wire.CreateTunnelTerminatorResponseV2Type {
 		t.Fatalf("answered with content type %d: %s", r.ContentType, r.Body)
 	}
-	var id, text string
-	var start int64
-	var result uint64
-	_ = wire.Fields(r.Body, func(num protowire.Number, v uint64, raw []byte) error {
-		switch num {
-		case 1:
-			id = string(raw)
-		case 2:
-			start = int64(v)
-		case 3:
-			result = v
-		case 4:
-			text = string(raw)
-		}
-		return nil
-	})
-	return id, start, result, text
+	f := fieldsOf(r.Body)
+	return string(f[1].raw), int64(f[2].v), f[3].v, string(f[4].raw)
 }
 
 // TestTunnel_TerminatorFollowsTheBindPolicy: a router's tunneler gets a
@@ -177,28 +162,16 @@ func TestTunnel_DialFollowsTheDialPolicy(t *testing.T) {
 	if r.ContentType != wire.CreateTunnelCircuitV2ResponseType {
 		t.Fatalf("answered %d %s", r.ContentType, r.Body)
 	}
-	var circuit, address string
 	tags := map[string]string{}
 	_ = wire.Fields(r.Body, func(num protowire.Number, _ uint64, raw []byte) error {
-		switch num {
-		case 1:
-			circuit = string(raw)
-		case 2:
-			address = string(raw)
-		case 4:
-			var k, v string
-			_ = wire.Fields(raw, func(n protowire.Number, _ uint64, b []byte) error {
-				if n == 1 {
-					k = string(b)
-				} else {
-					v = string(b)
-				}
-				return nil
-			})
-			tags[k] = v
+		if num == 4 { // map<string,string>: an entry a field
+			entry := fieldsOf(raw)
+			tags[string(entry[1].raw)] = string(entry[2].raw)
 		}
 		return nil
 	})
+	answer := fieldsOf(r.Body)
+	circuit, address := string(answer[1].raw), string(answer[2].raw)
 	if circuit == "" || address == "" || tags["serviceId"] != "svc" || tags["clientId"] != "T" {
 		t.Fatalf("answer: circuit %q address %q tags %v", circuit, address, tags)
 	}

@@ -21,9 +21,7 @@ func TestTraffic_EdgeRouterPolicyLostEndsAccess(t *testing.T) {
 // the tunnelers use: whichever node routed the circuit ends it.
 func TestTraffic_EdgeRouterPolicyLostEndsAccessOnEveryNode(t *testing.T) {
 	t.Parallel()
-	zitiBinary(t)
-	c := startCluster(t, clusterOpts{size: 3})
-	waitControllerRecords(t, c)
+	c := startRouterCluster(t)
 	tn := newTrafficNetOn(t, c.nodes[0], c.token)
 	for _, n := range c.nodes {
 		waitOnline(t, n, c.token, tn.router.id, true, 10*time.Second)

@@ -4,7 +4,6 @@
 package integration
 
 import (
-	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -64,24 +63,6 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// syncBuffer is a bytes.Buffer safe for the process-output copier and the test to share.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // nodeOpts says how to start a node. The zero value starts a fresh node
 // with the package's admin password on new free ports.
 type nodeOpts struct {
@@ -112,8 +93,8 @@ type node struct {
 	args        []string // the extra flags it was started with
 
 	cmd     *exec.Cmd
-	stdout  *syncBuffer
-	stderr  *syncBuffer
+	stdout  *benchkit.SyncBuffer
+	stderr  *benchkit.SyncBuffer
 	done    chan struct{} // closed when the process has exited
 	waitErr error         // cmd.Wait's result, set before done closes
 	httpc   *http.Client  // trusts this node's CA bundle; registered for its address
@@ -183,7 +164,7 @@ func tryStart(t *testing.T, o nodeOpts) (*node, error) {
 	n := &node{
 		t: t, name: fmt.Sprintf("node@%d", o.apiPort), dataDir: o.dataDir,
 		apiPort: o.apiPort, clusterPort: o.clusterPort,
-		stdout: &syncBuffer{}, stderr: &syncBuffer{}, done: make(chan struct{}),
+		stdout: &benchkit.SyncBuffer{}, stderr: &benchkit.SyncBuffer{}, done: make(chan struct{}),
 	}
 	args := []string{"run",
 		"--data-dir", o.dataDir,

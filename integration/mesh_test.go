@@ -522,9 +522,7 @@ func (mn *meshNet) stream(t *testing.T) net.Conn {
 // survivor crosses A→C, and moves to A→B→C when A-C is cut.
 func TestMesh_EveryNodeKnowsTheLinks(t *testing.T) {
 	t.Parallel()
-	zitiBinary(t)
-	c := startCluster(t, clusterOpts{size: 3})
-	waitControllerRecords(t, c)
+	c := startRouterCluster(t)
 	mn := newMeshNetOn(t, c.nodes[0], c.token)
 	for i, n := range c.nodes {
 		for _, r := range []*zitiRouter{mn.a, mn.b, mn.c} {

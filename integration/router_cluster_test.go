@@ -20,25 +20,9 @@ import (
 // subscription is on leaves it in sync through the others.
 func TestRouter_ThreeNodes(t *testing.T) {
 	t.Parallel()
-	zitiBinary(t)
-	c := startCluster(t, clusterOpts{size: 3})
+	c := startRouterCluster(t)
 	n0 := c.nodes[0]
 	token := c.token
-	waitUntil(t, "every node's controller record", 10*time.Second, func() error {
-		items, err := listAll(t, n0, token, "/controllers")
-		if err != nil {
-			return err
-		}
-		if len(items) != 3 {
-			return fmt.Errorf("%d members", len(items))
-		}
-		for _, it := range items {
-			if a, _ := jget(it, "apiAddresses").(map[string]any); len(a) == 0 {
-				return fmt.Errorf("member %v has no controller record yet", jget(it, "id"))
-			}
-		}
-		return nil
-	})
 	r := newZitiRouter(t, n0, token, "er-ha")
 	endpoints, err := os.ReadFile(filepath.Join(r.dir, "endpoints.yml"))
 	if err != nil {

@@ -33,6 +33,36 @@ func startTunnelerRouter(t *testing.T, n *node, token, name, mode string) *zitiR
 	return r
 }
 
+// tunnelerNet is a node with a router whose tunneler runs in one mode,
+// and what both modes' tests start from: an echo server, the config
+// echo-host that hosts it (host.v1), and edge router policies letting
+// every identity and service use every router. Those come first: a
+// terminator asked for before its service may use the router is refused
+// (and retried minutes later).
+type tunnelerNet struct {
+	n        *node
+	token    string
+	dir      string
+	r        *zitiRouter
+	mk       func(path string, body map[string]any) string
+	echoHost string // the echo-host config's id
+}
+
+// newTunnelerNet starts a node and router name with its tunneler in mode
+// (host or proxy), then the echo server and what goes with it.
+func newTunnelerNet(t *testing.T, name, mode string) *tunnelerNet {
+	t.Helper()
+	n := startNode(t, nodeOpts{})
+	token := login(t, n, adminUser, adminPassword)
+	tn := &tunnelerNet{n: n, token: token, dir: t.TempDir(), r: startTunnelerRouter(t, n, token, name, mode), mk: creator(t, n, token)}
+	echo := echoServer(t)
+	tn.mk("/edge-router-policies", map[string]any{"name": "all", "semantic": "AnyOf", "identityRoles": []string{"#all"}, "edgeRouterRoles": []string{"#all"}})
+	tn.mk("/service-edge-router-policies", map[string]any{"name": "all", "semantic": "AnyOf", "serviceRoles": []string{"#all"}, "edgeRouterRoles": []string{"#all"}})
+	tn.echoHost = tn.mk("/configs", map[string]any{"name": "echo-host", "configTypeId": "NH5p4FpGR",
+		"data": map[string]any{"protocol": "tcp", "address": "127.0.0.1", "port": echo}})
+	return tn
+}
+
 // setIdentityRoles sets the identity roles of service policy id.
 func setIdentityRoles(t *testing.T, n *node, token, id string, roles ...string) {
 	t.Helper()
@@ -93,19 +123,9 @@ func tunnelTerminator(t *testing.T, n *node, token, service string, r *zitiRoute
 // fail; put back: they work again.
 func TestRouterTunnel_HostMode(t *testing.T) {
 	t.Parallel()
-	n := startNode(t, nodeOpts{})
-	token := login(t, n, adminUser, adminPassword)
-	dir := t.TempDir()
-	r := startTunnelerRouter(t, n, token, "er-host", "host")
-	echo := echoServer(t)
-	mk := creator(t, n, token)
-	// The edge router policies first: a terminator asked for before its
-	// service may use the router is refused (and retried minutes later).
-	mk("/edge-router-policies", map[string]any{"name": "all", "semantic": "AnyOf", "identityRoles": []string{"#all"}, "edgeRouterRoles": []string{"#all"}})
-	mk("/service-edge-router-policies", map[string]any{"name": "all", "semantic": "AnyOf", "serviceRoles": []string{"#all"}, "edgeRouterRoles": []string{"#all"}})
-	host := mk("/configs", map[string]any{"name": "echo-host", "configTypeId": "NH5p4FpGR",
-		"data": map[string]any{"protocol": "tcp", "address": "127.0.0.1", "port": echo}})
-	mk("/services", map[string]any{"name": "echo", "roleAttributes": []string{"echo"}, "configs": []string{host}})
+	tn := newTunnelerNet(t, "er-host", "host")
+	n, token, dir, r, mk := tn.n, tn.token, tn.dir, tn.r, tn.mk
+	mk("/services", map[string]any{"name": "echo", "roleAttributes": []string{"echo"}, "configs": []string{tn.echoHost}})
 	mk("/service-policies", map[string]any{"name": "echo-dial", "type": "Dial", "semantic": "AnyOf",
 		"identityRoles": []string{"#clients"}, "serviceRoles": []string{"#echo"}})
 	bind := mk("/service-policies", map[string]any{"name": "echo-bind", "type": "Bind", "semantic": "AnyOf",
@@ -135,23 +155,13 @@ func TestRouterTunnel_HostMode(t *testing.T) {
 // put back: they work again.
 func TestRouterTunnel_ProxyMode(t *testing.T) {
 	t.Parallel()
-	n := startNode(t, nodeOpts{})
-	token := login(t, n, adminUser, adminPassword)
-	dir := t.TempDir()
-	r := startTunnelerRouter(t, n, token, "er-proxy", "proxy")
-	echo := echoServer(t)
+	tn := newTunnelerNet(t, "er-proxy", "proxy")
+	n, token, dir, r, mk := tn.n, tn.token, tn.dir, tn.r, tn.mk
 	port := freePort(t)
 	addr := fmt.Sprintf("127.0.0.1:%d", port)
-	mk := creator(t, n, token)
-	// The edge router policies first: a terminator asked for before its
-	// service may use the router is refused (and retried minutes later).
-	mk("/edge-router-policies", map[string]any{"name": "all", "semantic": "AnyOf", "identityRoles": []string{"#all"}, "edgeRouterRoles": []string{"#all"}})
-	mk("/service-edge-router-policies", map[string]any{"name": "all", "semantic": "AnyOf", "serviceRoles": []string{"#all"}, "edgeRouterRoles": []string{"#all"}})
-	host := mk("/configs", map[string]any{"name": "echo-host", "configTypeId": "NH5p4FpGR",
-		"data": map[string]any{"protocol": "tcp", "address": "127.0.0.1", "port": echo}})
 	intercept := mk("/configs", map[string]any{"name": "echo-proxy", "configTypeId": "proxy.v1",
 		"data": map[string]any{"port": port, "protocols": []string{"tcp"}, "binding": "127.0.0.1"}})
-	mk("/services", map[string]any{"name": "echo", "roleAttributes": []string{"echo"}, "configs": []string{host, intercept}})
+	mk("/services", map[string]any{"name": "echo", "roleAttributes": []string{"echo"}, "configs": []string{tn.echoHost, intercept}})
 	dial := mk("/service-policies", map[string]any{"name": "echo-dial", "type": "Dial", "semantic": "AnyOf",
 		"identityRoles": []string{"@" + r.id}, "serviceRoles": []string{"#echo"}})
 	mk("/service-policies", map[string]any{"name": "echo-bind", "type": "Bind", "semantic": "AnyOf",

@@ -18,9 +18,7 @@ import (
 // client that connects after it.
 func TestTraffic_AClusterKeepsTrafficUp(t *testing.T) {
 	t.Parallel()
-	zitiBinary(t)
-	c := startCluster(t, clusterOpts{size: 3})
-	waitControllerRecords(t, c)
+	c := startRouterCluster(t)
 	// Node 1 serves the tunnelers' Client API calls: the leader killed is another.
 	if c.leader(10*time.Second) == 0 {
 		st, m := do(t, "POST", c.nodes[0].mgmt("/cluster/transfer-leadership"), c.token, map[string]any{"id": c.ids[1]})
@@ -96,6 +94,17 @@ func TestTraffic_AClusterKeepsTrafficUp(t *testing.T) {
 	echoes("another node killed")
 	dials("another node killed")
 	t.Logf("paused node %d, killed the leader, node %d, then node %d", paused+1, leader+1, other+1)
+}
+
+// startRouterCluster starts a three-node cluster routers can use (ziti
+// must be there): it returns once every member's controller record is
+// listed.
+func startRouterCluster(t *testing.T) *testCluster {
+	t.Helper()
+	zitiBinary(t)
+	c := startCluster(t, clusterOpts{size: 3})
+	waitControllerRecords(t, c)
+	return c
 }
 
 // waitControllerRecords waits until every member has its controller record

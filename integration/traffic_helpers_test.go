@@ -22,7 +22,7 @@ type zitiProc struct {
 	t    *testing.T
 	name string
 	cmd  *exec.Cmd
-	out  *syncBuffer
+	out  *benchkit.SyncBuffer
 	done chan struct{}
 }
 
@@ -33,7 +33,7 @@ func startZiti(t *testing.T, dir, name string, args ...string) *zitiProc {
 
 func startProgram(t *testing.T, dir, name, bin string, args ...string) *zitiProc {
 	t.Helper()
-	p := &zitiProc{t: t, name: name, out: &syncBuffer{}, done: make(chan struct{})}
+	p := &zitiProc{t: t, name: name, out: &benchkit.SyncBuffer{}, done: make(chan struct{})}
 	p.cmd = exec.Command(bin, args...)
 	p.cmd.Dir = dir
 	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out

@@ -51,7 +51,7 @@ type zitiRouter struct {
 	// config writes its configuration (nil: benchkit.ZitiRouterConfig).
 	config func(ctrl string) string
 	cmd    *exec.Cmd
-	out    *syncBuffer
+	out    *benchkit.SyncBuffer
 	done   chan struct{}
 }
 
@@ -117,7 +117,7 @@ func (r *zitiRouter) enroll(n *node, token string) {
 func (r *zitiRouter) start(flags ...string) {
 	t := r.t
 	t.Helper()
-	r.out, r.done = &syncBuffer{}, make(chan struct{})
+	r.out, r.done = &benchkit.SyncBuffer{}, make(chan struct{})
 	_ = os.Remove(r.agentSocket()) // a killed router leaves its socket behind
 	// The CLI agent on a socket of its own, with the debug operations, lets
 	// the test read the router's API sessions (dumpAPISessions).

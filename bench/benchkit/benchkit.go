@@ -151,15 +151,23 @@ func Login(ctx context.Context, do Requester, apiPrefix, user, pass string) (str
 	if err != nil {
 		return "", err
 	}
+	tok := TokenOf(data)
+	if st != http.StatusOK || tok == "" {
+		return "", fmt.Errorf("login %s: status %d: %.300s", user, st, data)
+	}
+	return tok, nil
+}
+
+// TokenOf is the token of an answer of the form {"data": {"token": …}}
+// (an API session, a service session, a join token); "" when it has none.
+func TokenOf(answer []byte) string {
 	var out struct {
 		Data struct {
 			Token string `json:"token"`
 		} `json:"data"`
 	}
-	if st != http.StatusOK || json.Unmarshal(data, &out) != nil || out.Data.Token == "" {
-		return "", fmt.Errorf("login %s: status %d: %.300s", user, st, data)
-	}
-	return out.Data.Token, nil
+	_ = json.Unmarshal(answer, &out)
+	return out.Data.Token
 }
 
 // ZitiRouterConfig is the configuration of an edge router for `ziti router

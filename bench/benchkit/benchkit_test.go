@@ -112,3 +112,16 @@ func TestAdminSession_ConcurrentCallersReuseTheirConnections(t *testing.T) {
 		t.Fatalf("%d connections for %d callers", n, callers)
 	}
 }
+
+func TestTokenOf_TheDataTokenOrNothing(t *testing.T) {
+	for answer, want := range map[string]string{
+		`{"data":{"token":"t1","id":"x"},"meta":{}}`: "t1",
+		`{"data":{"id":"x"}}`:                        "",
+		`{"error":{"code":"UNAUTHORIZED"}}`:          "",
+		`not json`:                                   "",
+	} {
+		if got := TokenOf([]byte(answer)); got != want {
+			t.Errorf("TokenOf(%s) = %q, want %q", answer, got, want)
+		}
+	}
+}

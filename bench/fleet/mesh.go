@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"sync"
 	"time"
 
 	"edgectl/bench/benchkit"
@@ -78,44 +77,14 @@ func (f *Fleet) ingresses(skip ...int) []int {
 // counts the Routes the far router got beside: one per circuit shows that
 // each crossed a link.
 func (f *Fleet) MeshDials(far *Far, count, concurrency int, budget time.Duration) (Phase, int64) {
-	ctx, cancel := context.WithTimeout(context.Background(), budget)
-	defer cancel()
 	ins := f.ingresses(far.Router)
 	routes0 := f.Routers[far.Router].Routes.Load()
-	cpu := benchkit.ReadCPU()
-	rec := &recorder{start: time.Now()}
-	jobs := make(chan int, count)
-	for k := range count {
-		jobs <- k
-	}
-	close(jobs)
-	var wg sync.WaitGroup
-	for range concurrency {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for k := range jobs {
-				if ctx.Err() != nil {
-					return
-				}
-				i := ins[k%len(ins)]
-				start := time.Now()
-				dctx, dcancel := context.WithTimeout(ctx, 30*time.Second)
-				id, err := f.dialFar(dctx, far, i)
-				dcancel()
-				if err != nil {
-					if ctx.Err() == nil {
-						rec.fail(err)
-					}
-					continue
-				}
-				rec.ok(time.Since(start))
-				_ = f.Routers[i].Fault(id)
-			}
-		}()
-	}
-	wg.Wait()
-	return rec.phase("mesh dials", count, cpu), f.Routers[far.Router].Routes.Load() - routes0
+	p := f.dials("mesh dials", count, concurrency, budget, func(ctx context.Context, k int) (*Router, string, error) {
+		i := ins[k%len(ins)]
+		id, err := f.dialFar(ctx, far, i)
+		return f.Routers[i], id, err
+	})
+	return p, f.Routers[far.Router].Routes.Load() - routes0
 }
 
 // Leave is what the leave phase found.

@@ -135,15 +135,11 @@ func newSession(ctx context.Context, api *benchkit.API, apiSession, svc, typ str
 	if err != nil {
 		return "", err
 	}
-	var out struct {
-		Data struct {
-			Token string `json:"token"`
-		} `json:"data"`
-	}
-	if st != http.StatusCreated && st != http.StatusOK || json.Unmarshal(data, &out) != nil || out.Data.Token == "" {
+	tok := benchkit.TokenOf(data)
+	if st != http.StatusCreated && st != http.StatusOK || tok == "" {
 		return "", fmt.Errorf("%s session: %d %.300s", typ, st, data)
 	}
-	return out.Data.Token, nil
+	return tok, nil
 }
 
 // clientRequester sends Client API requests through api's HTTP client,

@@ -167,6 +167,19 @@ func (f *Fleet) createOne(ctx context.Context, r *Router, h *Host, id string, re
 // concurrency dials at a time, until all are done or budget passes; each
 // circuit made is ended at once by a fault from its ingress router.
 func (f *Fleet) Circuits(count, concurrency int, budget time.Duration) Phase {
+	return f.dials("circuits", count, concurrency, budget, func(ctx context.Context, k int) (*Router, string, error) {
+		r := f.Routers[k%len(f.Routers)]
+		id, err := r.Dial(ctx, f.Model.Dialer, k%len(f.Model.ServiceIDs))
+		return r, id, err
+	})
+}
+
+// dials runs a phase of count dials, concurrency at a time, until all are
+// done or budget passes. dial k makes circuit k (each given 30 s) and names
+// the router it went in through; that router ends the circuit at once by a
+// fault. A failure after the budget ended is not counted.
+func (f *Fleet) dials(name string, count, concurrency int, budget time.Duration,
+	dial func(ctx context.Context, k int) (*Router, string, error)) Phase {
 	ctx, cancel := context.WithTimeout(context.Background(), budget)
 	defer cancel()
 	cpu := benchkit.ReadCPU()
@@ -185,10 +198,9 @@ func (f *Fleet) Circuits(count, concurrency int, budget time.Duration) Phase {
 				if ctx.Err() != nil {
 					return
 				}
-				r := f.Routers[k%len(f.Routers)]
 				start := time.Now()
 				dctx, dcancel := context.WithTimeout(ctx, 30*time.Second)
-				id, err := r.Dial(dctx, f.Model.Dialer, k%len(f.Model.ServiceIDs))
+				r, id, err := dial(dctx, k)
 				dcancel()
 				if err != nil {
 					if ctx.Err() == nil {
@@ -202,7 +214,7 @@ func (f *Fleet) Circuits(count, concurrency int, budget time.Duration) Phase {
 		}()
 	}
 	wg.Wait()
-	return rec.phase("circuits", count, cpu)
+	return rec.phase(name, count, cpu)
 }
 
 // DialUntil dials through every router in turn until one circuit through

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -66,12 +65,8 @@ func (b *bench) join(ctx context.Context, k int, leaderHost string) error {
 	if err != nil {
 		return err
 	}
-	var out struct {
-		Data struct {
-			Token string `json:"token"`
-		} `json:"data"`
-	}
-	if err := json.Unmarshal(data, &out); err != nil || out.Data.Token == "" {
+	joinToken := benchkit.TokenOf(data)
+	if joinToken == "" {
 		return fmt.Errorf("join token: %.300s", data)
 	}
 	port, err := benchkit.FreePort()
@@ -80,7 +75,7 @@ func (b *bench) join(ctx context.Context, k int, leaderHost string) error {
 	}
 	t0 := time.Now()
 	n, err := controller.Start(ctx, controller.Config{DataDir: filepath.Join(b.dir, fmt.Sprintf("node%d", k)), APIAddr: "127.0.0.1:0",
-		ClusterAddr: fmt.Sprintf("127.0.0.1:%d", port), Join: leaderHost, JoinToken: out.Data.Token}, nil, io.Discard)
+		ClusterAddr: fmt.Sprintf("127.0.0.1:%d", port), Join: leaderHost, JoinToken: joinToken}, nil, io.Discard)
 	if err != nil {
 		return err
 	}

@@ -74,21 +74,7 @@ func DecodeCreateTerminatorV2(b []byte) (*CreateTerminatorV2, error) {
 		case 3:
 			r.Fingerprints, err = appendBounded(r.Fingerprints, string(raw))
 		case 4:
-			if len(r.PeerData) >= MaxRepeated {
-				return ErrTooMany
-			}
-			var k uint64
-			var val []byte
-			err = Fields(raw, func(n protowire.Number, kv uint64, rb []byte) error {
-				switch n {
-				case 1:
-					k = kv
-				case 2:
-					val = append([]byte(nil), rb...)
-				}
-				return nil
-			})
-			r.PeerData[uint32(k)] = val
+			err = addPeerData(r.PeerData, raw)
 		case 5:
 			r.Cost = uint32(v)
 		case 6:
@@ -177,6 +163,27 @@ func (b buf) peerData(num protowire.Number, m map[uint32][]byte) buf {
 		b = b.msg(num, buf(nil).uint(1, uint64(k)).bytes(2, m[k]))
 	}
 	return b
+}
+
+// addPeerData reads one map<uint32,bytes> entry (key 1, value 2) into m,
+// bounded by MaxRepeated.
+func addPeerData(m map[uint32][]byte, entry []byte) error {
+	if len(m) >= MaxRepeated {
+		return ErrTooMany
+	}
+	var k uint64
+	var val []byte
+	err := Fields(entry, func(n protowire.Number, kv uint64, rb []byte) error {
+		switch n {
+		case 1:
+			k = kv
+		case 2:
+			val = append([]byte(nil), rb...)
+		}
+		return nil
+	})
+	m[uint32(k)] = val
+	return err
 }
 
 // ValidateTerminatorsV2 content types (ctrl_pb).

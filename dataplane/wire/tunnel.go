@@ -137,24 +137,3 @@ func DecodeUpdateTunnelTerminator(b []byte) (*UpdateTunnelTerminator, error) {
 	})
 	return r, err
 }
-
-// addPeerData reads one map<uint32,bytes> entry (key 1, value 2) into m,
-// bounded by MaxRepeated.
-func addPeerData(m map[uint32][]byte, entry []byte) error {
-	if len(m) >= MaxRepeated {
-		return ErrTooMany
-	}
-	var k uint64
-	var val []byte
-	err := Fields(entry, func(n protowire.Number, kv uint64, rb []byte) error {
-		switch n {
-		case 1:
-			k = kv
-		case 2:
-			val = append([]byte(nil), rb...)
-		}
-		return nil
-	})
-	m[uint32(k)] = val
-	return err
-}
