@@ -1,7 +1,7 @@
 package api
 
 import (
-	"time"
+	"math"
 
 	"edgectl/fsm"
 	"edgectl/store"
@@ -70,7 +70,8 @@ func (s *Server) apiSessionView(tx *store.Tx, sess *store.APISession, token stri
 		exp := last.Add(s.cfg.SessionTimeout)
 		v["token"] = token
 		v["expiresAt"] = exp
-		v["expirationSeconds"] = int64(exp.Sub(s.now()).Round(time.Second).Seconds()) // 1800, not 1799, at authenticate
+		// Rounded up: 1800 at authenticate even when the write took a while.
+		v["expirationSeconds"] = int64(math.Ceil(exp.Sub(s.now()).Seconds()))
 	}
 	return v
 }
