@@ -120,6 +120,8 @@ func TestTerminators_ARouterTunnelersCreateSharesTheBound(t *testing.T) {
 	if _, _, res, text := createTunnelTerminator(t, tr, "t-2", 0); res != wire.TerminatorCreated {
 		t.Fatalf("the retry of t-2: %d %q", res, text)
 	}
+	// Its slot is given back just after its answer is sent.
+	poll(t, "the bound freed again", func() bool { return n.m.creates.Load() == 0 })
 	if res, text := createTerminator(t, tr, "sdk-1", bind, n.apiSession, 1); res != wire.TerminatorCreated {
 		t.Fatalf("the retry of sdk-1: %d %q", res, text)
 	}
