@@ -72,7 +72,7 @@ bench-micro:
 	$(GO) test -run '^$$' -bench . -benchtime 2s ./store/filter/ ./cluster/
 	$(GO) test -run '^$$' -bench 'ListIdentities|ClientServices_List50' -benchtime 2s ./api/
 	$(GO) test -run '^$$' -bench 'OnLargeModel' -benchtime 100x ./store/
-	$(GO) test -run '^$$' -bench 'SnapshotOfLargeModel' -benchtime 3x ./store/
+	$(GO) test -run '^$$' -bench 'SnapshotOfLargeModel|Dump_Events' -benchtime 3x ./store/
 	$(GO) test -run '^$$' -bench 'ApplyBatch_IdentityCreate|DecodeEntry' -benchtime 2s -benchmem ./fsm/
 	$(GO) test -run '^$$' -bench 'ChangeEvents_IdentityCreate' -benchtime 20000x -benchmem ./dataplane/
 	$(GO) test -run '^$$' -bench 'FullState_10kIdentities' -benchtime 20x -benchmem ./dataplane/

@@ -81,13 +81,7 @@ func (e *Event) BeforeJSON() json.RawMessage { b, _ := e.bodies(); return b }
 func (e *Event) AfterJSON() json.RawMessage { _, a := e.bodies(); return a }
 
 // MarshalJSON writes the event with its bodies encoded (snapshots).
-func (e *Event) MarshalJSON() ([]byte, error) {
-	type plain Event // without the method
-	c := *(*plain)(e)
-	c.Before, c.After = e.bodies()
-	c.lazy = nil
-	return json.Marshal(&c)
-}
+func (e *Event) MarshalJSON() ([]byte, error) { return e.appendJSON(nil) }
 
 // EventActor is who made the change: decided by the node that took the
 // request, carried in the command.

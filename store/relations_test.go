@@ -324,3 +324,32 @@ func TestRelations_AllOfReadsTheRarestAttribute(t *testing.T) {
 		t.Fatalf("AllOf with an attribute nobody has selects %v", selected)
 	}
 }
+
+// TestRelations_APolicyAddedInTheTransactionSelectsLaterEntities: a write
+// transaction remembers that no policy names anything in a relation (so an
+// FSM batch of creates looks it up once); a policy added later in the same
+// transaction must still select the entities written after it, in the link
+// rows and in the change markers.
+func TestRelations_APolicyAddedInTheTransactionSelectsLaterEntities(t *testing.T) {
+	t.Parallel()
+	s := New()
+	tx := s.Write()
+	tx.SetTime(time.Unix(100, 0))
+	must(t, tx.Insert(KindEdgeRouter, &EdgeRouter{Base: Base{ID: "er1"}, Named: Named{Name: "er1"}}))
+	must(t, tx.Insert(KindIdentity, &Identity{Base: Base{ID: "i1"}, Named: Named{Name: "i1"}, TypeID: "Device", AuthPolicyID: "default"}))
+	must(t, tx.Insert(KindEdgeRouterPolicy, &EdgeRouterPolicy{Base: Base{ID: "erp"}, Named: Named{Name: "erp"},
+		Semantic: "AnyOf", EdgeRouterRoles: []string{"#all"}, IdentityRoles: []string{"#all"}}))
+	must(t, tx.Insert(KindServicePolicy, &ServicePolicy{Base: Base{ID: "sp"}, Named: Named{Name: "sp"},
+		Type: "Dial", Semantic: "AnyOf", IdentityRoles: []string{"#all"}}))
+	must(t, tx.Insert(KindEdgeRouter, &EdgeRouter{Base: Base{ID: "er2"}, Named: Named{Name: "er2"}}))
+	must(t, tx.Insert(KindIdentity, &Identity{Base: Base{ID: "i2"}, Named: Named{Name: "i2"}, TypeID: "Device", AuthPolicyID: "default"}))
+	for _, er := range []string{"er1", "er2"} {
+		if !tx.Linked(RelEdgeRouterPolicyEdgeRouter, "erp", er) {
+			t.Errorf("edge router %s not linked to the #all policy", er)
+		}
+	}
+	tx.Commit()
+	if s.Read().changedAt("i:i2").IsZero() {
+		t.Error("identity i2, selected by the #all service policy added before it, has no change marker")
+	}
+}

@@ -89,6 +89,9 @@ type Tx struct {
 	writes int
 	// evb caches the oldest and newest event sequence numbers of this view.
 	evb eventBounds
+	// refsNone caches, per relation, whether no policy of the view names
+	// anything in it (candidates); a write to the refs table clears it.
+	refsNone map[*relation]bool
 	// pend sums the record and role attribute count changes of the
 	// transaction's writes; Commit writes them (flushCounts).
 	pend *pendingCounts
@@ -174,27 +177,29 @@ func (tx *Tx) flushCounts() error {
 func (tx *Tx) Writes() int { return tx.writes }
 
 func (tx *Tx) put(table string, obj any) error {
-	tx.writes++
-	if table == KindEvent.Table {
-		tx.evb.ok = false
-	}
+	tx.wrote(table)
 	return tx.txn.Insert(table, obj)
 }
 
 func (tx *Tx) del(table string, obj any) error {
-	tx.writes++
-	if table == KindEvent.Table {
-		tx.evb.ok = false
-	}
+	tx.wrote(table)
 	return tx.txn.Delete(table, obj)
 }
 
 func (tx *Tx) delAll(table, index string, args ...any) (int, error) {
-	tx.writes++
-	if table == KindEvent.Table {
-		tx.evb.ok = false
-	}
+	tx.wrote(table)
 	return tx.txn.DeleteAll(table, index, args...)
+}
+
+// wrote counts a write to table and drops what the view cached of it.
+func (tx *Tx) wrote(table string) {
+	tx.writes++
+	switch table {
+	case KindEvent.Table:
+		tx.evb.ok = false
+	case refsTable:
+		tx.refsNone = nil
+	}
 }
 
 // Change is one record change of a write transaction: Old is nil for an
