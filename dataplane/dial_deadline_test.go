@@ -1,0 +1,121 @@
+package dataplane
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"edgectl/dataplane/wire"
+
+	"google.golang.org/protobuf/encoding/protowire"
+)
+
+// The dial's deadline (Config.DialTimeout), from the data-plane chaos
+// (issue 46): a link cut, and a host that accepts a dial only seconds
+// later, made the node answer a dial after its client had given up; the
+// circuit, routed end to end and never started, held the host's SDK (it
+// waits for a circuit's start before it accepts the next dial), and the
+// service took no new dial for minutes.
+
+// lineWith is line (A–B–C, a terminator on C) with the Config changed.
+func lineWith(t *testing.T, opts ...netOption) *testNet {
+	n := newTestNet(t, opts...)
+	for _, id := range []string{"A", "B", "C"} {
+		n.addRouter(id)
+	}
+	n.link("ab", "A", "B")
+	n.link("bc", "B", "C")
+	n.terminator("t1", "C")
+	return n
+}
+
+// routeTimeoutOf is the time a Route gives its router (field 6).
+func routeTimeoutOf(b []byte) time.Duration {
+	var d time.Duration
+	_ = wire.Fields(b, func(num protowire.Number, v uint64, _ []byte) error {
+		if num == 6 {
+			d = time.Duration(v)
+		}
+		return nil
+	})
+	return d
+}
+
+// An egress router whose host answers after the dial's deadline: the dial
+// is refused by the deadline (not answered when the host answers, after
+// its client gave up), the routes told the routers no more time than the
+// deadline, and the late success is unrouted: no circuit is left.
+func TestDial_AHostAnsweringAfterTheDeadlineLeavesNoCircuit(t *testing.T) {
+	const dialTimeout = 500 * time.Millisecond
+	n := lineWith(t, func(c *Config) { c.DialTimeout = dialTimeout })
+	g := newGate()
+	held := n.routers["C"].holdRoutes(g, func(uint32) bool { return true })
+	defer g.open()
+	start := time.Now()
+	answer := n.dialAsync("A")
+	var id string
+	select {
+	case id = <-held:
+	case <-time.After(5 * time.Second):
+		t.Fatal("router C got no route")
+	}
+	for _, r := range []string{"A", "B", "C"} {
+		poll(t, "router "+r+" gets its route", func() bool { return len(n.routers[r].messages(wire.RouteType)) > 0 })
+		if d := routeTimeoutOf(n.routers[r].messages(wire.RouteType)[0].Body); d <= 0 || d > dialTimeout {
+			t.Errorf("router %s's route gives it %s (the dial's deadline: %s)", r, d, dialTimeout)
+		}
+	}
+	// The default route timeout (10 s) is far longer: the answer comes at
+	// the dial's deadline.
+	why := refused(t, answerWithin(t, answer, 5*time.Second))
+	if !strings.Contains(why, "within") {
+		t.Errorf("refused: %s", why)
+	}
+	if took := time.Since(start); took < dialTimeout {
+		t.Errorf("refused after %s, before the deadline %s", took, dialTimeout)
+	}
+	g.open() // the host answers now: its late success is unrouted
+	poll(t, "router C unroutes the circuit", func() bool {
+		for _, m := range n.routers["C"].messages(wire.UnrouteType) {
+			if circuitOf(m) == id {
+				return true
+			}
+		}
+		return false
+	})
+	n.routers["C"].barrier()
+	if cs := n.m.Circuits(); len(cs) != 0 {
+		t.Fatalf("the node keeps %d circuits: %+v", len(cs), cs)
+	}
+	// Every route of every attempt went out with the deadline's time left.
+	for _, r := range []string{"A", "B", "C"} {
+		for _, m := range n.routers[r].messages(wire.RouteType) {
+			if d := routeTimeoutOf(m.Body); d > dialTimeout {
+				t.Errorf("router %s: a route gives it %s", r, d)
+			}
+		}
+	}
+}
+
+// Two attempts share the deadline: a first attempt that takes most of it
+// leaves the second only what is left.
+func TestDial_TheSecondAttemptHasOnlyTheTimeLeft(t *testing.T) {
+	const dialTimeout = 800 * time.Millisecond
+	n := newTestNet(t, func(c *Config) { c.DialTimeout = dialTimeout; c.RouteTimeout = 600 * time.Millisecond })
+	n.addRouter("A")
+	n.terminator("t1", "A")
+	n.terminator("t2", "A")
+	n.routers["A"].setAnswer(func(string, uint32) routeReply { return routeReply{silent: true} })
+	why := refused(t, n.dial("A"))
+	if !strings.Contains(why, "within") {
+		t.Errorf("refused: %s", why)
+	}
+	routes := n.routers["A"].messages(wire.RouteType)
+	if len(routes) != 2 {
+		t.Fatalf("router A got %d routes, want 2 attempts", len(routes))
+	}
+	// The first waited its 600 ms: the second has at most 200 ms.
+	if d := routeTimeoutOf(routes[1].Body); d <= 0 || d > dialTimeout-600*time.Millisecond {
+		t.Errorf("the second attempt's route gives router A %s, more than the time left", d)
+	}
+}
