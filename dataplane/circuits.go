@@ -137,21 +137,36 @@ func (m *Manager) fault(r *Router, msg *ctrlchan.Message) {
 // confirmCircuits takes a router's list of its circuits and unroutes those
 // it should not hold (the router keeps circuits whose controller forgot
 // them: this node restarted, or the circuit ended while it was away). A
-// router a dial or a move under way has routed keeps the circuit.
+// router a dial or a move under way has routed keeps the circuit. A
+// circuit its ingress router reports idle since before it went live was
+// never started by its client: it ends (neverStarted).
 func (m *Manager) confirmCircuits(r *Router, msg *ctrlchan.Message) {
 	ids, err := wire.DecodeCircuitConfirmation(msg.Body)
 	if err != nil {
 		return
 	}
+	idle, _ := wire.DecodeCircuitIdleTimes(msg.Body)
 	for _, id := range ids {
 		if m.foreignCircuit(r, reqConfirmation, id) {
 			continue
 		}
 		if !m.circuits.keeps(id, r.ID) {
 			m.unroute(r.ID, id, true)
+			continue
+		}
+		if d, ok := idle[id]; ok && m.circuits.neverStarted(id, r.ID, d) {
+			m.endCircuit(id, neverStartedWhy, true, false)
 		}
 	}
 }
+
+// neverStartedWhy ends a circuit whose client never used it: a dial
+// answered after its client gave up (a request a router queued while its
+// channel to this node was down, and sent when it came back), routed end
+// to end. Left, it would hold the host's SDK, which waits for a circuit's
+// start before it accepts the next dial (a `ziti tunnel host` for up to 3
+// minutes), and the service would take no new dial meanwhile.
+const neverStartedWhy = "its client never started it: its ingress router has forwarded nothing on it since it was answered"
 
 // foreignCircuit refuses (refuseRequest, a security event) router r's
 // message of request about circuit id when the circuit is in the table
