@@ -258,7 +258,9 @@ func avoid(links map[string]bool, err error) {
 // for each one's result (answers collects them) for up to wait, which the
 // routes carry (the egress router's dial of the host gives up by then): it
 // returns the egress router's result, or why the route failed (a
-// *routeError when a router refused or did not answer).
+// *routeError when a router refused or did not answer), the latter once
+// the egress router has answered too (failure), so that the attempt's
+// Unroute reaches it after its dial of the host.
 func (m *Manager) routeOn(ci *Circuit, attempt uint32, egress *wire.Egress, answers chan routeAnswer, wait time.Duration) (*ctrlchan.Message, error) {
 	msgs := ci.hops().Routes(attempt, egress, wait)
 	waiting := map[string]bool{}
@@ -274,7 +276,26 @@ func (m *Manager) routeOn(ci *Circuit, attempt uint32, egress *wire.Egress, answ
 	}
 	timeout := time.NewTimer(wait)
 	defer timeout.Stop()
-	var last *ctrlchan.Message
+	egressID := ci.Path[len(ci.Path)-1]
+	var last, failedMsg *ctrlchan.Message
+	var failed *routeError
+	// failure takes router id's failure: it is answered at once when the
+	// egress router has answered (or is the one that failed); else once it
+	// has. The egress dials the host before it sets its route: an Unroute
+	// that reaches it during that dial is lost, and a host that accepted
+	// is left with a connection no circuit will start (a `ziti tunnel
+	// host` then takes no other dial for minutes).
+	failure := func(id string, msg *ctrlchan.Message, err *routeError) bool {
+		if failed == nil {
+			failedMsg, failed = msg, err
+		}
+		if id == egressID || !waiting[egressID] {
+			return true
+		}
+		clear(waiting)
+		waiting[egressID] = true
+		return false
+	}
 	for len(waiting) > 0 {
 		select {
 		case a := <-answers:
@@ -282,8 +303,11 @@ func (m *Manager) routeOn(ci *Circuit, attempt uint32, egress *wire.Egress, answ
 				continue
 			}
 			if a.msg == nil {
-				return nil, &routeError{err: fmt.Errorf("router %s of the path left", a.router),
-					suspect: ci.hops().LinksAt(slices.Index(ci.Path, a.router)), egress: a.router == ci.Path[len(ci.Path)-1]}
+				if failure(a.router, nil, &routeError{err: fmt.Errorf("router %s of the path left", a.router),
+					suspect: ci.hops().LinksAt(slices.Index(ci.Path, a.router)), egress: a.router == egressID}) {
+					return failedMsg, failed
+				}
+				continue
 			}
 			if n, ok := a.msg.Headers.Uint32(wire.RouteResultAttemptHeader); ok && n != attempt {
 				continue
@@ -292,21 +316,30 @@ func (m *Manager) routeOn(ci *Circuit, attempt uint32, egress *wire.Egress, answ
 			if _, ok := a.msg.Headers[wire.RouteResultSuccessHeader]; !ok {
 				reason, _ := a.msg.Headers.String(wire.RouteResultErrorHeader)
 				code, _ := a.msg.Headers[wire.RouteResultErrorCodeHeader]
-				return a.msg, &routeError{err: fmt.Errorf("router %s: %s", a.router, reason),
+				if failure(a.router, a.msg, &routeError{err: fmt.Errorf("router %s: %s", a.router, reason),
 					suspect: ci.hops().LinksAt(slices.Index(ci.Path, a.router)), result: a.msg,
-					egress: a.router == ci.Path[len(ci.Path)-1] && len(code) == 1 && code[0] != 0}
+					egress: a.router == egressID && len(code) == 1 && code[0] != 0}) {
+					return failedMsg, failed
+				}
+				continue
 			}
-			if a.router == ci.Path[len(ci.Path)-1] {
+			if a.router == egressID {
 				last = a.msg
 			}
 		case <-timeout.C:
+			if failed != nil {
+				return failedMsg, failed
+			}
 			var suspect []string
 			for id := range waiting {
 				suspect = append(suspect, ci.hops().LinksAt(slices.Index(ci.Path, id))...)
 			}
 			return nil, &routeError{err: fmt.Errorf("the routers did not answer within %s", wait.Round(time.Millisecond)), suspect: suspect,
-				egress: waiting[ci.Path[len(ci.Path)-1]]}
+				egress: waiting[egressID]}
 		}
+	}
+	if failed != nil {
+		return failedMsg, failed
 	}
 	return last, nil
 }

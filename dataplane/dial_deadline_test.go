@@ -1,6 +1,7 @@
 package dataplane
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -118,4 +119,54 @@ func TestDial_TheSecondAttemptHasOnlyTheTimeLeft(t *testing.T) {
 	if d := routeTimeoutOf(routes[1].Body); d <= 0 || d > dialTimeout-600*time.Millisecond {
 		t.Errorf("the second attempt's route gives router A %s, more than the time left", d)
 	}
+}
+
+// A router of the path that refuses its route while the egress router is
+// still dialing the host: the attempt's Unroute reaches the egress only
+// once it has answered. One sent at once (as before) arrived while the
+// egress router dialed the host, which it then kept connected for a
+// circuit that never starts (issue 46: `ziti tunnel host` took no other
+// dial). The second attempt goes around the refused link, and ends on the
+// same egress router.
+func TestDial_TheEgressIsUnroutedOnlyOnceItHasAnswered(t *testing.T) {
+	n := triangle(t)
+	g := newGate()
+	held := n.routers["C"].holdRoutes(g, func(a uint32) bool { return a == 0 })
+	defer g.open()
+	n.routers["B"].setAnswer(func(_ string, a uint32) routeReply {
+		if a == 0 {
+			return routeReply{reason: "invalid link destination bc"}
+		}
+		return routeReply{ok: true}
+	})
+	answer := n.dialAsync("A")
+	var id string
+	select {
+	case id = <-held:
+	case <-time.After(5 * time.Second):
+		t.Fatal("router C got no route")
+	}
+	poll(t, "router B refuses the first attempt", func() bool { return len(n.routers["B"].messages(wire.RouteType)) > 0 })
+	unrouted := func(r string) bool {
+		for _, m := range n.routers[r].messages(wire.UnrouteType) {
+			if circuitOf(m) == id {
+				return true
+			}
+		}
+		return false
+	}
+	if pollUntil(time.Second, func() bool { return unrouted("C") }) {
+		t.Fatal("router C was told to unroute the attempt while its route (its dial of the host) was under way")
+	}
+	g.open()
+	if got := circuitID(t, answerWithin(t, answer, 5*time.Second)); got != id {
+		t.Fatalf("answered circuit %s, routed %s", got, id)
+	}
+	if !unrouted("C") {
+		t.Fatal("router C was not told to unroute the failed attempt")
+	}
+	if p := n.path(id); !slices.Equal(p, []string{"A", "C"}) {
+		t.Fatalf("path %v", p)
+	}
+	n.settled(id)
 }
