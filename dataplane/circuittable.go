@@ -287,8 +287,8 @@ func (c *circuits) finishMove(old, next *Circuit, failed string) (unroute []stri
 // start) follows the answer, so a circuit in use is idle for less than it
 // has been live, and one never started for longer (by the time its other
 // routers took to answer). The router counts in milliseconds: the doubt
-// goes to the circuit. A moved circuit was routed
-// again since (its idle time starts then): it is not judged.
+// goes to the circuit. A moved circuit was routed again since (its idle
+// time starts then): it is not judged.
 func (c *circuits) neverStarted(id, router string, idle time.Duration) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
