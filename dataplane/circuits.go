@@ -168,6 +168,26 @@ func (m *Manager) confirmCircuits(r *Router, msg *ctrlchan.Message) {
 // minutes), and the service would take no new dial meanwhile.
 const neverStartedWhy = "its client never started it: its ingress router has forwarded nothing on it since it was answered"
 
+// queuedWindow: a dial that came this soon after its router's channel to
+// this node did may have waited in the router's queue while the channel
+// was down (OpenZiti's router queues requests on a channel that
+// reconnects), and its client may be gone. Its circuit is given
+// queuedSlack when judged by its ingress router's idle time (neverStarted):
+// its routes were answered at once, as a restarted node answers, and its
+// idle time cannot be told from that of a circuit its client started.
+const (
+	queuedWindow = 5 * time.Second
+	queuedSlack  = time.Second
+)
+
+// slackOf is the slack of circuit ci, dialed through router r.
+func slackOf(r *Router, ci *Circuit) time.Duration {
+	if ci.CreatedAt.Sub(r.ConnectedAt) < queuedWindow {
+		return queuedSlack
+	}
+	return 0
+}
+
 // foreignCircuit refuses (refuseRequest, a security event) router r's
 // message of request about circuit id when the circuit is in the table
 // and r never held it: a router acting on another's circuit. A circuit not

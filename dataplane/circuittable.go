@@ -49,9 +49,12 @@ type circuitEntry struct {
 	// move owning it is done; again why it is to move (again) then.
 	ended, again string
 	// liveAt is when the dial made it live, just before its answer; moved
-	// tells that it moved since (its routers were routed again).
+	// tells that it moved since (its routers were routed again); slack is
+	// how much sooner than liveAt its ingress may have gone idle for the
+	// circuit to count as never started (neverStarted).
 	liveAt time.Time
 	moved  bool
+	slack  time.Duration
 }
 
 // circuits is the node's circuit table, with the dials waiting for their
@@ -151,7 +154,7 @@ func (c *circuits) abandon(id string) {
 // promote makes a dial's circuit live once its routes are answered. It
 // returns why the circuit is to end instead (the entry is gone then), or
 // why it is to move.
-func (c *circuits) promote(id string) (ended, again string) {
+func (c *circuits) promote(id string, slack time.Duration) (ended, again string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	delete(c.waiting, id)
@@ -163,7 +166,7 @@ func (c *circuits) promote(id string) (ended, again string) {
 		delete(c.byID, id)
 		return e.ended, ""
 	}
-	e.state, e.routing, again, e.again, e.liveAt = live, nil, e.again, "", time.Now()
+	e.state, e.routing, again, e.again, e.liveAt, e.slack = live, nil, e.again, "", time.Now(), slack
 	return "", again
 }
 
@@ -287,8 +290,12 @@ func (c *circuits) finishMove(old, next *Circuit, failed string) (unroute []stri
 // start) follows the answer, so a circuit in use is idle for less than it
 // has been live, and one never started for longer (by the time its other
 // routers took to answer). The router counts in milliseconds: the doubt
-// goes to the circuit. A moved circuit was routed again since (its idle
-// time starts then): it is not judged.
+// goes to the circuit. When those routers answered at once, the two are
+// too close to tell apart: a circuit given slack (a dial that may have
+// waited in its router's queue) counts as never started when idle since
+// up to slack after it went live (a router reports only circuits idle
+// past its threshold, seconds). A moved circuit was routed again since
+// (its idle time starts then): it is not judged.
 func (c *circuits) neverStarted(id, router string, idle time.Duration) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -296,7 +303,7 @@ func (c *circuits) neverStarted(id, router string, idle time.Duration) bool {
 	if e == nil || e.state != live || e.moved || e.liveAt.IsZero() || len(e.c.Path) == 0 || e.c.Path[0] != router {
 		return false
 	}
-	return idle > time.Since(e.liveAt)+2*time.Millisecond
+	return idle+e.slack > time.Since(e.liveAt)+2*time.Millisecond
 }
 
 // keeps says whether router holds circuit id rightly: on its path, or

@@ -41,6 +41,7 @@ func (fr *fakeRouter) confirmIdle(idle map[string]time.Duration) {
 // quiet), or reported so by a router other than the ingress, it stays.
 func TestConfirmation_ACircuitItsClientNeverStartedEnds(t *testing.T) {
 	n := line(t)
+	n.routers["A"].r.ConnectedAt = time.Now().Add(-time.Minute) // no queued dial
 	start := time.Now()
 	id := circuitID(t, n.dial("A"))
 	n.routers["A"].confirmIdle(map[string]time.Duration{id: 0})
@@ -59,6 +60,7 @@ func TestConfirmation_ACircuitItsClientNeverStartedEnds(t *testing.T) {
 // times start anew): it is not judged.
 func TestConfirmation_AMovedCircuitIsNotJudged(t *testing.T) {
 	n := square(t)
+	n.routers["A"].r.ConnectedAt = time.Now().Add(-time.Minute)
 	start := time.Now()
 	id := circuitID(t, n.dial("A"))
 	n.fault("B", wire.LinkFault, "bd")
@@ -67,5 +69,29 @@ func TestConfirmation_AMovedCircuitIsNotJudged(t *testing.T) {
 	n.routers["A"].barrier()
 	if p := n.path(id); !slices.Equal(p, []string{"A", "C", "D"}) {
 		t.Fatalf("a moved circuit was ended (path %v)", p)
+	}
+}
+
+// A dial that came within seconds of its router's channel may have waited
+// in the router's queue while the channel was down (issue 46: a rolling
+// restart), and its routes were answered at once: its ingress router's
+// idle time cannot be told from that of a circuit just started. Reported
+// idle since (within a second of) when it went live, it ends; the same
+// report of a dial that came later is of a circuit in use. (A router
+// reports only circuits idle past its threshold, seconds; here the
+// circuits are a few milliseconds old, and the slack alone decides.)
+func TestConfirmation_ADialRightAfterItsRouterConnectedIsGivenSlack(t *testing.T) {
+	n := line(t)
+	early := circuitID(t, n.dial("A"))
+	n.routers["A"].confirmIdle(map[string]time.Duration{early: 0})
+	poll(t, "the circuit dialed right after its router connected ends", func() bool { return n.path(early) == nil })
+	n.settled(early)
+
+	n.routers["A"].r.ConnectedAt = time.Now().Add(-time.Minute)
+	later := circuitID(t, n.dial("A"))
+	n.routers["A"].confirmIdle(map[string]time.Duration{later: 0})
+	n.routers["A"].barrier()
+	if p := n.path(later); !slices.Equal(p, []string{"A", "B", "C"}) {
+		t.Fatalf("a circuit dialed later was ended (path %v)", p)
 	}
 }

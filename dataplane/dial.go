@@ -201,7 +201,7 @@ func (m *Manager) routeCircuit(r *Router, ci *Circuit, instanceID string, peerDa
 
 	// 6: Make the circuit live, unless it was ended meanwhile; a move
 	// asked for meanwhile follows.
-	ended, again := m.circuits.promote(ci.ID)
+	ended, again := m.circuits.promote(ci.ID, slackOf(r, ci))
 	if ended != "" {
 		m.unrouteAll(ci.Path, ci.ID, true)
 		return nil, "", fmt.Errorf("the circuit ended while it was routed: %s", ended)
