@@ -116,8 +116,16 @@ func (m *Manager) fault(r *Router, msg *ctrlchan.Message) {
 			}
 			ci, _ := m.circuits.get(id)
 			switch {
-			case ci == nil, !m.circuits.keeps(id, r.ID):
-				// None, or one the router left (a move): its stale route goes.
+			case ci == nil:
+				// A circuit this node does not know: left to the router's
+				// confirmation once idle. OpenZiti's controller unroutes it
+				// at once, but a node that restarted forgot the circuits it
+				// routed, and a router queues its faults while its channel
+				// is down: faults of a moment during the restart reached
+				// the node after it, and it cut streams that went on
+				// (issue 46, the data-plane chaos's rolling restart).
+			case !m.circuits.keeps(id, r.ID):
+				// One the router left (a move): its stale route goes.
 				if f.Subject == wire.ForwardFault {
 					m.unroute(r.ID, id, true)
 				}
