@@ -120,8 +120,16 @@ func (m *Manager) fault(r *Router, msg *ctrlchan.Message) {
 			}
 			ci, _ := m.circuits.get(id)
 			switch {
-			case ci == nil, !m.circuits.keeps(id, r.ID):
-				// None, or one the router left (a move): its stale route goes.
+			case ci == nil:
+				// A circuit this node does not know: left to the router's
+				// confirmation once idle. OpenZiti's controller unroutes it
+				// at once, but a node that restarted forgot the circuits it
+				// routed, and a router queues its faults while its channel
+				// is down: faults of a moment during the restart reached
+				// the node after it, and it cut streams that went on
+				// (issue 46, the data-plane chaos's rolling restart).
+			case !m.circuits.keeps(id, r.ID):
+				// One the router left (a move): its stale route goes.
 				if f.Subject == wire.ForwardFault {
 					m.unroute(r.ID, id, true)
 				}
@@ -141,20 +149,55 @@ func (m *Manager) fault(r *Router, msg *ctrlchan.Message) {
 // confirmCircuits takes a router's list of its circuits and unroutes those
 // it should not hold (the router keeps circuits whose controller forgot
 // them: this node restarted, or the circuit ended while it was away). A
-// router a dial or a move under way has routed keeps the circuit.
+// router a dial or a move under way has routed keeps the circuit. A
+// circuit its ingress router reports idle since before it went live was
+// never started by its client: it ends (neverStarted).
 func (m *Manager) confirmCircuits(r *Router, msg *ctrlchan.Message) {
 	ids, err := wire.DecodeCircuitConfirmation(msg.Body)
 	if err != nil {
 		return
 	}
+	idle, _ := wire.DecodeCircuitIdleTimes(msg.Body)
 	for _, id := range ids {
 		if m.foreignCircuit(r, reqConfirmation, id) {
 			continue
 		}
 		if !m.circuits.keeps(id, r.ID) {
 			m.unroute(r.ID, id, true)
+			continue
+		}
+		if d, ok := idle[id]; ok && m.circuits.neverStarted(id, r.ID, d) {
+			m.endCircuit(id, neverStartedWhy, true, false)
 		}
 	}
+}
+
+// neverStartedWhy ends a circuit whose client never used it: a dial
+// answered after its client gave up (a request a router queued while its
+// channel to this node was down, and sent when it came back), routed end
+// to end. Left, it would hold the host's SDK, which waits for a circuit's
+// start before it accepts the next dial (a `ziti tunnel host` for up to 3
+// minutes), and the service would take no new dial meanwhile.
+const neverStartedWhy = "its client never started it: its ingress router has forwarded nothing on it since it was answered"
+
+// queuedWindow: a dial that came this soon after its router's channel to
+// this node did may have waited in the router's queue while the channel
+// was down (OpenZiti's router queues requests on a channel that
+// reconnects), and its client may be gone. Its circuit is given
+// queuedSlack when judged by its ingress router's idle time (neverStarted):
+// its routes were answered at once, as a restarted node answers, and its
+// idle time cannot be told from that of a circuit its client started.
+const (
+	queuedWindow = 5 * time.Second
+	queuedSlack  = time.Second
+)
+
+// slackOf is the slack of circuit ci, dialed through router r.
+func slackOf(r *Router, ci *Circuit) time.Duration {
+	if ci.CreatedAt.Sub(r.ConnectedAt) < queuedWindow {
+		return queuedSlack
+	}
+	return 0
 }
 
 // foreignCircuit refuses (refuseRequest, a security event) router r's

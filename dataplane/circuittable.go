@@ -4,6 +4,7 @@ import (
 	"slices"
 	"sort"
 	"sync"
+	"time"
 
 	"edgectl/ctrlchan"
 )
@@ -47,6 +48,13 @@ type circuitEntry struct {
 	// ended, when set, is why the circuit is to end once the dial or the
 	// move owning it is done; again why it is to move (again) then.
 	ended, again string
+	// liveAt is when the dial made it live, just before its answer; moved
+	// tells that it moved since (its routers were routed again); slack is
+	// how much sooner than liveAt its ingress may have gone idle for the
+	// circuit to count as never started (neverStarted).
+	liveAt time.Time
+	moved  bool
+	slack  time.Duration
 }
 
 // circuits is the node's circuit table, with the dials waiting for their
@@ -146,7 +154,7 @@ func (c *circuits) abandon(id string) {
 // promote makes a dial's circuit live once its routes are answered. It
 // returns why the circuit is to end instead (the entry is gone then), or
 // why it is to move.
-func (c *circuits) promote(id string) (ended, again string) {
+func (c *circuits) promote(id string, slack time.Duration) (ended, again string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	delete(c.waiting, id)
@@ -158,7 +166,7 @@ func (c *circuits) promote(id string) (ended, again string) {
 		delete(c.byID, id)
 		return e.ended, ""
 	}
-	e.state, e.routing, again, e.again = live, nil, e.again, ""
+	e.state, e.routing, again, e.again, e.liveAt, e.slack = live, nil, e.again, "", time.Now(), slack
 	return "", again
 }
 
@@ -270,8 +278,32 @@ func (c *circuits) finishMove(old, next *Circuit, failed string) (unroute []stri
 		}
 	}
 	cp := *next
-	e.c, e.state, e.routing, again, e.again = &cp, live, nil, e.again, ""
+	e.c, e.state, e.routing, again, e.again, e.moved = &cp, live, nil, e.again, "", true
 	return unroute, "", again
+}
+
+// neverStarted says whether live circuit id, which its ingress router
+// reports idle for idle (a confirmation), has carried nothing through that
+// router since the dial made it live: its client never had the answer.
+// A router's idle time runs from the last payload it forwarded, or from
+// the circuit's last route there; a client's first payload (the circuit's
+// start) follows the answer, so a circuit in use is idle for less than it
+// has been live, and one never started for longer (by the time its other
+// routers took to answer). The router counts in milliseconds: the doubt
+// goes to the circuit. When those routers answered at once, the two are
+// too close to tell apart: a circuit given slack (a dial that may have
+// waited in its router's queue) counts as never started when idle since
+// up to slack after it went live (a router reports only circuits idle
+// past its threshold, seconds). A moved circuit was routed again since
+// (its idle time starts then): it is not judged.
+func (c *circuits) neverStarted(id, router string, idle time.Duration) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e := c.byID[id]
+	if e == nil || e.state != live || e.moved || e.liveAt.IsZero() || len(e.c.Path) == 0 || e.c.Path[0] != router {
+		return false
+	}
+	return idle+e.slack > time.Since(e.liveAt)+2*time.Millisecond
 }
 
 // keeps says whether router holds circuit id rightly: on its path, or

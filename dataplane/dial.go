@@ -27,6 +27,19 @@ import (
 // defaultRouteTimeout bounds a route's answer (Config.RouteTimeout).
 const defaultRouteTimeout = 10 * time.Second
 
+// defaultDialTimeout bounds a dial's routing, every attempt together
+// (Config.DialTimeout), as OpenZiti's controller bounds it with one
+// deadline whose time left each route carries. It is shorter than
+// OpenZiti's (its route timeout, 10 s): an answer must reach the client
+// while it still waits (sdk-golang's Dial waits 5 s, its router 30 s). A
+// circuit answered after the client gave up is routed end to end and
+// never used, and the host's SDK waits for that circuit's start before it
+// accepts another dial (a `ziti tunnel host` up to 3 minutes): the service
+// takes no new dial meanwhile. Past the deadline the dial is refused and
+// unrouted, and its egress router, told the time left, gives up its dial
+// of the host by then too.
+const defaultDialTimeout = 4 * time.Second
+
 // dial handles CreateCircuitV2Request.
 func (m *Manager) dial(r *Router, msg *ctrlchan.Message) {
 	start := time.Now()
@@ -120,7 +133,15 @@ func (m *Manager) routeCircuit(r *Router, ci *Circuit, instanceID string, peerDa
 	// on it. Two attempts, as OpenZiti's: a terminator that fails is left
 	// out of the second, and one its router no longer has is removed.
 	failed, shun := map[string]bool{}, map[string]bool{}
+	deadline := time.Now().Add(m.cfg.DialTimeout)
+	var routeErr error
 	for attempt := uint32(0); ; attempt++ {
+		left := min(time.Until(deadline), m.cfg.RouteTimeout)
+		if left <= 0 {
+			m.circuits.abandon(ci.ID)
+			return nil, "", fmt.Errorf("the dial was not routed within %s: %s", m.cfg.DialTimeout, routeErr)
+		}
+
 		// 4.a: Pick (package path).
 		tx := m.cfg.Store.Read()
 		t, p, err := path.Pick(m.graph(tx, shun), tx, ci.ServiceID, r.ID, instanceID, failed, hostKeeps(tx, ci.ServiceID))
@@ -134,10 +155,10 @@ func (m *Manager) routeCircuit(r *Router, ci *Circuit, instanceID string, peerDa
 		ci.TerminatorID, ci.IngressID, ci.EgressID = t.ID, auth.NewToken()[:22], auth.NewToken()[:22]
 		ci.Path, ci.Links = p.Nodes, p.Links
 
-		// 4.b: Route on every router of the path and wait for the results.
+		// 4.b: Route on every router of the path and wait for the results,
+		// within the dial's time left.
 		answers := m.circuits.attempt(ci)
-		var routeErr error
-		result, routeErr = m.routeOn(ci, attempt, &wire.Egress{Binding: t.Binding, Address: ci.EgressID, Destination: t.Address, PeerData: peerData}, answers)
+		result, routeErr = m.routeOn(ci, attempt, &wire.Egress{Binding: t.Binding, Address: ci.EgressID, Destination: t.Address, PeerData: peerData}, answers, left)
 		if routeErr == nil {
 			break
 		}
@@ -180,7 +201,7 @@ func (m *Manager) routeCircuit(r *Router, ci *Circuit, instanceID string, peerDa
 
 	// 6: Make the circuit live, unless it was ended meanwhile; a move
 	// asked for meanwhile follows.
-	ended, again := m.circuits.promote(ci.ID)
+	ended, again := m.circuits.promote(ci.ID, slackOf(r, ci))
 	if ended != "" {
 		m.unrouteAll(ci.Path, ci.ID, true)
 		return nil, "", fmt.Errorf("the circuit ended while it was routed: %s", ended)
@@ -234,11 +255,14 @@ func avoid(links map[string]bool, err error) {
 }
 
 // routeOn sends a circuit's routes to every router of its path and waits
-// for each one's result (answers collects them): it returns the egress
-// router's result, or why the route failed (a *routeError when a router
-// refused or did not answer).
-func (m *Manager) routeOn(ci *Circuit, attempt uint32, egress *wire.Egress, answers chan routeAnswer) (*ctrlchan.Message, error) {
-	msgs := ci.hops().Routes(attempt, egress, m.cfg.RouteTimeout)
+// for each one's result (answers collects them) for up to wait, which the
+// routes carry (the egress router's dial of the host gives up by then): it
+// returns the egress router's result, or why the route failed (a
+// *routeError when a router refused or did not answer), the latter once
+// the egress router has answered too (failure), so that the attempt's
+// Unroute reaches it after its dial of the host.
+func (m *Manager) routeOn(ci *Circuit, attempt uint32, egress *wire.Egress, answers chan routeAnswer, wait time.Duration) (*ctrlchan.Message, error) {
+	msgs := ci.hops().Routes(attempt, egress, wait)
 	waiting := map[string]bool{}
 	for i, id := range ci.Path {
 		r := m.router(id)
@@ -250,9 +274,28 @@ func (m *Manager) routeOn(ci *Circuit, attempt uint32, egress *wire.Egress, answ
 		}
 		waiting[id] = true
 	}
-	timeout := time.NewTimer(m.cfg.RouteTimeout)
+	timeout := time.NewTimer(wait)
 	defer timeout.Stop()
-	var last *ctrlchan.Message
+	egressID := ci.Path[len(ci.Path)-1]
+	var last, failedMsg *ctrlchan.Message
+	var failed *routeError
+	// failure takes router id's failure: it is answered at once when the
+	// egress router has answered (or is the one that failed); else once it
+	// has. The egress dials the host before it sets its route: an Unroute
+	// that reaches it during that dial is lost, and a host that accepted
+	// is left with a connection no circuit will start (a `ziti tunnel
+	// host` then takes no other dial for minutes).
+	failure := func(id string, msg *ctrlchan.Message, err *routeError) bool {
+		if failed == nil {
+			failedMsg, failed = msg, err
+		}
+		if id == egressID || !waiting[egressID] {
+			return true
+		}
+		clear(waiting)
+		waiting[egressID] = true
+		return false
+	}
 	for len(waiting) > 0 {
 		select {
 		case a := <-answers:
@@ -260,8 +303,11 @@ func (m *Manager) routeOn(ci *Circuit, attempt uint32, egress *wire.Egress, answ
 				continue
 			}
 			if a.msg == nil {
-				return nil, &routeError{err: fmt.Errorf("router %s of the path left", a.router),
-					suspect: ci.hops().LinksAt(slices.Index(ci.Path, a.router)), egress: a.router == ci.Path[len(ci.Path)-1]}
+				if failure(a.router, nil, &routeError{err: fmt.Errorf("router %s of the path left", a.router),
+					suspect: ci.hops().LinksAt(slices.Index(ci.Path, a.router)), egress: a.router == egressID}) {
+					return failedMsg, failed
+				}
+				continue
 			}
 			if n, ok := a.msg.Headers.Uint32(wire.RouteResultAttemptHeader); ok && n != attempt {
 				continue
@@ -270,21 +316,30 @@ func (m *Manager) routeOn(ci *Circuit, attempt uint32, egress *wire.Egress, answ
 			if _, ok := a.msg.Headers[wire.RouteResultSuccessHeader]; !ok {
 				reason, _ := a.msg.Headers.String(wire.RouteResultErrorHeader)
 				code, _ := a.msg.Headers[wire.RouteResultErrorCodeHeader]
-				return a.msg, &routeError{err: fmt.Errorf("router %s: %s", a.router, reason),
+				if failure(a.router, a.msg, &routeError{err: fmt.Errorf("router %s: %s", a.router, reason),
 					suspect: ci.hops().LinksAt(slices.Index(ci.Path, a.router)), result: a.msg,
-					egress: a.router == ci.Path[len(ci.Path)-1] && len(code) == 1 && code[0] != 0}
+					egress: a.router == egressID && len(code) == 1 && code[0] != 0}) {
+					return failedMsg, failed
+				}
+				continue
 			}
-			if a.router == ci.Path[len(ci.Path)-1] {
+			if a.router == egressID {
 				last = a.msg
 			}
 		case <-timeout.C:
+			if failed != nil {
+				return failedMsg, failed
+			}
 			var suspect []string
 			for id := range waiting {
 				suspect = append(suspect, ci.hops().LinksAt(slices.Index(ci.Path, id))...)
 			}
-			return nil, &routeError{err: fmt.Errorf("the routers did not answer within %s", m.cfg.RouteTimeout), suspect: suspect,
-				egress: waiting[ci.Path[len(ci.Path)-1]]}
+			return nil, &routeError{err: fmt.Errorf("the routers did not answer within %s", wait.Round(time.Millisecond)), suspect: suspect,
+				egress: waiting[egressID]}
 		}
+	}
+	if failed != nil {
+		return failedMsg, failed
 	}
 	return last, nil
 }

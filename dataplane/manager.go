@@ -57,6 +57,9 @@ type Config struct {
 	SmartRerouteInterval time.Duration
 	// RouteTimeout bounds the wait for a router's answer to a route; 10 s.
 	RouteTimeout time.Duration
+	// DialTimeout bounds a dial's routing, all its attempts together
+	// (dial.go); 4 s.
+	DialTimeout time.Duration
 	// RefusalLogInterval is the interval of the refusal log's sampling
 	// (logsample.go); a minute.
 	RefusalLogInterval time.Duration
@@ -212,6 +215,9 @@ func New(cfg Config) *Manager {
 	}
 	if cfg.RouteTimeout <= 0 {
 		cfg.RouteTimeout = defaultRouteTimeout
+	}
+	if cfg.DialTimeout <= 0 {
+		cfg.DialTimeout = defaultDialTimeout
 	}
 	if cfg.RefusalLogInterval <= 0 {
 		cfg.RefusalLogInterval = defaultSampleInterval

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"time"
 
 	"google.golang.org/protobuf/encoding/protowire"
 )
@@ -294,6 +295,28 @@ func DecodeFault(b []byte) (Fault, error) {
 
 // DecodeCircuitConfirmation reads CircuitConfirmation's circuitIds (field 1).
 func DecodeCircuitConfirmation(b []byte) ([]string, error) { return stringsOfField1(b) }
+
+// DecodeCircuitIdleTimes reads CircuitConfirmation's idleTimes (field 2,
+// map<string, int64>): how long each circuit has been idle on the router
+// (nothing forwarded since its last route or payload), in nanoseconds; a
+// router that sends none gives an empty map.
+func DecodeCircuitIdleTimes(b []byte) (map[string]time.Duration, error) {
+	idle := map[string]time.Duration{}
+	err := Fields(b, func(num protowire.Number, _ uint64, raw []byte) error {
+		if num != 2 {
+			return nil
+		}
+		if len(idle) >= MaxRepeated {
+			return ErrTooMany
+		}
+		id, v, _, err := mapEntry(raw)
+		if err == nil {
+			idle[id] = time.Duration(int64(v))
+		}
+		return err
+	})
+	return idle, err
+}
 
 // stringsOfField1 reads a message whose only field is a repeated string, 1.
 func stringsOfField1(b []byte) ([]string, error) {

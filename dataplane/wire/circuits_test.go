@@ -5,6 +5,9 @@ import (
 	"errors"
 	"reflect"
 	"testing"
+	"time"
+
+	"google.golang.org/protobuf/encoding/protowire"
 )
 
 // encodeStringSlice is a router's string list header (CreateCircuitV2
@@ -33,6 +36,30 @@ func TestDecodeCircuitConfirmation_RoundTrips(t *testing.T) {
 	if _, err := DecodeCircuitConfirmation(many); !errors.Is(err, ErrTooMany) {
 		t.Errorf("%d circuit ids: %v", MaxRepeated+1, err)
 	}
+}
+
+// The idle times of a confirmation (map<string, int64>, field 2), as
+// OpenZiti's router sends them beside the ids.
+func TestDecodeCircuitIdleTimes_ReadsTheMap(t *testing.T) {
+	entry := func(id string, d time.Duration) []byte {
+		e := protowire.AppendTag(nil, 1, protowire.BytesType)
+		e = protowire.AppendString(e, id)
+		e = protowire.AppendTag(e, 2, protowire.VarintType)
+		return protowire.AppendVarint(e, uint64(d))
+	}
+	b := buf(nil).strs(1, []string{"c-1", "c-2"})
+	for _, e := range [][]byte{entry("c-1", 4*time.Second), entry("c-2", 1500*time.Millisecond)} {
+		b = protowire.AppendTag(b, 2, protowire.BytesType)
+		b = protowire.AppendBytes(b, e)
+	}
+	got, err := DecodeCircuitIdleTimes(b)
+	if err != nil || !reflect.DeepEqual(got, map[string]time.Duration{"c-1": 4 * time.Second, "c-2": 1500 * time.Millisecond}) {
+		t.Fatalf("decoded %v, %v", got, err)
+	}
+	if got, err := DecodeCircuitIdleTimes(buf(nil).strs(1, []string{"c-1"})); err != nil || len(got) != 0 {
+		t.Fatalf("no idle times: %v, %v", got, err)
+	}
+	checkTruncations(t, "CircuitConfirmation", b, func(b []byte) error { _, err := DecodeCircuitIdleTimes(b); return err })
 }
 
 func TestDecodeStringSlice_RoundTripsAndRefusesShortOrLong(t *testing.T) {

@@ -1,0 +1,172 @@
+package dataplane
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"edgectl/dataplane/wire"
+
+	"google.golang.org/protobuf/encoding/protowire"
+)
+
+// The dial's deadline (Config.DialTimeout), from the data-plane chaos
+// (issue 46): a link cut, and a host that accepts a dial only seconds
+// later, made the node answer a dial after its client had given up; the
+// circuit, routed end to end and never started, held the host's SDK (it
+// waits for a circuit's start before it accepts the next dial), and the
+// service took no new dial for minutes.
+
+// lineWith is line (A–B–C, a terminator on C) with the Config changed.
+func lineWith(t *testing.T, opts ...netOption) *testNet {
+	n := newTestNet(t, opts...)
+	for _, id := range []string{"A", "B", "C"} {
+		n.addRouter(id)
+	}
+	n.link("ab", "A", "B")
+	n.link("bc", "B", "C")
+	n.terminator("t1", "C")
+	return n
+}
+
+// routeTimeoutOf is the time a Route gives its router (field 6).
+func routeTimeoutOf(b []byte) time.Duration {
+	var d time.Duration
+	_ = wire.Fields(b, func(num protowire.Number, v uint64, _ []byte) error {
+		if num == 6 {
+			d = time.Duration(v)
+		}
+		return nil
+	})
+	return d
+}
+
+// An egress router whose host answers after the dial's deadline: the dial
+// is refused by the deadline (not answered when the host answers, after
+// its client gave up), the routes told the routers no more time than the
+// deadline, and the late success is unrouted: no circuit is left.
+func TestDial_AHostAnsweringAfterTheDeadlineLeavesNoCircuit(t *testing.T) {
+	const dialTimeout = 500 * time.Millisecond
+	n := lineWith(t, func(c *Config) { c.DialTimeout = dialTimeout })
+	g := newGate()
+	held := n.routers["C"].holdRoutes(g, func(uint32) bool { return true })
+	defer g.open()
+	start := time.Now()
+	answer := n.dialAsync("A")
+	var id string
+	select {
+	case id = <-held:
+	case <-time.After(5 * time.Second):
+		t.Fatal("router C got no route")
+	}
+	for _, r := range []string{"A", "B", "C"} {
+		poll(t, "router "+r+" gets its route", func() bool { return len(n.routers[r].messages(wire.RouteType)) > 0 })
+		if d := routeTimeoutOf(n.routers[r].messages(wire.RouteType)[0].Body); d <= 0 || d > dialTimeout {
+			t.Errorf("router %s's route gives it %s (the dial's deadline: %s)", r, d, dialTimeout)
+		}
+	}
+	// The default route timeout (10 s) is far longer: the answer comes at
+	// the dial's deadline.
+	why := refused(t, answerWithin(t, answer, 5*time.Second))
+	if !strings.Contains(why, "within") {
+		t.Errorf("refused: %s", why)
+	}
+	if took := time.Since(start); took < dialTimeout {
+		t.Errorf("refused after %s, before the deadline %s", took, dialTimeout)
+	}
+	g.open() // the host answers now: its late success is unrouted
+	poll(t, "router C unroutes the circuit", func() bool {
+		for _, m := range n.routers["C"].messages(wire.UnrouteType) {
+			if circuitOf(m) == id {
+				return true
+			}
+		}
+		return false
+	})
+	n.routers["C"].barrier()
+	if cs := n.m.Circuits(); len(cs) != 0 {
+		t.Fatalf("the node keeps %d circuits: %+v", len(cs), cs)
+	}
+	// Every route of every attempt went out with the deadline's time left.
+	for _, r := range []string{"A", "B", "C"} {
+		for _, m := range n.routers[r].messages(wire.RouteType) {
+			if d := routeTimeoutOf(m.Body); d > dialTimeout {
+				t.Errorf("router %s: a route gives it %s", r, d)
+			}
+		}
+	}
+}
+
+// Two attempts share the deadline: a first attempt that takes most of it
+// leaves the second only what is left.
+func TestDial_TheSecondAttemptHasOnlyTheTimeLeft(t *testing.T) {
+	const dialTimeout = 800 * time.Millisecond
+	n := newTestNet(t, func(c *Config) { c.DialTimeout = dialTimeout; c.RouteTimeout = 600 * time.Millisecond })
+	n.addRouter("A")
+	n.terminator("t1", "A")
+	n.terminator("t2", "A")
+	n.routers["A"].setAnswer(func(string, uint32) routeReply { return routeReply{silent: true} })
+	why := refused(t, n.dial("A"))
+	if !strings.Contains(why, "within") {
+		t.Errorf("refused: %s", why)
+	}
+	routes := n.routers["A"].messages(wire.RouteType)
+	if len(routes) != 2 {
+		t.Fatalf("router A got %d routes, want 2 attempts", len(routes))
+	}
+	// The first waited its 600 ms: the second has at most 200 ms.
+	if d := routeTimeoutOf(routes[1].Body); d <= 0 || d > dialTimeout-600*time.Millisecond {
+		t.Errorf("the second attempt's route gives router A %s, more than the time left", d)
+	}
+}
+
+// A router of the path that refuses its route while the egress router is
+// still dialing the host: the attempt's Unroute reaches the egress only
+// once it has answered. One sent at once (as before) arrived while the
+// egress router dialed the host, which it then kept connected for a
+// circuit that never starts (issue 46: `ziti tunnel host` took no other
+// dial). The second attempt goes around the refused link, and ends on the
+// same egress router.
+func TestDial_TheEgressIsUnroutedOnlyOnceItHasAnswered(t *testing.T) {
+	n := triangle(t)
+	g := newGate()
+	held := n.routers["C"].holdRoutes(g, func(a uint32) bool { return a == 0 })
+	defer g.open()
+	n.routers["B"].setAnswer(func(_ string, a uint32) routeReply {
+		if a == 0 {
+			return routeReply{reason: "invalid link destination bc"}
+		}
+		return routeReply{ok: true}
+	})
+	answer := n.dialAsync("A")
+	var id string
+	select {
+	case id = <-held:
+	case <-time.After(5 * time.Second):
+		t.Fatal("router C got no route")
+	}
+	poll(t, "router B refuses the first attempt", func() bool { return len(n.routers["B"].messages(wire.RouteType)) > 0 })
+	unrouted := func(r string) bool {
+		for _, m := range n.routers[r].messages(wire.UnrouteType) {
+			if circuitOf(m) == id {
+				return true
+			}
+		}
+		return false
+	}
+	if pollUntil(time.Second, func() bool { return unrouted("C") }) {
+		t.Fatal("router C was told to unroute the attempt while its route (its dial of the host) was under way")
+	}
+	g.open()
+	if got := circuitID(t, answerWithin(t, answer, 5*time.Second)); got != id {
+		t.Fatalf("answered circuit %s, routed %s", got, id)
+	}
+	if !unrouted("C") {
+		t.Fatal("router C was not told to unroute the failed attempt")
+	}
+	if p := n.path(id); !slices.Equal(p, []string{"A", "C"}) {
+		t.Fatalf("path %v", p)
+	}
+	n.settled(id)
+}
