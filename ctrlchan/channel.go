@@ -30,6 +30,11 @@ type Options struct {
 	// written; 4096. A peer that lets more wait is closed at once: an
 	// Urgent send never waits.
 	UrgentQueueSize int
+	// MaxBodySize is the largest message body this side reads; a bigger
+	// frame closes the channel. MaxBodySize (16 MiB) by default: a router
+	// sends nothing near it. A router's side takes more: the full data
+	// model of a million identities is about 40 MB in one message.
+	MaxBodySize int
 }
 
 func (o *Options) defaults() {
@@ -50,6 +55,9 @@ func (o *Options) defaults() {
 	}
 	if o.UrgentQueueSize <= 0 {
 		o.UrgentQueueSize = 4096
+	}
+	if o.MaxBodySize <= 0 {
+		o.MaxBodySize = MaxBodySize
 	}
 }
 
@@ -297,7 +305,7 @@ func (ch *Channel) takeUrgent() []*Message {
 func (ch *Channel) readLoop() {
 	r := bufio.NewReaderSize(ch.conn, 32<<10)
 	for {
-		m, err := ReadMessage(r, MaxHeadersSize, MaxBodySize)
+		m, err := ReadMessage(r, MaxHeadersSize, ch.opts.MaxBodySize)
 		if err != nil {
 			ch.CloseWith(fmt.Errorf("read: %w", err))
 			return
@@ -367,6 +375,9 @@ func (ch *Channel) stamp(m *Message) {
 	}
 }
 
+// bodyPart is the most of a message body written under one write deadline.
+const bodyPart = 1 << 20
+
 // maxKeptFrame is the largest buffer of frame heads a channel's writer
 // keeps for the next message.
 const maxKeptFrame = 64 << 10
@@ -381,8 +392,17 @@ func (ch *Channel) writeLoop() {
 		if err == nil {
 			// The body from the message itself: a big one (a router's
 			// full data model, shared by every router that takes it)
-			// goes past w's buffer to the connection, never copied.
-			_, err = w.Write(m.Body)
+			// goes past w's buffer to the connection, never copied. It
+			// is written a part at a time, each with WriteTimeout: a
+			// peer taking 40 MB at a few MB/s is slow, not gone.
+			for body := m.Body; err == nil && len(body) > 0; {
+				part := body[:min(len(body), bodyPart)]
+				if len(m.Body) > bodyPart {
+					_ = ch.conn.SetWriteDeadline(time.Now().Add(ch.opts.WriteTimeout))
+				}
+				_, err = w.Write(part)
+				body = body[len(part):]
+			}
 		}
 		if cap(buf) > maxKeptFrame {
 			// Large headers are not kept for the channel's life.

@@ -442,3 +442,78 @@ func TestChannel_ABodySharedByManyChannelsIsNotCopied(t *testing.T) {
 		t.Fatalf("%d channels sending one body of %d MiB allocated %d MiB: the body is copied per channel", channels, size>>20, alloc>>20)
 	}
 }
+
+// TestChannel_MaxBodySizeIsWhatItReads: a frame over the default limit
+// closes the channel; with a larger MaxBodySize (a router's side, taking a
+// full data model of a million identities) it is read.
+func TestChannel_MaxBodySizeIsWhatItReads(t *testing.T) {
+	const size = MaxBodySize + 1
+	for _, c := range []struct {
+		max  int
+		read bool
+	}{{0, false}, {64 << 20, true}} {
+		got := make(chan int, 1)
+		a, b := net.Pipe()
+		t.Cleanup(func() { _ = b.Close() })
+		hello := NewMessage(ContentHello, []byte("r"))
+		hello.Sequence = HelloSequence
+		go func() {
+			_, _ = b.Write(hello.AppendFrame(nil))
+			_, _ = ReadMessage(b, MaxHeadersSize, MaxBodySize) // the hello's result
+			_, _ = b.Write(NewMessage(1000, make([]byte, size)).AppendFrame(nil))
+			_, _ = io.Copy(io.Discard, b)
+		}()
+		h, err := ReadHello(a, time.Now().Add(5*time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ch, err := Accept(a, h, nil, Options{MaxBodySize: c.max}, map[int32]Handler{1000: func(_ *Channel, m *Message) { got <- len(m.Body) }}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(ch.Close)
+		select {
+		case n := <-got:
+			if !c.read || n != size {
+				t.Fatalf("MaxBodySize %d: read a body of %d bytes", c.max, n)
+			}
+		case <-ch.Done():
+			if c.read {
+				t.Fatalf("MaxBodySize %d: closed", c.max)
+			}
+		case <-time.After(20 * time.Second):
+			t.Fatalf("MaxBodySize %d: neither read nor closed", c.max)
+		}
+	}
+}
+
+// TestChannel_ASlowPeerTakesABigBodyPartByPart: a body bigger than one
+// write part gets WriteTimeout per part, not for the whole: a peer reading
+// 4 MiB at 2.5 MiB/s (1.6 s) under a 1 s WriteTimeout is slow, not gone.
+func TestChannel_ASlowPeerTakesABigBodyPartByPart(t *testing.T) {
+	const size = 4 << 20
+	ch, b := acceptRaw(t, Options{WriteTimeout: time.Second})
+	if err := ch.Send(NewMessage(1000, make([]byte, size))); err != nil {
+		t.Fatal(err)
+	}
+	slow := readerFunc(func(p []byte) (int, error) {
+		time.Sleep(100 * time.Millisecond) // the peer's pace, not a wait for a condition
+		return b.Read(p[:min(len(p), 256<<10)])
+	})
+	for {
+		m, err := ReadMessage(slow, MaxHeadersSize, MaxBodySize)
+		if err != nil {
+			t.Fatalf("the slow peer's read: %v (the channel: %v)", err, ch.Err())
+		}
+		if m.ContentType == 1000 {
+			if len(m.Body) != size {
+				t.Fatalf("a body of %d bytes", len(m.Body))
+			}
+			return
+		}
+	}
+}
+
+type readerFunc func([]byte) (int, error)
+
+func (f readerFunc) Read(p []byte) (int, error) { return f(p) }

@@ -164,7 +164,7 @@ func (r *Router) open(ctx context.Context, c *ctrlConn, preferred bool) (*ctrlch
 		wire.UnrouteType:                      func(*ctrlchan.Channel, *ctrlchan.Message) { r.Unroutes.Add(1) },
 		wire.ValidateTerminatorsV2RequestType: r.validate,
 	}
-	ch, _, err := ctrlchan.Open(conn, r.ID, h, time.Now().Add(10*time.Second), ctrlchan.Options{QueueSize: 1024}, handlers, nil)
+	ch, _, err := ctrlchan.Open(conn, r.ID, h, time.Now().Add(10*time.Second), ctrlchan.Options{QueueSize: 1024, MaxBodySize: 1 << 30}, handlers, nil) // a `ziti router` reads any size: a full data model of a million identities is ~40 MB
 	if err != nil {
 		return nil, err
 	}
