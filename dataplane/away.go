@@ -304,12 +304,18 @@ func (m *Manager) reconcile(r *Router, wasAway bool) {
 	if err == nil {
 		resp, err = wire.DecodeInspectResponse(reply.Body)
 	}
+	if errors.Is(err, ctrlchan.ErrClosed) {
+		// Gone again: its next return reconciles it.
+		m.log.Debug("a returning router left before its circuits and links were read", "router", r.ID)
+		return
+	}
 	if err != nil {
-		m.log.Warn("a returning router's circuits and links could not be read: they are kept", "router", r.ID, "error", err)
+		// Sampled: a router reconnecting in a loop must not fill the log.
+		m.sampler.warn("reconcile", r.ID, "a returning router's circuits and links could not be read: they are kept", "router", r.ID, "error", err)
 		return
 	}
 	if has, err := inspectedCircuits(resp.Values[inspectRouterCircuits]); err != nil {
-		m.log.Warn("a returning router's circuits could not be read: they are kept", "router", r.ID, "error", err)
+		m.sampler.warn("reconcile", r.ID, "a returning router's circuits could not be read: they are kept", "router", r.ID, "error", err)
 	} else {
 		for id, c := range held {
 			if !has[id] {
@@ -318,7 +324,7 @@ func (m *Manager) reconcile(r *Router, wasAway bool) {
 		}
 	}
 	if has, err := inspectedLinks(resp.Values[inspectLinks]); err != nil {
-		m.log.Warn("a returning router's links could not be read: they are kept", "router", r.ID, "error", err)
+		m.sampler.warn("reconcile", r.ID, "a returning router's links could not be read: they are kept", "router", r.ID, "error", err)
 	} else {
 		for _, id := range dialed {
 			if has[id] {
