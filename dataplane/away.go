@@ -110,7 +110,77 @@ func (m *Manager) away(r *Router, gone string, a *awayRouter) {
 	case a != nil:
 		m.log.Info("router away: its circuits and links are kept while it may return", "router", r.ID, "grace", m.cfg.RouterGrace)
 		m.awaitReturn(r.ID, a)
+		m.checkAwayLinks(r.ID, a)
 	}
+}
+
+// awayLinkChecks are when, after a router went away, the other ends of the
+// links it dialed are asked whether they still have them.
+var awayLinkChecks = []time.Duration{500 * time.Millisecond, 2 * time.Second, 5 * time.Second, 10 * time.Second}
+
+// checkAwayLinks asks the other end of each link router id dialed, when it
+// is connected to this node, whether it still holds the link (its links
+// inspection); a link it no longer holds failed: its circuits move or end
+// now, not when the grace passes. Only the dialer reports a link (and its
+// faults), so without this a router that died would leave its links usable
+// for the whole grace; a node cut off from every router has no other end
+// to ask and keeps them.
+func (m *Manager) checkAwayLinks(id string, a *awayRouter) {
+	m.goAttach(func() {
+		for _, wait := range awayLinkChecks {
+			t := time.NewTimer(wait)
+			select {
+			case <-t.C:
+			case <-a.back:
+				t.Stop()
+				return
+			case <-m.stop:
+				t.Stop()
+				return
+			}
+			byEnd := map[string][]string{}
+			for _, l := range m.links.all() {
+				if l.SrcRouterID == id && m.router(l.DstRouterID) != nil {
+					byEnd[l.DstRouterID] = append(byEnd[l.DstRouterID], l.ID)
+				}
+			}
+			if len(byEnd) == 0 {
+				return
+			}
+			for end, ids := range byEnd {
+				r := m.router(end)
+				if r == nil {
+					continue
+				}
+				ctx, cancel := m.timeout(reconcileTimeout)
+				reply, err := m.request(ctx, r, ctrlchan.NewMessage(wire.InspectRequestType, wire.InspectRequest(inspectLinks)))
+				cancel()
+				var resp wire.InspectResponse
+				if err == nil {
+					resp, err = wire.DecodeInspectResponse(reply.Body)
+				}
+				var has map[string]bool
+				if err == nil {
+					has, err = inspectedLinks(resp.Values[inspectLinks])
+				}
+				if err != nil {
+					m.log.Debug("the other end of an away router's links could not be asked", "router", id, "other end", end, "error", err)
+					continue
+				}
+				for _, lid := range ids {
+					if has[lid] {
+						continue
+					}
+					if l := m.links.fault(lid, 0); l != nil {
+						why := "router " + id + " that dialed it is away and router " + end + " no longer has it"
+						m.log.Info("link down", "link", lid, "reason", why)
+						m.linksDown(why, l)
+						m.rerouteLink(lid, "link "+lid+" of its path failed: "+why)
+					}
+				}
+			}
+		}
+	})
 }
 
 // keepAway makes router id away since since (its hello failed as it

@@ -205,3 +205,51 @@ func TestRouterAway_GoneAtOnceWhenDeleted(t *testing.T) {
 		t.Fatal("a deleted router is still away")
 	}
 }
+
+// A router that died is away too (its channel closed), but the other ends
+// of the links it dialed have closed them: asked, they say so, and the
+// circuits crossing those links move or end at once, not when the grace
+// passes (only the dialer reports a link's faults). While the other end
+// still holds the link, the router is only away and nothing changes.
+func TestRouterAway_ItsLinksTheOtherEndNoLongerHasFailAtOnce(t *testing.T) {
+	n := line(t, awayNet(t)...) // the default grace: 30 s
+	id := circuitID(t, n.dial("A"))
+	n.settled(id)
+	held := n.routers["C"].inspects(nil, []string{"bc"}) // C still holds B's link
+	n.leaves("B")
+	poll(t, "C asked for its links", func() bool {
+		n.routers["C"].mu.Lock()
+		defer n.routers["C"].mu.Unlock()
+		return *held > 0
+	})
+	if n.path(id) == nil {
+		t.Fatal("the circuit ended while B's link was still held by C")
+	}
+	n.routers["C"].inspects(nil, nil) // C closed it: B died
+	poll(t, "the circuit ends: no path is left", func() bool { return n.path(id) == nil })
+	for _, l := range n.m.Links() {
+		if l.ID == "bc" {
+			t.Fatal("link bc is kept though C no longer has it")
+		}
+	}
+}
+
+// A forward fault a router reports for a circuit while another router of
+// its path is away (a node cut off from the routers, the first of them
+// back): no other path can be routed, but the away router still carries
+// it and no link of its path failed, so the circuit stays on its path
+// (before, it ended, and its stream with it: TestDataPlaneChaos, cut-node).
+func TestRouterAway_AForwardFaultWhileARouterOfThePathIsAwayKeepsTheCircuit(t *testing.T) {
+	n := line(t, awayNet(t)...)
+	id := circuitID(t, n.dial("A"))
+	n.settled(id)
+	path := n.path(id)
+	n.leaves("B")
+	n.fault("C", wire.ForwardFault, id)
+	poll(t, "the move given up, the circuit kept", func() bool {
+		return counterValue(t, n.m.metrics.reroutes, "result", "kept") == 1
+	})
+	if p := n.path(id); !slices.Equal(p, path) {
+		t.Fatalf("the circuit's path is %v, was %v", p, path)
+	}
+}

@@ -59,7 +59,7 @@ func newMetrics() *metrics {
 			Help:    "Time from a router's dial request to this node's answer, for routed circuits.",
 			Buckets: []float64{0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 1}}),
 		reroutes: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "edgectl_circuit_reroutes_total",
-			Help: "Circuits this node moved to another path after a link or router of theirs failed, by result (moved, ended: no other path)."}, []string{"result"}),
+			Help: "Circuits this node moved to another path after a link or router of theirs failed, by result (moved; ended: no other path; kept: no other path while a router of it is away, its path unbroken)."}, []string{"result"}),
 		failures: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "edgectl_circuit_failures_total",
 			Help: "Dials this node made no circuit for, by cause: noTerminator, noPath, accessRefused, routerError."}, []string{"cause"}),
 		serviceBytes: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "edgectl_service_bytes_total",
@@ -88,7 +88,7 @@ func newMetrics() *metrics {
 	for _, r := range []string{"routed", "refused"} {
 		m.dials.WithLabelValues(r)
 	}
-	for _, r := range []string{"moved", "ended"} {
+	for _, r := range []string{"moved", "ended", "kept"} {
 		m.reroutes.WithLabelValues(r)
 	}
 	for _, s := range []string{"encoded", "shared"} {

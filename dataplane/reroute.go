@@ -61,14 +61,24 @@ func (m *Manager) reroute(id, why string) {
 			return // gone, or its owner moves it when done
 		}
 		next, err := m.moveOnce(old)
-		failed := ""
-		if err != nil {
+		failed, kept := "", false
+		if err != nil && !errors.Is(err, errEnded) && m.anyAway(old.Path) && m.linksKept(old.Links) {
+			// Its routers still carry it, as far as this node knows: one
+			// of them is only away (its channel here closed, it may be
+			// back in a moment, as after this node was cut off from the
+			// routers) and no link of its path is known to have failed.
+			// It stays on its path.
+			next, kept = old, true
+		} else if err != nil {
 			failed = "no other path: " + err.Error()
 		}
 		unroute, ended, again := m.circuits.finishMove(old, next, failed)
 		slices.Sort(unroute)
 		m.unrouteAll(unroute, id, true)
 		switch {
+		case kept && ended == "":
+			m.metrics.reroutes.WithLabelValues("kept").Inc()
+			m.log.Info("circuit kept on its path: no other path while a router of it is away", "circuit", id, "reason", why, "error", err)
 		case ended != "":
 			m.metrics.reroutes.WithLabelValues("ended").Inc()
 			m.log.Info("circuit ended while it moved", "circuit", id, "reason", why, "ended", ended)
@@ -80,6 +90,28 @@ func (m *Manager) reroute(id, why string) {
 		}
 		why = again
 	}
+}
+
+// anyAway says whether a router of path is away from this node.
+func (m *Manager) anyAway(path []string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, id := range path {
+		if m.aways[id] != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// linksKept says whether every link of ids is still in the link table.
+func (m *Manager) linksKept(ids []string) bool {
+	for _, id := range ids {
+		if _, _, ok := m.links.endsOf(id); !ok {
+			return false
+		}
+	}
+	return true
 }
 
 // moveOnce routes circuit old on the cheapest path between the same
