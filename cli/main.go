@@ -144,6 +144,9 @@ func runCmd() *cobra.Command {
 			if f := cmd.Flags().Lookup("event-retention-count"); f.Changed && cfg.EventRetentionCount < 1 {
 				return usagef("--event-retention-count %d: must be at least 1", cfg.EventRetentionCount)
 			}
+			if cfg.MaxTerminatorCreates < 1 {
+				return usagef("--max-terminator-creates %d: must be at least 1", cfg.MaxTerminatorCreates)
+			}
 			if f := cmd.Flags().Lookup("event-retention"); f.Changed && cfg.EventRetention < time.Minute {
 				return usagef("--event-retention %s: must be at least 1m", cfg.EventRetention)
 			}
@@ -172,6 +175,7 @@ func runCmd() *cobra.Command {
 	fs.DurationVar(&cfg.SnapshotInterval, "snapshot-interval", cluster.DefaultSnapshotInterval, "how often to check whether the log has passed --snapshot-threshold (a restarting node replays the log since the last snapshot)")
 	fs.DurationVar(&cfg.SmartRerouteInterval, "smart-reroute-interval", time.Minute, "how often to move circuits to a path that became cheaper by at least 15 (a few at a time, as OpenZiti's controller does); 0: never")
 	fs.DurationVar(&cfg.RouterGrace, "router-grace", 30*time.Second, "how long a router whose control channel to this node closed may stay away before the circuits it is an end of end: until then its circuits and links are kept (it still routes, and dials this node again), and reconciled when it returns")
+	fs.IntVar(&cfg.MaxTerminatorCreates, "max-terminator-creates", 1000, "terminator creates from routers queued or in flight on this node at once; one more is answered busy and the router retries it later (a storm of hosts binding at once is spread out, none is lost)")
 	fs.BoolVar(&applyAhead, "apply-ahead", true, "a follower applies a write it forwarded as soon as the leader says it committed, without waiting for raft to tell it (false: it waits)")
 	fs.StringVar(&logLevel, "log-level", "info", "trace, debug, info, warn or error")
 	fs.StringVar(&logFormat, "log-format", "text", "text or json")

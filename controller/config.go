@@ -91,6 +91,11 @@ type Config struct {
 	// closed may stay away before the circuits it is an end of end
 	// (--router-grace; 0: the dataplane package's 30 s).
 	RouterGrace time.Duration
+	// MaxTerminatorCreates bounds the routers' terminator creates queued or
+	// in flight on this node at once; over it a create is answered busy and
+	// the router retries (--max-terminator-creates; 0: the dataplane
+	// package's 1000).
+	MaxTerminatorCreates int
 
 	Version, Revision, BuildDate string
 
@@ -162,6 +167,9 @@ func (c *Config) Validate() error {
 	}
 	if c.RouterGrace < 0 || (c.RouterGrace > 0 && c.RouterGrace < time.Second) {
 		return fmt.Errorf("--router-grace %s: must be at least 1s", c.RouterGrace)
+	}
+	if c.MaxTerminatorCreates < 0 {
+		return fmt.Errorf("--max-terminator-creates %d: must be at least 1", c.MaxTerminatorCreates)
 	}
 	if c.GCPercent != 0 && (c.GCPercent < 10 || c.GCPercent > 10000) {
 		return fmt.Errorf("--gc-percent %d: must be between 10 and 10000", c.GCPercent)

@@ -20,6 +20,7 @@ func TestConfigRefusesBadEventAndProfileFlags(t *testing.T) {
 		"--raft-segment-size":      {RaftSegmentSize: 100},
 		"--smart-reroute-interval": {SmartRerouteInterval: -time.Second},
 		"--router-grace":           {RouterGrace: time.Millisecond},
+		"--max-terminator-creates": {MaxTerminatorCreates: -1},
 	} {
 		c.AdminPassword = "a-long-password"
 		c.Defaults()

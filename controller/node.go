@@ -326,7 +326,7 @@ func (n *Node) startAPI(certs *certMaterial) error {
 		},
 		AppliedIndex: n.FSM.AppliedSignal, Writer: n.Writer, Activity: n.activity, IsLeader: n.Raft.IsLeader, Log: n.log.Named("routers"), Now: n.cfg.Now,
 		PostureRequirementsChanged: n.kickPostureSweep, SmartRerouteInterval: n.cfg.SmartRerouteInterval,
-		RouterGrace: n.cfg.RouterGrace})
+		RouterGrace: n.cfg.RouterGrace, MaxTerminatorCreates: n.cfg.MaxTerminatorCreates})
 	n.FSM.Watch(n.Routers)
 	n.registerLinkUpdate(n.Routers)
 	n.API = api.New(api.Deps{

@@ -3,13 +3,15 @@
 // applications use, not only with the tunnelers. It lives in a module of
 // its own: edgectl's main module never requires OpenZiti's.
 //
-//	sdkecho host -i host.json -s echo
-//	    listens on the service and echoes every connection; prints
-//	    "listening" once the listener is made, runs until killed
-//	sdkecho dial -i client.json -s echo [-bytes N] [-sequential N] [-concurrent N]
-//	    dials the service: one connection with N random bytes, then N
-//	    sequential and N concurrent ones with small payloads, each echoed
-//	    byte for byte; exits 0 when all came back, 1 with the first error
+//	sdkecho host -i host.json -s echo[,echo2,...]
+//	    listens on each service (all at once: each listener is a terminator
+//	    its router creates) and echoes every connection; prints
+//	    "listening" once the listeners are made, runs until killed
+//	sdkecho dial -i client.json -s echo[,echo2,...] [-bytes N] [-sequential N] [-concurrent N]
+//	    dials each service in turn: one connection with N random bytes,
+//	    then N sequential and N concurrent ones with small payloads, each
+//	    echoed byte for byte; exits 0 when all came back, 1 with the first
+//	    error
 //
 // The integration test TestTraffic_SDKListenAndDial builds and runs it.
 package main
@@ -21,7 +23,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -37,7 +41,7 @@ func main() {
 	mode := os.Args[1]
 	fs := flag.NewFlagSet("sdkecho "+mode, flag.ExitOnError)
 	identity := fs.String("i", "", "the enrolled identity file")
-	service := fs.String("s", "", "the service")
+	service := fs.String("s", "", "the service, or services separated by commas")
 	size := fs.Int("bytes", 1<<20, "dial: the size of the first connection's payload")
 	sequential := fs.Int("sequential", 20, "dial: sequential connections after the first")
 	concurrent := fs.Int("concurrent", 8, "dial: concurrent connections after those")
@@ -52,11 +56,14 @@ func main() {
 		fail(fmt.Errorf("load the identity %s: %w", *identity, err))
 	}
 	defer ctx.Close()
+	services := strings.Split(*service, ",")
 	if mode == "host" {
-		fail(host(ctx, *service))
+		fail(host(ctx, services))
 	}
-	if err := dial(ctx, *service, *size, *sequential, *concurrent); err != nil {
-		fail(err)
+	for _, s := range services {
+		if err := dial(ctx, s, *size, *sequential, *concurrent); err != nil {
+			fail(fmt.Errorf("%s: %w", s, err))
+		}
 	}
 	fmt.Println("ok")
 }
@@ -66,20 +73,40 @@ func fail(err error) {
 	os.Exit(1)
 }
 
-// host echoes every connection to the service until the listener fails.
-func host(ctx ziti.Context, service string) error {
-	ln, err := ctx.Listen(service)
-	if err != nil {
-		return fmt.Errorf("listen on %s: %w", service, err)
+// host listens on every service at once and echoes every connection until
+// a listener fails.
+func host(ctx ziti.Context, services []string) error {
+	lns := make([]net.Listener, len(services))
+	errs := make([]error, len(services))
+	var wg sync.WaitGroup
+	for i, s := range services {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if lns[i], errs[i] = ctx.Listen(s); errs[i] != nil {
+				errs[i] = fmt.Errorf("listen on %s: %w", s, errs[i])
+			}
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return err
 	}
 	fmt.Println("listening")
-	for {
-		c, err := ln.Accept()
-		if err != nil {
-			return fmt.Errorf("accept: %w", err)
-		}
-		go func() { defer c.Close(); _, _ = io.Copy(c, c) }()
+	failed := make(chan error, len(lns))
+	for _, ln := range lns {
+		go func() {
+			for {
+				c, err := ln.Accept()
+				if err != nil {
+					failed <- fmt.Errorf("accept: %w", err)
+					return
+				}
+				go func() { defer c.Close(); _, _ = io.Copy(c, c) }()
+			}
+		}()
 	}
+	return <-failed
 }
 
 func dial(ctx ziti.Context, service string, size, sequential, concurrent int) error {
