@@ -152,13 +152,7 @@ func (m *Manager) checkAwayLinks(id string, a *awayRouter) {
 				if r == nil {
 					continue
 				}
-				ctx, cancel := m.timeout(reconcileTimeout)
-				reply, err := m.request(ctx, r, ctrlchan.NewMessage(wire.InspectRequestType, wire.InspectRequest(inspectLinks)))
-				cancel()
-				var resp wire.InspectResponse
-				if err == nil {
-					resp, err = wire.DecodeInspectResponse(reply.Body)
-				}
+				resp, err := m.inspect(r, inspectLinks)
 				var has map[string]bool
 				if err == nil {
 					has, err = inspectedLinks(resp.Values[inspectLinks])
@@ -367,13 +361,7 @@ func (m *Manager) reconcile(r *Router, wasAway bool) {
 	if len(held) == 0 && len(dialed) == 0 {
 		return
 	}
-	ctx, cancel := m.timeout(reconcileTimeout)
-	reply, err := m.request(ctx, r, ctrlchan.NewMessage(wire.InspectRequestType, wire.InspectRequest(inspectRouterCircuits, inspectLinks)))
-	cancel()
-	var resp wire.InspectResponse
-	if err == nil {
-		resp, err = wire.DecodeInspectResponse(reply.Body)
-	}
+	resp, err := m.inspect(r, inspectRouterCircuits, inspectLinks)
 	if errors.Is(err, ctrlchan.ErrClosed) {
 		// Gone again: its next return reconciles it.
 		m.log.Debug("a returning router left before its circuits and links were read", "router", r.ID)
@@ -432,6 +420,18 @@ func inspectedCircuits(value string) (map[string]bool, error) {
 		out[id] = true
 	}
 	return out, nil
+}
+
+// inspect asks router r for the inspection values named, waiting at most
+// reconcileTimeout.
+func (m *Manager) inspect(r *Router, values ...string) (wire.InspectResponse, error) {
+	ctx, cancel := m.timeout(reconcileTimeout)
+	defer cancel()
+	reply, err := m.request(ctx, r, ctrlchan.NewMessage(wire.InspectRequestType, wire.InspectRequest(values...)))
+	if err != nil {
+		return wire.InspectResponse{}, err
+	}
+	return wire.DecodeInspectResponse(reply.Body)
 }
 
 // inspectedLinks are the link ids of a links inspection.
