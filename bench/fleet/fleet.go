@@ -135,10 +135,24 @@ func (f *Fleet) Stop() {
 // WaitConnected waits until every router has a channel open at least
 // minConns times in all and its current one got the data model.
 func (f *Fleet) WaitConnected(minConns int, timeout time.Duration) error {
+	return f.waitConns(minConns, true, timeout)
+}
+
+// WaitReconnected waits until every router has a channel to every node and
+// opened at least minConns channels in all. Unlike WaitConnected it does
+// not wait for a full state or a change set: a router that comes back
+// with the node's index already is sent neither (as OpenZiti's controller
+// does); WaitService after a change shows that each router's model is
+// current.
+func (f *Fleet) WaitReconnected(minConns int, timeout time.Duration) error {
+	return f.waitConns(minConns, false, timeout)
+}
+
+func (f *Fleet) waitConns(minConns int, synced bool, timeout time.Duration) error {
 	return benchkit.WaitFor("every router connected and holding the data model", timeout, func() error {
 		for _, r := range f.Routers {
 			st := r.State()
-			if !st.Connected || st.Conns < minConns || !st.Synced {
+			if !st.Connected || st.Conns < minConns || (synced && !st.Synced) {
 				return fmt.Errorf("router %s: connected %v, channels %d (want %d), data model %v, last error %v",
 					r.Name, st.Connected, st.Conns, minConns, st.Synced, st.LastErr)
 			}

@@ -29,6 +29,20 @@ type Phase struct {
 	Steal float64
 	// FirstErr is the first failure, for the report.
 	FirstErr error
+	// Done are the completion times since the phase's start, in order.
+	Done []time.Duration
+}
+
+// RateAt is the rate (per second) over the window operations that ended
+// with the n-th; 0 when the phase did not get that far.
+func (p Phase) RateAt(n, window int) float64 {
+	if n > len(p.Done) || n <= window || window <= 0 {
+		return 0
+	}
+	if d := (p.Done[n-1] - p.Done[n-1-window]).Seconds(); d > 0 {
+		return float64(window) / d
+	}
+	return 0
 }
 
 // recorder collects the completions of a phase.
@@ -70,7 +84,7 @@ func (r *recorder) phase(name string, target int, cpu benchkit.CPUTicks) Phase {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	p := Phase{Name: name, Count: len(r.done), Failed: r.failed, Retries: r.retries, Elapsed: time.Since(r.start),
-		Steal: benchkit.StolenPct(cpu, benchkit.ReadCPU()), FirstErr: r.first}
+		Steal: benchkit.StolenPct(cpu, benchkit.ReadCPU()), FirstErr: r.first, Done: slices.Clone(r.done)}
 	if p.Count > 0 {
 		p.Rate = float64(p.Count) / p.Elapsed.Seconds()
 		p.P50, p.P99 = benchkit.P50P99(slices.Clone(r.lat))
@@ -217,6 +231,47 @@ func (f *Fleet) dials(name string, count, concurrency int, budget time.Duration,
 	return rec.phase(name, count, cpu)
 }
 
+// CircuitsAtRate asks for count circuits at a fixed offered load of rate
+// per second (dial k starts at k/rate whatever the answers before it),
+// dial k through router k mod N to service k mod S; each circuit made is
+// ended at once by a fault. Dials not started when budget passes are not
+// made. Its latencies are those of a controller that is not saturated,
+// when it keeps up.
+func (f *Fleet) CircuitsAtRate(count int, rate float64, budget time.Duration) Phase {
+	ctx, cancel := context.WithTimeout(context.Background(), budget)
+	defer cancel()
+	cpu := benchkit.ReadCPU()
+	rec := &recorder{start: time.Now()}
+	var wg sync.WaitGroup
+	for k := range count {
+		at := rec.start.Add(time.Duration(float64(k) / rate * float64(time.Second)))
+		select {
+		case <-ctx.Done():
+		case <-time.After(time.Until(at)):
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := f.Routers[k%len(f.Routers)]
+			dctx, dcancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer dcancel()
+			start := time.Now()
+			id, err := r.Dial(dctx, f.Model.Dialer, k%len(f.Model.ServiceIDs))
+			if err != nil {
+				rec.fail(err)
+				return
+			}
+			rec.ok(time.Since(start))
+			_ = r.Fault(id)
+		}()
+	}
+	wg.Wait()
+	return rec.phase("circuits at a fixed rate", count, cpu)
+}
+
 // DialUntil dials through every router in turn until one circuit through
 // each succeeds (router i to service i mod S), or timeout passes; it
 // returns the first error left.
@@ -236,4 +291,103 @@ func (f *Fleet) DialUntil(timeout time.Duration) error {
 		}
 	}
 	return nil
+}
+
+// Load is circuits asked for in the background while something else
+// happens (a restart): every success and failure is kept with its time, so
+// that the gaps without a circuit made can be read against the events.
+type Load struct {
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	mu     sync.Mutex
+	start  time.Time
+	oks    []time.Time
+	failed int
+}
+
+// StartLoad dials through the routers in turn, concurrency at a time,
+// until Stop; each circuit made is ended at once by a fault. A failed dial
+// is retried after 50 ms (a router between channels fails at once).
+func (f *Fleet) StartLoad(concurrency int) *Load {
+	ctx, cancel := context.WithCancel(context.Background())
+	l := &Load{cancel: cancel, start: time.Now()}
+	var next sync.Mutex
+	k := 0
+	for range concurrency {
+		l.wg.Add(1)
+		go func() {
+			defer l.wg.Done()
+			for ctx.Err() == nil {
+				next.Lock()
+				i := k
+				k++
+				next.Unlock()
+				r := f.Routers[i%len(f.Routers)]
+				dctx, dcancel := context.WithTimeout(ctx, 10*time.Second)
+				id, err := r.Dial(dctx, f.Model.Dialer, i%len(f.Model.ServiceIDs))
+				dcancel()
+				l.mu.Lock()
+				if err == nil {
+					l.oks = append(l.oks, time.Now())
+				} else if ctx.Err() == nil {
+					l.failed++
+				}
+				l.mu.Unlock()
+				if err == nil {
+					_ = r.Fault(id)
+					continue
+				}
+				select {
+				case <-ctx.Done():
+				case <-time.After(50 * time.Millisecond):
+				}
+			}
+		}()
+	}
+	return l
+}
+
+// Made is how many circuits the load has made so far.
+func (l *Load) Made() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.oks)
+}
+
+// LoadResult is what a background load saw.
+type LoadResult struct {
+	Made, Failed int
+	// LongestGap is the longest time without a circuit made, and when it
+	// began (since the load's start).
+	LongestGap, GapFrom time.Duration
+	oks                 []time.Time
+}
+
+// Stop ends the load and sums it up.
+func (l *Load) Stop() LoadResult {
+	l.cancel()
+	l.wg.Wait()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	oks := slices.Clone(l.oks)
+	slices.SortFunc(oks, func(a, b time.Time) int { return a.Compare(b) })
+	res := LoadResult{Made: len(oks), Failed: l.failed, oks: oks}
+	prev := l.start
+	for _, t := range append(oks, time.Now()) {
+		if d := t.Sub(prev); d > res.LongestGap {
+			res.LongestGap, res.GapFrom = d, prev.Sub(l.start)
+		}
+		prev = t
+	}
+	return res
+}
+
+// FirstAfter is the time from t to the first circuit made after it; -1
+// when none was.
+func (r LoadResult) FirstAfter(t time.Time) time.Duration {
+	i, _ := slices.BinarySearchFunc(r.oks, t, func(a, b time.Time) int { return a.Compare(b) })
+	if i == len(r.oks) {
+		return -1
+	}
+	return r.oks[i].Sub(t)
 }

@@ -13,6 +13,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -39,6 +40,10 @@ var (
 	dialers     = flag.Int("concurrency", 32, "circuit requests in flight")
 	budget      = flag.Duration("budget", 10*time.Minute, "time budget of the terminator phase (and of the circuit phase)")
 	cluster     = flag.Bool("cluster", false, "measure three edgectl nodes as well (every router connects to all three; its clients' requests go to node i mod 3)")
+	rateAt      = flag.Int("rate-at", 40000, "the table also gives the terminators/s over the 1,000 that end at this count")
+	circuitRate = flag.Float64("circuit-rate", 200, "then circuits at this fixed offered load (per second) for -circuit-rate-secs, for their latencies below saturation (0: none)")
+	circuitSecs = flag.Int("circuit-rate-secs", 15, "how long the fixed offered load of -circuit-rate lasts")
+	restartLoad = flag.Int("restart-load", 8, "dials in flight during the restarts (0: none); the first circuit after each node is up and the longest time without one are reported")
 	restart     = flag.Bool("restart", true, "edgectl: SIGKILL the node (the first, with -cluster) and start it again, then check every terminator, router and circuit; with -cluster, then all three in turn")
 
 	// Links at scale (mesh.go).
@@ -62,8 +67,9 @@ type result struct {
 	name                      string
 	setup, connect, linkTime  time.Duration
 	links                     int
-	terms, circs              fleet.Phase
+	terms, circs, fixed       fleet.Phase
 	cpuPerTerm, cpuPerCircuit time.Duration
+	cpuPerFixed               time.Duration
 	restart                   string // what the restart check found ("" when not run)
 
 	meshDials      fleet.Phase
@@ -241,6 +247,12 @@ func measure(kind string) (res result, err error) {
 	res.circs = f.Circuits(*circuits, *dialers, *budget)
 	res.cpuPerCircuit = perOp(n.cpu()-cpu0, res.circs.Count)
 	printPhase(kind, res.circs, res.cpuPerCircuit)
+	if *circuitRate > 0 {
+		cpu0 = n.cpu()
+		res.fixed = f.CircuitsAtRate(int(*circuitRate*float64(*circuitSecs)), *circuitRate, *budget)
+		res.cpuPerFixed = perOp(n.cpu()-cpu0, res.fixed.Count)
+		printPhase(kind, res.fixed, res.cpuPerFixed)
+	}
 
 	if *restart && kind != "openziti" {
 		res.restart = restartCheck(n, f, []int{0}, "after-restart")
@@ -268,6 +280,21 @@ func restartCheck(n *nodes, f *fleet.Fleet, order []int, marker string) string {
 			before = c
 		}
 	}
+	var load *fleet.Load
+	if *restartLoad > 0 {
+		load = f.StartLoad(*restartLoad)
+		// The load makes circuits before the first kill, so that a gap is
+		// the restart's, not the load's start.
+		if err := benchkit.WaitFor("the load's first circuits", 30*time.Second, func() error {
+			if load.Made() < *restartLoad {
+				return errors.New("not yet")
+			}
+			return nil
+		}); err != nil {
+			return err.Error()
+		}
+	}
+	var ups []time.Time
 	t0 := time.Now()
 	for _, i := range order {
 		old := n.cmds[i]
@@ -287,6 +314,7 @@ func restartCheck(n *nodes, f *fleet.Fleet, order []int, marker string) string {
 		if _, err := benchkit.AdminSession("https://"+benchkit.Loopback(n.api[i]), "admin", password, 120*time.Second); err != nil {
 			return err.Error()
 		}
+		ups = append(ups, time.Now())
 	}
 	a, err := benchkit.AdminSession("https://"+benchkit.Loopback(n.api[0]), "admin", password, 120*time.Second)
 	if err != nil {
@@ -294,7 +322,7 @@ func restartCheck(n *nodes, f *fleet.Fleet, order []int, marker string) string {
 	}
 	f.API.Token = a.Token
 	up := time.Since(t0)
-	if err := f.WaitConnected(before+len(order), 2*time.Minute); err != nil {
+	if err := f.WaitReconnected(before+len(order), 2*time.Minute); err != nil {
 		return "routers not back: " + err.Error()
 	}
 	back := time.Since(t0)
@@ -313,8 +341,19 @@ func restartCheck(n *nodes, f *fleet.Fleet, order []int, marker string) string {
 	if diff, err := f.CheckTerminators(); err != nil || diff != "" {
 		lost = fmt.Sprintf("LOST: %s %v", diff, err)
 	}
-	return fmt.Sprintf("nodes %v killed and started in turn: the last API up %s, routers reconnected %s, a change in every router's model %s, a circuit through every router %s after the first kill; terminators: %s",
-		order, up.Round(time.Millisecond), back.Round(time.Millisecond), synced.Round(time.Millisecond), dialed.Round(time.Millisecond), lost)
+	out := fmt.Sprintf("nodes %v killed and started in turn: the last API up %s, routers reconnected %s, a change in every router's model %s, a circuit through every router %s after the first kill (%s, %s, %s after the last API up); terminators: %s",
+		order, up.Round(time.Millisecond), back.Round(time.Millisecond), synced.Round(time.Millisecond), dialed.Round(time.Millisecond),
+		(back - up).Round(time.Millisecond), (synced - up).Round(time.Millisecond), (dialed - up).Round(time.Millisecond), lost)
+	if load != nil {
+		lr := load.Stop()
+		var firsts []string
+		for _, u := range ups {
+			firsts = append(firsts, lr.FirstAfter(u).Round(time.Millisecond).String())
+		}
+		out += fmt.Sprintf("; under a load of %d dials in flight: %d circuits made, %d dials failed, the first circuit made after each node's API was up %v, the longest time without one %s",
+			*restartLoad, lr.Made, lr.Failed, firsts, lr.LongestGap.Round(time.Millisecond))
+	}
+	return out
 }
 
 // withoutJoin are a member's run arguments for a restart: its data dir

@@ -57,6 +57,9 @@ func printTable(rs []result) {
 	row("terminators/s", func(r *result) float64 { return r.terms.Rate }, "%.0f")
 	row("terminators/s, first tenth", func(r *result) float64 { return bucket(r.terms, 0) }, "%.0f")
 	row("terminators/s, last tenth reached", func(r *result) float64 { return bucket(r.terms, -1) }, "%.0f")
+	if *rateAt > 0 && *terminators >= *rateAt {
+		row(fmt.Sprintf("terminators/s over the 1,000 ending at %d", *rateAt), func(r *result) float64 { return r.terms.RateAt(*rateAt, 1000) }, "%.0f")
+	}
 	row("terminator p50 (ms)", func(r *result) float64 { return ms(r.terms.P50) }, "%.1f")
 	row("terminator p99 (ms)", func(r *result) float64 { return ms(r.terms.P99) }, "%.1f")
 	row("controller CPU per terminator (µs)", func(r *result) float64 { return float64(r.cpuPerTerm.Microseconds()) }, "%.0f")
@@ -65,6 +68,12 @@ func printTable(rs []result) {
 	row("circuit p50 (ms)", func(r *result) float64 { return ms(r.circs.P50) }, "%.1f")
 	row("circuit p99 (ms)", func(r *result) float64 { return ms(r.circs.P99) }, "%.1f")
 	row("controller CPU per circuit (µs)", func(r *result) float64 { return float64(r.cpuPerCircuit.Microseconds()) }, "%.0f")
+	if *circuitRate > 0 {
+		row(fmt.Sprintf("circuits made at %.0f/s offered", *circuitRate), func(r *result) float64 { return float64(r.fixed.Count) }, "%.0f")
+		row(fmt.Sprintf("circuit p50 at %.0f/s offered (ms)", *circuitRate), func(r *result) float64 { return ms(r.fixed.P50) }, "%.1f")
+		row(fmt.Sprintf("circuit p99 at %.0f/s offered (ms)", *circuitRate), func(r *result) float64 { return ms(r.fixed.P99) }, "%.1f")
+		row(fmt.Sprintf("controller CPU per circuit at %.0f/s (µs)", *circuitRate), func(r *result) float64 { return float64(r.cpuPerFixed.Microseconds()) }, "%.0f")
+	}
 	row("CPU stolen, terminators (%)", func(r *result) float64 { return r.terms.Steal }, "%.1f")
 	row("CPU stolen, circuits (%)", func(r *result) float64 { return r.circs.Steal }, "%.1f")
 	if *meshDials > 0 {
