@@ -66,11 +66,11 @@ func (terminatorPickIndex) FromArgs(args ...any) ([]byte, error) {
 
 func (x terminatorPickIndex) PrefixFromArgs(args ...any) ([]byte, error) { return x.FromArgs(args...) }
 
-// TerminatorRouters calls fn with every router that holds a terminator of
-// service serviceID whose instance id is identity ("" for none), in id
-// order, until fn returns false. It costs a seek per router, not a step
-// per terminator.
-func (tx *Tx) TerminatorRouters(serviceID, identity string, fn func(routerID string) bool) {
+// TerminatorRouters calls fn with the best terminator (precedence rank,
+// cost, id) of each router that holds a terminator of service serviceID
+// whose instance id is identity ("" for none), routers in id order, until
+// fn returns false. It costs a seek per router, not a step per terminator.
+func (tx *Tx) TerminatorRouters(serviceID, identity string, fn func(best *Terminator) bool) {
 	from := pickKey(serviceID, identity)
 	for {
 		it, err := tx.txn.LowerBound(KindTerminator.Table, "pick", from)
@@ -82,7 +82,7 @@ func (tx *Tx) TerminatorRouters(serviceID, identity string, fn func(routerID str
 			return
 		}
 		t := raw.(*Terminator)
-		if t.ServiceID != serviceID || t.Identity != identity || !fn(t.RouterID) {
+		if t.ServiceID != serviceID || t.Identity != identity || !fn(t) {
 			return
 		}
 		// Past every key of this router: its 0 terminator made a 1.

@@ -3,7 +3,8 @@
 // two routers (Dijkstra), the terminator a dial goes to, the Route messages
 // of a circuit on its path, and the circuits smart rerouting moves.
 //
-// It owns no state: every function works on the snapshot it is given. It
+// It owns no state: every function works on the snapshot it is given (a
+// Graph keeps the searches it made, which do not change with it). It
 // must never hold a channel, a lock or the data plane's Manager, never read
 // the clock and never send: the Manager takes a snapshot, asks, and acts.
 package path
@@ -12,6 +13,7 @@ import (
 	"container/heap"
 	"errors"
 	"math"
+	"sync"
 )
 
 // A circuit from an ingress router to a terminator's router takes the
@@ -55,6 +57,11 @@ type Graph struct {
 	noTraversal map[string]bool
 	edges       map[string]map[string]Link // router → neighbour → cheapest link
 	links       map[string]Link            // every usable link, by id
+
+	// trees are the searches made so far, by source router: a graph does
+	// not change once built, so a search holds for the graph's life.
+	mu    sync.Mutex
+	trees map[string]*tree
 }
 
 // NewGraph is the graph of these routers and the links between them, less
@@ -108,7 +115,10 @@ func (g *Graph) Cost(nodes, links []string) (int, bool) {
 }
 
 // Shortest is the cheapest path from router src to router dst (Dijkstra);
-// the path of a router to itself is that router alone, at no cost.
+// the path of a router to itself is that router alone, at no cost. The
+// graph keeps the tree of cheapest paths from each src it was asked for,
+// so that a dial's pick, which asks for the path to every router holding
+// a terminator of the service, runs one search, not one per router.
 func (g *Graph) Shortest(src, dst string) (Path, error) {
 	if _, ok := g.cost[src]; !ok {
 		return Path{}, ErrNoPath
@@ -119,8 +129,55 @@ func (g *Graph) Shortest(src, dst string) (Path, error) {
 	if _, ok := g.cost[dst]; !ok {
 		return Path{}, ErrNoPath
 	}
-	dist := map[string]int{src: 0}
-	prev := map[string]string{}
+	t := g.tree(src)
+	d, ok := t.dist[dst]
+	if !ok {
+		return Path{}, ErrNoPath
+	}
+	p := Path{Cost: d}
+	n := 1
+	for at := dst; at != src; at = t.prev[at] {
+		n++
+	}
+	p.Nodes, p.Links = make([]string, n), make([]string, n-1)
+	for at, i := dst, n-1; ; at, i = t.prev[at], i-1 {
+		p.Nodes[i] = at
+		if at == src {
+			break
+		}
+	}
+	for i := 0; i+1 < n; i++ {
+		p.Links[i] = g.edges[p.Nodes[i]][p.Nodes[i+1]].ID
+	}
+	return p, nil
+}
+
+// tree is the cheapest paths from one router to every router they reach:
+// each one's cost and the router before it.
+type tree struct {
+	dist map[string]int
+	prev map[string]string
+}
+
+// tree is the tree of cheapest paths from src, searched once per graph.
+func (g *Graph) tree(src string) *tree {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if t, ok := g.trees[src]; ok {
+		return t
+	}
+	if g.trees == nil {
+		g.trees = map[string]*tree{}
+	}
+	t := g.search(src)
+	g.trees[src] = t
+	return t
+}
+
+// search is Dijkstra from src over the whole graph. Of paths of equal
+// cost, the one through the routers settled first (the smaller ids) wins.
+func (g *Graph) search(src string) *tree {
+	t := &tree{dist: map[string]int{src: 0}, prev: map[string]string{}}
 	done := map[string]bool{}
 	q := &queue{{id: src}}
 	for q.Len() > 0 {
@@ -129,9 +186,6 @@ func (g *Graph) Shortest(src, dst string) (Path, error) {
 			continue
 		}
 		done[u.id] = true
-		if u.id == dst {
-			break
-		}
 		if u.id != src && g.noTraversal[u.id] {
 			continue // it may end a path, not carry one
 		}
@@ -143,26 +197,13 @@ func (g *Graph) Shortest(src, dst string) (Path, error) {
 			if d < 0 || d > math.MaxInt32 {
 				d = math.MaxInt32
 			}
-			if cur, ok := dist[v]; !ok || d < cur {
-				dist[v], prev[v] = d, u.id
+			if cur, ok := t.dist[v]; !ok || d < cur {
+				t.dist[v], t.prev[v] = d, u.id
 				heap.Push(q, item{id: v, dist: d})
 			}
 		}
 	}
-	if !done[dst] {
-		return Path{}, ErrNoPath
-	}
-	p := Path{Cost: dist[dst]}
-	for at := dst; ; at = prev[at] {
-		p.Nodes = append([]string{at}, p.Nodes...)
-		if at == src {
-			break
-		}
-	}
-	for i := 0; i+1 < len(p.Nodes); i++ {
-		p.Links = append(p.Links, g.edges[p.Nodes[i]][p.Nodes[i+1]].ID)
-	}
-	return p, nil
+	return t
 }
 
 type item struct {

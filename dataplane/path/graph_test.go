@@ -2,6 +2,8 @@ package path
 
 import (
 	"errors"
+	"fmt"
+	"math/rand/v2"
 	"reflect"
 	"slices"
 	"testing"
@@ -145,4 +147,75 @@ func TestNewGraph_LeavesOutLinksToAvoidAndToRoutersNotInIt(t *testing.T) {
 	if g := NewGraph(routers, []Link{ab, bc, ac, ax}, nil); len(g.links) != 3 || g.edges["X"] != nil {
 		t.Fatalf("a link to a router not in the graph was added: %v", g.links)
 	}
+}
+
+// Shortest keeps the search it made from a router for the graph's life:
+// its costs are those of an independent search (Bellman-Ford over the
+// same rules) for every pair, asked in random order and more than once,
+// and each path it returns costs what it says over links of the graph.
+func TestGraphPath_KeptSearchesAgreeWithAnIndependentOne(t *testing.T) {
+	rng := rand.New(rand.NewPCG(45, 5))
+	for range 200 {
+		n := 2 + rng.IntN(8)
+		costs := map[string]int{}
+		var ids, noTraversal []string
+		for i := range n {
+			id := fmt.Sprintf("r%d", i)
+			costs[id] = rng.IntN(30)
+			ids = append(ids, id)
+			if rng.IntN(5) == 0 {
+				noTraversal = append(noTraversal, id)
+			}
+		}
+		var links []testLink
+		for i := range rng.IntN(3 * n) {
+			links = append(links, testLink{fmt.Sprintf("l%d", i), ids[rng.IntN(n)], ids[rng.IntN(n)], rng.IntN(20)})
+		}
+		g := testGraph(costs, noTraversal, links...)
+		for range 3 * n * n {
+			src, dst := ids[rng.IntN(n)], ids[rng.IntN(n)]
+			want, reached := bellmanFord(g, src, dst)
+			p, err := g.Shortest(src, dst)
+			if !reached {
+				if err == nil {
+					t.Fatalf("%s→%s: a path %v where none exists", src, dst, p.Nodes)
+				}
+				continue
+			}
+			if err != nil || p.Cost != want {
+				t.Fatalf("%s→%s: cost %d (%v), want %d", src, dst, p.Cost, err, want)
+			}
+			if c, ok := g.Cost(p.Nodes, p.Links); !ok || c != p.Cost || p.Nodes[0] != src || p.Nodes[len(p.Nodes)-1] != dst {
+				t.Fatalf("%s→%s: path %v %v costs %d (%v), says %d", src, dst, p.Nodes, p.Links, c, ok, p.Cost)
+			}
+		}
+	}
+}
+
+// bellmanFord is the cheapest cost from src to dst by the graph's rules
+// (entering a router costs the link and the router; a NoTraversal router
+// only starts or ends a path), relaxing every edge until nothing changes.
+func bellmanFord(g *Graph, src, dst string) (int, bool) {
+	dist := map[string]int{src: 0}
+	for changed := true; changed; {
+		changed = false
+		for u, es := range g.edges {
+			du, ok := dist[u]
+			if !ok || (u != src && g.noTraversal[u]) {
+				continue
+			}
+			for v, l := range es {
+				if d := du + l.Cost + g.cost[v]; v != src {
+					if cur, ok := dist[v]; !ok || d < cur {
+						dist[v], changed = d, true
+					}
+				}
+			}
+		}
+	}
+	d, ok := dist[dst]
+	if src == dst {
+		return 0, true
+	}
+	return d, ok
 }

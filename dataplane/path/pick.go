@@ -18,12 +18,17 @@ import (
 // (precedence, cost, id) up to the first one it may take: the path's cost
 // is the same for all of a router's terminators, so that one is the
 // router's best. A pick costs a seek per router, not a step per terminator
-// (unless keep or skip leave out a router's best ones).
+// (unless keep or skip leave out a router's best ones), and one search of
+// the graph from the ingress (Graph keeps it).
 func Pick(g *Graph, tx *store.Tx, serviceID, ingress, instanceID string, skip map[string]bool, keep func(*store.Terminator) bool) (*store.Terminator, Path, error) {
 	takes := func(t *store.Terminator) bool { return !skip[t.ID] && (keep == nil || keep(t)) }
-	// first is the router's best terminator that may be taken, or nil.
-	first := func(routerID string) (found *store.Terminator) {
-		tx.RankedTerminators(serviceID, instanceID, routerID, func(t *store.Terminator) bool {
+	// first is the router's best terminator that may be taken, or nil;
+	// best is its best one.
+	first := func(best *store.Terminator) (found *store.Terminator) {
+		if takes(best) {
+			return best
+		}
+		tx.RankedTerminators(serviceID, instanceID, best.RouterID, func(t *store.Terminator) bool {
 			if takes(t) {
 				found = t
 			}
@@ -34,14 +39,14 @@ func Pick(g *Graph, tx *store.Tx, serviceID, ingress, instanceID string, skip ma
 	var best *store.Terminator
 	var bestPath Path
 	candidates := false
-	var unreached []string // routers no path reaches, for the error
-	tx.TerminatorRouters(serviceID, instanceID, func(routerID string) bool {
-		p, err := g.Shortest(ingress, routerID)
+	var unreached []*store.Terminator // the best of each router no path reaches, for the error
+	tx.TerminatorRouters(serviceID, instanceID, func(rbest *store.Terminator) bool {
+		p, err := g.Shortest(ingress, rbest.RouterID)
 		if err != nil {
-			unreached = append(unreached, routerID)
+			unreached = append(unreached, rbest)
 			return true
 		}
-		t := first(routerID)
+		t := first(rbest)
 		if t == nil {
 			return true
 		}

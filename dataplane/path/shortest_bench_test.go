@@ -63,6 +63,20 @@ func BenchmarkShortest_FullMesh100(b *testing.B) {
 	})
 }
 
+// BenchmarkSearch_FullMesh100: one search of a 100-router full mesh
+// (4,950 links), from a router to all others: what the first path from a
+// router costs on a new graph (Shortest keeps it for the graph's life).
+func BenchmarkSearch_FullMesh100(b *testing.B) {
+	const n = 100
+	g := NewGraph(meshRouters(n), meshLinks(n), nil)
+	benchPaths(b, n, func(src, _ string) error {
+		if t := g.search(src); len(t.dist) != n {
+			return fmt.Errorf("%d routers reached", len(t.dist))
+		}
+		return nil
+	})
+}
+
 // BenchmarkNewGraphShortest_FullMesh100: what a dial (or a move) pays for
 // its path on a 100-router full mesh: the graph built from the routers and
 // the 4,950 links, then the cheapest path.

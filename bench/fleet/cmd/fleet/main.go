@@ -43,6 +43,8 @@ var (
 	rateAt      = flag.Int("rate-at", 40000, "the table also gives the terminators/s over the 1,000 that end at this count")
 	circuitRate = flag.Float64("circuit-rate", 200, "then circuits at this fixed offered load (per second) for -circuit-rate-secs, for their latencies below saturation (0: none)")
 	circuitSecs = flag.Int("circuit-rate-secs", 15, "how long the fixed offered load of -circuit-rate lasts")
+	nodeLog     = flag.String("node-log-level", "warn", "edgectl's --log-level (info logs each restart's startup phases, in controller*.log of the run's directory)")
+	keep        = flag.Bool("keep", false, "keep each run's directory (the nodes' data and logs) and print where it is")
 	restartLoad = flag.Int("restart-load", 8, "dials in flight during the restarts (0: none); the first circuit after each node is up and the longest time without one are reported")
 	restart     = flag.Bool("restart", true, "edgectl: SIGKILL the node (the first, with -cluster) and start it again, then check every terminator, router and circuit; with -cluster, then all three in turn")
 
@@ -143,7 +145,7 @@ func start(kind, dir string) (*nodes, error) {
 	switch kind {
 	case "edgectl", "openziti":
 		port := benchkit.MustFreePort()
-		args := []string{"--log-level", "warn"} // (ignored by ziti)
+		args := []string{"--log-level", *nodeLog} // (ignored by ziti)
 		if kind == "edgectl" {
 			n.metrics = benchkit.Loopback(benchkit.MustFreePort())
 			// pprof for its heap profile's gc=1: the heap is read after a
@@ -166,7 +168,7 @@ func start(kind, dir string) (*nodes, error) {
 				return nil, err
 			}
 			args := []string{"run", "--data-dir", filepath.Join(d, "data"), "--api-addr", benchkit.Loopback(port),
-				"--cluster-addr", benchkit.Loopback(port + 1), "--admin-password", password, "--log-level", "warn"}
+				"--cluster-addr", benchkit.Loopback(port + 1), "--admin-password", password, "--log-level", *nodeLog}
 			if i > 0 {
 				tok, err := exec.Command(bins.Edgectl, "cluster", "join-token", "--data-dir", filepath.Join(n.dirs[0], "data")).Output()
 				if err != nil {
@@ -195,7 +197,11 @@ func measure(kind string) (res result, err error) {
 	if err != nil {
 		return res, err
 	}
-	defer os.RemoveAll(dir)
+	if *keep {
+		fmt.Printf("%s: the run's directory is %s (kept)\n", kind, dir)
+	} else {
+		defer os.RemoveAll(dir)
+	}
 	n, err := start(kind, dir)
 	if err != nil {
 		return res, err
@@ -305,7 +311,7 @@ func restartCheck(n *nodes, f *fleet.Fleet, order []int, marker string) string {
 		if len(n.args) > 0 {
 			cmd, err = n.p.Start(n.dirs[i], fmt.Sprintf("controller-%d.log", time.Now().UnixNano()), bins.Edgectl, withoutJoin(n.args[i])...)
 		} else {
-			cmd, err = bins.StartController(&n.p, "edgectl", n.dirs[i], n.api[i], password, "--log-level", "warn")
+			cmd, err = bins.StartController(&n.p, "edgectl", n.dirs[i], n.api[i], password, "--log-level", *nodeLog)
 		}
 		if err != nil {
 			return "not restarted: " + err.Error()
