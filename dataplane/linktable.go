@@ -1,10 +1,13 @@
 package dataplane
 
 import (
+	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
+	"edgectl/dataplane/path"
 	"edgectl/dataplane/wire"
 )
 
@@ -61,6 +64,10 @@ type links struct {
 	// link, drops it, as OpenZiti's controller starts a link dialed again
 	// afresh.
 	set map[linkKey]LinkChange
+	// paths is what paths run over (usable), kept until the table
+	// changes: every dial reads it.
+	paths   []path.Link
+	pathsOK bool
 }
 
 type linkKey struct {
@@ -99,6 +106,7 @@ func (t *links) report(src string, rl wire.RouterLink, now time.Time) bool {
 		}
 	}
 	t.byID[rl.ID] = l
+	t.pathsOK = false
 	return true
 }
 
@@ -166,6 +174,7 @@ func (t *links) change(id string, iteration *uint32, c LinkChange) (Link, string
 		return Link{}, linkKept
 	}
 	c.apply(l)
+	t.pathsOK = false
 	return *l, LinkChanged
 }
 
@@ -201,6 +210,7 @@ func (t *links) fault(id string, iteration uint32) *Link {
 		return nil
 	}
 	delete(t.byID, id)
+	t.pathsOK = false
 	for k := range t.set {
 		if k.id == id && k.iteration <= l.Iteration {
 			delete(t.set, k)
@@ -229,6 +239,7 @@ func (t *links) removeFrom(id string) []*Link {
 		if l.SrcRouterID == id {
 			out = append(out, l)
 			delete(t.byID, lid)
+			t.pathsOK = false
 		}
 	}
 	return out
@@ -242,10 +253,30 @@ func (t *links) latency(routerID, id string, d time.Duration) {
 	switch {
 	case l == nil:
 	case l.SrcRouterID == routerID:
-		l.SrcLatency = d
+		l.SrcLatency, t.pathsOK = d, false
 	case l.DstRouterID == routerID:
-		l.DstLatency = d
+		l.DstLatency, t.pathsOK = d, false
 	}
+}
+
+// usable are the links paths may take, at their cost, by id: all but
+// those an operator took down. The slice is shared until the table
+// changes: callers must not modify it.
+func (t *links) usable() []path.Link {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.pathsOK {
+		return t.paths
+	}
+	out := make([]path.Link, 0, len(t.byID))
+	for _, l := range t.byID {
+		if !l.Down {
+			out = append(out, path.Link{ID: l.ID, From: l.SrcRouterID, To: l.DstRouterID, Cost: l.Cost()})
+		}
+	}
+	slices.SortFunc(out, func(a, b path.Link) int { return strings.Compare(a.ID, b.ID) })
+	t.paths, t.pathsOK = out, true
+	return out
 }
 
 // all returns copies of the links, by id.

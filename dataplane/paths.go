@@ -18,7 +18,7 @@ func (m *Manager) graph(tx *store.Tx, avoid map[string]bool) *path.Graph {
 	var routers []path.Router
 	for _, r := range m.connectedWhere(nil) {
 		pr := path.Router{ID: r.ID}
-		if rec, err := tx.Get(r.Kind, r.ID); err == nil {
+		if rec, ok := tx.Lookup(r.Kind, r.ID); ok {
 			switch v := rec.(type) {
 			case *store.EdgeRouter:
 				pr.Cost, pr.NoTraversal = v.Cost, v.NoTraversal
@@ -28,7 +28,7 @@ func (m *Manager) graph(tx *store.Tx, avoid map[string]bool) *path.Graph {
 		}
 		routers = append(routers, pr)
 	}
-	links := usableLinks(m.links.all())
+	links := m.links.usable()
 	if len(avoid) > 0 {
 		return path.NewGraph(routers, links, avoid)
 	}
@@ -55,21 +55,16 @@ func (c *graphCache) get(routers []path.Router, links []path.Link) *path.Graph {
 	slices.SortFunc(routers, func(a, b path.Router) int { return strings.Compare(a.ID, b.ID) })
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.g != nil && slices.Equal(c.routers, routers) && slices.Equal(c.links, links) {
+	if c.g != nil && slices.Equal(c.routers, routers) && (sameSlice(c.links, links) || slices.Equal(c.links, links)) {
+		c.links = links // the same links: the next compare is by the slice
 		return c.g
 	}
 	c.routers, c.links, c.g = routers, links, path.NewGraph(routers, links, nil)
 	return c.g
 }
 
-// usableLinks are the links paths may take, at their cost: all but those
-// an operator took down.
-func usableLinks(ls []Link) []path.Link {
-	out := make([]path.Link, 0, len(ls))
-	for _, l := range ls {
-		if !l.Down {
-			out = append(out, path.Link{ID: l.ID, From: l.SrcRouterID, To: l.DstRouterID, Cost: l.Cost()})
-		}
-	}
-	return out
+// sameSlice says whether a and b are the same slice (the links table's
+// kept one): then they are equal without reading them.
+func sameSlice[T any](a, b []T) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }

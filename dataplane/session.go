@@ -5,7 +5,9 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"reflect"
 	"sync"
+	"time"
 
 	"edgectl/auth"
 	"edgectl/ctrlchan"
@@ -42,6 +44,52 @@ type sessionVerifier struct {
 	pem     string
 	prevKID string
 	keys    map[string]crypto.PublicKey
+	// verified are the claims of tokens these keys verified, by token: a
+	// client dials a service many times with one session token, and
+	// verifying its signature was an eighth of a dial's CPU. Emptied when
+	// the keys change or it holds maxVerified tokens.
+	verified map[string]*pki.ServiceAccess
+}
+
+// maxVerified bounds sessionVerifier.verified.
+const maxVerified = 1 << 16
+
+// verify returns the claims of service session token, verified with
+// trusted (what trusted returned), or why it is not valid at now. A token
+// verified before with the same keys is not verified again; its expiry is
+// checked again.
+func (v *sessionVerifier) verify(trusted map[string]crypto.PublicKey, token string, now time.Time) (*pki.ServiceAccess, error) {
+	v.mu.Lock()
+	c, ok := v.verified[token]
+	v.mu.Unlock()
+	if !ok {
+		var err error
+		if c, err = pki.ParseServiceAccess(token, trusted, now); err != nil {
+			return nil, err
+		}
+		v.mu.Lock()
+		// Kept only if the keys are still those it was verified with.
+		if len(v.verified) > 0 && len(v.verified) >= maxVerified {
+			clear(v.verified)
+		}
+		if len(v.keys) == len(trusted) && sameMap(v.keys, trusted) {
+			if v.verified == nil {
+				v.verified = map[string]*pki.ServiceAccess{}
+			}
+			v.verified[token] = c
+		}
+		v.mu.Unlock()
+	}
+	if !c.ExpiresAt.IsZero() && !now.Before(c.ExpiresAt) {
+		return nil, errors.New("token has invalid claims: token is expired")
+	}
+	return c, nil
+}
+
+// sameMap says whether a and b are one map (trusted returns the one it keeps
+// until the keys change).
+func sameMap(a, b map[string]crypto.PublicKey) bool {
+	return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
 }
 
 func (v *sessionVerifier) trusted(k *store.DataPlaneKeys) (map[string]crypto.PublicKey, error) {
@@ -59,6 +107,7 @@ func (v *sessionVerifier) trusted(k *store.DataPlaneKeys) (map[string]crypto.Pub
 		return nil, err
 	}
 	v.pem, v.prevKID, v.keys = k.SigningKeyPEM, prevKID, keys
+	clear(v.verified)
 	return keys, nil
 }
 
@@ -97,7 +146,7 @@ func (m *Manager) sessionOf(tx *store.Tx, sessionToken, apiSessionToken string) 
 	if err != nil {
 		return nil, nil, err
 	}
-	claims, err := pki.ParseServiceAccess(sessionToken, trusted, m.cfg.Now())
+	claims, err := m.verifier.verify(trusted, sessionToken, m.cfg.Now())
 	if err != nil {
 		return nil, nil, refusedSession(wire.ErrInvalidSession, "the session token is not valid: %v", err)
 	}
