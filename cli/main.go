@@ -153,6 +153,15 @@ func runCmd() *cobra.Command {
 			cfg.NoApplyAhead = !applyAhead
 			cfg.NoDataPlaneEvents = !dataPlaneEvents
 			cfg.Version, cfg.Revision, cfg.BuildDate = version, revision, buildDate
+			// The settings the node refuses as it starts (controller.Start:
+			// Defaults, then Validate) are refused here: each is a flag's bad
+			// value, a mistake in the command line (exit 2), like the checks
+			// above.
+			check := cfg
+			check.Defaults()
+			if err := check.Validate(); err != nil {
+				return usageError{err}
+			}
 			log := hclog.New(&hclog.LoggerOptions{Name: "edgectl", Level: hclog.LevelFromString(logLevel), Output: os.Stderr,
 				JSONFormat: logFormat == "json"})
 			return runNode(cfg, log)
@@ -232,20 +241,22 @@ func runNode(cfg controller.Config, log hclog.Logger) error {
 	return node.Shutdown(sctx)
 }
 
-// applyConfigFile sets every flag named in the JSON file that was not given on the command line.
+// applyConfigFile sets every flag named in the JSON file that was not
+// given on the command line. What it refuses is a mistake in the command
+// line, as a flag's bad value is (exit 2).
 func applyConfigFile(fs *pflag.FlagSet, path string) error {
 	raw, err := os.ReadFile(path)
 	if err != nil {
-		return fmt.Errorf("--config: %w", err)
+		return usagef("--config: %w", err)
 	}
 	var settings map[string]any
 	if err := json.Unmarshal(raw, &settings); err != nil {
-		return fmt.Errorf("--config %s: not a JSON object: %w", path, err)
+		return usagef("--config %s: not a JSON object: %w", path, err)
 	}
 	for name, v := range settings {
 		f := fs.Lookup(name)
 		if f == nil || name == "config" {
-			return fmt.Errorf("--config %s: unknown setting %q", path, name)
+			return usagef("--config %s: unknown setting %q", path, name)
 		}
 		if f.Changed {
 			continue
@@ -256,7 +267,7 @@ func applyConfigFile(fs *pflag.FlagSet, path string) error {
 		}
 		for _, e := range values {
 			if err := fs.Set(name, fmt.Sprint(e)); err != nil {
-				return fmt.Errorf("--config %s: %s: %w", path, name, err)
+				return usagef("--config %s: %s: %w", path, name, err)
 			}
 		}
 	}
