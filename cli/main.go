@@ -141,21 +141,23 @@ func runCmd() *cobra.Command {
 			if logFormat != "text" && logFormat != "json" {
 				return usagef("--log-format %q: use text or json", logFormat)
 			}
-			if f := cmd.Flags().Lookup("event-retention-count"); f.Changed && cfg.EventRetentionCount < 1 {
-				return usagef("--event-retention-count %d: must be at least 1", cfg.EventRetentionCount)
-			}
-			if cfg.MaxTerminatorCreates < 1 {
-				return usagef("--max-terminator-creates %d: must be at least 1", cfg.MaxTerminatorCreates)
-			}
-			if f := cmd.Flags().Lookup("event-retention"); f.Changed && cfg.EventRetention < time.Minute {
-				return usagef("--event-retention %s: must be at least 1m", cfg.EventRetention)
+			level, ok := logLevels[strings.ToLower(logLevel)]
+			if !ok {
+				return usagef("--log-level %q: use trace, debug, info, warn or error", logLevel)
 			}
 			cfg.NoApplyAhead = !applyAhead
 			cfg.NoDataPlaneEvents = !dataPlaneEvents
 			cfg.Version, cfg.Revision, cfg.BuildDate = version, revision, buildDate
-			log := hclog.New(&hclog.LoggerOptions{Name: "edgectl", Level: hclog.LevelFromString(logLevel), Output: os.Stderr,
+			// The settings the node refuses as it starts (controller.Start)
+			// are refused here, each a flag's bad value: a mistake in the
+			// command line (exit 2). A value given (on the command line or
+			// in --config) is checked as given: a 0 given is not the default.
+			if err := cfg.ValidateGiven(cmd.Flags().Changed); err != nil {
+				return usageError{err}
+			}
+			log := hclog.New(&hclog.LoggerOptions{Name: "edgectl", Level: level, Output: os.Stderr,
 				JSONFormat: logFormat == "json"})
-			return runNode(cfg, log)
+			return runNode(cmd.Context(), cfg, log)
 		},
 	}
 	fs := cmd.Flags()
@@ -185,7 +187,7 @@ func runCmd() *cobra.Command {
 	fs.DurationVar(&cfg.EventRetention, "event-retention", 0, "how long the cluster keeps events (replicated: given, it sets the cluster's retention; a new cluster keeps 720h)")
 	fs.StringVar(&cfg.EventsFile, "events-file", "", "append every event to this JSON-lines file (per node; rotated by size)")
 	fs.Int64Var(&cfg.EventsFileMaxSize, "events-file-max-size", 100<<20, "size in bytes at which --events-file is rotated")
-	fs.IntVar(&cfg.EventsFileKeep, "events-file-keep", 5, "rotated --events-file files kept (FILE.1 newest)")
+	fs.IntVar(&cfg.EventsFileKeep, "events-file-keep", 5, "rotated --events-file files kept (FILE.1 newest; 0: none, the file starts over)")
 	fs.BoolVar(&dataPlaneEvents, "data-plane-events", true, "keep this node's data-plane events (circuits, terminators, routers, links, usage) in memory and serve them (false: off)")
 	fs.IntVar(&cfg.DataPlaneEventsCount, "data-plane-event-retention-count", 10000, "data-plane events this node keeps in memory (the newest)")
 	fs.DurationVar(&cfg.DataPlaneEventsMaxAge, "data-plane-event-retention", time.Hour, "how long this node keeps its data-plane events in memory")
@@ -194,6 +196,12 @@ func runCmd() *cobra.Command {
 	fs.StringVar(&cfg.MetricsAddr, "metrics-addr", "", "HOST:PORT to serve Prometheus metrics at /metrics over plain HTTP (default: off)")
 	fs.BoolVar(&cfg.EnablePprof, "enable-pprof", false, "also serve Go's CPU, heap, block and mutex profiles at /debug/pprof/ on --metrics-addr")
 	return cmd
+}
+
+// logLevels are the levels --log-level takes, in any case (hclog would
+// take any other word for info).
+var logLevels = map[string]hclog.Level{
+	"trace": hclog.Trace, "debug": hclog.Debug, "info": hclog.Info, "warn": hclog.Warn, "error": hclog.Error,
 }
 
 // addressFlags are the addresses of a node, the same for run and for
@@ -205,9 +213,10 @@ func addressFlags(fs *pflag.FlagSet, cfg *controller.Config) {
 	fs.StringVar(&cfg.ClusterAdvertise, "cluster-advertise", "", "HOST:PORT other nodes dial for Raft, if not --advertise with the port of --cluster-addr (NAT, proxies)")
 }
 
-// runNode starts the node and serves until SIGINT or SIGTERM.
-func runNode(cfg controller.Config, log hclog.Logger) error {
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+// runNode starts the node and serves until SIGINT or SIGTERM, or until ctx
+// ends (a test's).
+func runNode(ctx context.Context, cfg controller.Config, log hclog.Logger) error {
+	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	var once bytes.Buffer // what the first start has to say once: the generated admin password
 	node, err := controller.Start(ctx, cfg, log, &once)
@@ -232,20 +241,22 @@ func runNode(cfg controller.Config, log hclog.Logger) error {
 	return node.Shutdown(sctx)
 }
 
-// applyConfigFile sets every flag named in the JSON file that was not given on the command line.
+// applyConfigFile sets every flag named in the JSON file that was not
+// given on the command line. What it refuses is a mistake in the command
+// line, as a flag's bad value is (exit 2).
 func applyConfigFile(fs *pflag.FlagSet, path string) error {
 	raw, err := os.ReadFile(path)
 	if err != nil {
-		return fmt.Errorf("--config: %w", err)
+		return usagef("--config: %w", err)
 	}
 	var settings map[string]any
 	if err := json.Unmarshal(raw, &settings); err != nil {
-		return fmt.Errorf("--config %s: not a JSON object: %w", path, err)
+		return usagef("--config %s: not a JSON object: %w", path, err)
 	}
 	for name, v := range settings {
 		f := fs.Lookup(name)
 		if f == nil || name == "config" {
-			return fmt.Errorf("--config %s: unknown setting %q", path, name)
+			return usagef("--config %s: unknown setting %q", path, name)
 		}
 		if f.Changed {
 			continue
@@ -256,7 +267,7 @@ func applyConfigFile(fs *pflag.FlagSet, path string) error {
 		}
 		for _, e := range values {
 			if err := fs.Set(name, fmt.Sprint(e)); err != nil {
-				return fmt.Errorf("--config %s: %s: %w", path, name, err)
+				return usagef("--config %s: %s: %w", path, name, err)
 			}
 		}
 	}

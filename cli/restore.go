@@ -29,6 +29,11 @@ func restoreCmd() *cobra.Command {
 			if cfg.DataDir == "" {
 				return usagef("restore needs --data-dir DIR")
 			}
+			// A bad address flag is a mistake in the command line (exit 2),
+			// as it is for run.
+			if err := cfg.ValidateGiven(cmd.Flags().Changed); err != nil {
+				return usageError{err}
+			}
 			res, err := controller.Restore(cfg, args[0])
 			if err != nil {
 				return err

@@ -113,6 +113,10 @@ const (
 	maxRaftSegmentSize = 1 << 30
 )
 
+// minSnapshotInterval is raft's own floor for --snapshot-interval (it
+// refuses to start below it).
+const minSnapshotInterval = 5 * time.Millisecond
+
 // Defaults fills zero fields with the defaults of conventions §1.
 func (c *Config) Defaults() {
 	if c.EventsFileMaxSize == 0 {
@@ -147,16 +151,37 @@ func (c *Config) Defaults() {
 	}
 }
 
-// Validate checks the configuration before anything is started.
-func (c *Config) Validate() error {
-	if err := c.validateDataPlaneEvents(); err != nil {
+// Validate checks the configuration before anything is started. A zero
+// setting is one not set: Defaults, or the package it goes to, fills it in.
+func (c *Config) Validate() error { return c.validate(func(string) bool { return false }) }
+
+// ValidateGiven is Validate for settings a person wrote (the flags and
+// --config file of `edgectl run` and `edgectl restore`): a setting whose
+// flag was given, given(flag) true, is checked as given, zero included. A
+// zero given is refused where it would silently become the default
+// (--router-grace 0 is not 30s), and kept where zero has a meaning
+// (--smart-reroute-interval 0: never; --events-file-keep 0: none kept).
+// Call it before Defaults, which would replace the zeros given.
+func (c *Config) ValidateGiven(given func(flag string) bool) error { return c.validate(given) }
+
+// validate checks each setting that is set: not zero, or given.
+func (c *Config) validate(given func(flag string) bool) error {
+	set := func(flag string, zero bool) bool { return !zero || given(flag) }
+	if err := c.validateDataPlaneEvents(set); err != nil {
 		return err
 	}
-	if _, _, err := net.SplitHostPort(c.APIAddr); err != nil {
-		return fmt.Errorf("--api-addr %q: %w", c.APIAddr, err)
+	if set("data-dir", c.DataDir == "") && c.DataDir == "" {
+		return errors.New(`--data-dir "": must name a directory`)
 	}
-	if _, _, err := net.SplitHostPort(c.ClusterAddr); err != nil {
-		return fmt.Errorf("--cluster-addr %q: %w", c.ClusterAddr, err)
+	if set("api-addr", c.APIAddr == "") {
+		if _, _, err := net.SplitHostPort(c.APIAddr); err != nil {
+			return fmt.Errorf("--api-addr %q: %w", c.APIAddr, err)
+		}
+	}
+	if set("cluster-addr", c.ClusterAddr == "") {
+		if _, _, err := net.SplitHostPort(c.ClusterAddr); err != nil {
+			return fmt.Errorf("--cluster-addr %q: %w", c.ClusterAddr, err)
+		}
 	}
 	if samePort(c.APIAddr, c.ClusterAddr) {
 		_, port, _ := net.SplitHostPort(c.APIAddr)
@@ -165,17 +190,17 @@ func (c *Config) Validate() error {
 	if c.SmartRerouteInterval < 0 {
 		return fmt.Errorf("--smart-reroute-interval %s: must be 0 (never) or more", c.SmartRerouteInterval)
 	}
-	if c.RouterGrace < 0 || (c.RouterGrace > 0 && c.RouterGrace < time.Second) {
+	if set("router-grace", c.RouterGrace == 0) && c.RouterGrace < time.Second {
 		return fmt.Errorf("--router-grace %s: must be at least 1s", c.RouterGrace)
 	}
-	if c.MaxTerminatorCreates < 0 {
+	if set("max-terminator-creates", c.MaxTerminatorCreates == 0) && c.MaxTerminatorCreates < 1 {
 		return fmt.Errorf("--max-terminator-creates %d: must be at least 1", c.MaxTerminatorCreates)
 	}
-	if c.GCPercent != 0 && (c.GCPercent < 10 || c.GCPercent > 10000) {
+	if set("gc-percent", c.GCPercent == 0) && (c.GCPercent < 10 || c.GCPercent > 10000) {
 		return fmt.Errorf("--gc-percent %d: must be between 10 and 10000", c.GCPercent)
 	}
-	if n := len(c.AdminUsername); n < 4 || n > 100 {
-		return errors.New("--admin-username must be 4 to 100 characters")
+	if n := len(c.AdminUsername); set("admin-username", n == 0) && (n < 4 || n > 100) {
+		return fmt.Errorf("--admin-username %q: must be 4 to 100 characters", c.AdminUsername)
 	}
 	if c.AdminPassword != "" {
 		if n := len(c.AdminPassword); n < 5 || n > 100 {
@@ -195,29 +220,38 @@ func (c *Config) Validate() error {
 	if (c.Join == "") != (c.JoinToken == "") {
 		return errors.New("--join and --join-token go together")
 	}
-	if c.ReadConsistency != "" && !api.ValidConsistency(c.ReadConsistency) {
+	if set("read-consistency", c.ReadConsistency == "") && !api.ValidConsistency(c.ReadConsistency) {
 		return fmt.Errorf("--read-consistency %q: must be local or linearizable", c.ReadConsistency)
 	}
-	if c.EventRetentionCount < 0 {
+	if set("event-retention-count", c.EventRetentionCount == 0) && c.EventRetentionCount < 1 {
 		return fmt.Errorf("--event-retention-count %d: must be at least 1", c.EventRetentionCount)
 	}
-	if c.EventRetention != 0 && c.EventRetention < time.Minute {
+	if set("event-retention", c.EventRetention == 0) && c.EventRetention < time.Minute {
 		return fmt.Errorf("--event-retention %s: must be at least 1m", c.EventRetention)
 	}
-	if c.RaftSegmentSize != 0 && (c.RaftSegmentSize < minRaftSegmentSize || c.RaftSegmentSize > maxRaftSegmentSize) {
+	if set("snapshot-threshold", c.SnapshotThreshold == 0) && c.SnapshotThreshold < 1 {
+		return fmt.Errorf("--snapshot-threshold %d: must be at least 1 (left out, it grows with the model)", c.SnapshotThreshold)
+	}
+	if set("snapshot-interval", c.SnapshotInterval == 0) && c.SnapshotInterval < minSnapshotInterval {
+		return fmt.Errorf("--snapshot-interval %s: must be at least %s", c.SnapshotInterval, minSnapshotInterval)
+	}
+	if set("trailing-logs", c.TrailingLogs == 0) && c.TrailingLogs < 1 {
+		return fmt.Errorf("--trailing-logs %d: must be at least 1", c.TrailingLogs)
+	}
+	if set("raft-segment-size", c.RaftSegmentSize == 0) && (c.RaftSegmentSize < minRaftSegmentSize || c.RaftSegmentSize > maxRaftSegmentSize) {
 		return fmt.Errorf("--raft-segment-size %d: must be between %d and %d bytes", c.RaftSegmentSize, minRaftSegmentSize, maxRaftSegmentSize)
 	}
-	if c.EventsFileMaxSize < 0 || (c.EventsFileMaxSize > 0 && c.EventsFileMaxSize < 4096) {
+	if set("events-file-max-size", c.EventsFileMaxSize == 0) && c.EventsFileMaxSize < 4096 {
 		return fmt.Errorf("--events-file-max-size %d: must be at least 4096 bytes", c.EventsFileMaxSize)
 	}
 	if c.EnablePprof && c.MetricsAddr == "" {
 		return errors.New("--enable-pprof: needs --metrics-addr (the profiles are served on the metrics listener)")
 	}
 	if c.EventsFileKeep < 0 {
-		return fmt.Errorf("--events-file-keep %d: must be 0 or more", c.EventsFileKeep)
+		return fmt.Errorf("--events-file-keep %d: must be 0 (none kept) or more", c.EventsFileKeep)
 	}
-	if c.SessionTimeout < time.Second {
-		return errors.New("--session-timeout must be at least 1s")
+	if set("session-timeout", c.SessionTimeout == 0) && c.SessionTimeout < time.Second {
+		return fmt.Errorf("--session-timeout %s: must be at least 1s", c.SessionTimeout)
 	}
 	return nil
 }

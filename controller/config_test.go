@@ -83,3 +83,30 @@ func TestCheckListenable(t *testing.T) {
 		t.Errorf("port 0 refused: %v", err)
 	}
 }
+
+// TestConfigGivenZeroIsCheckedAsGiven: a zero left out is the default (the
+// library's Config{} and a flag not given), but a zero given is a value:
+// refused where it would silently become the default, kept where zero has a
+// meaning.
+func TestConfigGivenZeroIsCheckedAsGiven(t *testing.T) {
+	t.Parallel()
+	for _, flag := range []string{"data-dir", "api-addr", "cluster-addr", "router-grace", "max-terminator-creates",
+		"gc-percent", "admin-username", "read-consistency", "event-retention-count", "event-retention",
+		"snapshot-threshold", "snapshot-interval", "trailing-logs", "raft-segment-size", "events-file-max-size",
+		"session-timeout", "data-plane-events-format", "data-plane-event-retention-count", "data-plane-event-retention"} {
+		c := Config{AdminPassword: "a-long-password"}
+		if err := c.ValidateGiven(func(f string) bool { return f == flag }); err == nil || !strings.Contains(err.Error(), "--"+flag+" ") {
+			t.Errorf("--%s given as zero: error %v, want one naming the flag", flag, err)
+		}
+		c.Defaults()
+		if err := c.Validate(); err != nil {
+			t.Errorf("--%s left out: refused: %v", flag, err)
+		}
+	}
+	for _, flag := range []string{"smart-reroute-interval", "events-file-keep"} {
+		c := Config{AdminPassword: "a-long-password"}
+		if err := c.ValidateGiven(func(f string) bool { return f == flag }); err != nil {
+			t.Errorf("--%s 0 (it has a meaning) refused: %v", flag, err)
+		}
+	}
+}

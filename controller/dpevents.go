@@ -19,14 +19,14 @@ const (
 	FormatOpenZiti = "openziti"
 )
 
-func (c *Config) validateDataPlaneEvents() error {
+func (c *Config) validateDataPlaneEvents(set func(flag string, zero bool) bool) error {
 	switch {
-	case c.DataPlaneEventsFormat != "" && c.DataPlaneEventsFormat != FormatEdgectl && c.DataPlaneEventsFormat != FormatOpenZiti:
+	case set("data-plane-events-format", c.DataPlaneEventsFormat == "") && c.DataPlaneEventsFormat != FormatEdgectl && c.DataPlaneEventsFormat != FormatOpenZiti:
 		return fmt.Errorf("--data-plane-events-format %q: use edgectl or openziti", c.DataPlaneEventsFormat)
-	case c.DataPlaneEventsCount < 0:
-		return fmt.Errorf("--data-plane-event-retention-count %d: must be 0 (the default, 10000) or more", c.DataPlaneEventsCount)
-	case c.DataPlaneEventsMaxAge < 0:
-		return fmt.Errorf("--data-plane-event-retention %s: must be 0 (the default, 1h) or more", c.DataPlaneEventsMaxAge)
+	case set("data-plane-event-retention-count", c.DataPlaneEventsCount == 0) && c.DataPlaneEventsCount < 1:
+		return fmt.Errorf("--data-plane-event-retention-count %d: must be at least 1 (--data-plane-events=false turns them off)", c.DataPlaneEventsCount)
+	case set("data-plane-event-retention", c.DataPlaneEventsMaxAge == 0) && c.DataPlaneEventsMaxAge <= 0:
+		return fmt.Errorf("--data-plane-event-retention %s: must be more than 0 (--data-plane-events=false turns them off)", c.DataPlaneEventsMaxAge)
 	case c.NoDataPlaneEvents && c.DataPlaneEventsFile != "":
 		return fmt.Errorf("--data-plane-events-file %q: the data-plane events are off (--data-plane-events=false)", c.DataPlaneEventsFile)
 	}

@@ -165,12 +165,8 @@ func (m *Manager) checkAwayLinks(id string, a *awayRouter) {
 					if has[lid] {
 						continue
 					}
-					if l := m.links.fault(lid, 0); l != nil {
-						why := "router " + id + " that dialed it is away and router " + end + " no longer has it"
-						m.log.Info("link down", "link", lid, "reason", why)
-						m.linksDown(why, l)
-						m.rerouteLink(lid, "link "+lid+" of its path failed: "+why)
-					}
+					why := "router " + id + " that dialed it is away and router " + end + " no longer has it"
+					m.failLink(lid, 0, why, "link "+lid+" of its path failed: "+why, "link down", "reason", why)
 				}
 			}
 		}

@@ -63,13 +63,10 @@ func (m *Manager) afterLinkChange(l Link, why string) {
 // A link this node does not have is closed on every router connected to
 // it (one may hold a link no node knows).
 func (m *Manager) RemoveLink(id string) {
-	l := m.links.fault(id, 0)
+	l := m.failLink(id, 0, "removed by an admin", "link "+id+" of its path was removed", "link removed")
 	var to []*Router
 	fault := wire.Fault{Subject: wire.LinkFault, ID: id}
 	if l != nil {
-		m.log.Info("link removed", "link", id)
-		m.linksDown("removed by an admin", l)
-		m.rerouteLink(id, "link "+id+" of its path was removed")
 		fault.Iteration = l.Iteration
 		for _, end := range []string{l.SrcRouterID, l.DstRouterID} {
 			if r := m.router(end); r != nil {
@@ -139,20 +136,32 @@ func (m *Manager) linkFault(r *Router, f wire.Fault) {
 		m.refuseRequest(r, reqFault, whyAnotherRouter, "link "+f.ID+" is between routers "+src+" and "+dst, true)
 		return
 	}
-	l := m.links.fault(f.ID, f.Iteration)
-	if l == nil {
-		return
-	}
-	m.log.Info("link fault reported", "link", l.ID, "reported by", r.ID, "subject", f.Subject)
-	m.linksDown("a fault reported by router "+r.ID, l)
-	usable := m.LinkUsable(*l)
-	m.rerouteLink(l.ID, "link "+l.ID+" of its path failed")
-	if !usable {
+	l := m.failLink(f.ID, f.Iteration, "a fault reported by router "+r.ID, "link "+f.ID+" of its path failed",
+		"link fault reported", "reported by", r.ID, "subject", f.Subject)
+	if l == nil || !m.LinkUsable(*l) {
 		return
 	}
 	if other := m.router(l.other(r.ID)); other != nil {
 		_ = m.send(other, ctrlchan.NewMessage(wire.FaultType, wire.EncodeFault(wire.Fault{Subject: wire.LinkFault, ID: l.ID, Iteration: l.Iteration})))
 	}
+}
+
+// failLink takes link id out of this node's links as failed, unless the
+// failure is of an older iteration than the link's (0: any): it logs msg
+// with args, reports the link down for down, and moves the circuits over
+// it to other paths for moved. It returns the link taken out, nil when
+// there was none (then nothing is done). A router's fault, an admin's
+// removal and an away router's link its other end no longer has all fail
+// a link through it.
+func (m *Manager) failLink(id string, iteration uint32, down, moved, msg string, args ...any) *Link {
+	l := m.links.fault(id, iteration)
+	if l == nil {
+		return nil
+	}
+	m.log.Info(msg, append([]any{"link", id}, args...)...)
+	m.linksDown(down, l)
+	m.rerouteLink(id, moved)
+	return l
 }
 
 // linkMetrics takes a router's link latencies from its metrics: the mean
