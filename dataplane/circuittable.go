@@ -58,6 +58,9 @@ type circuitEntry struct {
 	moved  bool
 	slack  time.Duration
 	judged bool
+	// probed: its ingress router was asked how long it has been idle
+	// there (probe.go).
+	probed bool
 }
 
 // doubtLimit bounds how long a circuit given slack stays in doubt
@@ -84,6 +87,9 @@ type circuits struct {
 	mu      sync.Mutex
 	byID    map[string]*circuitEntry
 	waiting map[string]chan routeAnswer
+	// probing are the routers a probe of circuits in doubt is under way
+	// for (probe.go).
+	probing map[string]bool
 }
 
 // routeAnswer is a router's route result; a nil msg says the router left.
