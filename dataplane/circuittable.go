@@ -327,12 +327,14 @@ func (c *circuits) finishMove(old, next *Circuit, failed string) (unroute []stri
 // up to slack after it went live (a router reports only circuits idle
 // past its threshold, seconds). A moved circuit was routed again since
 // (its idle time starts then): it is not judged; an optional move waits
-// for the judgement of a circuit in doubt (inDoubt).
+// for the judgement of a circuit in doubt (inDoubt). One judged started
+// (here, or by its probe) is never judged again: its client used it after
+// it went live, and an idle time since then is a quiet stream's.
 func (c *circuits) neverStarted(id, router string, idle time.Duration) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e := c.byID[id]
-	if e == nil || e.state != live || e.moved || e.liveAt.IsZero() || len(e.c.Path) == 0 || e.c.Path[0] != router {
+	if e == nil || e.state != live || e.moved || e.judged || e.liveAt.IsZero() || len(e.c.Path) == 0 || e.c.Path[0] != router {
 		return false
 	}
 	if idle+e.slack > time.Since(e.liveAt)+2*time.Millisecond {

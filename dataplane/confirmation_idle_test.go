@@ -43,17 +43,28 @@ func TestConfirmation_ACircuitItsClientNeverStartedEnds(t *testing.T) {
 	n := line(t)
 	n.routers["A"].r.ConnectedAt = time.Now().Add(-time.Minute) // no queued dial
 	start := time.Now()
+	used := circuitID(t, n.dial("A"))
 	id := circuitID(t, n.dial("A"))
-	n.routers["A"].confirmIdle(map[string]time.Duration{id: 0})
+	n.routers["A"].confirmIdle(map[string]time.Duration{used: 0})
 	n.routers["C"].confirmIdle(map[string]time.Duration{id: time.Since(start) + time.Second})
 	n.routers["A"].barrier()
 	n.routers["C"].barrier()
-	if p := n.path(id); !slices.Equal(p, []string{"A", "B", "C"}) {
+	if p := n.path(used); !slices.Equal(p, []string{"A", "B", "C"}) {
 		t.Fatalf("a circuit in use was ended (path %v)", p)
+	}
+	if p := n.path(id); !slices.Equal(p, []string{"A", "B", "C"}) {
+		t.Fatalf("a circuit reported idle by a router not its ingress was ended (path %v)", p)
 	}
 	n.routers["A"].confirmIdle(map[string]time.Duration{id: time.Since(start) + time.Second})
 	poll(t, "the circuit never started ends", func() bool { return n.path(id) == nil })
 	n.settled(id)
+	// Judged started (idle for less than it has been live), a circuit is
+	// never judged again: a longer idle time is a quiet stream's.
+	n.routers["A"].confirmIdle(map[string]time.Duration{used: time.Since(start) + time.Second})
+	n.routers["A"].barrier()
+	if p := n.path(used); !slices.Equal(p, []string{"A", "B", "C"}) {
+		t.Fatalf("a circuit judged started was ended (path %v)", p)
+	}
 }
 
 // A moved circuit was routed again since it went live (the routers' idle

@@ -98,11 +98,19 @@ func TestProbe_ACircuitInDoubtStartedIsKeptAndJudged(t *testing.T) {
 	n := square(t)
 	rep := n.routers["A"].reportsIdle()
 	id := circuitID(t, n.dial("A"))
-	rep.set(id, n.liveAt(id).Add(20*time.Millisecond)) // its start, once the answer came
+	started := n.liveAt(id).Add(20 * time.Millisecond) // its start, once the answer came
+	rep.set(id, started)
 	poll(t, "the probe", func() bool { return rep.count() == 1 })
 	n.routers["A"].barrier()
 	if p := n.path(id); !slices.Equal(p, []string{"A", "B", "D"}) {
 		t.Fatalf("a started circuit was ended (path %v)", p)
+	}
+	// Its router names it idle since its start, within the slack of a
+	// dial in doubt: judged started, it stays.
+	n.routers["A"].confirmIdle(map[string]time.Duration{id: time.Since(started)})
+	n.routers["A"].barrier()
+	if p := n.path(id); !slices.Equal(p, []string{"A", "B", "D"}) {
+		t.Fatalf("a circuit judged started was ended by a confirmation (path %v)", p)
 	}
 	n.cheaper()
 	n.smartNow()
