@@ -34,6 +34,9 @@ import (
 // chaos-dataplane`: 3m); unset, each kind of fault runs once (make test),
 // but dpShortRunLeavesOut.
 // EDGECTL_DPCHAOS_FAULTS (kinds, comma-separated) runs those first instead.
+// The evidence of a round (dpChaos.evidence) is kept when a check fails,
+// when a first new dial took over 5 s, and for every round with
+// EDGECTL_DPCHAOS_EVIDENCE set.
 
 // dpFaultKinds are the kinds of fault, each run once in the short run.
 var dpFaultKinds = []string{"kill-node", "pause-node", "cut-node", "rolling-restart", "restart-router", "cut-link", "kill-host"}
