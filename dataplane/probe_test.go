@@ -74,7 +74,7 @@ func TestProbe_ACircuitInDoubtNeverStartedEndsAtItsProbe(t *testing.T) {
 	// The egress router answers once it has dialed the host, as
 	// OpenZiti's does: a few milliseconds after the ingress was routed.
 	n.routers["C"].setAnswer(func(string, uint32) routeReply {
-		time.Sleep(30 * time.Millisecond) // the host's dial, not a wait for a condition
+		time.Sleep(100 * time.Millisecond) // the host's dial, not a wait for a condition
 		return routeReply{ok: true}
 	})
 	before := time.Now()
@@ -98,7 +98,7 @@ func TestProbe_ACircuitInDoubtStartedIsKeptAndJudged(t *testing.T) {
 	n := square(t)
 	rep := n.routers["A"].reportsIdle()
 	id := circuitID(t, n.dial("A"))
-	started := n.liveAt(id).Add(20 * time.Millisecond) // its start, once the answer came
+	started := n.liveAt(id).Add(200 * time.Millisecond) // its start, once the answer came
 	rep.set(id, started)
 	poll(t, "the probe", func() bool { return rep.count() == 1 })
 	n.routers["A"].barrier()
