@@ -33,8 +33,13 @@ import (
 
 // probeAfter: a circuit in doubt is probed this long after it went live.
 // A client that has the answer starts its circuit within milliseconds;
-// this leaves a loaded machine ample room.
-const probeAfter = 2 * time.Second
+// this leaves a loaded machine ample room. Those due within probeBatch
+// after are probed with it: one inspection for a burst of dials (a
+// router's queue sent at once when its channel comes back).
+const (
+	probeAfter = 2 * time.Second
+	probeBatch = 500 * time.Millisecond
+)
 
 // probeItem is a circuit a probe judges, with when it went live.
 type probeItem struct {
@@ -58,18 +63,29 @@ func (c *circuits) startProbe(router string) bool {
 }
 
 // dueForProbe takes the circuits in doubt entering at router that went
-// live at least probeAfter before now and were not probed yet (each is
-// probed once). next is how long until the next such circuit is due; when
+// live at least probeAfter before now (probeBatch less, when one is due)
+// and were not probed yet (each is probed once). next is how long until
+// the next such circuit is due; when
 // none is left to probe, the probe of router is over (a circuit made live
 // later starts another).
 func (c *circuits) dueForProbe(router string, now time.Time) (due []probeItem, next time.Duration, more bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for id, e := range c.byID {
-		if e.probed || !e.inDoubt(now) || len(e.c.Path) == 0 || e.c.Path[0] != router {
-			continue
+	var doubt []*circuitEntry
+	for _, e := range c.byID {
+		if !e.probed && e.inDoubt(now) && len(e.c.Path) > 0 && e.c.Path[0] == router {
+			doubt = append(doubt, e)
 		}
-		if wait := e.liveAt.Add(probeAfter).Sub(now); wait > 0 {
+	}
+	soonest := time.Duration(-1)
+	for _, e := range doubt {
+		if w := e.liveAt.Add(probeAfter).Sub(now); soonest < 0 || w < soonest {
+			soonest = w
+		}
+	}
+	for _, e := range doubt {
+		wait := e.liveAt.Add(probeAfter).Sub(now)
+		if soonest > 0 || wait > probeBatch {
 			if !more || wait < next {
 				next = wait
 			}
@@ -77,7 +93,7 @@ func (c *circuits) dueForProbe(router string, now time.Time) (due []probeItem, n
 			continue
 		}
 		e.probed = true
-		due = append(due, probeItem{id: id, liveAt: e.liveAt})
+		due = append(due, probeItem{id: e.c.ID, liveAt: e.liveAt})
 	}
 	if !more {
 		delete(c.probing, router)

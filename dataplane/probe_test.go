@@ -160,3 +160,24 @@ func (n *testNet) liveAt(id string) time.Time {
 	defer n.m.circuits.mu.Unlock()
 	return n.m.circuits.byID[id].liveAt
 }
+
+// A burst of dials (a router's queue, sent when its channel came back) is
+// probed with one inspection: those due within probeBatch of the first.
+func TestProbe_ABurstIsProbedOnce(t *testing.T) {
+	n := line(t)
+	rep := n.routers["A"].reportsIdle()
+	first := circuitID(t, n.dial("A"))
+	second := circuitID(t, n.dial("A"))
+	n.liveSince(second, -probeBatch/2) // live a moment after the first
+	rep.set(first, n.liveAt(first).Add(200*time.Millisecond))
+	rep.set(second, n.liveAt(second).Add(200*time.Millisecond))
+	poll(t, "the probe", func() bool { return rep.count() >= 1 })
+	if pollUntil(probeBatch+500*time.Millisecond, func() bool { return rep.count() > 1 }) {
+		t.Fatalf("%d inspections for a burst, want 1", rep.count())
+	}
+	for _, id := range []string{first, second} {
+		if n.path(id) == nil {
+			t.Fatalf("circuit %s ended", id)
+		}
+	}
+}
