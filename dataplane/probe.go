@@ -101,24 +101,34 @@ func (c *circuits) dueForProbe(router string, now time.Time) (due []probeItem, n
 	return due, next, more
 }
 
+// probeVerdict is what a probe tells of a circuit.
+type probeVerdict uint8
+
+const (
+	probeUndecided probeVerdict = iota
+	probeNeverStarted
+	probeStarted
+)
+
 // judgeProbe judges circuit id, live since liveAt, that its ingress router
 // reports idle for idle in an inspection asked at sent and answered at
-// received: it says whether the circuit never started (see above). A
-// circuit that started is judged (no longer in doubt).
-func (c *circuits) judgeProbe(id string, liveAt time.Time, idle time.Duration, sent, received time.Time) (never bool) {
+// received (see above). A circuit that started is judged (no longer in
+// doubt); one no longer live on the path it had is undecided.
+func (c *circuits) judgeProbe(id string, liveAt time.Time, idle time.Duration, sent, received time.Time) probeVerdict {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e := c.byID[id]
 	if e == nil || e.state != live || e.moved || !e.liveAt.Equal(liveAt) {
-		return false
+		return probeUndecided
 	}
 	switch {
 	case idle > received.Sub(liveAt):
-		return true
+		return probeNeverStarted
 	case idle+time.Millisecond < sent.Sub(liveAt):
 		e.judged = true
+		return probeStarted
 	}
-	return false
+	return probeUndecided
 }
 
 // probeLater probes the circuits in doubt entering at router routerID
@@ -183,15 +193,19 @@ func (m *Manager) probeCircuits(routerID string, due []probeItem) {
 		m.log.Debug("circuits in doubt not probed", "router", routerID, "error", err)
 		return
 	}
-	never := 0
+	var count [3]int
 	for _, it := range due {
-		d, ok := idle[it.id]
-		if ok && m.circuits.judgeProbe(it.id, it.liveAt, d, sent, received) {
-			never++
+		v := probeUndecided
+		if d, ok := idle[it.id]; ok {
+			v = m.circuits.judgeProbe(it.id, it.liveAt, d, sent, received)
+		}
+		count[v]++
+		if v == probeNeverStarted {
 			m.endCircuit(it.id, neverStartedWhy, true, false)
 		}
 	}
-	m.log.Info("circuits in doubt probed", "router", routerID, "probed", len(due), "neverStarted", never, "took", received.Sub(sent))
+	m.log.Info("circuits in doubt probed", "router", routerID, "probed", len(due), "neverStarted", count[probeNeverStarted],
+		"started", count[probeStarted], "undecided", count[probeUndecided], "took", received.Sub(sent))
 }
 
 // inspectedIdle are the circuits of a router-circuits inspection with how
