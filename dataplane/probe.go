@@ -28,8 +28,9 @@ import (
 //     takes its time): undecided, left to the router's confirmations
 //     (neverStarted).
 //
-// Both bounds hold whatever the load: an answer that comes late only
-// widens the undecided band.
+// Both bounds are exact about the router's traffic whatever the load (a
+// slow inspection only widens the undecided band); the one assumption is
+// that a client that has its answer starts its circuit within probeAfter.
 
 // probeAfter: a circuit in doubt is probed this long after it went live.
 // A client that has the answer starts its circuit within milliseconds;
