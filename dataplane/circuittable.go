@@ -3,6 +3,7 @@ package dataplane
 import (
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -51,10 +52,33 @@ type circuitEntry struct {
 	// liveAt is when the dial made it live, just before its answer; moved
 	// tells that it moved since (its routers were routed again); slack is
 	// how much sooner than liveAt its ingress may have gone idle for the
-	// circuit to count as never started (neverStarted).
+	// circuit to count as never started (neverStarted); judged, that its
+	// ingress router's confirmation showed it started.
 	liveAt time.Time
 	moved  bool
 	slack  time.Duration
+	judged bool
+	// probed: its ingress router was asked how long it has been idle
+	// there (probe.go).
+	probed bool
+}
+
+// doubtLimit bounds how long a circuit given slack stays in doubt
+// (inDoubt). OpenZiti's router names a circuit in its confirmation at its
+// first scan (idleTxInterval) once the circuit is idle past its threshold
+// (idleCircuitTimeout), a minute each by default: a circuit never started
+// is judged within about two minutes of its route. One not judged by then
+// was used.
+const doubtLimit = 3 * time.Minute
+
+// inDoubt says whether e is a live circuit that may never have been
+// started (given slack: its dial may have waited in its router's queue)
+// and is not judged yet (neverStarted). Its ingress router's idle time is
+// the only evidence, and a move routes that router again, which starts
+// the time anew: an optional move (a cheaper path) waits until the doubt
+// is gone.
+func (e *circuitEntry) inDoubt(now time.Time) bool {
+	return e.state == live && e.slack > 0 && !e.judged && !e.moved && now.Sub(e.liveAt) < doubtLimit
 }
 
 // circuits is the node's circuit table, with the dials waiting for their
@@ -63,6 +87,9 @@ type circuits struct {
 	mu      sync.Mutex
 	byID    map[string]*circuitEntry
 	waiting map[string]chan routeAnswer
+	// probing are the routers a probe of circuits in doubt is under way
+	// for (probe.go).
+	probing map[string]bool
 }
 
 // routeAnswer is a router's route result; a nil msg says the router left.
@@ -213,13 +240,17 @@ func (c *circuits) endWhere(why string, match func(*Circuit) bool) []*Circuit {
 
 // startMove takes a live circuit for a move, returning it. A circuit being
 // built or moved is marked to move once done (nil); nil too when there is
-// no such circuit.
-func (c *circuits) startMove(id, why string) *Circuit {
+// no such circuit. An optional move (a cheaper path: nothing failed) takes
+// only a live circuit not in doubt, and marks none: the next cycle looks
+// again.
+func (c *circuits) startMove(id, why string, optional bool) *Circuit {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e := c.byID[id]
 	switch {
 	case e == nil:
+		return nil
+	case optional && (e.state != live || e.inDoubt(time.Now())):
 		return nil
 	case e.state != live:
 		if e.again == "" {
@@ -295,15 +326,38 @@ func (c *circuits) finishMove(old, next *Circuit, failed string) (unroute []stri
 // waited in its router's queue) counts as never started when idle since
 // up to slack after it went live (a router reports only circuits idle
 // past its threshold, seconds). A moved circuit was routed again since
-// (its idle time starts then): it is not judged.
+// (its idle time starts then): it is not judged; an optional move waits
+// for the judgement of a circuit in doubt (inDoubt). One judged started
+// (here, or by its probe) is never judged again: its client used it after
+// it went live, and an idle time since then is a quiet stream's.
 func (c *circuits) neverStarted(id, router string, idle time.Duration) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e := c.byID[id]
-	if e == nil || e.state != live || e.moved || e.liveAt.IsZero() || len(e.c.Path) == 0 || e.c.Path[0] != router {
+	if e == nil || e.state != live || e.moved || e.judged || e.liveAt.IsZero() || len(e.c.Path) == 0 || e.c.Path[0] != router {
 		return false
 	}
-	return idle+e.slack > time.Since(e.liveAt)+2*time.Millisecond
+	if idle+e.slack > time.Since(e.liveAt)+2*time.Millisecond {
+		return true
+	}
+	e.judged = true
+	return false
+}
+
+// movable returns the live circuits an optional move may take, by id:
+// those not in doubt (inDoubt).
+func (c *circuits) movable() []*Circuit {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	now := time.Now()
+	var out []*Circuit
+	for _, e := range c.byID {
+		if e.state == live && !e.inDoubt(now) {
+			out = append(out, e.c)
+		}
+	}
+	slices.SortFunc(out, func(a, b *Circuit) int { return strings.Compare(a.ID, b.ID) })
+	return out
 }
 
 // keeps says whether router holds circuit id rightly: on its path, or

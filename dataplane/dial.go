@@ -201,10 +201,14 @@ func (m *Manager) routeCircuit(r *Router, ci *Circuit, instanceID string, peerDa
 
 	// 6: Make the circuit live, unless it was ended meanwhile; a move
 	// asked for meanwhile follows.
-	ended, again := m.circuits.promote(ci.ID, slackOf(r, ci))
+	slack := slackOf(r, ci)
+	ended, again := m.circuits.promote(ci.ID, slack)
 	if ended != "" {
 		m.unrouteAll(ci.Path, ci.ID, true)
 		return nil, "", fmt.Errorf("the circuit ended while it was routed: %s", ended)
+	}
+	if slack > 0 {
+		m.probeLater(r.ID) // in doubt (probe.go)
 	}
 	return result, again, nil
 }

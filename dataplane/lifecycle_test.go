@@ -367,6 +367,7 @@ func TestRouterGone_EndsOrMovesItsCircuits(t *testing.T) {
 // Circuits move to a path that became cheaper, a few per cycle.
 func TestSmartReroute_MovesToACheaperPath(t *testing.T) {
 	n := square(t)
+	n.routers["A"].r.ConnectedAt = time.Now().Add(-time.Minute) // no queued dial: not in doubt
 	id := circuitID(t, n.dial("A"))
 	n.smartNow() // nothing cheaper: nothing moves
 	if p := n.path(id); !slices.Equal(p, []string{"A", "B", "D"}) {

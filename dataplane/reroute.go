@@ -47,16 +47,18 @@ func (m *Manager) moveLater(id, why string) {
 	if ci == nil {
 		return
 	}
-	m.submit("moves/"+ci.IngressRouterID, movesPerRouter, func() { m.reroute(id, why) })
+	m.submit("moves/"+ci.IngressRouterID, movesPerRouter, func() { m.reroute(id, why, false) })
 }
 
 // reroute moves circuit id to the cheapest path between the same ingress
 // and egress routers (moveOnce). Circuits move independently; a circuit
 // asked to move while it is built or moved moves once more when done, over
-// the links as they are then.
-func (m *Manager) reroute(id, why string) {
+// the links as they are then. An optional move (nothing failed) leaves a
+// circuit that is busy or in doubt (circuits.startMove).
+func (m *Manager) reroute(id, why string, optional bool) {
 	for why != "" {
-		old := m.circuits.startMove(id, why)
+		old := m.circuits.startMove(id, why, optional)
+		optional = false // a move asked for meanwhile (again) is a fault's
 		if old == nil {
 			return // gone, or its owner moves it when done
 		}
@@ -174,9 +176,10 @@ func (m *Manager) routeInOrder(ci *Circuit) error {
 }
 
 // smartReroute moves the circuits whose cheapest path became cheaper
-// enough (path.SmartReroutes).
+// enough (path.SmartReroutes): an optimisation, so only live circuits
+// not in doubt (circuits.movable), and none marked to move later.
 func (m *Manager) smartReroute() {
-	cs := m.Circuits()
+	cs := m.circuits.movable()
 	if len(cs) == 0 {
 		return
 	}
@@ -185,6 +188,6 @@ func (m *Manager) smartReroute() {
 		open = append(open, ci.hops())
 	}
 	for _, id := range path.SmartReroutes(m.graph(m.cfg.Store.Read(), nil), open) {
-		m.reroute(id, "a cheaper path")
+		m.reroute(id, "a cheaper path", true)
 	}
 }

@@ -45,6 +45,7 @@ func (chk *dpChecks) run(label string, f *dpFault, healed time.Time) {
 		}
 	}
 	// New dials: the first that succeeds, started after the healing.
+	slowRound := false // a first dial over 5 s: its evidence is kept
 	for svc, name := range d.services {
 		var first time.Time
 		for deadline := healed.Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
@@ -68,6 +69,7 @@ func (chk *dpChecks) run(label string, f *dpFault, healed time.Time) {
 			slow := ""
 			if took > 5*time.Second {
 				slow = " (SLOW: over 5 s; asserted in the long run only, the short one shares the machine with make test)"
+				slowRound = true
 			}
 			lines = append(lines, fmt.Sprintf("new dials of %s: one succeeded %s after the healing%s (since the fault began: %d succeeded, %d failed; a dial took %s at the median, %s at most)",
 				name, took.Round(time.Millisecond), slow, ok, bad, p50.Round(time.Millisecond), worst.Round(time.Millisecond)))
@@ -190,6 +192,9 @@ func (chk *dpChecks) run(label string, f *dpFault, healed time.Time) {
 		}
 	}
 	d.t.Logf("%8s %s\n    %s", time.Since(d.start).Round(time.Millisecond), label, strings.Join(lines, "\n    "))
+	if len(failed) == 0 && (slowRound || os.Getenv("EDGECTL_DPCHAOS_EVIDENCE") != "") {
+		d.t.Logf("    evidence of %s in %s", label, d.evidence(label, []string{"(no failure: kept as slow or asked for)"}))
+	}
 	if len(failed) > 0 {
 		dir := d.evidence(label, failed)
 		for _, msg := range failed {
@@ -401,6 +406,11 @@ func (d *dpChaos) evidence(label string, failed []string) string {
 			write(fmt.Sprintf("node%d-%s.json", i+1, strings.TrimPrefix(p, "/")), full(map[string]any{"data": items, "error": fmt.Sprint(err)}))
 		}
 		write(fmt.Sprintf("node%d.log", i+1), n.stdout.String()+n.stderr.String())
+		if resp, err := (&http.Client{Timeout: 5 * time.Second}).Get("http://" + d.metrics[i] + "/metrics"); err == nil {
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			write(fmt.Sprintf("node%d-metrics.txt", i+1), string(b))
+		}
 	}
 	for _, v := range []string{"router-circuits", "sdk-terminators", "links"} {
 		got, err := d.inspect(v)
