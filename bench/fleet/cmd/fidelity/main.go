@@ -19,7 +19,10 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"os/signal"
 	"slices"
+	"sync"
+	"syscall"
 	"time"
 
 	"edgectl/bench/benchkit"
@@ -33,7 +36,7 @@ var (
 	hosts         = flag.Int("hosts", 10, "hosting identities (real sdk-golang contexts, then simulated)")
 	dials         = flag.Int("dials", 50, "sequential dials of the real client (then as many simulated circuits)")
 	perProc       = flag.Int("per-process", 100, "real hosting identities to an sdkecho process")
-	startParallel = flag.Int("start-parallel", 16, "identities of an sdkecho process starting to listen at a time")
+	startParallel = flag.Int("start-parallel", 8, "identities of an sdkecho process starting to listen at a time")
 	enrollWorkers = flag.Int("enroll-workers", 4, "`ziti edge enroll` processes at a time")
 	keyAlg        = flag.String("key-alg", "EC", "the real identities' key algorithm (ziti edge enroll -a: EC or RSA)")
 	quiet         = flag.Duration("quiet", 30*time.Second, "the real hosts' terminators are settled when their count has not moved for this long")
@@ -41,6 +44,40 @@ var (
 )
 
 const password = "fleet-admin-1"
+
+// running are the process sets under way, stopped if the tool is
+// interrupted (a controller, ten routers and the hosts would outlive it).
+var running struct {
+	sync.Mutex
+	procs []*benchkit.Procs
+}
+
+// track adds p to running; the func it returns takes it off again.
+func track(p *benchkit.Procs) func() {
+	running.Lock()
+	defer running.Unlock()
+	running.procs = append(running.procs, p)
+	return func() {
+		running.Lock()
+		defer running.Unlock()
+		running.procs = slices.DeleteFunc(running.procs, func(q *benchkit.Procs) bool { return q == p })
+	}
+}
+
+// stopOnSignal stops every running process set on SIGINT or SIGTERM, then
+// exits.
+func stopOnSignal() {
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		s := <-sig
+		running.Lock()
+		for i := len(running.procs) - 1; i >= 0; i-- {
+			running.procs[i].Stop()
+		}
+		benchkit.Fail(fmt.Errorf("%v: its processes stopped", s))
+	}()
+}
 
 func main() {
 	bins.Register(flag.CommandLine)
@@ -58,6 +95,7 @@ func main() {
 	case *keyAlg != "EC" && *keyAlg != "RSA":
 		benchkit.Fail(fmt.Errorf("-key-alg %q: EC or RSA", *keyAlg))
 	}
+	stopOnSignal()
 	type row struct {
 		ctrl      string
 		real, sim counts
@@ -96,6 +134,7 @@ func measure(ctrl string) (real, sim counts, err error) {
 	defer os.RemoveAll(dir)
 	var p benchkit.Procs
 	defer p.Stop()
+	defer track(&p)()
 	port := benchkit.MustFreePort()
 	if _, err := bins.StartController(&p, ctrl, dir, port, password, "--log-level", "warn"); err != nil {
 		return real, sim, err

@@ -21,6 +21,7 @@ func measureReal(ctrl string, a *benchkit.API, dir string) (counts, error) {
 	var c counts
 	var p benchkit.Procs
 	defer p.Stop()
+	defer track(&p)()
 	svc, err := a.Create("/services", map[string]any{"name": "real-svc", "encryptionRequired": true})
 	if err != nil {
 		return c, err
@@ -64,19 +65,31 @@ func measureReal(ctrl string, a *benchkit.API, dir string) (counts, error) {
 	if err != nil {
 		return c, err
 	}
-	fmt.Printf("%s: %d hosts enrolled in %s; starting %d sdkecho processes\n", ctrl, *hosts, time.Since(start).Round(time.Second), groups)
+	fmt.Printf("%s: %d hosts enrolled in %s; starting %d sdkecho processes, each once the one before listens\n", ctrl, *hosts, time.Since(start).Round(time.Second), groups)
 	start = time.Now()
 	var pids []int
 	for g := range groups {
 		gdir := filepath.Join(dir, fmt.Sprintf("hosts-%03d", g))
-		cmd, err := p.Start(gdir, "sdkecho.log", *sdkecho, "host", "-identities", gdir, "-s", "real-svc", "-parallel", fmt.Sprint(*startParallel))
+		cmd, err := p.Start(gdir, "sdkecho.log", *sdkecho, "host", "-identities", gdir, "-s", "real-svc",
+			"-parallel", fmt.Sprint(*startParallel), "-retry", settleMax.String())
 		if err != nil {
 			return c, err
 		}
 		pids = append(pids, cmd.Process.Pid)
+		err = benchkit.WaitFor(fmt.Sprintf("sdkecho %d listening", g), *settleMax, func() error {
+			b, err := os.ReadFile(filepath.Join(gdir, "sdkecho.log"))
+			if err != nil || !strings.Contains(string(b), "listening") {
+				return fmt.Errorf("not yet: %v", err)
+			}
+			return nil
+		})
+		if err != nil {
+			fmt.Printf("%s: %v; going on\n", ctrl, err)
+		}
 	}
-	made, took := settle(ctrl, a)
-	fmt.Printf("%s: real hosts: %d terminators in %s (settled: no change for %s, or %d each)\n", ctrl, made, took.Round(time.Second), *quiet, min(*routers, 3))
+	fmt.Printf("%s: %d sdkecho processes listening after %s\n", ctrl, groups, time.Since(start).Round(time.Second))
+	made, took := settle(ctrl, a, start)
+	fmt.Printf("%s: real hosts: %d terminators %s after the first host process started (settled: no change for %s, or %d each)\n", ctrl, made, took.Round(time.Second), *quiet, min(*routers, 3))
 	listening := 0
 	for g := range groups {
 		b, _ := os.ReadFile(filepath.Join(dir, fmt.Sprintf("hosts-%03d", g), "sdkecho.log"))
@@ -185,13 +198,13 @@ func enrollIdentity(a *benchkit.API, jwtDir, out, name, attr string) (string, er
 	return file, nil
 }
 
-// settle polls the count of the real service's terminators each second
+// settle polls the count of the real service's terminators (the hosts
+// started at start) each second
 // until every host has min(routers, 3) (sdk-golang's default
 // MaxTerminators, one per router), or it has not moved for *quiet with
 // at least one a host, or *settleMax passes; it returns the count and the
 // time it took.
-func settle(ctrl string, a *benchkit.API) (int, time.Duration) {
-	start := time.Now()
+func settle(ctrl string, a *benchkit.API, start time.Time) (int, time.Duration) {
 	want := *hosts * min(*routers, 3)
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
