@@ -157,7 +157,19 @@ func measure(ctrl string) (real, sim counts, err error) {
 // as many dials, one at a time as the real client's.
 func measureSim(ctrl string, a *benchkit.API, addr string) (counts, error) {
 	var c counts
-	f, err := fleet.New(context.Background(), a, fleet.Config{Prefix: "sim-", Routers: *routers, Hosts: *hosts, Ctrl: []string{addr}})
+	// OpenZiti's controller, busy with the real side's thousand hosts and
+	// ten routers gone, can answer a write 503 (TIMEOUT) for a while: the
+	// fleet is made again, under a new prefix, up to three times.
+	var f *fleet.Fleet
+	var err error
+	prefix := ""
+	for try := 1; try <= 3; try++ {
+		prefix = fmt.Sprintf("sim%d-", try)
+		if f, err = fleet.New(context.Background(), a, fleet.Config{Prefix: prefix, Routers: *routers, Hosts: *hosts, Ctrl: []string{addr}}); err == nil {
+			break
+		}
+		fmt.Printf("%s: making the fleet (try %d): %v\n", ctrl, try, err)
+	}
 	if err != nil {
 		return c, err
 	}
@@ -174,7 +186,7 @@ func measureSim(ctrl string, a *benchkit.API, addr string) (counts, error) {
 	for _, r := range f.Routers {
 		ids = append(ids, r.ID)
 	}
-	if c, err = tally(a, "sim-svc-0", ids); err != nil {
+	if c, err = tally(a, prefix+"svc-0", ids); err != nil {
 		return c, err
 	}
 	cp := f.Circuits(*dials, 1, 2*time.Minute)
