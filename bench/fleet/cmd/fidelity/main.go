@@ -192,6 +192,6 @@ func measureSim(ctrl string, a *benchkit.API, addr string) (counts, error) {
 	cp := f.Circuits(*dials, 1, 2*time.Minute)
 	c.circuits, c.dials = cp.Count, *dials
 	slices.Sort(c.perRouter)
-	fmt.Printf("%s: fleet: %d terminators %v, hosts %s, %d circuits of %d\n", ctrl, c.total, c.perRouter, c.hostShape(), c.circuits, c.dials)
+	fmt.Printf("%s: fleet: %d terminators %v, hosts %s, %d twice on a router, %d circuits of %d\n", ctrl, c.total, c.perRouter, c.hostShape(), c.twice, c.circuits, c.dials)
 	return c, nil
 }

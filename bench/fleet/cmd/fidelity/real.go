@@ -117,7 +117,7 @@ func measureReal(ctrl string, a *benchkit.API, dir string) (counts, error) {
 		c.circuits = madeBefore(string(out))
 		fmt.Printf("%s: the real client: %v: %s\n", ctrl, err, out)
 	}
-	fmt.Printf("%s: real: %d terminators %v, hosts %s, %d circuits of %d\n", ctrl, c.total, c.perRouter, c.hostShape(), c.circuits, c.dials)
+	fmt.Printf("%s: real: %d terminators %v, hosts %s, %d twice on a router, %d circuits of %d\n", ctrl, c.total, c.perRouter, c.hostShape(), c.twice, c.circuits, c.dials)
 	return c, nil
 }
 
