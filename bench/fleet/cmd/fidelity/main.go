@@ -40,6 +40,7 @@ var (
 	enrollWorkers = flag.Int("enroll-workers", 4, "`ziti edge enroll` processes at a time")
 	keyAlg        = flag.String("key-alg", "EC", "the real identities' key algorithm (ziti edge enroll -a: EC or RSA)")
 	quiet         = flag.Duration("quiet", 30*time.Second, "the real hosts' terminators are settled when their count has not moved for this long")
+	fleetFirst    = flag.Bool("fleet-first", false, "run the fleet before the real side (OpenZiti's controller can answer the fleet's router creates 503 for minutes after the real side)")
 	settleMax     = flag.Duration("settle", 15*time.Minute, "the longest wait for the real hosts' terminators")
 )
 
@@ -144,6 +145,13 @@ func measure(ctrl string) (real, sim counts, err error) {
 		return real, sim, err
 	}
 	fmt.Printf("%s: controller up\n", ctrl)
+	if *fleetFirst {
+		if sim, err = measureSim(ctrl, a, benchkit.Loopback(port)); err != nil {
+			return real, sim, err
+		}
+		real, err = measureReal(ctrl, a, dir)
+		return real, sim, err
+	}
 	if real, err = measureReal(ctrl, a, dir); err != nil {
 		return real, sim, err
 	}
