@@ -4,13 +4,13 @@
 // endpoints (integration/sdk's sdkecho, each identity a context of its
 // own, -per-process identities to a process, each binding the service
 // through up to 3 of the routers it reaches, sdk-golang's default) and a
-// real dialing client, then the fleet tool with as many routers, hosts and
-// dials; it prints the terminators each makes per router and per host, and
+// real dialing client, then (or first, -fleet-first) the fleet tool with as
+// many routers, hosts and dials; it prints the terminators each makes per router and per host, and
 // the circuits that succeed, side by side.
 //
 //	(cd integration/sdk && GOSUMDB=off go build -o /tmp/sdkecho .)
 //	go run ./bench/fleet/cmd/fidelity -edgectl bin/edgectl -ziti $(sh scripts/ziti.sh) -sdkecho /tmp/sdkecho \
-//	    -routers 10 -hosts 1000 -dials 200
+//	    -routers 10 -hosts 1000 -dials 200 -fleet-first
 package main
 
 import (
