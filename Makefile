@@ -5,7 +5,7 @@ VERSION ?= $(shell cat VERSION)
 REVISION := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 LDFLAGS := -X main.version=$(VERSION) -X main.revision=$(REVISION) -X main.buildDate=$(shell date -u +%Y-%m-%dT%H:%M:%SZ)
 
-.PHONY: build install package run cluster test ziti oracle bench bench-micro bench-load bench-events bench-sidebyside bench-scale bench-dial bench-mesh bench-fleet scale chaos chaos-dataplane openziti fuzz race vet clean third-party-check
+.PHONY: build install package run cluster test ziti oracle bench bench-micro bench-load bench-events bench-sidebyside bench-scale bench-dial bench-mesh bench-fleet bench-fidelity scale chaos chaos-dataplane openziti fuzz race vet clean third-party-check
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o bin/edgectl ./cmd/edgectl
@@ -65,7 +65,7 @@ oracle:
 
 # Benchmarks: every figure of docs/performance.md, each with its command (bench/README.md says what each tool
 # measures). `make bench` runs them all in turn; each part has a target of its own.
-bench: bench-micro bench-load bench-events bench-sidebyside bench-scale bench-dial bench-mesh bench-fleet
+bench: bench-micro bench-load bench-events bench-sidebyside bench-scale bench-dial bench-mesh bench-fleet bench-fidelity
 
 # Go micro benchmarks of the packages (filters, the log store, lists, the model, the FSM, the router feed, authn).
 bench-micro:
@@ -113,6 +113,16 @@ bench-mesh: build
 # size, 100 routers and 100,000 terminators, is in bench/README.md).
 bench-fleet: build
 	$(GO) run ./bench/fleet/cmd/fleet -edgectl bin/edgectl -ziti $$(sh scripts/ziti.sh) -cluster -routers 10 -hosts 100 -services 10 -terminators 2000 -circuits 1000 -budget 5m
+
+# The fleet's fidelity (bench/fleet/cmd/fidelity): on edgectl and on OpenZiti's controller, 10 real `ziti router`
+# processes and 1,000 real sdk-golang hosting identities (integration/sdk's sdkecho, 100 contexts to a process),
+# with the fleet tool at the same size first (OpenZiti's controller answers its router creates 503 for minutes after
+# the real side): terminators per router and per host, circuits, side by side. About 1.3 GiB of memory for the
+# hosts and 25 minutes; the time is mostly the 1,000 `ziti edge enroll` runs per controller (docs/performance.md).
+bench-fidelity: build
+	cd integration/sdk && GOSUMDB=off GOWORK=off $(GO) build -o ../../bin/sdkecho .
+	$(GO) run ./bench/fleet/cmd/fidelity -edgectl bin/edgectl -ziti $$(sh scripts/ziti.sh) -sdkecho bin/sdkecho -routers 10 -hosts 1000 -dials 200 \
+		-fleet-first
 
 # A million identities beside 100,000, the two sizes in their own processes taking turns request by request,
 # so that the host's slow moments fall on both (issue 16's aims are ratios to 100k): about 8 minutes, 8 GiB of memory.

@@ -105,9 +105,9 @@ func (r *recorder) phase(name string, target int, cpu benchkit.CPUTicks) Phase {
 	return p
 }
 
-// Terminators makes m terminators, terminator j through router j mod N for
-// host j mod H (of the host's service), with inflight requests at a time per router, until all are
-// made or budget passes. A busy controller's refusal, or a router between
+// Terminators makes m terminators, terminator j for host j mod H (of the
+// host's service) through router terminatorRouter(j), with inflight
+// requests at a time per router, until all are made or budget passes. A busy controller's refusal, or a router between
 // two channels, is retried (as routers do); other failures are counted.
 // Terminator ids are unique to the fleet and to first (the index of the
 // first, so that phases can add more).
@@ -117,21 +117,23 @@ func (f *Fleet) Terminators(m, first, inflight int, budget time.Duration) Phase 
 	cpu := benchkit.ReadCPU()
 	rec := &recorder{start: time.Now()}
 	n := len(f.Routers)
-	queues := make([]chan int, n)
-	for i := range queues {
-		queues[i] = make(chan int, m/n+1)
-	}
-	for j := range m {
-		queues[(first+j)%n] <- first + j
+	lists := make([][]int, n)
+	for j := first; j < first+m; j++ {
+		r := terminatorRouter(j, n, len(f.Model.Hosts))
+		lists[r] = append(lists[r], j)
 	}
 	var wg sync.WaitGroup
 	for i, r := range f.Routers {
-		close(queues[i])
+		queue := make(chan int, len(lists[i]))
+		for _, j := range lists[i] {
+			queue <- j
+		}
+		close(queue)
 		for range inflight {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				for j := range queues[i] {
+				for j := range queue {
 					h := f.Model.Hosts[j%len(f.Model.Hosts)]
 					f.createOne(ctx, r, h, fmt.Sprintf("%st-%d", f.Prefix, j), rec)
 					if ctx.Err() != nil {
@@ -143,6 +145,16 @@ func (f *Fleet) Terminators(m, first, inflight int, budget time.Duration) Phase 
 	}
 	wg.Wait()
 	return rec.phase("terminators", m, cpu)
+}
+
+// terminatorRouter is the router (of n) that makes terminator j of hosts
+// hosts: host j mod hosts's k-th terminator (k = j / hosts) goes through the
+// router after the one its (k-1)-th went through, so that a host binds
+// through distinct routers as sdk-golang does (one listener per router, up
+// to ListenOptions.MaxTerminators), until it has one on every router; the
+// routers' shares stay within one of each other per round of hosts.
+func terminatorRouter(j, n, hosts int) int {
+	return (j%hosts + j/hosts) % n
 }
 
 // createOne makes one terminator, retrying while the controller is busy or
