@@ -13,6 +13,7 @@ import (
 	"container/heap"
 	"errors"
 	"math"
+	"slices"
 	"sync"
 )
 
@@ -58,10 +59,19 @@ type Graph struct {
 	edges       map[string]map[string]Link // router → neighbour → cheapest link
 	links       map[string]Link            // every usable link, by id
 
-	// trees are the searches made so far, by source router: a graph does
-	// not change once built, so a search holds for the graph's life.
+	// The same graph by router number, for the search: routers numbered
+	// in id order (ids), each one's neighbours with what entering them
+	// costs (the link's cost plus theirs).
+	ids   []string
+	num   map[string]int
+	adj   [][]hop
+	trees []*tree // the searches made so far, by source: a graph does not change once built, so a search holds for the graph's life
 	mu    sync.Mutex
-	trees map[string]*tree
+}
+
+// hop is a neighbour and what entering it costs.
+type hop struct {
+	to, cost int
 }
 
 // NewGraph is the graph of these routers and the links between them, less
@@ -73,6 +83,26 @@ func NewGraph(routers []Router, links []Link, avoid map[string]bool) *Graph {
 		g.cost[r.ID], g.noTraversal[r.ID] = max(r.Cost, MinRouterCost), r.NoTraversal
 	}
 	g.addLinks(links, avoid)
+	g.ids = make([]string, 0, len(g.cost))
+	for id := range g.cost {
+		g.ids = append(g.ids, id)
+	}
+	slices.Sort(g.ids)
+	g.num = make(map[string]int, len(g.ids))
+	for i, id := range g.ids {
+		g.num[id] = i
+	}
+	g.adj = make([][]hop, len(g.ids))
+	for i, id := range g.ids {
+		for v, l := range g.edges[id] {
+			c := l.Cost + g.cost[v]
+			if c < 0 || c > math.MaxInt32 {
+				c = math.MaxInt32
+			}
+			g.adj[i] = append(g.adj[i], hop{to: g.num[v], cost: c})
+		}
+	}
+	g.trees = make([]*tree, len(g.ids))
 	return g
 }
 
@@ -129,20 +159,20 @@ func (g *Graph) Shortest(src, dst string) (Path, error) {
 	if _, ok := g.cost[dst]; !ok {
 		return Path{}, ErrNoPath
 	}
-	t := g.tree(src)
-	d, ok := t.dist[dst]
-	if !ok {
+	si, di := g.num[src], g.num[dst]
+	t := g.tree(si)
+	if t.dist[di] < 0 {
 		return Path{}, ErrNoPath
 	}
-	p := Path{Cost: d}
+	p := Path{Cost: t.dist[di]}
 	n := 1
-	for at := dst; at != src; at = t.prev[at] {
+	for at := di; at != si; at = t.prev[at] {
 		n++
 	}
 	p.Nodes, p.Links = make([]string, n), make([]string, n-1)
-	for at, i := dst, n-1; ; at, i = t.prev[at], i-1 {
-		p.Nodes[i] = at
-		if at == src {
+	for at, i := di, n-1; ; at, i = t.prev[at], i-1 {
+		p.Nodes[i] = g.ids[at]
+		if at == si {
 			break
 		}
 	}
@@ -152,22 +182,21 @@ func (g *Graph) Shortest(src, dst string) (Path, error) {
 	return p, nil
 }
 
-// tree is the cheapest paths from one router to every router they reach:
-// each one's cost and the router before it.
+// tree is the cheapest paths from one router to every router they reach,
+// by router number: each one's cost (-1: not reached) and the router
+// before it.
 type tree struct {
-	dist map[string]int
-	prev map[string]string
+	dist []int
+	prev []int
 }
 
-// tree is the tree of cheapest paths from src, searched once per graph.
-func (g *Graph) tree(src string) *tree {
+// tree is the tree of cheapest paths from router src, searched once per
+// graph.
+func (g *Graph) tree(src int) *tree {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if t, ok := g.trees[src]; ok {
+	if t := g.trees[src]; t != nil {
 		return t
-	}
-	if g.trees == nil {
-		g.trees = map[string]*tree{}
 	}
 	t := g.search(src)
 	g.trees[src] = t
@@ -175,10 +204,16 @@ func (g *Graph) tree(src string) *tree {
 }
 
 // search is Dijkstra from src over the whole graph. Of paths of equal
-// cost, the one through the routers settled first (the smaller ids) wins.
-func (g *Graph) search(src string) *tree {
-	t := &tree{dist: map[string]int{src: 0}, prev: map[string]string{}}
-	done := map[string]bool{}
+// cost, the one through the routers settled first (the smaller ids: the
+// routers are numbered in id order) wins.
+func (g *Graph) search(src int) *tree {
+	n := len(g.ids)
+	t := &tree{dist: make([]int, n), prev: make([]int, n)}
+	for i := range t.dist {
+		t.dist[i], t.prev[i] = -1, -1
+	}
+	t.dist[src] = 0
+	done := make([]bool, n)
 	q := &queue{{id: src}}
 	for q.Len() > 0 {
 		u := heap.Pop(q).(item)
@@ -186,20 +221,20 @@ func (g *Graph) search(src string) *tree {
 			continue
 		}
 		done[u.id] = true
-		if u.id != src && g.noTraversal[u.id] {
+		if u.id != src && g.noTraversal[g.ids[u.id]] {
 			continue // it may end a path, not carry one
 		}
-		for v, l := range g.edges[u.id] {
-			if done[v] {
+		for _, h := range g.adj[u.id] {
+			if done[h.to] {
 				continue
 			}
-			d := u.dist + l.Cost + g.cost[v]
+			d := u.dist + h.cost
 			if d < 0 || d > math.MaxInt32 {
 				d = math.MaxInt32
 			}
-			if cur, ok := t.dist[v]; !ok || d < cur {
-				t.dist[v], t.prev[v] = d, u.id
-				heap.Push(q, item{id: v, dist: d})
+			if cur := t.dist[h.to]; cur < 0 || d < cur {
+				t.dist[h.to], t.prev[h.to] = d, u.id
+				heap.Push(q, item{id: h.to, dist: d})
 			}
 		}
 	}
@@ -207,7 +242,7 @@ func (g *Graph) search(src string) *tree {
 }
 
 type item struct {
-	id   string
+	id   int // the router's number
 	dist int
 }
 
