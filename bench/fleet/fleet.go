@@ -288,3 +288,18 @@ func (f *Fleet) OnlineRouters() (online, synced int, err error) {
 	}
 	return online, synced, nil
 }
+
+// CircuitsByNode sums the routers' CircuitsByNode: how many circuits each
+// node (in the order of Config.Ctrl) made.
+func (f *Fleet) CircuitsByNode() []int {
+	var sum []int
+	for _, r := range f.Routers {
+		for i, n := range r.CircuitsByNode() {
+			if i >= len(sum) {
+				sum = append(sum, 0)
+			}
+			sum[i] += n
+		}
+	}
+	return sum
+}

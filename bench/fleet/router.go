@@ -60,6 +60,7 @@ type ctrlConn struct {
 	conns     int // channels opened so far
 	dataConns int // the channel number that last got a full state or a change set
 	lastErr   error
+	circuits  int // circuits this node made for the router
 }
 
 // newRouter is router id with cert, connecting to the nodes at ctrls and
@@ -381,12 +382,32 @@ func (r *Router) validate(ch *ctrlchan.Channel, m *ctrlchan.Message) {
 // channel is the channel the router's clients' requests go on: the
 // preferred node's, else another open one (nil when none is open).
 func (r *Router) channel() *ctrlchan.Channel {
+	ch, _ := r.channelOf()
+	return ch
+}
+
+// channelOf is the router's channel and the node it reaches (nil, nil when
+// it has none).
+func (r *Router) channelOf() (*ctrlchan.Channel, *ctrlConn) {
 	for i := range r.ctrls {
-		if ch := r.ctrls[(r.pref+i)%len(r.ctrls)].open(); ch != nil {
-			return ch
+		c := r.ctrls[(r.pref+i)%len(r.ctrls)]
+		if ch := c.open(); ch != nil {
+			return ch, c
 		}
 	}
-	return nil
+	return nil, nil
+}
+
+// CircuitsByNode is how many circuits each node (in the order of the
+// fleet's Ctrl) made for the router.
+func (r *Router) CircuitsByNode() []int {
+	out := make([]int, len(r.ctrls))
+	for i, c := range r.ctrls {
+		c.mu.Lock()
+		out[i] = c.circuits
+		c.mu.Unlock()
+	}
+	return out
 }
 
 // ErrNotConnected is returned for a request while the router has no channel.
@@ -448,13 +469,20 @@ func (r *Router) Dial(ctx context.Context, d *Host, svc int) (string, error) {
 	// encryption (edge_client_pb.HeaderId_PublicKey): a service that
 	// requires encryption is refused without it.
 	m.Headers[wire.CreateCircuitPeerDataHeader] = wire.EncodeU32Map(map[uint32][]byte{publicKeyHeader: d.publicKey()})
-	reply, err := r.request(ctx, m)
+	ch, node := r.channelOf()
+	if ch == nil {
+		return "", ErrNotConnected
+	}
+	reply, err := ch.Request(ctx, m)
 	if err != nil {
 		return "", err
 	}
 	if reply.ContentType != wire.CreateCircuitV2ResponseType {
 		return "", fmt.Errorf("dial refused (%d): %s", reply.ContentType, strings.TrimSpace(string(reply.Body)))
 	}
+	node.mu.Lock()
+	node.circuits++
+	node.mu.Unlock()
 	id, _ := reply.Headers.String(wire.CreateCircuitRespCircuitIDHeader)
 	return id, nil
 }

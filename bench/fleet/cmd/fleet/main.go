@@ -131,12 +131,21 @@ func (n *nodes) ctrl() []string {
 
 func (n *nodes) cpu() time.Duration {
 	var sum time.Duration
-	for _, c := range n.cmds {
-		if c.ProcessState == nil {
-			sum += benchkit.ProcCPU(c.Process.Pid)
-		}
+	for _, c := range n.cpus() {
+		sum += c
 	}
 	return sum
+}
+
+// cpus is the CPU each node has used so far (0 for one not running).
+func (n *nodes) cpus() []time.Duration {
+	out := make([]time.Duration, len(n.cmds))
+	for i, c := range n.cmds {
+		if c.ProcessState == nil {
+			out[i] = benchkit.ProcCPU(c.Process.Pid)
+		}
+	}
+	return out
 }
 
 // start starts the controller(s) of kind in dir.
@@ -250,14 +259,18 @@ func measure(kind string) (res result, err error) {
 	}
 
 	cpu0 = n.cpu()
+	spread := startSpread(n, f)
 	res.circs = f.Circuits(*circuits, *dialers, *budget)
 	res.cpuPerCircuit = perOp(n.cpu()-cpu0, res.circs.Count)
 	printPhase(kind, res.circs, res.cpuPerCircuit)
+	spread.print(kind, "circuits at saturation")
 	if *circuitRate > 0 {
 		cpu0 = n.cpu()
+		spread = startSpread(n, f)
 		res.fixed = f.CircuitsAtRate(int(*circuitRate*float64(*circuitSecs)), *circuitRate, *budget)
 		res.cpuPerFixed = perOp(n.cpu()-cpu0, res.fixed.Count)
 		printPhase(kind, res.fixed, res.cpuPerFixed)
+		spread.print(kind, "circuits at a fixed load")
 	}
 
 	if *restart && kind != "openziti" {
@@ -533,4 +546,37 @@ func printPhase(kind string, p fleet.Phase, cpu time.Duration) {
 	if p.FirstErr != nil {
 		fmt.Printf("%s: %s: first failure: %v\n", kind, p.Name, p.FirstErr)
 	}
+}
+
+// spread is where a phase's circuits were made, node by node: the circuits
+// each node made and the CPU it used meanwhile (issue 45: "on three nodes,
+// circuits spread over all three"; a node that forwarded its dials to
+// another would show the circuits and not the CPU).
+type spread struct {
+	n        *nodes
+	f        *fleet.Fleet
+	cpu0     []time.Duration
+	circuits []int
+}
+
+func startSpread(n *nodes, f *fleet.Fleet) *spread {
+	return &spread{n: n, f: f, cpu0: n.cpus(), circuits: f.CircuitsByNode()}
+}
+
+// print prints the spread of the phase since startSpread, for more than one node.
+func (s *spread) print(kind, phase string) {
+	if len(s.n.cmds) < 2 {
+		return
+	}
+	cpu, circuits := s.n.cpus(), s.f.CircuitsByNode()
+	var parts []string
+	for i := range cpu {
+		made := 0
+		if i < len(circuits) && i < len(s.circuits) {
+			made = circuits[i] - s.circuits[i]
+		}
+		used := cpu[i] - s.cpu0[i]
+		parts = append(parts, fmt.Sprintf("node %d: %d circuits, %s CPU (%s per circuit)", i+1, made, used.Round(time.Millisecond), perOp(used, made).Round(time.Microsecond)))
+	}
+	fmt.Printf("%s: %s by node: %s\n", kind, phase, strings.Join(parts, "; "))
 }
