@@ -21,7 +21,14 @@ import (
 // node as that user with the packaged config, which the backup timer's
 // command backs up through the admin socket; a purge takes it all away.
 // It needs root and dpkg (CI has both); elsewhere it is skipped.
+//
+// It runs beside the other tests: on a machine whose build cache is cold it
+// is mostly compiling (the package's static binary and nfpm: two minutes on
+// two CPUs), time the suite would otherwise spend waiting for it. It
+// touches nothing the others use (its node has ports of its own; make
+// package writes bin/ and dist/, the others run the binary TestMain built).
 func TestDebianPackage(t *testing.T) {
+	t.Parallel()
 	if os.Geteuid() != 0 {
 		t.Skip("installing a package needs root")
 	}
