@@ -41,17 +41,22 @@ ziti:
 
 # Unit tests, then the integration tests that start real nodes (and real OpenZiti routers: the
 # cached ziti binary is built first if missing, about 8 minutes once). The data plane's and the control
-# channel's unit tests also run under the race detector (the circuit lifecycle with fake routers); every
-# package's coverage is printed.
+# channel's unit tests run under the race detector (the circuit lifecycle with fake routers); every
+# package's coverage is printed. The race run and the oracle (its own module) are mostly compiling on a
+# fresh machine: they run beside the integration tests, which spend much of their time waiting on
+# processes, and the target fails if any of the three does.
+RACE_PKGS = ./dataplane/... ./ctrlchan/
 test:
 	EDGECTL_ZITI=$$(sh scripts/ziti.sh) && export EDGECTL_ZITI && \
 	$(GO) vet ./... && \
 	sh scripts/third_party.sh check && \
 	(cd third_party/go-immutable-radix && $(GO) test -count=1 ./...) && \
 	(cd third_party/go-memdb && $(GO) test -count=1 ./...) && \
-	(cd integration/ziti && GOSUMDB=off $(GO) test -count=1 ./...) && \
-	$(GO) test -race -count=1 ./dataplane/... ./ctrlchan/ && \
-	$(GO) test -count=1 -cover -timeout 12m ./...
+	{ (cd integration/ziti && GOSUMDB=off $(GO) test -count=1 ./...) & oracle=$$!; \
+	  $(GO) test -race -count=1 -cover $(RACE_PKGS) & race=$$!; \
+	  $(GO) test -count=1 -cover -timeout 12m $$($(GO) list ./... | grep -v -e '^edgectl/dataplane' -e '^edgectl/ctrlchan$$'); rc=$$?; \
+	  wait $$oracle || rc=1; wait $$race || rc=1; \
+	  [ $$rc = 0 ] || echo "make test: FAILED (the unit and integration tests, the race run or the oracle: see above)" >&2; exit $$rc; }
 
 # third_party/ is exactly the upstream releases plus the patches in third_party/patches (third_party/README.md):
 # the releases come from the module proxy, the patches are applied to a temporary copy, any difference fails.
