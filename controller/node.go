@@ -15,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"time"
 
@@ -117,6 +118,9 @@ func Start(ctx context.Context, cfg Config, log hclog.Logger, out io.Writer) (_ 
 		// The token works once: a port that cannot be bound must stop the
 		// start before the join spends it.
 		for _, l := range [...]struct{ flag, addr string }{{"--api-addr", cfg.APIAddr}, {"--cluster-addr", cfg.ClusterAddr}} {
+			if l.flag == "--api-addr" && cfg.APIListener != nil {
+				continue // open already
+			}
 			if err := checkListenable(l.addr); err != nil {
 				return nil, fmt.Errorf("%s %s cannot be bound (the join token is still unused): %w", l.flag, l.addr, err)
 			}
@@ -322,9 +326,15 @@ func (n *Node) waitCaughtUp(ctx context.Context) {
 // listenAPI opens the API port and serves it through the start gate, which
 // holds what arrives until startAPI opens it.
 func (n *Node) listenAPI(certs *certMaterial) error {
-	ln, err := net.Listen("tcp", n.cfg.APIAddr)
-	if err != nil {
-		return fmt.Errorf("API listener: %w", err)
+	ln := n.cfg.APIListener
+	if ln == nil {
+		var err error
+		if ln, err = net.Listen("tcp", n.cfg.APIAddr); err != nil {
+			return fmt.Errorf("API listener: %w", err)
+		}
+	} else if _, want, _ := net.SplitHostPort(n.cfg.APIAddr); want != "0" && !strings.HasSuffix(ln.Addr().String(), ":"+want) {
+		// The advertised address comes from --api-addr.
+		return fmt.Errorf("the API socket passed to the node listens on %s, not on --api-addr %s", ln.Addr(), n.cfg.APIAddr)
 	}
 	n.apiLn = ln
 	n.gate = newStartGate(n.stopping)
@@ -357,7 +367,8 @@ func (n *Node) listenAPI(certs *certMaterial) error {
 	n.wg.Add(1)
 	go func() {
 		defer n.wg.Done()
-		if err := n.http.ServeTLS(ln, "", ""); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		// Shutdown closes the listener first (net.ErrClosed).
+		if err := n.http.ServeTLS(ln, "", ""); err != nil && !errors.Is(err, http.ErrServerClosed) && !errors.Is(err, net.ErrClosed) {
 			n.log.Error("API server stopped", "error", err)
 		}
 	}()
@@ -500,6 +511,12 @@ func (n *Node) Shutdown(ctx context.Context) error {
 	var err error
 	n.stopOnce.Do(func() {
 		close(n.stopping)
+		// The API port stops taking connections before the routers' channels
+		// close: a router dials again at once, and must not reach this node
+		// (which would refuse it, and the router wait 5 s to dial again) but
+		// the next one, in the backlog of a socket a service manager keeps
+		// open (Config.APIListener), or be refused at once.
+		_ = n.apiLn.Close()
 		// Router channels are connections the HTTP server would wait for.
 		if n.Routers != nil {
 			n.Routers.Close()

@@ -101,7 +101,8 @@ func TestDataPlaneChaos(t *testing.T) {
 	for i := range metrics {
 		metrics[i] = fmt.Sprintf("127.0.0.1:%d", freePort(t))
 	}
-	c := startCluster(t, clusterOpts{size: 3, args: func(i int) []string {
+	activation := os.Getenv("EDGECTL_DPCHAOS_ACTIVATION") != ""
+	c := startCluster(t, clusterOpts{size: 3, activation: activation, args: func(i int) []string {
 		return []string{"--metrics-addr", metrics[i], "--smart-reroute-interval", "1s"}
 	}})
 	waitControllerRecords(t, c)

@@ -90,7 +90,7 @@ func (c *testCluster) restartAsync(is ...int) []func() {
 		var err error
 		wg.Go(func() {
 			nn, err = tryStart(c.t, nodeOpts{dataDir: n.dataDir, apiPort: n.apiPort, clusterPort: n.clusterPort,
-				adminPassword: n.password, args: n.restartArgs()})
+				adminPassword: n.password, args: n.restartArgs(), apiSocket: n.apiSocket})
 		})
 		waits = append(waits, func() {
 			c.t.Helper()
@@ -103,4 +103,34 @@ func (c *testCluster) restartAsync(is ...int) []func() {
 		})
 	}
 	return waits
+}
+
+// TestRouter_BackAtOnceAfterARestartOnAHeldSocket: with the API port held
+// across restarts by a service manager (socket activation, here the test),
+// a router whose channel to a node closes as the node stops dials again at
+// once and that dial waits in the socket's backlog for the restarted node,
+// which serves it: the router is back without a failed dial, so without
+// OpenZiti's 5 s pause. (The stopping node closes its listener before the
+// routers' channels: it would otherwise take that dial and refuse it.)
+func TestRouter_BackAtOnceAfterARestartOnAHeldSocket(t *testing.T) {
+	t.Parallel()
+	zitiBinary(t)
+	c := startCluster(t, clusterOpts{size: 3, activation: true})
+	waitControllerRecords(t, c)
+	r := newZitiRouter(t, c.nodes[0], c.token, "er-socket")
+	r.start()
+	for _, n := range c.nodes {
+		waitOnline(t, n, c.token, r.id, true, 10*time.Second)
+	}
+	x := c.nodes[0]
+	began := time.Now()
+	x.stop()
+	c.restart(0)
+	restarted := time.Since(began)
+	waitOnline(t, c.nodes[0], c.token, r.id, true, 10*time.Second)
+	t.Logf("node 1 stopped and ready again in %s; the router back on it %s after the stop",
+		restarted.Round(10*time.Millisecond), time.Since(began).Round(10*time.Millisecond))
+	if err := r.dialFailed(x.host(), 1); err == nil {
+		t.Fatalf("the router's dial to node 1 after its stop failed:\n%s", grepLines(r.out.String(), x.host()))
+	}
 }
