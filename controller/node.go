@@ -2,20 +2,17 @@ package controller
 
 import (
 	"context"
-	"crypto/tls"
 	"edgectl/dataplane/dpevent"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	stdlog "log"
 	"net"
 	"net/http"
 	"net/http/pprof"
 	"os"
 	"path/filepath"
 	"runtime"
-	"strings"
 	"sync"
 	"time"
 
@@ -321,59 +318,6 @@ func (n *Node) waitCaughtUp(ctx context.Context) {
 	if err != nil {
 		n.log.Warn("started without reaching the cluster's leader: reads may be stale until it is back", "error", err)
 	}
-}
-
-// listenAPI opens the API port and serves it through the start gate, which
-// holds what arrives until startAPI opens it.
-func (n *Node) listenAPI(certs *certMaterial) error {
-	ln := n.cfg.APIListener
-	if ln == nil {
-		var err error
-		if ln, err = net.Listen("tcp", n.cfg.APIAddr); err != nil {
-			return fmt.Errorf("API listener: %w", err)
-		}
-	} else if _, want, _ := net.SplitHostPort(n.cfg.APIAddr); want != "0" && !strings.HasSuffix(ln.Addr().String(), ":"+want) {
-		// The advertised address comes from --api-addr.
-		return fmt.Errorf("the API socket passed to the node listens on %s, not on --api-addr %s", ln.Addr(), n.cfg.APIAddr)
-	}
-	n.apiLn = ln
-	n.gate = newStartGate(n.stopping)
-	// Failed TLS handshakes are logged sampled once the routers' manager
-	// exists (a connection storm would write a line each).
-	n.httpErrors = newLateWriter(n.log.Named("http").StandardWriter(&hclog.StandardLoggerOptions{InferLevels: true}))
-	// Routers reach the node on the API port, told apart by ALPN: a
-	// handshake that settles on "ziti-ctrl" is handed to the control
-	// channel, everything else is HTTP/1.1 or HTTP/2 as before.
-	protocols := new(http.Protocols)
-	protocols.SetHTTP1(true)
-	protocols.SetHTTP2(true)
-	n.http = &http.Server{
-		Handler:   n.gate,
-		Protocols: protocols,
-		TLSNextProto: map[string]func(*http.Server, *tls.Conn, http.Handler){
-			dataplane.ALPN: n.gate.serveRouter,
-		},
-		TLSConfig: &tls.Config{
-			Certificates: []tls.Certificate{certs.api},
-			// Ask for a client certificate without requiring one: cert authentication and routers read it.
-			ClientAuth: tls.RequestClientCert,
-			MinVersion: tls.VersionTLS12,
-			NextProtos: []string{"h2", "http/1.1", dataplane.ALPN},
-		},
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-		ErrorLog:          stdlog.New(n.httpErrors, "", 0),
-	}
-	n.wg.Add(1)
-	go func() {
-		defer n.wg.Done()
-		// Shutdown closes the listener first (net.ErrClosed).
-		if err := n.http.ServeTLS(ln, "", ""); err != nil && !errors.Is(err, http.ErrServerClosed) && !errors.Is(err, net.ErrClosed) {
-			n.log.Error("API server stopped", "error", err)
-		}
-	}()
-	n.log.Info("API port open: requests are held until the node has caught up with the cluster", "addr", ln.Addr().String())
-	return nil
 }
 
 // startAPI builds both APIs and the routers' control channels, and opens
