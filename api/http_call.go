@@ -243,6 +243,11 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, reqID string
 	if ae.status >= 500 {
 		s.Log.Error("request failed", "method", r.Method, "path", r.URL.Path, "requestId", reqID, "error", err)
 	}
+	writeAPIError(w, r, reqID, ae)
+}
+
+// writeAPIError writes ae in the error envelope.
+func writeAPIError(w http.ResponseWriter, r *http.Request, reqID string, ae *apiError) {
 	body := map[string]any{"code": ae.code, "message": ae.message, "requestId": reqID}
 	if ae.cause != nil {
 		body["cause"] = ae.cause

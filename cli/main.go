@@ -155,6 +155,11 @@ func runCmd() *cobra.Command {
 			if err := cfg.ValidateGiven(cmd.Flags().Changed); err != nil {
 				return usageError{err}
 			}
+			ln, err := activatedListener()
+			if err != nil {
+				return err
+			}
+			cfg.APIListener = ln
 			log := hclog.New(&hclog.LoggerOptions{Name: "edgectl", Level: level, Output: os.Stderr,
 				JSONFormat: logFormat == "json"})
 			return runNode(cmd.Context(), cfg, log)

@@ -78,6 +78,11 @@ type Config struct {
 	PostureSweepInterval time.Duration
 	// ReadyTimeout bounds how long a restarting node waits to catch up with the cluster before serving.
 	ReadyTimeout time.Duration
+	// APIListener, when set, is the API port already open at APIAddr,
+	// passed by a service manager that keeps it open across restarts
+	// (systemd's socket activation): what arrives while the node restarts
+	// waits in its backlog for the next process instead of being refused.
+	APIListener net.Listener
 	// Raft timing; zero means the cluster package's defaults.
 	HeartbeatTimeout, ElectionTimeout time.Duration
 	// NoApplyAhead turns the follower's apply-ahead off (--apply-ahead=false):

@@ -2,7 +2,6 @@ package controller
 
 import (
 	"context"
-	"crypto/tls"
 	"edgectl/dataplane/dpevent"
 	"encoding/json"
 	"errors"
@@ -31,15 +30,18 @@ import (
 
 // Node is one running controller node.
 type Node struct {
-	cfg      Config
-	log      hclog.Logger
-	Store    *store.Store
-	FSM      *fsm.FSM
-	Raft     *cluster.Node
-	Writer   *fsm.Writer
-	API      *api.Server
-	http     *http.Server
-	adminSrv *http.Server
+	cfg    Config
+	log    hclog.Logger
+	Store  *store.Store
+	FSM    *fsm.FSM
+	Raft   *cluster.Node
+	Writer *fsm.Writer
+	API    *api.Server
+	http   *http.Server
+	// gate holds what reaches the API port until the node serves.
+	gate       *startGate
+	httpErrors *lateWriter
+	adminSrv   *http.Server
 	// metricsSrv serves /metrics when Config.MetricsAddr is set.
 	metricsSrv *http.Server
 	apiLn      net.Listener
@@ -113,6 +115,9 @@ func Start(ctx context.Context, cfg Config, log hclog.Logger, out io.Writer) (_ 
 		// The token works once: a port that cannot be bound must stop the
 		// start before the join spends it.
 		for _, l := range [...]struct{ flag, addr string }{{"--api-addr", cfg.APIAddr}, {"--cluster-addr", cfg.ClusterAddr}} {
+			if l.flag == "--api-addr" && cfg.APIListener != nil {
+				continue // open already
+			}
 			if err := checkListenable(l.addr); err != nil {
 				return nil, fmt.Errorf("%s %s cannot be bound (the join token is still unused): %w", l.flag, l.addr, err)
 			}
@@ -129,6 +134,15 @@ func Start(ctx context.Context, cfg Config, log hclog.Logger, out io.Writer) (_ 
 	if err != nil {
 		return nil, err
 	}
+	if err := n.listenAPI(certs); err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			n.stopOnce.Do(func() { close(n.stopping) })
+			_ = n.http.Close()
+		}
+	}()
 	n.Raft, err = cluster.New(cluster.Config{
 		NodeID: nodeID, DataDir: cfg.DataDir, BindAddr: cfg.ClusterAddr,
 		AdvertiseAddr: clusterAdvertise,
@@ -306,17 +320,10 @@ func (n *Node) waitCaughtUp(ctx context.Context) {
 	}
 }
 
-// startAPI serves both APIs over HTTPS on the API address.
+// startAPI builds both APIs and the routers' control channels, and opens
+// the API port's gate to them.
 func (n *Node) startAPI(certs *certMaterial) error {
-	_, port, _ := net.SplitHostPort(n.cfg.APIAddr)
-	ln, err := net.Listen("tcp", n.cfg.APIAddr)
-	if err != nil {
-		return fmt.Errorf("API listener: %w", err)
-	}
-	if port == "0" {
-		_, port, _ = net.SplitHostPort(ln.Addr().String())
-	}
-	n.apiLn = ln
+	_, port, _ := net.SplitHostPort(n.apiLn.Addr().String())
 	advertiseURL := "https://" + net.JoinHostPort(n.cfg.advertiseHost(), port)
 	n.dpEvents = n.newDataPlaneEvents()
 	n.Routers = dataplane.New(dataplane.Config{NodeID: n.Raft.ID(), Version: n.cfg.Version, Store: n.Store, Events: n.dpEvents,
@@ -343,40 +350,10 @@ func (n *Node) startAPI(certs *certMaterial) error {
 		n.API.RegisterCollector(c)
 	}
 	n.Routers.Start()
-	// Routers reach the node on the API port, told apart by ALPN: a
-	// handshake that settles on "ziti-ctrl" is handed to the control
-	// channel, everything else is HTTP/1.1 or HTTP/2 as before.
-	protocols := new(http.Protocols)
-	protocols.SetHTTP1(true)
-	protocols.SetHTTP2(true)
-	n.http = &http.Server{
-		Handler:   n.API.Handler(),
-		Protocols: protocols,
-		TLSNextProto: map[string]func(*http.Server, *tls.Conn, http.Handler){
-			dataplane.ALPN: func(_ *http.Server, c *tls.Conn, _ http.Handler) { n.Routers.ServeTLS(c) },
-		},
-		TLSConfig: &tls.Config{
-			Certificates: []tls.Certificate{certs.api},
-			// Ask for a client certificate without requiring one: cert authentication and routers read it.
-			ClientAuth: tls.RequestClientCert,
-			MinVersion: tls.VersionTLS12,
-			NextProtos: []string{"h2", "http/1.1", dataplane.ALPN},
-		},
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-		// Failed TLS handshakes are logged sampled (a connection storm
-		// would write a line each).
-		ErrorLog: n.Routers.HTTPErrorLog(n.log.Named("http")),
-	}
 	// Management channels are hijacked connections: Shutdown closes them.
 	n.http.RegisterOnShutdown(n.API.CloseManagementChannels)
-	n.wg.Add(1)
-	go func() {
-		defer n.wg.Done()
-		if err := n.http.ServeTLS(ln, "", ""); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			n.log.Error("API server stopped", "error", err)
-		}
-	}()
+	n.httpErrors.set(n.Routers.HTTPErrorLog(n.log.Named("http")).Writer())
+	n.gate.open(n.API.Handler(), n.Routers.ServeTLS)
 	return nil
 }
 
@@ -478,6 +455,12 @@ func (n *Node) Shutdown(ctx context.Context) error {
 	var err error
 	n.stopOnce.Do(func() {
 		close(n.stopping)
+		// The API port stops taking connections before the routers' channels
+		// close: a router dials again at once, and must not reach this node
+		// (which would refuse it, and the router wait 5 s to dial again) but
+		// the next one, in the backlog of a socket a service manager keeps
+		// open (Config.APIListener), or be refused at once.
+		_ = n.apiLn.Close()
 		// Router channels are connections the HTTP server would wait for.
 		if n.Routers != nil {
 			n.Routers.Close()

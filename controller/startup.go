@@ -15,7 +15,8 @@ import (
 //     into the model (raft restores it before anything else);
 //   - "caught up": a leader known and a barrier through it, so every entry
 //     committed before the restart, the log's own tail included, applied;
-//   - "serving": the API listening (/readyz answers from here on).
+//   - "serving": the API serving (startGate open: what the API port held
+//     since it opened is served, /readyz answers 200 from here on).
 //
 // Each line says how long the phase took, how long since the start, and
 // where the log stood, so a slow start names its cause: a large snapshot,

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -44,6 +45,9 @@ type clusterOpts struct {
 	bin string
 	// args, when set, are extra flags for node i (0-based).
 	args func(i int) []string
+	// activation opens each node's API port in the test and passes it to the
+	// node (nodeOpts.apiSocket), as systemd's socket activation does.
+	activation bool
 }
 
 // startCluster starts the first node, then joins the others one by one with
@@ -71,9 +75,15 @@ func (c *testCluster) startMember(o clusterOpts) *node {
 	if o.args != nil {
 		opts.args = append(opts.args, o.args(i)...)
 	}
+	if o.activation {
+		opts.apiSocket, opts.apiPort = apiSocket(t)
+	}
 	if o.proxies {
 		// The ports are fixed before the start: the proxy must know its target.
-		opts.apiPort, opts.clusterPort = freePort(t), freePort(t)
+		opts.clusterPort = freePort(t)
+		if opts.apiPort == 0 {
+			opts.apiPort = freePort(t)
+		}
 		p := newTCPProxy(t, fmt.Sprintf("127.0.0.1:%d", opts.clusterPort))
 		c.proxies = append(c.proxies, p)
 		opts.args = append(opts.args, "--cluster-advertise", p.Addr())
@@ -91,6 +101,27 @@ func (c *testCluster) startMember(o clusterOpts) *node {
 		c.token = login(t, n, adminUser, n.password)
 	}
 	return n
+}
+
+// apiSocket opens a loopback port for a node's API, held by the test until
+// it ends (clusterOpts.activation): nobody accepts on the test's copy, so
+// what arrives while the node restarts waits for the next process.
+func apiSocket(t *testing.T) (*os.File, int) {
+	t.Helper()
+	for {
+		port := freePort(t)
+		ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+		if err != nil {
+			continue // taken since freePort looked
+		}
+		f, err := ln.(*net.TCPListener).File()
+		_ = ln.Close() // f holds the socket
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = f.Close() })
+		return f, port
+	}
 }
 
 // readNodeID is the id kept in the node's data dir.

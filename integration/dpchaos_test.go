@@ -34,6 +34,9 @@ import (
 // chaos-dataplane`: 3m); unset, each kind of fault runs once (make test),
 // but dpShortRunLeavesOut.
 // EDGECTL_DPCHAOS_FAULTS (kinds, comma-separated) runs those first instead.
+// EDGECTL_DPCHAOS_ACTIVATION set: the test holds each node's API port and
+// passes it to the node, as systemd's socket activation does
+// (clusterOpts.activation), so routers' dials wait out a node's restart.
 // The evidence of a round (dpChaos.evidence) is kept when a check fails,
 // when a first new dial took over 5 s, and for every round with
 // EDGECTL_DPCHAOS_EVIDENCE set.
@@ -101,7 +104,8 @@ func TestDataPlaneChaos(t *testing.T) {
 	for i := range metrics {
 		metrics[i] = fmt.Sprintf("127.0.0.1:%d", freePort(t))
 	}
-	c := startCluster(t, clusterOpts{size: 3, args: func(i int) []string {
+	activation := os.Getenv("EDGECTL_DPCHAOS_ACTIVATION") != ""
+	c := startCluster(t, clusterOpts{size: 3, activation: activation, args: func(i int) []string {
 		return []string{"--metrics-addr", metrics[i], "--smart-reroute-interval", "1s"}
 	}})
 	waitControllerRecords(t, c)

@@ -80,6 +80,10 @@ type nodeOpts struct {
 	args []string
 	// bin is the edgectl binary to run; "" means the one built from this tree.
 	bin string
+	// apiSocket is the node's API port, open in the test, passed to the node
+	// as systemd passes a socket (socket activation): it stays open across
+	// the node's restarts. apiPort must be its port.
+	apiSocket *os.File
 }
 
 // node is one running edgectl process.
@@ -90,6 +94,7 @@ type node struct {
 	apiPort     int
 	clusterPort int
 	password    string   // the admin password it was started with ("" if generated)
+	apiSocket   *os.File // nodeOpts.apiSocket
 	args        []string // the extra flags it was started with
 
 	cmd     *exec.Cmd
@@ -185,6 +190,12 @@ func tryStart(t *testing.T, o nodeOpts) (*node, error) {
 		bin = binPath
 	}
 	n.cmd = exec.Command(bin, args...)
+	if o.apiSocket != nil {
+		// The shell execs edgectl in its own process: LISTEN_PID is its pid.
+		n.apiSocket = o.apiSocket
+		n.cmd = exec.Command("/bin/sh", append([]string{"-c", `export LISTEN_PID=$$ LISTEN_FDS=1; exec "$0" "$@"`, bin}, args...)...)
+		n.cmd.ExtraFiles = []*os.File{o.apiSocket}
+	}
 	n.cmd.Env = envWithout("EDGECTL_ADMIN_PASSWORD")
 	n.cmd.Stdout, n.cmd.Stderr = n.stdout, n.stderr
 	if err := n.cmd.Start(); err != nil {
@@ -305,7 +316,7 @@ func (n *node) restart(t *testing.T, opts nodeOpts) *node {
 	if !n.exited() {
 		t.Fatalf("restart of %s while it is still running", n.name)
 	}
-	opts.dataDir, opts.apiPort, opts.clusterPort = n.dataDir, n.apiPort, n.clusterPort
+	opts.dataDir, opts.apiPort, opts.clusterPort, opts.apiSocket = n.dataDir, n.apiPort, n.clusterPort, n.apiSocket
 	if opts.adminPassword == "" && !opts.noAdminPassword {
 		opts.adminPassword = n.password
 	}

@@ -61,7 +61,7 @@ func TestDebianPackage(t *testing.T) {
 		}
 	}
 	contents := run(time.Minute, "dpkg-deb", "-c", deb)
-	for _, want := range []string{"./usr/bin/edgectl", "./lib/systemd/system/edgectl.service", "./lib/systemd/system/edgectl-backup.service",
+	for _, want := range []string{"./usr/bin/edgectl", "./lib/systemd/system/edgectl.service", "./lib/systemd/system/edgectl.socket", "./lib/systemd/system/edgectl-backup.service",
 		"./lib/systemd/system/edgectl-backup.timer", "./etc/edgectl/config.json", "./usr/share/doc/edgectl/prometheus/edgectl-rules.yml"} {
 		if !strings.Contains(contents, want) {
 			t.Fatalf("dpkg-deb -c lacks %s:\n%s", want, contents)
@@ -77,7 +77,7 @@ func TestDebianPackage(t *testing.T) {
 		t.Fatalf("the data dir: %v %v", st, err)
 	}
 	if _, err := exec.LookPath("systemd-analyze"); err == nil {
-		out, err := exec.Command("systemd-analyze", "verify", "/lib/systemd/system/edgectl.service",
+		out, err := exec.Command("systemd-analyze", "verify", "/lib/systemd/system/edgectl.service", "/lib/systemd/system/edgectl.socket",
 			"/lib/systemd/system/edgectl-backup.service", "/lib/systemd/system/edgectl-backup.timer").CombinedOutput()
 		if err != nil || strings.TrimSpace(string(out)) != "" {
 			t.Fatalf("systemd-analyze verify: %v\n%s", err, out)
