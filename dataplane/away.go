@@ -372,7 +372,7 @@ func (m *Manager) reconcile(r *Router, wasAway bool) {
 		m.sampler.warn("reconcile", r.ID, "a returning router's circuits could not be read: they are kept", "router", r.ID, "error", err)
 	} else {
 		for id, c := range held {
-			if !has[id] {
+			if _, ok := has[id]; !ok {
 				m.endIfSame(c, "router "+r.ID+" no longer has it (it ended while the router was away)")
 			}
 		}
@@ -399,24 +399,6 @@ const (
 	inspectRouterCircuits = "router-circuits"
 	inspectLinks          = "links"
 )
-
-// inspectedCircuits are the circuit ids of a router-circuits inspection.
-func inspectedCircuits(value string) (map[string]bool, error) {
-	if value == "" {
-		return nil, errors.New("no router-circuits value")
-	}
-	var v struct {
-		Circuits map[string]json.RawMessage `json:"circuits"`
-	}
-	if err := json.Unmarshal([]byte(value), &v); err != nil {
-		return nil, err
-	}
-	out := make(map[string]bool, len(v.Circuits))
-	for id := range v.Circuits {
-		out[id] = true
-	}
-	return out, nil
-}
 
 // inspect asks router r for the inspection values named, waiting at most
 // reconcileTimeout.

@@ -187,14 +187,21 @@ const neverStartedWhy = "its client never started it: its ingress router has for
 // queuedSlack when judged by its ingress router's idle time (neverStarted):
 // its routes were answered at once, as a restarted node answers, and its
 // idle time cannot be told from that of a circuit its client started.
+//
+// A dial that took slowDial or more here (a node or routers under heavy
+// load) may have outlived its client's wait: its router gives up the dial,
+// drops the answer when it comes, and tells nobody. It is given the same
+// slack, and so a probe (probe.go).
 const (
 	queuedWindow = 5 * time.Second
 	queuedSlack  = time.Second
+	slowDial     = time.Second
 )
 
-// slackOf is the slack of circuit ci, dialed through router r.
-func slackOf(r *Router, ci *Circuit) time.Duration {
-	if ci.CreatedAt.Sub(r.ConnectedAt) < queuedWindow {
+// slackOf is the slack of circuit ci, dialed through router r, made live
+// at now.
+func slackOf(r *Router, ci *Circuit, now time.Time) time.Duration {
+	if ci.CreatedAt.Sub(r.ConnectedAt) < queuedWindow || now.Sub(ci.CreatedAt) >= slowDial {
 		return queuedSlack
 	}
 	return 0

@@ -59,8 +59,13 @@ type circuitEntry struct {
 	slack  time.Duration
 	judged bool
 	// probed: its ingress router was asked how long it has been idle
-	// there (probe.go).
-	probed bool
+	// there (probe.go); probeFrom is when the wait for that probe began
+	// (when it went live, moved, or was last found without its client);
+	// missing counts the probes in a row that found its ingress address
+	// missing there (its client has no end of it).
+	probed    bool
+	probeFrom time.Time
+	missing   int
 }
 
 // doubtLimit bounds how long a circuit given slack stays in doubt
@@ -72,13 +77,17 @@ type circuitEntry struct {
 const doubtLimit = 3 * time.Minute
 
 // inDoubt says whether e is a live circuit that may never have been
-// started (given slack: its dial may have waited in its router's queue)
-// and is not judged yet (neverStarted). Its ingress router's idle time is
-// the only evidence, and a move routes that router again, which starts
-// the time anew: an optional move (a cheaper path) waits until the doubt
-// is gone.
+// started and is not judged yet: given slack (its dial may have waited in
+// its router's queue, or took long enough for its client to give up), or
+// moved before it was judged (a move routes its ingress router again,
+// which starts its idle time anew: only the probe's look at its ingress
+// address can judge it). An optional move (a cheaper path) waits until
+// the doubt is gone.
 func (e *circuitEntry) inDoubt(now time.Time) bool {
-	return e.state == live && e.slack > 0 && !e.judged && !e.moved && now.Sub(e.liveAt) < doubtLimit
+	if e.state != live || e.judged || now.Sub(e.probeFrom) >= doubtLimit {
+		return false
+	}
+	return e.moved || e.slack > 0
 }
 
 // circuits is the node's circuit table, with the dials waiting for their
@@ -194,6 +203,7 @@ func (c *circuits) promote(id string, slack time.Duration) (ended, again string)
 		return e.ended, ""
 	}
 	e.state, e.routing, again, e.again, e.liveAt, e.slack = live, nil, e.again, "", time.Now(), slack
+	e.probeFrom = e.liveAt
 	return "", again
 }
 
@@ -281,14 +291,15 @@ func (c *circuits) moveHop(id, router string) bool {
 // finishMove ends a move of circuit id from old: to next when it was
 // routed (nil: it failed). It returns the routers to tell to unroute (those
 // of the old path and those the move routed that are not on the path the
-// circuit keeps), why it ended ("" when it goes on), and why it is to move
-// again.
-func (c *circuits) finishMove(old, next *Circuit, failed string) (unroute []string, ended, again string) {
+// circuit keeps), why it ended ("" when it goes on), why it is to move
+// again, and whether it is in doubt (moved before it was judged: its
+// ingress router is to be probed).
+func (c *circuits) finishMove(old, next *Circuit, failed string) (unroute []string, ended, again string, doubt bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e := c.byID[old.ID]
 	if e == nil {
-		return nil, "it was forgotten", ""
+		return nil, "it was forgotten", "", false
 	}
 	held := append(slices.Clone(old.Path), e.routing...)
 	slices.Sort(held)
@@ -301,7 +312,7 @@ func (c *circuits) finishMove(old, next *Circuit, failed string) (unroute []stri
 	}
 	if ended != "" {
 		delete(c.byID, old.ID)
-		return held, ended, ""
+		return held, ended, "", false
 	}
 	for _, r := range held {
 		if !slices.Contains(next.Path, r) {
@@ -310,7 +321,10 @@ func (c *circuits) finishMove(old, next *Circuit, failed string) (unroute []stri
 	}
 	cp := *next
 	e.c, e.state, e.routing, again, e.again, e.moved = &cp, live, nil, e.again, "", true
-	return unroute, "", again
+	if !e.judged {
+		e.probeFrom, e.probed, e.missing = time.Now(), false, 0
+	}
+	return unroute, "", again, e.inDoubt(time.Now())
 }
 
 // neverStarted says whether live circuit id, which its ingress router

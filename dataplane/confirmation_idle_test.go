@@ -118,7 +118,9 @@ func (n *testNet) cheaper() {
 func (n *testNet) liveSince(id string, ago time.Duration) {
 	n.m.circuits.mu.Lock()
 	defer n.m.circuits.mu.Unlock()
-	n.m.circuits.byID[id].liveAt = time.Now().Add(-ago)
+	e := n.m.circuits.byID[id]
+	e.liveAt = time.Now().Add(-ago)
+	e.probeFrom = e.liveAt
 }
 
 // A dial right after its router connected may never have been started

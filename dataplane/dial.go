@@ -201,7 +201,7 @@ func (m *Manager) routeCircuit(r *Router, ci *Circuit, instanceID string, peerDa
 
 	// 6: Make the circuit live, unless it was ended meanwhile; a move
 	// asked for meanwhile follows.
-	slack := slackOf(r, ci)
+	slack := slackOf(r, ci, m.cfg.Now())
 	ended, again := m.circuits.promote(ci.ID, slack)
 	if ended != "" {
 		m.unrouteAll(ci.Path, ci.ID, true)

@@ -31,6 +31,20 @@ import (
 // Both bounds are exact about the router's traffic whatever the load (a
 // slow inspection only widens the undecided band); the one assumption is
 // that a client that has its answer starts its circuit within probeAfter.
+//
+// A circuit moved before it was judged (a fault moved it in its first
+// seconds) is in doubt too, and its ingress router's idle time says
+// nothing (the move routed that router again). The same inspection names
+// each destination of the circuit's routes there, "missing" for an
+// address nothing is bound to: the ingress address the dial's answer gave
+// is bound by the router as soon as it hands the answer to its client
+// (OpenZiti's edge listener, FinishConnect), and a client that ends its
+// circuit has it unbound and ends the circuit with a fault. Found there,
+// the client has its circuit: judged. Missing in two probes in a row,
+// probeAfter apart (an answer the router had not handled yet by the first
+// is handled by the second), the client never had the answer: it ends.
+// Its first seconds are the only time a circuit is judged: one judged
+// started stays judged, moves and quiet times alike.
 
 // probeAfter: a circuit in doubt is probed this long after it went live.
 // A client that has the answer starts its circuit within milliseconds;
@@ -42,10 +56,13 @@ const (
 	probeBatch = 500 * time.Millisecond
 )
 
-// probeItem is a circuit a probe judges, with when it went live.
+// probeItem is a circuit a probe judges, with when it went live, when
+// the wait for the probe began, and its address on its ingress router.
 type probeItem struct {
-	id     string
-	liveAt time.Time
+	id        string
+	liveAt    time.Time
+	probeFrom time.Time
+	ingress   string
 }
 
 // startProbe notes a probe of the circuits in doubt entering at router; it
@@ -80,12 +97,12 @@ func (c *circuits) dueForProbe(router string, now time.Time) (due []probeItem, n
 	}
 	soonest := time.Duration(-1)
 	for _, e := range doubt {
-		if w := e.liveAt.Add(probeAfter).Sub(now); soonest < 0 || w < soonest {
+		if w := e.probeFrom.Add(probeAfter).Sub(now); soonest < 0 || w < soonest {
 			soonest = w
 		}
 	}
 	for _, e := range doubt {
-		wait := e.liveAt.Add(probeAfter).Sub(now)
+		wait := e.probeFrom.Add(probeAfter).Sub(now)
 		if soonest > 0 || wait > probeBatch {
 			if !more || wait < next {
 				next = wait
@@ -94,7 +111,7 @@ func (c *circuits) dueForProbe(router string, now time.Time) (due []probeItem, n
 			continue
 		}
 		e.probed = true
-		due = append(due, probeItem{id: e.c.ID, liveAt: e.liveAt})
+		due = append(due, probeItem{id: e.c.ID, liveAt: e.liveAt, probeFrom: e.probeFrom, ingress: e.c.IngressID})
 	}
 	if !more {
 		delete(c.probing, router)
@@ -109,20 +126,48 @@ const (
 	probeUndecided probeVerdict = iota
 	probeNeverStarted
 	probeStarted
+	probeAgain      // its ingress address missing once: probed again
+	probeClientGone // its ingress address missing probeMissingLimit times
 )
 
-// judgeProbe judges circuit id, live since liveAt, that its ingress router
-// reports idle for idle in an inspection asked at sent and answered at
-// received (see above). A circuit that started is judged (no longer in
-// doubt); one no longer live on the path it had is undecided.
-func (c *circuits) judgeProbe(id string, liveAt time.Time, idle time.Duration, sent, received time.Time) probeVerdict {
+// clientGoneWhy ends a circuit whose ingress address its router had not
+// bound in probeMissingLimit probes.
+const clientGoneWhy = "its client never had it: nothing is bound to its address on its ingress router"
+
+// probeMissingLimit is how many probes in a row must find a moved
+// circuit's ingress address missing for it to end.
+const probeMissingLimit = 2
+
+// judgeProbe judges circuit it as its ingress router showed it in an
+// inspection asked at sent and answered at received (see above). A
+// circuit that started is judged (no longer in doubt); one no longer live,
+// or moved since the probe was due, is undecided.
+func (c *circuits) judgeProbe(it probeItem, seen inspectedCircuit, sent, received time.Time) probeVerdict {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	e := c.byID[id]
-	if e == nil || e.state != live || e.moved || !e.liveAt.Equal(liveAt) {
+	e := c.byID[it.id]
+	if e == nil || e.state != live || !e.liveAt.Equal(it.liveAt) || !e.probeFrom.Equal(it.probeFrom) {
 		return probeUndecided
 	}
-	switch {
+	if e.moved {
+		switch seen.destinations[it.ingress] {
+		case "":
+			return probeUndecided // not among its routes there
+		case destinationMissing:
+			e.missing++
+			if e.missing >= probeMissingLimit {
+				return probeClientGone
+			}
+			e.probed, e.probeFrom = false, received
+			return probeAgain
+		}
+		e.judged = true
+		return probeStarted
+	}
+	if !seen.idleKnown {
+		return probeUndecided
+	}
+	switch idle, liveAt := seen.idle, it.liveAt; {
 	case idle > received.Sub(liveAt):
 		return probeNeverStarted
 	case idle+time.Millisecond < sent.Sub(liveAt):
@@ -189,45 +234,68 @@ func (m *Manager) probeCircuits(routerID string, due []probeItem) {
 		m.log.Debug("circuits in doubt not probed", "router", routerID, "error", err)
 		return
 	}
-	idle, err := inspectedIdle(resp.Values[inspectRouterCircuits])
+	seen, err := inspectedCircuits(resp.Values[inspectRouterCircuits])
 	if err != nil {
 		m.log.Debug("circuits in doubt not probed", "router", routerID, "error", err)
 		return
 	}
-	var count [3]int
+	var count [5]int
 	for _, it := range due {
 		v := probeUndecided
-		if d, ok := idle[it.id]; ok {
-			v = m.circuits.judgeProbe(it.id, it.liveAt, d, sent, received)
+		if c, ok := seen[it.id]; ok {
+			v = m.circuits.judgeProbe(it, c, sent, received)
 		}
 		count[v]++
-		if v == probeNeverStarted {
+		switch v {
+		case probeNeverStarted:
 			m.endCircuit(it.id, neverStartedWhy, true, false)
+		case probeClientGone:
+			m.endCircuit(it.id, clientGoneWhy, true, false)
 		}
 	}
+	if count[probeAgain] > 0 {
+		m.probeLater(routerID)
+	}
 	m.log.Info("circuits in doubt probed", "router", routerID, "probed", len(due), "neverStarted", count[probeNeverStarted],
-		"started", count[probeStarted], "undecided", count[probeUndecided], "took", received.Sub(sent))
+		"clientGone", count[probeClientGone], "started", count[probeStarted], "undecided", count[probeUndecided], "again", count[probeAgain],
+		"took", received.Sub(sent))
 }
 
-// inspectedIdle are the circuits of a router-circuits inspection with how
-// long each has been idle on the router.
-func inspectedIdle(value string) (map[string]time.Duration, error) {
+// destinationMissing is how a router-circuits inspection names an address
+// of a circuit's routes that nothing is bound to on the router.
+const destinationMissing = "missing"
+
+// inspectedCircuit is what a router-circuits inspection tells of one
+// circuit: how long it has been idle on the router (when the router said
+// so readably) and the destinations of its routes there, by address.
+type inspectedCircuit struct {
+	idle         time.Duration
+	idleKnown    bool
+	destinations map[string]string
+}
+
+// inspectedCircuits are the circuits of a router-circuits inspection, by
+// id.
+func inspectedCircuits(value string) (map[string]inspectedCircuit, error) {
 	if value == "" {
 		return nil, errors.New("no router-circuits value")
 	}
 	var v struct {
 		Circuits map[string]struct {
-			TimeSinceActivity string `json:"timeSinceActivity"`
+			TimeSinceActivity string            `json:"timeSinceActivity"`
+			Destinations      map[string]string `json:"destinations"`
 		} `json:"circuits"`
 	}
 	if err := json.Unmarshal([]byte(value), &v); err != nil {
 		return nil, err
 	}
-	out := make(map[string]time.Duration, len(v.Circuits))
+	out := make(map[string]inspectedCircuit, len(v.Circuits))
 	for id, c := range v.Circuits {
+		ic := inspectedCircuit{destinations: c.Destinations}
 		if d, err := time.ParseDuration(c.TimeSinceActivity); err == nil {
-			out[id] = d
+			ic.idle, ic.idleKnown = d, true
 		}
+		out[id] = ic
 	}
 	return out, nil
 }

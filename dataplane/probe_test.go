@@ -25,6 +25,7 @@ import (
 type idleReport struct {
 	mu       sync.Mutex
 	since    map[string]time.Time
+	dest     map[string]map[string]string // circuit → its routes' destinations
 	answered int
 }
 
@@ -34,7 +35,8 @@ func (fr *fakeRouter) reportsIdle() *idleReport {
 		rep.mu.Lock()
 		cs := map[string]any{}
 		for id, at := range rep.since {
-			cs[id] = map[string]any{"id": id, "ctrlId": "node-1", "timeSinceActivity": time.Since(at).Truncate(time.Millisecond).String()}
+			cs[id] = map[string]any{"id": id, "ctrlId": "node-1", "timeSinceActivity": time.Since(at).Truncate(time.Millisecond).String(),
+				"destinations": rep.dest[id]}
 		}
 		rep.answered++
 		rep.mu.Unlock()
@@ -57,6 +59,92 @@ func (rep *idleReport) set(id string, at time.Time) {
 	rep.mu.Lock()
 	defer rep.mu.Unlock()
 	rep.since[id] = at
+}
+
+// bound says what the router has bound to circuit id's ingress address
+// (ingress): "missing" when nothing, as OpenZiti's router says.
+func (rep *idleReport) bound(id, ingress, what string) {
+	rep.mu.Lock()
+	defer rep.mu.Unlock()
+	if _, ok := rep.since[id]; !ok {
+		rep.since[id] = time.Now()
+	}
+	if rep.dest == nil {
+		rep.dest = map[string]map[string]string{}
+	}
+	rep.dest[id] = map[string]string{ingress: what, "link-of-its-path": "link"}
+}
+
+// ingressOf is circuit id's address on its ingress router.
+func (n *testNet) ingressOf(id string) string {
+	n.m.circuits.mu.Lock()
+	defer n.m.circuits.mu.Unlock()
+	return n.m.circuits.byID[id].c.IngressID
+}
+
+// A circuit a fault moved in its first seconds, before its ingress router
+// judged it, is in doubt (the move routed that router again: its idle time
+// says nothing). Nothing bound to its ingress address there in two probes
+// in a row (its client gave up the dial before the answer), it ends.
+func TestProbe_AMovedCircuitWhoseClientNeverHadItEnds(t *testing.T) {
+	n := square(t)
+	n.routers["A"].r.ConnectedAt = time.Now().Add(-time.Minute) // not in doubt when dialed
+	rep := n.routers["A"].reportsIdle()
+	id := circuitID(t, n.dial("A"))
+	rep.bound(id, n.ingressOf(id), "missing")
+	n.fault("B", wire.LinkFault, "bd")
+	poll(t, "the circuit moves to A>C>D", func() bool { return slices.Equal(n.path(id), []string{"A", "C", "D"}) })
+	moved := time.Now()
+	poll(t, "the circuit whose client never had it ends", func() bool { return n.path(id) == nil })
+	if took := time.Since(moved); took < probeMissingLimit*probeAfter-200*time.Millisecond {
+		t.Fatalf("ended %s after its move, before its second probe", took)
+	}
+	if rep.count() != probeMissingLimit {
+		t.Fatalf("%d inspections, want %d", rep.count(), probeMissingLimit)
+	}
+	n.settled(id)
+}
+
+// The same circuit with its client's end bound on its ingress router is
+// judged at its first probe and kept; judged, a cheaper path may take it.
+func TestProbe_AMovedCircuitWithItsClientIsJudgedAndKept(t *testing.T) {
+	n := square(t)
+	n.routers["A"].r.ConnectedAt = time.Now().Add(-time.Minute)
+	rep := n.routers["A"].reportsIdle()
+	id := circuitID(t, n.dial("A"))
+	rep.bound(id, n.ingressOf(id), "xgress")
+	n.fault("B", wire.LinkFault, "bd")
+	poll(t, "the circuit moves to A>C>D", func() bool { return slices.Equal(n.path(id), []string{"A", "C", "D"}) })
+	poll(t, "the probe", func() bool { return rep.count() == 1 })
+	n.routers["A"].barrier()
+	if pollUntil(probeAfter+500*time.Millisecond, func() bool { return rep.count() > 1 || n.path(id) == nil }) {
+		t.Fatalf("after its probe found its client: %d inspections, path %v", rep.count(), n.path(id))
+	}
+	n.m.circuits.mu.Lock()
+	judged := n.m.circuits.byID[id].judged
+	n.m.circuits.mu.Unlock()
+	if !judged {
+		t.Fatal("a moved circuit whose client has it is still in doubt after its probe")
+	}
+}
+
+// A dial that took slowDial or more here may have outlived its client's
+// wait, though its router connected long ago: it is in doubt, and idle on
+// its ingress router since its route there (before it went live), it ends
+// at its probe.
+func TestProbe_ASlowDialIsInDoubt(t *testing.T) {
+	n := line(t)
+	n.routers["A"].r.ConnectedAt = time.Now().Add(-time.Minute)
+	rep := n.routers["A"].reportsIdle()
+	n.routers["C"].setAnswer(func(string, uint32) routeReply {
+		time.Sleep(slowDial + 100*time.Millisecond) // a slow host dial, not a wait for a condition
+		return routeReply{ok: true}
+	})
+	before := time.Now()
+	id := circuitID(t, n.dial("A"))
+	rep.set(id, before)
+	poll(t, "the slow dial's circuit never started ends", func() bool { return n.path(id) == nil })
+	n.settled(id)
 }
 
 func (rep *idleReport) count() int {

@@ -74,9 +74,12 @@ func (m *Manager) reroute(id, why string, optional bool) {
 		} else if err != nil {
 			failed = "no other path: " + err.Error()
 		}
-		unroute, ended, again := m.circuits.finishMove(old, next, failed)
+		unroute, ended, again, doubt := m.circuits.finishMove(old, next, failed)
 		slices.Sort(unroute)
 		m.unrouteAll(unroute, id, true)
+		if doubt {
+			m.probeLater(next.Path[0]) // in doubt (probe.go)
+		}
 		switch {
 		case kept && ended == "":
 			m.metrics.reroutes.WithLabelValues("kept").Inc()
