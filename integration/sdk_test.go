@@ -61,12 +61,7 @@ func TestTraffic_SDKListenAndDial(t *testing.T) {
 	startZitiRouter(t, n, token, "er1")
 	mk := creator(t, n, token)
 	mk("/services", map[string]any{"name": "sdk-echo", "roleAttributes": []string{"sdk"}})
-	mk("/service-policies", map[string]any{"name": "sdk-dial", "type": "Dial", "semantic": "AnyOf",
-		"identityRoles": []string{"#clients"}, "serviceRoles": []string{"#sdk"}})
-	mk("/service-policies", map[string]any{"name": "sdk-bind", "type": "Bind", "semantic": "AnyOf",
-		"identityRoles": []string{"#hosts"}, "serviceRoles": []string{"#sdk"}})
-	mk("/edge-router-policies", map[string]any{"name": "all", "semantic": "AnyOf", "identityRoles": []string{"#all"}, "edgeRouterRoles": []string{"#all"}})
-	mk("/service-edge-router-policies", map[string]any{"name": "all", "semantic": "AnyOf", "serviceRoles": []string{"#all"}, "edgeRouterRoles": []string{"#all"}})
+	sdkPolicies(mk)
 	_, hostFile := enrolledIdentity(t, n, token, dir, "sdk-host", "hosts")
 	_, clientFile := enrolledIdentity(t, n, token, dir, "sdk-client", "clients")
 	_, strangerFile := enrolledIdentity(t, n, token, dir, "sdk-stranger")
@@ -93,6 +88,17 @@ func TestTraffic_SDKListenAndDial(t *testing.T) {
 	waitTerminators(t, "the host gone, its terminator removed", n, token, "sdk-echo", 0)
 }
 
+// sdkPolicies gives the services of role #sdk to the identities of role
+// #clients to dial and #hosts to bind, through every router.
+func sdkPolicies(mk func(string, map[string]any) string) {
+	mk("/service-policies", map[string]any{"name": "sdk-dial", "type": "Dial", "semantic": "AnyOf",
+		"identityRoles": []string{"#clients"}, "serviceRoles": []string{"#sdk"}})
+	mk("/service-policies", map[string]any{"name": "sdk-bind", "type": "Bind", "semantic": "AnyOf",
+		"identityRoles": []string{"#hosts"}, "serviceRoles": []string{"#sdk"}})
+	mk("/edge-router-policies", map[string]any{"name": "all", "semantic": "AnyOf", "identityRoles": []string{"#all"}, "edgeRouterRoles": []string{"#all"}})
+	mk("/service-edge-router-policies", map[string]any{"name": "all", "semantic": "AnyOf", "serviceRoles": []string{"#all"}, "edgeRouterRoles": []string{"#all"}})
+}
+
 // TestTraffic_SDKOneProcessHostsManyIdentities: one sdkecho process hosts
 // three identities (two named by -i, one found by -identities DIR), each
 // with its own context: through two real routers each identity makes a
@@ -111,12 +117,7 @@ func TestTraffic_SDKOneProcessHostsManyIdentities(t *testing.T) {
 	}
 	mk := creator(t, n, token)
 	mk("/services", map[string]any{"name": "sdk-many", "roleAttributes": []string{"sdk"}})
-	mk("/service-policies", map[string]any{"name": "sdk-dial", "type": "Dial", "semantic": "AnyOf",
-		"identityRoles": []string{"#clients"}, "serviceRoles": []string{"#sdk"}})
-	mk("/service-policies", map[string]any{"name": "sdk-bind", "type": "Bind", "semantic": "AnyOf",
-		"identityRoles": []string{"#hosts"}, "serviceRoles": []string{"#sdk"}})
-	mk("/edge-router-policies", map[string]any{"name": "all", "semantic": "AnyOf", "identityRoles": []string{"#all"}, "edgeRouterRoles": []string{"#all"}})
-	mk("/service-edge-router-policies", map[string]any{"name": "all", "semantic": "AnyOf", "serviceRoles": []string{"#all"}, "edgeRouterRoles": []string{"#all"}})
+	sdkPolicies(mk)
 	hostIDs := map[string]bool{}
 	var files []string
 	for i := range 2 {

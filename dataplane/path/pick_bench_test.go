@@ -12,21 +12,11 @@ import (
 // one service spread over 20 routers, all reachable (the size at which the
 // fleet tool's circuits slowed down).
 func BenchmarkPick_20kTerminators(b *testing.B) {
-	s := store.New()
-	tx := s.Write()
 	costs := map[string]int{}
-	for i := range 20000 {
-		r := fmt.Sprintf("r%d", i%20)
-		costs[r] = 0
-		t := term(fmt.Sprintf("t%05d", i), r, 0, "")
-		t.Base.CreatedAt, t.Base.UpdatedAt = time.Unix(1, 0), time.Unix(1, 0)
-		t.ServiceID = "svc"
-		if err := tx.Insert(store.KindTerminator, t); err != nil {
-			b.Fatal(err)
-		}
+	for i := range 20 {
+		costs[fmt.Sprintf("r%d", i)] = 0
 	}
-	tx.Commit()
-	read := s.Read()
+	read := benchTerminators(b, 20000, func(i int) string { return fmt.Sprintf("r%d", i%20) })
 	g := testGraph(costs, nil, testLink{"l", "r0", "r1", 1})
 	b.ResetTimer()
 	for b.Loop() {
@@ -42,18 +32,7 @@ func BenchmarkPick_20kTerminators(b *testing.B) {
 // for the path to every router.
 func BenchmarkPick_100Routers(b *testing.B) {
 	const routers = 100
-	s := store.New()
-	tx := s.Write()
-	for i := range 10000 {
-		t := term(fmt.Sprintf("t%05d", i), fmt.Sprintf("r%03d", i%routers), 0, "")
-		t.Base.CreatedAt, t.Base.UpdatedAt = time.Unix(1, 0), time.Unix(1, 0)
-		t.ServiceID = "svc"
-		if err := tx.Insert(store.KindTerminator, t); err != nil {
-			b.Fatal(err)
-		}
-	}
-	tx.Commit()
-	read := s.Read()
+	read := benchTerminators(b, 10000, func(i int) string { return fmt.Sprintf("r%03d", i%routers) })
 	var links []Link
 	for i := range routers {
 		for _, j := range []int{i + 1, i + 2} {
@@ -68,4 +47,22 @@ func BenchmarkPick_100Routers(b *testing.B) {
 		}
 		k++
 	}
+}
+
+// benchTerminators is a model with n terminators of service "svc", the
+// i-th on router routerOf(i).
+func benchTerminators(b *testing.B, n int, routerOf func(i int) string) *store.Tx {
+	b.Helper()
+	s := store.New()
+	tx := s.Write()
+	for i := range n {
+		t := term(fmt.Sprintf("t%05d", i), routerOf(i), 0, "")
+		t.Base.CreatedAt, t.Base.UpdatedAt = time.Unix(1, 0), time.Unix(1, 0)
+		t.ServiceID = "svc"
+		if err := tx.Insert(store.KindTerminator, t); err != nil {
+			b.Fatal(err)
+		}
+	}
+	tx.Commit()
+	return s.Read()
 }
