@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -42,6 +43,9 @@ func (n *Node) listenAPI(certs *certMaterial) error {
 		// The advertised address comes from --api-addr.
 		return fmt.Errorf("the API socket passed to the node listens on %s, not on --api-addr %s", ln.Addr(), n.cfg.APIAddr)
 	}
+	// Shutdown closes it before the HTTP server does (below); the server's
+	// own close must then not fail the shutdown.
+	ln = &closeOnceListener{Listener: ln}
 	n.apiLn = ln
 	n.gate = newStartGate(n.stopping)
 	// Failed TLS handshakes are logged sampled once the routers' manager
@@ -155,6 +159,23 @@ func (g *startGate) serveRouter(_ *http.Server, c *tls.Conn, _ http.Handler) {
 		return
 	}
 	g.routers(c)
+}
+
+// closeOnceListener is a listener closed once: a second Close does nothing
+// and returns nil. Shutdown closes the API port before the routers'
+// channels, and the HTTP server's Shutdown closes it again unless its
+// Serve saw the first close already: without this, whether a node's stop
+// failed ("use of closed network connection", exit status 1) depended on
+// which came first.
+type closeOnceListener struct {
+	net.Listener
+	once sync.Once
+	err  error
+}
+
+func (l *closeOnceListener) Close() error {
+	l.once.Do(func() { l.err = l.Listener.Close() })
+	return l.err
 }
 
 // lateWriter is the API server's error log while the node starts: its

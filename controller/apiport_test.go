@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"context"
 	"crypto/tls"
 	"encoding/json"
 	"net"
@@ -109,4 +110,74 @@ func TestStartGate_HoldsARoutersChannel(t *testing.T) {
 func isTimeout(err error) bool {
 	ne, ok := err.(net.Error)
 	return ok && ne.Timeout()
+}
+
+// Shutdown closes the API port, then the HTTP server's Shutdown closes it
+// again if its Serve has not returned yet (here its Accept is held until
+// the server's close): that second close must not fail the node's stop.
+func TestCloseOnceListener_TheServersCloseAfterOursIsNoFailure(t *testing.T) {
+	t.Parallel()
+	raw, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	release := make(chan struct{})
+	ln := &closeOnceListener{Listener: acceptHeld{Listener: raw, release: release}}
+	srv := &http.Server{Handler: http.NotFoundHandler()}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(serversClose{Listener: ln, release: release}) }()
+	// Serve tracks the listener once it runs: a request answered says so.
+	waitServing(t, raw.Addr().String())
+	if err := ln.Close(); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(ctx); err != nil {
+		t.Fatalf("the server's shutdown after the port was closed: %v", err)
+	}
+	<-served
+}
+
+// acceptHeld holds an Accept that fails until release is closed.
+type acceptHeld struct {
+	net.Listener
+	release chan struct{}
+}
+
+func (l acceptHeld) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		<-l.release
+	}
+	return c, err
+}
+
+// serversClose is the listener the server closes: it lets the held
+// Accept go once the server has closed it.
+type serversClose struct {
+	net.Listener
+	release chan struct{}
+}
+
+func (l serversClose) Close() error {
+	err := l.Listener.Close()
+	close(l.release)
+	return err
+}
+
+func waitServing(t *testing.T, addr string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		resp, err := http.Get("http://" + addr + "/")
+		if err == nil {
+			resp.Body.Close()
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the server never answered: %v", err)
+		}
+		time.Sleep(10 * time.Millisecond) // polling for the server, with a deadline
+	}
 }
