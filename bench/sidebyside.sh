@@ -18,6 +18,9 @@
 #
 # PROFILE=DIR also takes a 10 s CPU profile, and block, mutex and allocation profiles, of every edgectl node in the middle of
 # the three-node phase (go tool pprof bin/edgectl DIR/n1.cpu.pprof).
+#
+# EDGECTL_ONLY=1 runs the edgectl three-node phase alone: to compare two builds by their CPU per write, run it with
+# EDGECTL_BIN set to each in turn, in the same minutes (docs/performance-history.md, issue 45 part 3).
 set -euo pipefail
 
 clients=${1:-64}
@@ -230,6 +233,7 @@ for run in $(seq 1 "$runs"); do
 		echo "  edgectl-n$i-follower  forwarded writes by how they were applied here: ${fw:-none}; answered at: ${fa:-none}"
 	done
 	stop_all
+	if [ -n "${EDGECTL_ONLY:-}" ]; then rm -rf "$work/e3-$run"; continue; fi
 
 	# 2. etcd, three members.
 	ew=$work/etcd-$run

@@ -232,6 +232,14 @@ func (tx *Tx) eventBounds() (oldest, newest int64) {
 func (tx *Tx) EventsOn() bool { return tx.eventsSetting().Enabled }
 
 func (tx *Tx) eventsSetting() EventState {
+	if tx.evs == nil {
+		st := tx.readEventsSetting()
+		tx.evs = &st
+	}
+	return *tx.evs
+}
+
+func (tx *Tx) readEventsSetting() EventState {
 	raw := tx.Setting(SettingEvents)
 	if len(raw) == 0 {
 		return EventState{}

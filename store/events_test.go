@@ -163,3 +163,28 @@ func TestEvents_CompactionInOneTransactionAsInMany(t *testing.T) {
 		}
 	}
 }
+
+// A write transaction reads the event log's state once, not once per
+// command of its batch (each asks whether the log is on and appends to
+// it), and again after a write to the settings.
+func TestEventsSetting_ReadOncePerTransaction(t *testing.T) {
+	s := New()
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	tx := s.Write()
+	if err := tx.SetEvents(EventState{Enabled: true, RetentionCount: 5}, t0); err != nil {
+		t.Fatal(err)
+	}
+	if !tx.EventsOn() {
+		t.Fatal("the log is on in the transaction that turned it on")
+	}
+	if n := testing.AllocsPerRun(20, func() { tx.EventsOn() }); n != 0 {
+		t.Fatalf("%v allocations per read of the state, want 0 (no lookup)", n)
+	}
+	if err := tx.SetEvents(EventState{}, t0); err != nil {
+		t.Fatal(err)
+	}
+	if tx.EventsOn() {
+		t.Fatal("the log is off after the transaction turned it off")
+	}
+	tx.Commit()
+}

@@ -89,6 +89,9 @@ type Tx struct {
 	writes int
 	// evb caches the oldest and newest event sequence numbers of this view.
 	evb eventBounds
+	// evs caches the event log's state (eventsSetting), read by every
+	// command an Apply batch applies; a write to the settings table clears it.
+	evs *EventState
 	// refsNone caches, per relation, whether no policy of the view names
 	// anything in it (candidates); a write to the refs table clears it.
 	refsNone map[*relation]bool
@@ -199,6 +202,8 @@ func (tx *Tx) wrote(table string) {
 		tx.evb.ok = false
 	case refsTable:
 		tx.refsNone = nil
+	case KindSetting.Table:
+		tx.evs = nil
 	}
 }
 
