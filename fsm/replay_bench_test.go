@@ -97,7 +97,7 @@ func fleetTerminator(i int) *store.Terminator {
 		PeerData: map[uint32][]byte{3: key}, IsSystem: true}
 }
 
-func terminatorCreateEntry(b *testing.B, i int) []byte {
+func terminatorCreateEntry(b testing.TB, i int) []byte {
 	at := t0.Add(time.Duration(i) * time.Millisecond)
 	raw, err := store.MarshalJSON(RouterTerminator{Terminator: fleetTerminator(i), At: at})
 	if err != nil {
