@@ -26,7 +26,6 @@ func BenchmarkReplay_TerminatorCreates(b *testing.B) {
 			t := &testing.T{}
 			f := bootstrapped(t)
 			terminatorModel(b, f, held)
-			const perBatch = 256
 			index := uint64(10)
 			entries := make([]*raft.Log, 0, b.N)
 			for i := range b.N {
@@ -35,19 +34,58 @@ func BenchmarkReplay_TerminatorCreates(b *testing.B) {
 			}
 			b.ReportAllocs()
 			b.ResetTimer()
-			cpu := processCPU()
-			for len(entries) > 0 {
-				batch := entries[:min(perBatch, len(entries))]
-				entries = entries[len(batch):]
-				for _, r := range f.ApplyBatch(batch) {
-					if err := resultErr(t, r); err != nil {
-						b.Fatal(err)
-					}
-				}
-			}
-			b.ReportMetric(float64(processCPU()-cpu)/float64(b.N), "cpu-ns/op")
+			replay(b, t, f, entries)
 		})
 	}
+}
+
+// BenchmarkReplay_IdentityUpdates is the log `make chaos` leaves a
+// restarting node: PATCHes of an identity's tags, with events on (each
+// keeps the identity before and after), over 1,000 identities.
+//
+//	go test -run '^$' -bench 'Replay_IdentityUpdates' -benchtime 20000x ./fsm/
+func BenchmarkReplay_IdentityUpdates(b *testing.B) {
+	withoutCrossCheck(b)
+	t := &testing.T{}
+	f := eventsOn(t)
+	index := uint64(10)
+	for i := range 1000 {
+		index++
+		if err := resultErr(t, f.Apply(entry(t, index, CmdIdentityCreate, IdentityCreate{Identity: identity(fmt.Sprintf("i%04d", i), fmt.Sprintf("name-%04d", i))}))); err != nil {
+			b.Fatal(err)
+		}
+	}
+	entries := make([]*raft.Log, 0, b.N)
+	for i := range b.N {
+		index++
+		raw, err := store.MarshalJSON(Update{ID: fmt.Sprintf("i%04d", i%1000), Patch: store.Patch{"tags": []byte(fmt.Sprintf(`{"v":%d}`, i))}, At: t0})
+		if err != nil {
+			b.Fatal(err)
+		}
+		entries = append(entries, &raft.Log{Index: index, Term: 1, Type: raft.LogCommand,
+			Data: envelope(CmdIdentityUpdate, raw, t0, &store.EventActor{IdentityID: "admin", IdentityName: "Default Admin"}, "rid")})
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	replay(b, t, f, entries)
+}
+
+// replay applies entries in raft's batches (cluster's maxAppendEntries)
+// and reports the CPU per entry.
+func replay(b *testing.B, t *testing.T, f *FSM, entries []*raft.Log) {
+	const perBatch = 256
+	n := len(entries)
+	cpu := processCPU()
+	for len(entries) > 0 {
+		batch := entries[:min(perBatch, len(entries))]
+		entries = entries[len(batch):]
+		for _, r := range f.ApplyBatch(batch) {
+			if err := resultErr(t, r); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.ReportMetric(float64(processCPU()-cpu)/float64(n), "cpu-ns/op")
 }
 
 // processCPU is the CPU time the process has used (its goroutines and the
