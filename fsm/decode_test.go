@@ -132,3 +132,32 @@ func withoutCrossCheck(b *testing.B) {
 	store.CrossCheckDecoding(false)
 	b.Cleanup(func() { store.CrossCheckDecoding(true) })
 }
+
+// BenchmarkDecodeEntry_RouterTerminator: the same for a router's terminator
+// create (peer data: a host's 32-byte key).
+func BenchmarkDecodeEntry_RouterTerminator(b *testing.B) {
+	withoutCrossCheck(b)
+	entries := make([][]byte, 1024)
+	for i := range entries {
+		entries[i] = terminatorCreateEntry(b, i)
+	}
+	for _, d := range []struct {
+		name   string
+		decode func([]byte, *entryOf[RouterTerminator]) bool
+	}{
+		{"store.DecodeJSON", func(e []byte, c *entryOf[RouterTerminator]) bool { return store.DecodeJSON(e, c) == nil }},
+		{"fast-path", decodeRouterTerminatorEntry},
+	} {
+		b.Run(d.name, func(b *testing.B) {
+			b.ReportAllocs()
+			n := 0
+			for b.Loop() {
+				var c entryOf[RouterTerminator]
+				if !d.decode(entries[n%len(entries)], &c) {
+					b.Fatal("not decoded")
+				}
+				n++
+			}
+		})
+	}
+}

@@ -218,17 +218,22 @@ func apiFields(k *store.Kind, r store.Record) map[string]json.RawMessage {
 	return m
 }
 
-// publicJSON is a record's fields as JSON values, secrets left out.
+// publicJSON is a record's fields as JSON values, secrets left out. Its
+// encode and decode, and encodeFields', are encoding/json's bytes and
+// values through encoding/json/v2 (store.MarshalJSON, store.DecodeJSON):
+// an event's bodies are replicated state, the same on every node of any
+// release, and an update's two records each went through both, half of the
+// CPU of a replayed update (BenchmarkReplay_IdentityUpdates).
 func publicJSON(r store.Record) map[string]json.RawMessage {
 	if r == nil {
 		return nil
 	}
-	raw, err := json.Marshal(r)
+	raw, err := store.MarshalJSON(r)
 	if err != nil {
 		return nil
 	}
 	var m map[string]json.RawMessage
-	if json.Unmarshal(raw, &m) != nil {
+	if store.DecodeJSON(raw, &m) != nil {
 		return nil
 	}
 	for k := range m {
@@ -260,7 +265,7 @@ func encodeFields(m map[string]json.RawMessage) json.RawMessage {
 	if m == nil {
 		return nil
 	}
-	raw, _ := json.Marshal(m) // map keys sorted: the same bytes on every node
+	raw, _ := store.MarshalJSON(m) // map keys sorted: the same bytes on every node
 	return raw
 }
 

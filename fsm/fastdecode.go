@@ -1,11 +1,13 @@
 package fsm
 
 // Speed-tuned: a hand-written decoder of the entries nodes apply most
-// (identity creates), tried before store.DecodeJSON.
+// (identity creates, routers' terminator creates), tried before
+// store.DecodeJSON.
 //
 // Guarded by
 //
-//	speed:       go test -run '^$' -bench 'DecodeEntry_IdentityCreate|ApplyBatch_IdentityCreate' ./fsm/
+//	speed:       go test -run '^$' -bench 'DecodeEntry_IdentityCreate|ApplyBatch_IdentityCreate' ./fsm/,
+//	             go test -run '^$' -bench 'Replay_TerminatorCreates' -benchtime 20000x ./fsm/
 //	correctness: TestFastDecode_AFullEntryTakesTheFastPath, TestFastDecode_GivesUpOnWhatItDoesNotRead,
 //	             FuzzFastDecode, TestDecodeEntry_ReadsWhatEncodingJSONReads (./fsm/); every fsm test
 //	             cross-checks each fast decode against store.DecodeJSON (TestMain turns
@@ -29,7 +31,8 @@ import (
 )
 
 // A fast path for decoding the entries nodes apply most: identity creates
-// (a burst of enrollments, a bulk import). Every node decodes every entry,
+// (a burst of enrollments, a bulk import) and the terminators routers make
+// for their hosts (a restart replays them). Every node decodes every entry,
 // and with encoding/json/v2 that was a ninth of the three nodes' CPU under
 // bench/sidebyside.sh's identity creates (about 11 µs per entry per node,
 // docs/performance-history.md, Issue 16, part 14).
@@ -50,7 +53,8 @@ import (
 // fastEntryDecoders are the command types with a fast path; each value is a
 // func([]byte, *entryOf[P]) bool for the command's payload type P (on).
 var fastEntryDecoders = map[CommandType]any{
-	CmdIdentityCreate: decodeIdentityCreateEntry,
+	CmdIdentityCreate:           decodeIdentityCreateEntry,
+	CmdTerminatorCreateByRouter: decodeRouterTerminatorEntry,
 }
 
 // decodeFast runs the fast path of an entry. With store.CrossCheckDecoding
@@ -376,37 +380,58 @@ func valueEnd(b []byte, i int) (int, bool) {
 
 // decodeIdentityCreateEntry is the fast path of an identity.create entry.
 func decodeIdentityCreateEntry(entry []byte, c *entryOf[IdentityCreate]) bool {
+	return decodeEntry(entry, c, identityCreateEnvelope)
+}
+
+// decodeRouterTerminatorEntry is the fast path of a
+// terminator.createByRouter entry: the entries a restarting node replays
+// most while routers' hosts bind (issue 45's restart replayed 24,876).
+func decodeRouterTerminatorEntry(entry []byte, c *entryOf[RouterTerminator]) bool {
+	return decodeEntry(entry, c, routerTerminatorEnvelope)
+}
+
+// decodeEntry reads a whole entry, whose envelope's members are ms.
+func decodeEntry[P any](entry []byte, c *entryOf[P], ms []member[entryOf[P]]) bool {
 	s := scanners.Get().(*scanner)
 	s.b, s.i = entry, 0
-	ok := object(s, c, envelopeMembers) && s.i == len(s.b)
+	ok := object(s, c, ms) && s.i == len(s.b)
 	s.b = nil
 	scanners.Put(s)
 	return ok
 }
 
-var envelopeMembers = []member[entryOf[IdentityCreate]]{
-	{"type", func(s *scanner, c *entryOf[IdentityCreate]) bool {
-		var t string
-		ok := s.str(&t)
-		c.Type = CommandType(t)
-		return ok
-	}},
-	{"payload", func(s *scanner, c *entryOf[IdentityCreate]) bool {
-		if s.peek() != '{' {
-			return false // null: the slow path
-		}
-		c.Payload = new(IdentityCreate)
-		return object(s, c.Payload, identityCreateMembers)
-	}},
-	{"at", func(s *scanner, c *entryOf[IdentityCreate]) bool { return s.time(&c.At) }},
-	{"actor", func(s *scanner, c *entryOf[IdentityCreate]) bool {
-		if s.null() {
-			return true
-		}
-		c.Actor = new(store.EventActor)
-		return object(s, c.Actor, actorMembers)
-	}},
-	{"rid", func(s *scanner, c *entryOf[IdentityCreate]) bool { return s.str(&c.RID) }},
+var (
+	identityCreateEnvelope   = envelopeMembers(identityCreateMembers)
+	routerTerminatorEnvelope = envelopeMembers(routerTerminatorMembers)
+)
+
+// envelopeMembers are the members of the writer's envelope around a
+// payload whose members are payload.
+func envelopeMembers[P any](payload []member[P]) []member[entryOf[P]] {
+	return []member[entryOf[P]]{
+		{"type", func(s *scanner, c *entryOf[P]) bool {
+			var t string
+			ok := s.str(&t)
+			c.Type = CommandType(t)
+			return ok
+		}},
+		{"payload", func(s *scanner, c *entryOf[P]) bool {
+			if s.peek() != '{' {
+				return false // null: the slow path
+			}
+			c.Payload = new(P)
+			return object(s, c.Payload, payload)
+		}},
+		{"at", func(s *scanner, c *entryOf[P]) bool { return s.time(&c.At) }},
+		{"actor", func(s *scanner, c *entryOf[P]) bool {
+			if s.null() {
+				return true
+			}
+			c.Actor = new(store.EventActor)
+			return object(s, c.Actor, actorMembers)
+		}},
+		{"rid", func(s *scanner, c *entryOf[P]) bool { return s.str(&c.RID) }},
+	}
 }
 
 var actorMembers = []member[store.EventActor]{
@@ -479,4 +504,29 @@ var enrollmentMembers = append(baseMembers(func(e *store.Enrollment) *store.Base
 	{"token", func(s *scanner, e *store.Enrollment) bool { return s.str(&e.Token) }},
 	{"jwt", func(s *scanner, e *store.Enrollment) bool { return s.str(&e.JWT) }},
 	{"expiresAt", func(s *scanner, e *store.Enrollment) bool { return s.time(&e.ExpiresAt) }},
+}...)
+
+var routerTerminatorMembers = []member[RouterTerminator]{
+	{"terminator", func(s *scanner, p *RouterTerminator) bool {
+		if s.null() {
+			return true
+		}
+		p.Terminator = new(store.Terminator)
+		return object(s, p.Terminator, terminatorMembers)
+	}},
+	{"at", func(s *scanner, p *RouterTerminator) bool { return s.time(&p.At) }},
+}
+
+var terminatorMembers = append(baseMembers(func(r *store.Terminator) *store.Base { return &r.Base }), []member[store.Terminator]{
+	{"serviceId", func(s *scanner, r *store.Terminator) bool { return s.str(&r.ServiceID) }},
+	{"routerId", func(s *scanner, r *store.Terminator) bool { return s.str(&r.RouterID) }},
+	{"binding", func(s *scanner, r *store.Terminator) bool { return s.str(&r.Binding) }},
+	{"address", func(s *scanner, r *store.Terminator) bool { return s.str(&r.Address) }},
+	{"identity", func(s *scanner, r *store.Terminator) bool { return s.str(&r.Identity) }},
+	{"identitySecret", func(s *scanner, r *store.Terminator) bool { return s.str(&r.IdentitySecret) }},
+	{"cost", func(s *scanner, r *store.Terminator) bool { return s.integer(&r.Cost) }},
+	{"precedence", func(s *scanner, r *store.Terminator) bool { return s.str(&r.Precedence) }},
+	{"hostId", func(s *scanner, r *store.Terminator) bool { return s.str(&r.HostID) }},
+	{"peerData", func(s *scanner, r *store.Terminator) bool { return s.open(&r.PeerData) }},
+	{"isSystem", func(s *scanner, r *store.Terminator) bool { return s.boolean(&r.IsSystem) }},
 }...)

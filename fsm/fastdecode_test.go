@@ -38,24 +38,34 @@ func fullIdentityCreate() IdentityCreate {
 	}
 }
 
-// writtenEntry is the entry the writer proposes for payload (Writer.Do).
+// writtenEntry is the entry the writer proposes for an identity create's
+// payload (Writer.Do).
 func writtenEntry(t testing.TB, payload any, actor *store.EventActor, rid string) []byte {
+	return writtenEntryOf(t, CmdIdentityCreate, payload, actor, rid)
+}
+
+func writtenEntryOf(t testing.TB, typ CommandType, payload any, actor *store.EventActor, rid string) []byte {
 	raw, err := json.Marshal(payload)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return envelope(CmdIdentityCreate, raw, time.Date(2026, 11, 25, 10, 0, 0, 1, time.UTC), actor, rid)
+	return envelope(typ, raw, time.Date(2026, 11, 25, 10, 0, 0, 1, time.UTC), actor, rid)
 }
 
-// fastRead runs the fast path alone (no cross-check) and, when it answers,
-// checks it read what store.DecodeJSON reads.
+// fastRead runs the identity create's fast path alone (no cross-check)
+// and, when it answers, checks it read what store.DecodeJSON reads.
 func fastRead(t *testing.T, entry []byte) bool {
 	t.Helper()
-	var got entryOf[IdentityCreate]
-	if !decodeIdentityCreateEntry(entry, &got) {
+	return fastReadOf(t, entry, decodeIdentityCreateEntry)
+}
+
+func fastReadOf[P any](t *testing.T, entry []byte, fast func([]byte, *entryOf[P]) bool) bool {
+	t.Helper()
+	var got entryOf[P]
+	if !fast(entry, &got) {
 		return false
 	}
-	var want entryOf[IdentityCreate]
+	var want entryOf[P]
 	if err := store.DecodeJSON(entry, &want); err != nil {
 		t.Fatalf("%s: the fast path read it, store.DecodeJSON fails: %v", entry, err)
 	}
@@ -169,17 +179,98 @@ func TestFastDecode_GivesUpOnWhatItDoesNotRead(t *testing.T) {
 func FuzzFastDecode(f *testing.F) {
 	f.Add(identityCreateEntry(7, "id-7", "e-7"))
 	f.Add(writtenEntry(f, fullIdentityCreate(), &store.EventActor{NodeID: "n"}, "r"))
-	f.Fuzz(func(t *testing.T, entry []byte) {
-		var got entryOf[IdentityCreate]
-		if !decodeIdentityCreateEntry(entry, &got) {
-			return
+	f.Fuzz(func(t *testing.T, entry []byte) { fuzzFast(t, entry, decodeIdentityCreateEntry) })
+}
+
+// FuzzFastDecode_RouterTerminator: the same for routers' terminators.
+func FuzzFastDecode_RouterTerminator(f *testing.F) {
+	f.Add(writtenEntryOf(f, CmdTerminatorCreateByRouter, fullRouterTerminator(), nil, ""))
+	f.Fuzz(func(t *testing.T, entry []byte) { fuzzFast(t, entry, decodeRouterTerminatorEntry) })
+}
+
+func fuzzFast[P any](t *testing.T, entry []byte, fast func([]byte, *entryOf[P]) bool) {
+	var got entryOf[P]
+	if !fast(entry, &got) {
+		return
+	}
+	var want entryOf[P]
+	if err := store.DecodeJSON(entry, &want); err != nil {
+		t.Fatalf("%q: the fast path read it, store.DecodeJSON fails: %v", entry, err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("%q:\nfast path %+v\nDecodeJSON %+v", entry, got, want)
+	}
+}
+
+// fullRouterTerminator is a router's terminator create with every field
+// set.
+func fullRouterTerminator() RouterTerminator {
+	at := time.Date(2026, 12, 7, 10, 0, 0, 123456789, time.UTC)
+	return RouterTerminator{At: at, Terminator: &store.Terminator{
+		Base:      store.Base{ID: "t-1", CreatedAt: at, UpdatedAt: at.Add(time.Hour), Tags: map[string]any{"k": "v"}},
+		ServiceID: "svc-1", RouterID: "er-1", Binding: "edge", Address: "hosted:t-1", Identity: "instance-é",
+		IdentitySecret: "secret", Cost: -3, Precedence: "required", HostID: "host-1",
+		PeerData: map[uint32][]byte{3: {1, 2, 3, 0xff}, 7: {}}, IsSystem: true,
+	}}
+}
+
+// TestFastDecode_ARouterTerminatorTakesTheFastPath: a router's terminator
+// create with every field set, as the writer proposes it, is read by the
+// fast path as store.DecodeJSON reads it (a field added to
+// store.Terminator fails the test until it sets the field, and then until
+// the fast path reads it); what it does not read it leaves to
+// store.DecodeJSON, and the FSM's handler takes the fast path and reads
+// every entry as store.DecodeJSON does.
+func TestFastDecode_ARouterTerminatorTakesTheFastPath(t *testing.T) {
+	t.Parallel()
+	if _, ok := fastEntryDecoders[CmdTerminatorCreateByRouter].(func([]byte, *entryOf[RouterTerminator]) bool); !ok {
+		t.Fatal("the FSM's handler does not take the fast path (on finds none of its payload's type)")
+	}
+	p := fullRouterTerminator()
+	rv := reflect.ValueOf(*p.Terminator)
+	for i := range rv.NumField() {
+		if rv.Field(i).IsZero() {
+			t.Fatalf("store.Terminator.%s is not set", rv.Type().Field(i).Name)
 		}
-		var want entryOf[IdentityCreate]
-		if err := store.DecodeJSON(entry, &want); err != nil {
-			t.Fatalf("%q: the fast path read it, store.DecodeJSON fails: %v", entry, err)
+	}
+	actor := &store.EventActor{NodeID: "n1"}
+	e := string(writtenEntryOf(t, CmdTerminatorCreateByRouter, p, nil, ""))
+	swap := func(old, new string) string {
+		if !strings.Contains(e, old) {
+			t.Fatalf("%q not in %s", old, e)
 		}
-		if !reflect.DeepEqual(got, want) {
-			t.Fatalf("%q:\nfast path %+v\nDecodeJSON %+v", entry, got, want)
+		return strings.Replace(e, old, new, 1)
+	}
+	for _, c := range []struct {
+		entry string
+		fast  bool
+	}{
+		{e, true},
+		{string(writtenEntryOf(t, CmdTerminatorCreateByRouter, p, actor, "rid-1")), true},
+		{string(writtenEntryOf(t, CmdTerminatorCreateByRouter, RouterTerminator{Terminator: &store.Terminator{}}, nil, "")), true},
+		{string(writtenEntryOf(t, CmdTerminatorCreateByRouter, RouterTerminator{}, nil, "")), true},
+		{string(terminatorCreateEntry(t, 7)), true},
+		{swap(`"cost":-3`, `"cost":3.5`), false},
+		{swap(`"cost":-3`, `"cost":null`), true},
+		{swap(`"peerData":{`, `"peerData":{"9":null,`), true},
+		{swap(`"peerData":{`, `"peerData":{"x":"AA==",`), true}, // a key DecodeJSON refuses: both fail
+		{swap(`"isSystem":true`, `"isSystem":true,"more":1`), false},
+		{swap(`"hostId":"host-1"`, `"hostId":"host-1","hostId":"h2"`), false},
+		{swap(`"address":"hosted:t-1"`, `"address":"a\"b"`), false},
+	} {
+		var want entryOf[RouterTerminator]
+		werr := store.DecodeJSON([]byte(c.entry), &want)
+		if werr != nil {
+			var got entryOf[RouterTerminator]
+			if decodeRouterTerminatorEntry([]byte(c.entry), &got) {
+				t.Errorf("the fast path read what store.DecodeJSON refuses (%v): %s", werr, c.entry)
+			}
+		} else if got := fastReadOf(t, []byte(c.entry), decodeRouterTerminatorEntry); got != c.fast {
+			t.Errorf("fast path read %v, want %v: %s", got, c.fast, c.entry)
 		}
-	})
+		h, _, err := New(store.New()).handlers[CmdTerminatorCreateByRouter]([]byte(c.entry))
+		if (err == nil) != (werr == nil) || (err == nil && !reflect.DeepEqual(h, want.cmdHeader)) {
+			t.Errorf("%s: handler %+v, %v; store.DecodeJSON %+v, %v", c.entry, h, err, want.cmdHeader, werr)
+		}
+	}
 }

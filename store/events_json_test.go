@@ -114,13 +114,28 @@ func FuzzEventJSON(f *testing.F) {
 func BenchmarkDump_Events(b *testing.B) {
 	CrossCheckDecoding(false)
 	b.Cleanup(func() { CrossCheckDecoding(true) })
+	const n = 10_000
+	r := eventStore(b, n).Read()
+	var buf bytes.Buffer
+	for b.Loop() {
+		buf.Reset()
+		if err := r.Dump(&buf); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/n, "ns/event")
+}
+
+// eventStore is a model of n identity-create events (events on, kept up
+// to 100,000).
+func eventStore(b testing.TB, n int) *Store {
 	s := New()
 	tx := s.Write()
 	at := time.Date(2026, 12, 7, 0, 0, 0, 0, time.UTC)
 	if err := tx.SetEvents(EventState{Enabled: true, RetentionCount: 100_000, RetentionSeconds: 3600}, at); err != nil {
 		b.Fatal(err)
 	}
-	events := make([]*Event, 10_000)
+	events := make([]*Event, n)
 	for i := range events {
 		id := &Identity{Base: Base{ID: EventKey(int64(i)), CreatedAt: at, UpdatedAt: at}, Named: Named{Name: "perf-" + EventKey(int64(i))},
 			TypeID: "Device", AuthPolicyID: "default"}
@@ -132,13 +147,5 @@ func BenchmarkDump_Events(b *testing.B) {
 		b.Fatal(err)
 	}
 	tx.Commit()
-	var buf bytes.Buffer
-	r := s.Read()
-	for b.Loop() {
-		buf.Reset()
-		if err := r.Dump(&buf); err != nil {
-			b.Fatal(err)
-		}
-	}
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(events)), "ns/event")
+	return s
 }

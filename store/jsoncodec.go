@@ -37,7 +37,13 @@ func DecodeJSON(b []byte, v any) error {
 }
 
 func decodeJSONWith(b []byte, v any, opts jsonv2.Options) error {
-	err := jsonv2.Unmarshal(b, v, opts)
+	return crossCheckDecode(b, v, jsonv2.Unmarshal(b, v, opts))
+}
+
+// crossCheckDecode returns err, the error of a decode of b into v; with
+// CrossCheckDecoding on it also decodes b with encoding/json and panics
+// unless that reads the same.
+func crossCheckDecode(b []byte, v any, err error) error {
 	if crossCheck.Load() {
 		want := reflect.New(reflect.TypeOf(v).Elem()).Interface()
 		wantErr := json.Unmarshal(b, want)

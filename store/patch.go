@@ -38,12 +38,14 @@ func (p Patch) JSON() []byte {
 // patched returns a copy of r with p applied and updatedAt set. Fields outside
 // the patch keep their values, and id and createdAt can never change.
 func patched(k *Kind, r Record, p Patch, at time.Time) (Record, error) {
-	raw, err := json.Marshal(r)
+	// encoding/json's bytes through encoding/json/v2 (jsoncodec.go), but
+	// for the last decode, whose error text is the API's answer.
+	raw, err := MarshalJSON(r)
 	if err != nil {
 		return nil, fmt.Errorf("store: patch %s: %w", k.Table, err)
 	}
 	fields := map[string]json.RawMessage{}
-	if err := json.Unmarshal(raw, &fields); err != nil {
+	if err := DecodeJSON(raw, &fields); err != nil {
 		return nil, fmt.Errorf("store: patch %s: %w", k.Table, err)
 	}
 	for name, v := range p {
@@ -53,7 +55,7 @@ func patched(k *Kind, r Record, p Patch, at time.Time) (Record, error) {
 		}
 		fields[name] = v
 	}
-	raw, err = json.Marshal(fields)
+	raw, err = MarshalJSON(fields)
 	if err != nil {
 		return nil, fmt.Errorf("store: patch %s: %w", k.Table, err)
 	}

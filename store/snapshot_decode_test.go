@@ -82,3 +82,44 @@ func TestDecodeJSON_TheCrossCheckCatchesADifference(t *testing.T) {
 	var c Config
 	_ = decodeJSONWith([]byte(`{"data":{"a":1,"a":2}}`), &c, jsonv2.DefaultOptionsV2())
 }
+
+// TestLoad_WithoutTheCrossCheckReadsWhatWasWritten: nodes load snapshots
+// with the cross-check off, where values are decoded straight from the
+// stream; a model of terminators (peer data), events (bodies) and client
+// bytes kept verbatim (a config's data with a duplicate name and invalid
+// UTF-8) dumps to the same stream after such a load. Not parallel: it
+// turns the check off for the process.
+func TestLoad_WithoutTheCrossCheckReadsWhatWasWritten(t *testing.T) {
+	s := eventStore(t, 50)
+	tx := s.Write()
+	for i := range 20 {
+		if err := tx.Insert(KindTerminator, fleetTerminator(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tx.Insert(KindConfigType, &ConfigType{Base: Base{ID: "t"}, Named: Named{Name: "type"}}); err != nil {
+		t.Fatal(err)
+	}
+	data := json.RawMessage(`{"a":1,"a":2,"s":"` + "\xff" + `"}`)
+	if err := tx.Insert(KindConfig, &Config{Base: Base{ID: "c"}, Named: Named{Name: "c"}, ConfigTypeID: "t", Data: data}); err != nil {
+		t.Fatal(err)
+	}
+	tx.Commit()
+	var first bytes.Buffer
+	if err := s.Read().Dump(&first); err != nil {
+		t.Fatal(err)
+	}
+	CrossCheckDecoding(false)
+	defer CrossCheckDecoding(true)
+	loaded := New()
+	if err := loaded.Load(NewSnapshotDecoder(bytes.NewReader(first.Bytes()))); err != nil {
+		t.Fatal(err)
+	}
+	var again bytes.Buffer
+	if err := loaded.Read().Dump(&again); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(first.Bytes(), again.Bytes()) {
+		t.Fatalf("the loaded model dumps\n%s\nnot\n%s", again.Bytes(), first.Bytes())
+	}
+}

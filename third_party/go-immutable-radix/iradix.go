@@ -74,6 +74,10 @@ type Txn struct {
 	// has fallen out is copied once more, which is always correct.
 	writable map[*Node]struct{}
 
+	// private makes writeNode hand back the node itself (edgectl patch: see
+	// Private).
+	private bool
+
 	// trackChannels is used to hold the watches that need to be notified to
 	// signal mutation of the tree. This will only hold up to
 	// defaultModifiedCache number of entries, after which we will set the
@@ -100,6 +104,7 @@ func (t *Tree) Txn() *Txn {
 func (t *Txn) Clone() *Txn {
 	// reset the writable node cache to avoid leaking future writes into the clone
 	t.writable = nil
+	t.private = false // edgectl patch: the clone holds the nodes now
 
 	txn := &Txn{
 		root: t.root,
@@ -153,6 +158,11 @@ func (t *Txn) trackChannel(ch *lazyWatch) {
 // forLeafUpdate to true if you are getting a write node to update the leaf,
 // which will set leaf mutation tracking appropriately as well.
 func (t *Txn) writeNode(n *Node, forLeafUpdate bool) *Node {
+	// edgectl patch: every node of a private transaction's tree is its own.
+	if t.private {
+		return n
+	}
+
 	// Ensure the writable set exists.
 	if t.writable == nil {
 		t.writable = make(map[*Node]struct{})
@@ -499,6 +509,24 @@ func (t *Txn) Root() *Node {
 	return t.root
 }
 
+// Private makes the transaction of an empty tree write its nodes in place
+// instead of copying them (edgectl patch). The tree is built by this
+// transaction alone, so no one else holds any of its nodes until the
+// transaction hands them out: a Clone or a Commit ends the private writes,
+// and the transaction copies nodes on write again from then on. (Root's
+// nodes are valid until the next write, as with any write transaction,
+// whose writable nodes change in place.) A tree built this way (a restore
+// from a snapshot) skips the copies and the set of writable nodes, about a
+// fifth of its inserts' time. It does nothing on a tree that is not empty
+// or a transaction that tracks mutations (its nodes would fire no watches).
+func (t *Txn) Private() {
+	if t.size != 0 || t.root.leaf != nil || len(t.root.edges) != 0 || t.trackMutate {
+		return
+	}
+	t.root = &Node{prefix: t.root.prefix}
+	t.private = true
+}
+
 // Get is used to lookup a specific key, returning
 // the value and if it was found
 func (t *Txn) Get(k []byte) (interface{}, bool) {
@@ -526,6 +554,7 @@ func (t *Txn) Commit() *Tree {
 func (t *Txn) CommitOnly() *Tree {
 	nt := &Tree{t.root, t.size}
 	t.writable = nil
+	t.private = false // edgectl patch: the tree is out
 	return nt
 }
 

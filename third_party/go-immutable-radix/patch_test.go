@@ -170,3 +170,63 @@ func TestPatch_WritableSetEmptiedWhenFullKeepsTheTreeRight(t *testing.T) {
 		t.Fatalf("walked %d entries, want %d", i, n)
 	}
 }
+
+func TestPatch_PrivateTransactionBuildsTheSameTree(t *testing.T) {
+	// A private transaction writes in place: the same tree as an ordinary
+	// one, with the empty tree it started from and a clone taken halfway
+	// left as they were.
+	empty := New()
+	priv, plain := empty.Txn(), empty.Txn()
+	priv.Private()
+	if !priv.private {
+		t.Fatal("Private had no effect on an empty tree")
+	}
+	var clone *Txn
+	n := 20000
+	for i := 0; i < n; i++ {
+		k := []byte(fmt.Sprintf("k%05d", (i*7919)%n))
+		if i == n/2 {
+			clone = priv.Clone()
+			if priv.private {
+				t.Fatal("a clone did not end the private writes")
+			}
+		}
+		for _, txn := range []*Txn{priv, plain} {
+			txn.Insert(k, i)
+			if i%10 == 9 {
+				txn.Delete([]byte(fmt.Sprintf("k%05d", ((i-5)*7919)%n)))
+			}
+		}
+	}
+	got, want := priv.Commit(), plain.Commit()
+	if empty.Len() != 0 || empty.Root().leaf != nil || len(empty.Root().edges) != 0 {
+		t.Fatal("the empty tree the transactions started from changed")
+	}
+	held := 0
+	clone.Root().Walk(func([]byte, interface{}) bool { held++; return false })
+	if held != n/2-n/20 {
+		t.Fatalf("the clone holds %d entries, want %d", held, n/2-n/20)
+	}
+	if got.Len() != want.Len() {
+		t.Fatalf("%d entries, want %d", got.Len(), want.Len())
+	}
+	gi, wi := got.Root().Iterator(), want.Root().Iterator()
+	for {
+		gk, gv, gok := gi.Next()
+		wk, wv, wok := wi.Next()
+		if gok != wok || string(gk) != string(wk) || gv != wv {
+			t.Fatalf("private %s=%v (%v), ordinary %s=%v (%v)", gk, gv, gok, wk, wv, wok)
+		}
+		if !gok {
+			break
+		}
+	}
+	full, tracked := got.Txn(), empty.Txn()
+	tracked.TrackMutate(true)
+	if full.Private(); full.private {
+		t.Fatal("Private took effect on a tree that is not empty")
+	}
+	if tracked.Private(); tracked.private {
+		t.Fatal("Private took effect on a transaction that tracks mutations")
+	}
+}

@@ -4,7 +4,10 @@
 
 package memdb
 
-import "testing"
+import (
+	"fmt"
+	"testing"
+)
 
 // Tests of edgectl's patch: reads make watch channels only when asked.
 
@@ -138,5 +141,60 @@ func TestPatch_LookupsInAWriteTransactionSeeItsWritesAndIteratorsKeepTheirView(t
 		if got, _ := read.First("main", "id", o.ID); got != o {
 			t.Fatalf("after commit First(%s) = %v", o.ID, got)
 		}
+	}
+}
+
+func TestPatch_APrivateTransactionFillsANewSnapshotAndIteratorsKeepTheirView(t *testing.T) {
+	db, err := NewMemDB(testValidSchema())
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap := db.Snapshot()
+	txn := snap.Txn(true)
+	txn.Private()
+	objs := make([]*TestObject, 300)
+	var it ResultIterator
+	for i := range objs {
+		objs[i] = testObj()
+		objs[i].ID = fmt.Sprintf("o%03d", (i*7)%len(objs))
+		objs[i].Foo = fmt.Sprintf("foo%d", i%5)
+		if err := txn.Insert("main", objs[i]); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := txn.First("main", "id", objs[i].ID); err != nil || got != objs[i] {
+			t.Fatalf("First(%s) after its insert = %v, %v", objs[i].ID, got, err)
+		}
+		if i == 99 {
+			if it, err = txn.Get("main", "id"); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	seen := 0
+	for o := it.Next(); o != nil; o = it.Next() {
+		seen++
+	}
+	if seen != 100 {
+		t.Fatalf("the iterator opened after 100 inserts saw %d", seen)
+	}
+	txn.Commit()
+	for _, d := range []*MemDB{db} {
+		if got, _ := d.Txn(false).First("main", "id"); got != nil {
+			t.Fatalf("the MemDB the snapshot was taken of holds %v", got)
+		}
+	}
+	read := snap.Txn(false)
+	for _, o := range objs {
+		if got, _ := read.First("main", "id", o.ID); got != o {
+			t.Fatalf("after commit First(%s) = %v", o.ID, got)
+		}
+	}
+	n := 0
+	res, _ := read.Get("main", "foo", "foo3")
+	for o := res.Next(); o != nil; o = res.Next() {
+		n++
+	}
+	if n != len(objs)/5 {
+		t.Fatalf("%d objects of foo3, want %d", n, len(objs)/5)
 	}
 }

@@ -41,6 +41,9 @@ type Txn struct {
 	changes Changes
 
 	modified map[tableIndex]*iradix.Txn
+
+	// private: see Private (edgectl patch).
+	private bool
 }
 
 // TrackChanges enables change tracking for the transaction. If called at any
@@ -113,11 +116,22 @@ func (txn *Txn) writableIndex(table, index string) *iradix.Txn {
 	// not notify, otherwise we will trigger watches on the primary DB when
 	// the writes will not be visible.
 	indexTxn.TrackMutate(txn.db.primary)
+	if txn.private {
+		indexTxn.Private() // edgectl patch
+	}
 
 	// Keep this open for the duration of the txn
 	txn.modified[key] = indexTxn
 	return indexTxn
 }
+
+// Private makes the write transaction build the indexes it writes in place
+// while they are empty (edgectl patch; go-immutable-radix's Txn.Private):
+// for a MemDB that no one reads yet and that tracks no mutations (a
+// Snapshot of a new MemDB), filled from empty, as a restore does. Reads go
+// on as before: an iterator (Get) clones its index, which then copies its
+// nodes on write again, and Commit ends it.
+func (txn *Txn) Private() { txn.private = txn.write }
 
 // Abort is used to cancel this transaction.
 // This is a noop for read transactions,
