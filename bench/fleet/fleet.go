@@ -209,6 +209,9 @@ func (f *Fleet) Links(full bool, timeout time.Duration) (int, error) {
 		}
 		total += len(links)
 		r.setLinks(links)
+		for _, j := range dsts {
+			f.Routers[j].accept(f.LinkIDs[[2]int{min(i, j), max(i, j)}])
+		}
 	}
 	err := benchkit.WaitFor("the controller listing the fleet's links", timeout, func() error {
 		got, err := f.Count(benchkit.FabricAPI+"/links", "")

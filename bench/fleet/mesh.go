@@ -168,8 +168,20 @@ func (f *Fleet) LeaveRouter(far *Far, via, count int, timeout time.Duration) (Le
 	}
 	cpu := benchkit.ReadCPU()
 	t0 := time.Now()
+	// The router dies: its channels close, and each router linked to it
+	// loses its end of their link (reporting a fault for the links it
+	// dialed, as OpenZiti's routers do).
 	f.StopRouter(via)
+	var restores []func()
+	for k := range f.Routers {
+		if id, ok := f.LinkIDs[[2]int{min(k, via), max(k, via)}]; ok && k != via {
+			restores = append(restores, f.Routers[k].linkLost(id))
+		}
+	}
 	defer func() {
+		for _, restore := range restores {
+			restore()
+		}
 		f.Routers[via].forget() // back with the full data model
 		f.StartRouter(via)
 	}()

@@ -3,8 +3,10 @@ package fleet
 import (
 	"context"
 	"crypto/tls"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -39,8 +41,9 @@ type Router struct {
 	index       uint64 // the data model index reached
 	timeline    string // the data model's timeline
 	services    map[string]string
-	terminators map[string]bool // made through this router, still held
-	links       []wire.RouterLink
+	terminators map[string]bool      // made through this router, still held
+	links       []wire.RouterLink    // the links it dialed, as it reports them
+	accepted    map[string]bool      // the links other routers dialed to it
 	routed      map[string]time.Time // circuit id → when its last Route came
 	watch       string               // a name prefix whose data model events are timed
 	seen        map[string]time.Time // names starting with watch → when first in the model
@@ -164,6 +167,7 @@ func (r *Router) open(ctx context.Context, c *ctrlConn, preferred bool) (*ctrlch
 		wire.RouteType:                        r.route,
 		wire.UnrouteType:                      func(*ctrlchan.Channel, *ctrlchan.Message) { r.Unroutes.Add(1) },
 		wire.ValidateTerminatorsV2RequestType: r.validate,
+		wire.InspectRequestType:               r.inspect,
 	}
 	ch, _, err := ctrlchan.Open(conn, r.ID, h, time.Now().Add(10*time.Second), ctrlchan.Options{QueueSize: 1024, MaxBodySize: 1 << 30}, handlers, nil) // a `ziti router` reads any size: a full data model of a million identities is ~40 MB
 	if err != nil {
@@ -512,6 +516,91 @@ func (r *Router) setLinks(links []wire.RouterLink) {
 			_ = ch.Send(ctrlchan.NewMessage(wire.RouterLinksType, wire.EncodeRouterLinks(links)))
 		}
 	}
+}
+
+// accept notes link id, which another router dialed to this one.
+func (r *Router) accept(id string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.accepted == nil {
+		r.accepted = map[string]bool{}
+	}
+	r.accepted[id] = true
+}
+
+// linkLost is the router's end of link id gone, as when the router at the
+// other end dies: OpenZiti's router reports a link fault to every node
+// when a link it dialed fails (its link registry), and nothing for a link
+// it accepted (the node asks it, with a links inspection, once the router
+// that dialed it is away). It returns what restores the link.
+func (r *Router) linkLost(id string) (restore func()) {
+	r.mu.Lock()
+	var dialed *wire.RouterLink
+	for i, l := range r.links {
+		if l.ID == id {
+			dialed = &l
+			r.links = append(r.links[:i:i], r.links[i+1:]...)
+			break
+		}
+	}
+	accepted := r.accepted[id]
+	delete(r.accepted, id)
+	r.mu.Unlock()
+	if dialed != nil {
+		fault := ctrlchan.NewMessage(wire.FaultType, wire.EncodeFault(wire.Fault{Subject: wire.LinkFault, ID: id, Iteration: dialed.Iteration}))
+		for _, c := range r.ctrls {
+			if ch := c.open(); ch != nil {
+				_ = ch.Send(fault)
+			}
+		}
+	}
+	return func() {
+		switch {
+		case dialed != nil:
+			r.mu.Lock()
+			links := append(slices.Clone(r.links), *dialed)
+			r.mu.Unlock()
+			r.setLinks(links)
+		case accepted:
+			r.accept(id)
+		}
+	}
+}
+
+// inspect answers an inspection as a `ziti router` does, for the value
+// "links" (the links it holds, dialed and accepted); other values are
+// named in its errors.
+func (r *Router) inspect(ch *ctrlchan.Channel, m *ctrlchan.Message) {
+	values, err := wire.DecodeInspectRequest(m.Body)
+	if err != nil {
+		return
+	}
+	resp := wire.InspectResponse{Success: true, Values: map[string]string{}}
+	for _, v := range values {
+		if v != "links" {
+			resp.Errors = append(resp.Errors, "fleet router: no inspection value "+v)
+			continue
+		}
+		type link struct {
+			ID     string `json:"id"`
+			Dest   string `json:"dest"`
+			Dialed bool   `json:"dialed"`
+		}
+		out := struct {
+			Links []link `json:"links"`
+		}{Links: []link{}}
+		r.mu.Lock()
+		for _, l := range r.links {
+			out.Links = append(out.Links, link{ID: l.ID, Dest: l.DestRouterID, Dialed: true})
+		}
+		for id := range r.accepted {
+			out.Links = append(out.Links, link{ID: id})
+		}
+		r.mu.Unlock()
+		b, _ := json.Marshal(out)
+		resp.Values[v] = string(b)
+	}
+	_ = ch.Reply(m, ctrlchan.NewMessage(wire.InspectResponseType, wire.EncodeInspectResponse(resp)))
 }
 
 // State is what the router knows of itself at one moment.

@@ -2,6 +2,7 @@ package wire
 
 import (
 	"encoding/json"
+	"slices"
 
 	"google.golang.org/protobuf/encoding/protowire"
 )
@@ -226,6 +227,34 @@ type InspectResponse struct {
 	Success bool
 	Errors  []string
 	Values  map[string]string
+}
+
+// DecodeInspectRequest reads the values an inspection asks for.
+func DecodeInspectRequest(b []byte) ([]string, error) {
+	var values []string
+	err := Fields(b, func(num protowire.Number, _ uint64, raw []byte) error {
+		var err error
+		if num == 1 {
+			values, err = appendBounded(values, string(raw))
+		}
+		return err
+	})
+	return values, err
+}
+
+// EncodeInspectResponse encodes a router's inspection answer (in the
+// order of names, for the same bytes each time).
+func EncodeInspectResponse(r InspectResponse) []byte {
+	b := buf(nil).boolean(1, r.Success).strs(2, r.Errors)
+	names := make([]string, 0, len(r.Values))
+	for name := range r.Values {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		b = b.msg(3, buf(nil).str(1, name).str(2, r.Values[name]))
+	}
+	return b
 }
 
 // DecodeInspectResponse reads a router's inspection answer.

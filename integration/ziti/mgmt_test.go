@@ -142,3 +142,23 @@ func TestDecode_RouterAnswersToValidations(t *testing.T) {
 		t.Fatalf("inspected links: %+v %v", got, err)
 	}
 }
+
+// The fleet's routers answer inspections as OpenZiti's do: our request
+// decoder reads ctrl_pb.InspectRequest, our response encoder writes what
+// ctrl_pb.InspectResponse reads.
+func TestInspect_FleetRoutersAnswerAsOpenZitisDo(t *testing.T) {
+	b, _ := proto.Marshal(&ctrl_pb.InspectRequest{RequestedValues: []string{"links", "router-circuits"}})
+	values, err := wire.DecodeInspectRequest(b)
+	if err != nil || !cmp.Equal(values, []string{"links", "router-circuits"}) {
+		t.Fatalf("InspectRequest: %v %v", values, err)
+	}
+	var resp ctrl_pb.InspectResponse
+	if err := proto.Unmarshal(wire.EncodeInspectResponse(wire.InspectResponse{Success: true, Errors: []string{"e"},
+		Values: map[string]string{"links": `{"links":[]}`, "a": "b"}}), &resp); err != nil {
+		t.Fatal(err)
+	}
+	if !resp.Success || len(resp.Errors) != 1 || resp.Errors[0] != "e" || len(resp.Values) != 2 ||
+		resp.Values[0].Name != "a" || resp.Values[0].Value != "b" || resp.Values[1].Name != "links" || resp.Values[1].Value != `{"links":[]}` {
+		t.Fatalf("InspectResponse as OpenZiti reads it: %+v", &resp)
+	}
+}
