@@ -394,7 +394,7 @@ func (n *Node) startMaintenance() {
 		n.wg.Add(1)
 		go func() {
 			defer n.wg.Done()
-			n.adaptSnapshotThreshold(ctx, defaultSnapshotThreshold, 10*time.Second)
+			n.adaptSnapshotThreshold(ctx, defaultSnapshotThreshold, snapshotThresholdEvery)
 		}()
 	}
 }
