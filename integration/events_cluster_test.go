@@ -115,8 +115,18 @@ func TestEventsOnThreeNodes(t *testing.T) {
 	}
 	createSome("before", 30)
 
-	// SIGKILL the leader while deliveries run; it comes back.
+	// SIGKILL the leader while deliveries run; it comes back. Not before
+	// it has reported winning its election (it reports every 250 ms: a
+	// quick start can reach this point before).
 	l := c.leader(10 * time.Second)
+	waitUntil(t, "the first leader's leaderChanged event", 10*time.Second, func() error {
+		_, m := do(t, http.MethodGet, c.nodes[l].mgmt("/events?consistency=linearizable&filter="+url.QueryEscape(
+			`namespace = "cluster" and action = "leaderChanged"`)), c.token, nil)
+		if evs, _ := jget(m, "data").([]any); len(evs) == 0 {
+			return fmt.Errorf("none yet")
+		}
+		return nil
+	})
 	c.nodes[l].kill()
 	createSome("after-kill", 30)
 	c.restart(l)
