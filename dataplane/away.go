@@ -1,7 +1,6 @@
 package dataplane
 
 import (
-	"encoding/json"
 	"errors"
 	"slices"
 	"time"
@@ -417,16 +416,12 @@ func inspectedLinks(value string) (map[string]bool, error) {
 	if value == "" {
 		return nil, errors.New("no links value")
 	}
-	var v struct {
-		Links []struct {
-			ID string `json:"id"`
-		} `json:"links"`
-	}
-	if err := json.Unmarshal([]byte(value), &v); err != nil {
+	links, err := wire.DecodeInspectedLinks(value)
+	if err != nil {
 		return nil, err
 	}
-	out := make(map[string]bool, len(v.Links))
-	for _, l := range v.Links {
+	out := make(map[string]bool, len(links))
+	for _, l := range links {
 		out[l.ID] = true
 	}
 	return out, nil
