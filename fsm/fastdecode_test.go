@@ -107,6 +107,18 @@ func TestFastDecode_AFullEntryTakesTheFastPath(t *testing.T) {
 	}
 }
 
+// swapper is entry e with its first old replaced by new (the test fails
+// when e holds no old).
+func swapper(t *testing.T, e string) func(old, new string) string {
+	return func(old, new string) string {
+		t.Helper()
+		if !strings.Contains(e, old) {
+			t.Fatalf("%q not in %s", old, e)
+		}
+		return strings.Replace(e, old, new, 1)
+	}
+}
+
 // TestFastDecode_GivesUpOnWhatItDoesNotRead: entries of another shape
 // (from clients' bytes, other writers, earlier releases) are left to
 // store.DecodeJSON, and the FSM reads them as it reads them; where the fast
@@ -114,12 +126,7 @@ func TestFastDecode_AFullEntryTakesTheFastPath(t *testing.T) {
 func TestFastDecode_GivesUpOnWhatItDoesNotRead(t *testing.T) {
 	t.Parallel()
 	e := string(identityCreateEntry(7, "id-7", "e-7"))
-	swap := func(old, new string) string {
-		if !strings.Contains(e, old) {
-			t.Fatalf("%q not in %s", old, e)
-		}
-		return strings.Replace(e, old, new, 1)
-	}
+	swap := swapper(t, e)
 	for _, c := range []struct {
 		entry string
 		fast  bool // the fast path reads it
@@ -235,12 +242,7 @@ func TestFastDecode_ARouterTerminatorTakesTheFastPath(t *testing.T) {
 	}
 	actor := &store.EventActor{NodeID: "n1"}
 	e := string(writtenEntryOf(t, CmdTerminatorCreateByRouter, p, nil, ""))
-	swap := func(old, new string) string {
-		if !strings.Contains(e, old) {
-			t.Fatalf("%q not in %s", old, e)
-		}
-		return strings.Replace(e, old, new, 1)
-	}
+	swap := swapper(t, e)
 	for _, c := range []struct {
 		entry string
 		fast  bool
