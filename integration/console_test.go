@@ -298,8 +298,11 @@ func TestConsoleInABrowser(t *testing.T) {
 	}
 	run(t, ctx, "save the config", chromedp.Click("#save", chromedp.ByID), chromedp.WaitVisible("#fields", chromedp.ByID))
 	waitText(t, ctx, "the config's type", `#fields [data-field="configType"]`, "host.v1")
-	run(t, ctx, "a config by a name that is none", chromedp.Navigate(serviceURL), chromedp.WaitVisible("#edit", chromedp.ByID),
-		chromedp.Click("#edit", chromedp.ByID), chromedp.WaitVisible("#f-configs", chromedp.ByID),
+	// The config's page has an Edit link too: wait for the service's own
+	// (clicking the config's, removed as the service's page renders, fails).
+	serviceEdit := `#edit[href^="#/r/services/"]`
+	run(t, ctx, "a config by a name that is none", chromedp.Navigate(serviceURL), chromedp.WaitVisible(serviceEdit, chromedp.ByQuery),
+		chromedp.Click(serviceEdit, chromedp.ByQuery), chromedp.WaitVisible("#f-configs", chromedp.ByID),
 		chromedp.SetValue("#f-configs", "no-such-config", chromedp.ByID), chromedp.Click("#save", chromedp.ByID))
 	waitText(t, ctx, "the error at the field", `[data-error-for="configs"]`, "no config named no-such-config")
 	run(t, ctx, "the service's config by name", chromedp.SetValue("#f-configs", "web-host", chromedp.ByID), chromedp.Click("#save", chromedp.ByID),
