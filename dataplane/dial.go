@@ -334,11 +334,15 @@ func (m *Manager) routeOn(ci *Circuit, attempt uint32, egress *wire.Egress, answ
 			if failed != nil {
 				return failedMsg, failed
 			}
-			var suspect []string
-			for id := range waiting {
-				suspect = append(suspect, ci.hops().LinksAt(slices.Index(ci.Path, id))...)
+			var suspect, silent []string
+			for _, id := range ci.Path {
+				if waiting[id] {
+					silent = append(silent, id)
+					suspect = append(suspect, ci.hops().LinksAt(slices.Index(ci.Path, id))...)
+				}
 			}
-			return nil, &routeError{err: fmt.Errorf("the routers did not answer within %s", wait.Round(time.Millisecond)), suspect: suspect,
+			return nil, &routeError{err: fmt.Errorf("router %s of the path (%s) did not answer within %s",
+				strings.Join(silent, ", "), strings.Join(ci.Path, " > "), wait.Round(time.Millisecond)), suspect: suspect,
 				egress: waiting[egressID]}
 		}
 	}

@@ -196,6 +196,9 @@ func (chk *dpChecks) run(label string, f *dpFault, healed time.Time) {
 		d.t.Logf("    evidence of %s in %s", label, d.evidence(label, []string{"(no failure: kept as slow or asked for)"}))
 	}
 	if len(failed) > 0 {
+		if slices.ContainsFunc(failed, func(s string) bool { return strings.HasPrefix(s, "no new ") }) {
+			d.t.Logf("    what the dials met:\n      %s", strings.Join(d.diagnose(), "\n      "))
+		}
 		dir := d.evidence(label, failed)
 		for _, msg := range failed {
 			d.t.Errorf("%s: %s (evidence in %s)", label, msg, dir)
@@ -203,6 +206,42 @@ func (chk *dpChecks) run(label string, f *dpFault, healed time.Time) {
 		chk.failures = append(chk.failures, failed...)
 	}
 	chk.lastCheck = time.Now()
+}
+
+// diagnose is what the test log shows when new dials fail (a CI log is
+// often all there is of a run): each node's last refusal of a dial, and
+// the goroutines of the routers and of echo-1's `ziti tunnel host`,
+// grouped by where they wait (the evidence directory has them whole).
+func (d *dpChaos) diagnose() []string {
+	var out []string
+	for i, n := range d.nodes() {
+		last := "none"
+		for _, l := range strings.Split(n.stdout.String()+n.stderr.String(), "\n") {
+			if strings.Contains(l, "dial refused") {
+				last = l
+			}
+		}
+		out = append(out, fmt.Sprintf("node %d: last dial refused: %s", i+1, last))
+	}
+	show := func(who string, dump string, err error) {
+		if err != nil {
+			out = append(out, fmt.Sprintf("%s: no goroutine dump: %v", who, err))
+			return
+		}
+		out = append(out, who+"'s goroutines, by where they wait:")
+		for _, g := range goroutineGroups(dump, 8) {
+			out = append(out, "  "+g)
+		}
+	}
+	for _, r := range []*zitiRouter{d.mn.a, d.mn.c} {
+		st, err := r.stack()
+		show(r.name, st, err)
+	}
+	st, err := d.hosts[0].stack()
+	show("echo-1's tunnel host", st, err)
+	st, err = d.hosts[1].usr1Stack()
+	show("echo-2's sdk-golang host", st, err)
+	return out
 }
 
 func orNow(f *dpFault) time.Time {
@@ -418,9 +457,18 @@ func (d *dpChaos) evidence(label string, failed []string) string {
 	}
 	for _, r := range []*zitiRouter{d.mn.a, d.mn.b, d.mn.c} {
 		write(r.name+".log", r.out.String())
+		if st, err := r.stack(); err == nil {
+			write(r.name+"-goroutines.txt", st)
+		}
 	}
 	for k, h := range d.hosts {
 		write(fmt.Sprintf("host-%d.log", k+1), h.out.String())
+	}
+	if st, err := d.hosts[0].stack(); err == nil {
+		write("host-1-goroutines.txt", st)
+	}
+	if st, err := d.hosts[1].usr1Stack(); err == nil {
+		write("host-2-goroutines.txt", st)
 	}
 	write("proxy.log", d.proxy.out.String())
 	return dir

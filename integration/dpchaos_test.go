@@ -133,7 +133,8 @@ func TestDataPlaneChaos(t *testing.T) {
 	for svc := range 2 {
 		for range 2 {
 			if err := d.streams.open(svc, d.proxyAddrs[svc]); err != nil {
-				t.Fatal(err)
+				t.Logf("what the streams met:\n      %s", strings.Join(d.diagnose(), "\n      "))
+				t.Fatalf("%v (evidence in %s)", err, d.evidence("setup", []string{err.Error()}))
 			}
 		}
 	}

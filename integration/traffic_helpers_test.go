@@ -9,7 +9,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -261,4 +263,25 @@ func concurrently(n int, fn func(i int) error) error {
 		}
 	}
 	return nil
+}
+
+// usr1Stack is the goroutine dump of a program that writes one to its
+// output at SIGUSR1 between marker lines (sdkecho: dumpOnSignal).
+func (p *zitiProc) usr1Stack() (string, error) {
+	const begin, end = "---- goroutines ----\n", "---- end of goroutines ----\n"
+	before := strings.Count(p.out.String(), end)
+	if err := p.cmd.Process.Signal(syscall.SIGUSR1); err != nil {
+		return "", err
+	}
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		out := p.out.String()
+		if strings.Count(out, end) > before {
+			i := strings.LastIndex(out, begin)
+			j := strings.LastIndex(out, end)
+			if i >= 0 && j > i {
+				return out[i+len(begin) : j], nil
+			}
+		}
+	}
+	return "", fmt.Errorf("%s wrote no goroutine dump within 5 s of SIGUSR1", p.name)
 }

@@ -9,6 +9,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -260,4 +262,98 @@ func zitiCLIStatus(t *testing.T, n *node) func(args ...string) (string, error) {
 		t.Fatalf("ziti edge login: %v\n%s", err, out)
 	}
 	return ziti
+}
+
+// agentStack is the goroutine dump of the OpenZiti process whose CLI agent
+// listens on socket: the agent protocol's magic bytes, then the stack-trace
+// signal 0x1; the answer is pprof's goroutine profile at debug level 2.
+func agentStack(socket string) (string, error) {
+	conn, err := net.DialTimeout("unix", socket, 3*time.Second)
+	if err != nil {
+		return "", err
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(10 * time.Second))
+	req := []byte{0x1, 0xB, 0xA, 0xD, 0xE, 0xC, 0xA, 0xF, 0xE, 0xF, 0x0, 0x0, 0xD, 0x1}
+	if _, err := conn.Write(req); err != nil {
+		return "", err
+	}
+	out, err := io.ReadAll(conn)
+	if err != nil && len(out) == 0 {
+		return "", err
+	}
+	return string(out), nil
+}
+
+// stack is the router's goroutine dump (agentStack).
+func (r *zitiRouter) stack() (string, error) { return agentStack(r.agentSocket()) }
+
+// stack is the goroutine dump of a `ziti` process (its CLI agent is on by
+// default, on a socket named after its pid in the temporary directory).
+func (p *zitiProc) stack() (string, error) {
+	return agentStack(filepath.Join(os.TempDir(), fmt.Sprintf("gops-agent.%d.sock", p.cmd.Process.Pid)))
+}
+
+// goroutineGroups summarises a goroutine dump: goroutines grouped by the
+// first frame of OpenZiti's own code (the Go runtime's, the standard
+// library's and the channel and foundation libraries' skipped) and their
+// state, the largest groups first, at most limit: "N × func [state]
+// (longest: D)".
+func goroutineGroups(dump string, limit int) []string {
+	counts := map[string]int{}
+	longest := map[string]string{}
+	for _, g := range strings.Split(dump, "\n\n") {
+		header, rest, _ := strings.Cut(strings.TrimSpace(g), "\n")
+		open, close := strings.Index(header, "["), strings.LastIndex(header, "]")
+		if open < 0 || close < open {
+			continue
+		}
+		state, waited, _ := strings.Cut(header[open+1:close], ", ")
+		frame := ""
+		for _, l := range strings.Split(rest, "\n") {
+			if strings.HasPrefix(l, "\t") || strings.HasPrefix(l, "created by ") || !strings.Contains(l, "openziti/") ||
+				strings.Contains(l, "openziti/channel") || strings.Contains(l, "openziti/foundation") {
+				continue
+			}
+			frame = l
+			if i := strings.LastIndex(l, "("); i > 0 && strings.HasSuffix(l, ")") {
+				frame = l[:i] // the arguments
+			}
+			break
+		}
+		if frame == "" {
+			continue
+		}
+		k := frame + " [" + state + "]"
+		counts[k]++
+		if minutes(waited) > minutes(longest[k]) {
+			longest[k] = waited
+		}
+	}
+	var out []string
+	for k, n := range counts {
+		line := fmt.Sprintf("%d × %s", n, k)
+		if longest[k] != "" {
+			line += " (longest: " + longest[k] + ")"
+		}
+		out = append(out, line)
+	}
+	slices.SortFunc(out, func(a, b string) int {
+		na, _ := strconv.Atoi(strings.Fields(a)[0])
+		nb, _ := strconv.Atoi(strings.Fields(b)[0])
+		return nb - na
+	})
+	if len(out) > limit {
+		out = out[:limit]
+	}
+	return out
+}
+
+// minutes is the number of a goroutine's "N minutes" wait, 0 without one.
+func minutes(waited string) int {
+	n, err := strconv.Atoi(strings.TrimSuffix(strings.TrimSuffix(waited, " minutes"), " minute"))
+	if err != nil {
+		return 0
+	}
+	return n
 }

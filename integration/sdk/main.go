@@ -29,9 +29,12 @@ import (
 	"io"
 	"net"
 	"os"
+	"os/signal"
 	"path/filepath"
+	"runtime/pprof"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/openziti/sdk-golang/ziti"
@@ -69,6 +72,7 @@ func main() {
 		usage(fmt.Sprintf("-retry must not be negative, not %s", *retry))
 	}
 	logrus.SetLevel(logrus.WarnLevel)
+	dumpOnSignal()
 	ctxs := make([]ziti.Context, len(files))
 	for i, f := range files {
 		if ctxs[i], err = ziti.NewContextFromFile(f); err != nil {
@@ -87,6 +91,21 @@ func main() {
 		}
 	}
 	fmt.Println("ok")
+}
+
+// dumpOnSignal writes every goroutine's stack to stderr at each SIGUSR1,
+// between two marker lines, and goes on: a test that finds the host stuck
+// reads where it waits.
+func dumpOnSignal() {
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGUSR1)
+	go func() {
+		for range sig {
+			var b bytes.Buffer
+			_ = pprof.Lookup("goroutine").WriteTo(&b, 2)
+			fmt.Fprintf(os.Stderr, "---- goroutines ----\n%s---- end of goroutines ----\n", b.String())
+		}
+	}()
 }
 
 // identityFiles are the files list names (separated by commas) and the
