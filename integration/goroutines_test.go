@@ -1,0 +1,46 @@
+package integration
+
+import (
+	"slices"
+	"testing"
+)
+
+// TestGoroutineGroups_GroupsByTheFirstOpenZitiFrame: the summary a failed
+// chaos round prints groups goroutines by where OpenZiti's own code waits,
+// skips the channel library's frames and the arguments, and keeps the
+// longest wait of a group.
+func TestGoroutineGroups_GroupsByTheFirstOpenZitiFrame(t *testing.T) {
+	dump := `goroutine 1 [select, 3 minutes]:
+github.com/openziti/channel/v4.(*channelImpl).Send(0x1)
+	/x/channel.go:1 +0x1
+github.com/openziti/ziti/router/xgress_edge.(*xgEdgeForwarder).Unrouted(0xc0)
+	/x/listener.go:1504 +0x2
+
+goroutine 2 [select, 12 minutes]:
+github.com/openziti/ziti/router/xgress_edge.(*xgEdgeForwarder).Unrouted(0xc1)
+	/x/listener.go:1504 +0x2
+
+goroutine 3 [IO wait]:
+internal/poll.runtime_pollWait(0x1)
+	/x/netpoll.go:1 +0x1
+github.com/openziti/ziti/tunnel.myCopy({0x7f, 0x1}, {0x4, 0x2})
+	/x/tunnel.go:145 +0x3
+created by github.com/openziti/ziti/tunnel.Run in goroutine 9
+	/x/tunnel.go:80 +0x4
+
+goroutine 4 [running]:
+main.main()
+	/x/main.go:1 +0x1
+`
+	got := goroutineGroups(dump, 5)
+	want := []string{
+		"2 × github.com/openziti/ziti/router/xgress_edge.(*xgEdgeForwarder).Unrouted [select] (longest: 12 minutes)",
+		"1 × github.com/openziti/ziti/tunnel.myCopy [IO wait]",
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("got %q, want %q", got, want)
+	}
+	if got := goroutineGroups(dump, 1); len(got) != 1 || got[0] != want[0] {
+		t.Fatalf("limit 1: got %q", got)
+	}
+}
