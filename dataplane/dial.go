@@ -135,11 +135,18 @@ func (m *Manager) routeCircuit(r *Router, ci *Circuit, instanceID string, peerDa
 	failed, shun := map[string]bool{}, map[string]bool{}
 	deadline := time.Now().Add(m.cfg.DialTimeout)
 	var routeErr error
+	var held *heldEgress // the egress router of a failed attempt, not yet unrouted
+	giveUp := func(err error) (*ctrlchan.Message, string, error) {
+		if held != nil {
+			m.unroute(held.router, ci.ID, true)
+		}
+		m.circuits.abandon(ci.ID)
+		return nil, "", err
+	}
 	for attempt := uint32(0); ; attempt++ {
 		left := min(time.Until(deadline), m.cfg.RouteTimeout)
 		if left <= 0 {
-			m.circuits.abandon(ci.ID)
-			return nil, "", fmt.Errorf("the dial was not routed within %s: %s", m.cfg.DialTimeout, routeErr)
+			return giveUp(fmt.Errorf("the dial was not routed within %s: %s", m.cfg.DialTimeout, routeErr))
 		}
 
 		// 4.a: Pick (package path).
@@ -149,11 +156,18 @@ func (m *Manager) routeCircuit(r *Router, ci *Circuit, instanceID string, peerDa
 			if attempt > 0 {
 				err = fmt.Errorf("%w (after %d failed attempts)", err, attempt)
 			}
-			m.circuits.abandon(ci.ID)
-			return nil, "", err
+			return giveUp(err)
 		}
 		ci.TerminatorID, ci.IngressID, ci.EgressID = t.ID, auth.NewToken()[:22], auth.NewToken()[:22]
 		ci.Path, ci.Links = p.Nodes, p.Links
+		if held != nil {
+			if held.router == p.Nodes[len(p.Nodes)-1] && held.terminator == t.ID {
+				ci.EgressID = held.address // the router finds its dial of the host there
+			} else {
+				m.unroute(held.router, ci.ID, true)
+			}
+			held = nil
+		}
 
 		// 4.b: Route on every router of the path and wait for the results,
 		// within the dial's time left.
@@ -167,7 +181,23 @@ func (m *Manager) routeCircuit(r *Router, ci *Circuit, instanceID string, peerDa
 		// terminator its router no longer has, leave out the terminator if
 		// it failed (a single router's path: always) and the links of a
 		// route a router refused (one may be gone before its fault came).
-		m.unrouteAll(ci.Path, ci.ID, true)
+		// An egress router that answered, with its terminator still in the
+		// running, is held (heldEgress): unrouted only if the next attempt
+		// does not end there.
+		var re *routeError
+		isRouteErr := errors.As(routeErr, &re)
+		if !isRouteErr || re.egress || len(ci.Path) == 1 {
+			failed[t.ID] = true
+		}
+		egress := ci.Path[len(ci.Path)-1]
+		if isRouteErr && !re.egressSilent && !failed[t.ID] {
+			held = &heldEgress{router: egress, terminator: t.ID, address: ci.EgressID}
+		}
+		for _, id := range ci.Path {
+			if held == nil || id != egress {
+				m.unroute(id, ci.ID, true)
+			}
+		}
 		m.circuits.retract(ci.ID)
 		events.attemptFailed()
 		if result != nil {
@@ -175,18 +205,12 @@ func (m *Manager) routeCircuit(r *Router, ci *Circuit, instanceID string, peerDa
 				m.removeTerminator(t, "its router no longer has it")
 			}
 		}
-		var re *routeError
-		if !errors.As(routeErr, &re) || re.egress || len(ci.Path) == 1 {
-			failed[t.ID] = true
-		}
 		avoid(shun, routeErr)
 		if why := m.circuits.endedWhy(ci.ID); why != "" {
-			m.circuits.abandon(ci.ID)
-			return nil, "", fmt.Errorf("the circuit ended while it was routed: %s", why)
+			return giveUp(fmt.Errorf("the circuit ended while it was routed: %s", why))
 		}
 		if attempt+1 >= 2 || r.channel().Err() != nil {
-			m.circuits.abandon(ci.ID)
-			return nil, "", fmt.Errorf("the host could not be reached: %s", routeErr)
+			return giveUp(fmt.Errorf("the host could not be reached: %s", routeErr))
 		}
 	}
 
@@ -244,6 +268,25 @@ type routeError struct {
 	// error code, or the egress router did not answer: the terminator
 	// failed, not (only) the path.
 	egress bool
+	// egressSilent: the egress router had not answered (or left): its
+	// dial of the host may still be under way.
+	egressSilent bool
+}
+
+// heldEgress is the egress router of a failed attempt that answered, its
+// terminator not failed (a route refused for a link of the path: the
+// router had already dialed the host). OpenZiti's routers know a circuit
+// by its id alone: an Unroute of the failed attempt there, and the host's
+// end of that attempt closing, could unregister the next attempt's dial
+// of the same circuit on the same router, leaving the circuit with no way
+// back from the host (seen in the data-plane chaos: a link cut during a
+// dial, the dial answered and the circuit idle for good). So, as OpenZiti's
+// controller does, the router is not unrouted between attempts when the
+// next one ends there too, and that attempt gives the same egress address:
+// the router finds its earlier dial of the host there and routes to it,
+// rather than dialing the host twice for one circuit.
+type heldEgress struct {
+	router, terminator, address string
 }
 
 func (e *routeError) Error() string { return e.err.Error() }
@@ -308,7 +351,8 @@ func (m *Manager) routeOn(ci *Circuit, attempt uint32, egress *wire.Egress, answ
 			}
 			if a.msg == nil {
 				if failure(a.router, nil, &routeError{err: fmt.Errorf("router %s of the path left", a.router),
-					suspect: ci.hops().LinksAt(slices.Index(ci.Path, a.router)), egress: a.router == egressID}) {
+					suspect: ci.hops().LinksAt(slices.Index(ci.Path, a.router)), egress: a.router == egressID,
+					egressSilent: a.router == egressID}) {
 					return failedMsg, failed
 				}
 				continue
@@ -332,6 +376,7 @@ func (m *Manager) routeOn(ci *Circuit, attempt uint32, egress *wire.Egress, answ
 			}
 		case <-timeout.C:
 			if failed != nil {
+				failed.egressSilent = waiting[egressID]
 				return failedMsg, failed
 			}
 			var suspect, silent []string
@@ -343,7 +388,7 @@ func (m *Manager) routeOn(ci *Circuit, attempt uint32, egress *wire.Egress, answ
 			}
 			return nil, &routeError{err: fmt.Errorf("router %s of the path (%s) did not answer within %s",
 				strings.Join(silent, ", "), strings.Join(ci.Path, " > "), wait.Round(time.Millisecond)), suspect: suspect,
-				egress: waiting[egressID]}
+				egress: waiting[egressID], egressSilent: waiting[egressID]}
 		}
 	}
 	if failed != nil {

@@ -122,13 +122,16 @@ func TestDial_TheSecondAttemptHasOnlyTheTimeLeft(t *testing.T) {
 }
 
 // A router of the path that refuses its route while the egress router is
-// still dialing the host: the attempt's Unroute reaches the egress only
-// once it has answered. One sent at once (as before) arrived while the
-// egress router dialed the host, which it then kept connected for a
-// circuit that never starts (issue 46: `ziti tunnel host` took no other
-// dial). The second attempt goes around the refused link, and ends on the
-// same egress router.
-func TestDial_TheEgressIsUnroutedOnlyOnceItHasAnswered(t *testing.T) {
+// still dialing the host: the attempt's Unroute would reach the egress
+// while it dialed the host, which it then kept connected for a circuit
+// that never starts (issue 46: `ziti tunnel host` took no other dial). The
+// second attempt goes around the refused link and ends on the same egress
+// router and terminator: that router is not told to unroute at all (an
+// Unroute there, and the host's end of the first attempt closing, took the
+// second attempt's dial of the same circuit with it: OpenZiti's routers
+// know a circuit by its id), and the second route gives it the same egress
+// address, where it finds its dial of the host.
+func TestDial_AnEgressThatAnsweredIsKeptForTheNextAttemptToTheSameHost(t *testing.T) {
 	n := triangle(t)
 	g := newGate()
 	held := n.routers["C"].holdRoutes(g, func(a uint32) bool { return a == 0 })
@@ -147,26 +150,85 @@ func TestDial_TheEgressIsUnroutedOnlyOnceItHasAnswered(t *testing.T) {
 		t.Fatal("router C got no route")
 	}
 	poll(t, "router B refuses the first attempt", func() bool { return len(n.routers["B"].messages(wire.RouteType)) > 0 })
-	unrouted := func(r string) bool {
-		for _, m := range n.routers[r].messages(wire.UnrouteType) {
-			if circuitOf(m) == id {
-				return true
-			}
-		}
-		return false
-	}
-	if pollUntil(time.Second, func() bool { return unrouted("C") }) {
+	if pollUntil(time.Second, func() bool { return unroutedOn(n, "C", id) }) {
 		t.Fatal("router C was told to unroute the attempt while its route (its dial of the host) was under way")
 	}
 	g.open()
 	if got := circuitID(t, answerWithin(t, answer, 5*time.Second)); got != id {
 		t.Fatalf("answered circuit %s, routed %s", got, id)
 	}
-	if !unrouted("C") {
-		t.Fatal("router C was not told to unroute the failed attempt")
-	}
 	if p := n.path(id); !slices.Equal(p, []string{"A", "C"}) {
 		t.Fatalf("path %v", p)
 	}
 	n.settled(id)
+	if unroutedOn(n, "C", id) {
+		t.Fatal("router C, the egress of both attempts, was told to unroute the circuit")
+	}
+	if !unroutedOn(n, "B", id) {
+		t.Fatal("router B, on the first attempt's path only, was not told to unroute it")
+	}
+	routes := n.routers["C"].messages(wire.RouteType)
+	if len(routes) != 2 {
+		t.Fatalf("router C got %d routes, want one per attempt", len(routes))
+	}
+	first, second := egressAddressOf(routes[0].Body), egressAddressOf(routes[1].Body)
+	if first == "" || first != second {
+		t.Fatalf("router C's egress address: %q in the first attempt, %q in the second (want the same)", first, second)
+	}
+}
+
+// An egress router held after a failed attempt is unrouted when the next
+// attempt ends elsewhere: in the square (A–B–D cheaper than A–C–D, t1 on
+// D) with a second terminator on C, B refuses the first attempt's link
+// B–D while D answers, and the second attempt takes t2 on C.
+func TestDial_AnEgressLeftByTheNextAttemptIsUnrouted(t *testing.T) {
+	n := square(t)
+	n.terminator("t2", "C")
+	n.routers["B"].setAnswer(func(_ string, a uint32) routeReply {
+		if a == 0 {
+			return routeReply{reason: "invalid link destination bd"}
+		}
+		return routeReply{ok: true}
+	})
+	id := circuitID(t, n.dial("A"))
+	n.settled(id)
+	if p := n.path(id); !slices.Equal(p, []string{"A", "C"}) {
+		t.Fatalf("path %v, want A, C (t2)", p)
+	}
+	if len(n.routers["D"].messages(wire.RouteType)) != 1 {
+		t.Fatalf("router D got %d routes, want the first attempt's", len(n.routers["D"].messages(wire.RouteType)))
+	}
+	if !unroutedOn(n, "D", id) {
+		t.Error("router D, the egress of the first attempt only, was not told to unroute")
+	}
+	if unroutedOn(n, "C", id) {
+		t.Error("router C, the egress of the circuit, was told to unroute it")
+	}
+}
+
+// unroutedOn says whether router r got an Unroute of circuit id.
+func unroutedOn(n *testNet, r, id string) bool {
+	for _, m := range n.routers[r].messages(wire.UnrouteType) {
+		if circuitOf(m) == id {
+			return true
+		}
+	}
+	return false
+}
+
+// egressAddressOf is the address (field 2) of a Route's egress (field 3).
+func egressAddressOf(b []byte) string {
+	var addr string
+	_ = wire.Fields(b, func(num protowire.Number, _ uint64, raw []byte) error {
+		if num == 3 {
+			_ = wire.Fields(raw, func(num protowire.Number, _ uint64, raw []byte) error {
+				if num == 2 {
+					addr = string(raw)
+				}
+				return nil
+			})
+		}
+		return nil
+	})
+	return addr
 }
