@@ -42,6 +42,8 @@ const defaultDialTimeout = 4 * time.Second
 
 // dial handles CreateCircuitV2Request.
 func (m *Manager) dial(r *Router, msg *ctrlchan.Message) {
+	m.dialing.Add(1) // until answered (Close waits for it)
+	defer m.dialing.Add(-1)
 	start := time.Now()
 	events := m.dialEvents(r, start)
 	// A refusal is recorded (event, metric, log) before the router hears it.

@@ -232,3 +232,35 @@ func egressAddressOf(b []byte) string {
 	})
 	return addr
 }
+
+// A node that stops (Close) while a dial is being routed lets it finish
+// before it closes the routers' channels: cut off, the dial's routes would
+// stay on the routers with no node to take them back, the egress router's
+// dial of the host with them (the host's SDK waits for that circuit's
+// start: a `ziti tunnel host` accepts no other dial meanwhile).
+func TestClose_LetsADialBeingRoutedFinish(t *testing.T) {
+	n := lineWith(t)
+	g := newGate()
+	held := n.routers["C"].holdRoutes(g, func(uint32) bool { return true })
+	defer g.open()
+	answer := n.dialAsync("A")
+	select {
+	case <-held:
+	case <-time.After(5 * time.Second):
+		t.Fatal("router C got no route")
+	}
+	closed := make(chan struct{})
+	go func() { n.m.Close(); close(closed) }()
+	select {
+	case <-closed:
+		t.Fatal("Close returned while a dial was being routed")
+	case <-time.After(300 * time.Millisecond):
+	}
+	g.open()
+	circuitID(t, answerWithin(t, answer, 5*time.Second))
+	select {
+	case <-closed:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Close did not return once the dial was answered")
+	}
+}

@@ -107,7 +107,11 @@ type Manager struct {
 	// pendingFrom is the index of the oldest pending change (0: none).
 	pendingFrom atomic.Uint64
 	// creates counts the terminator creates queued or in flight (terminators.go).
-	creates  atomic.Int64
+	creates atomic.Int64
+	// dialing counts the dials being routed and answered (dial,
+	// tunnelDial): Close lets them finish before it closes the routers'
+	// channels.
+	dialing  atomic.Int64
 	restored bool
 	changed  chan struct{}
 	events   eventReporter
@@ -280,8 +284,16 @@ func (m *Manager) Start() {
 	}
 }
 
-// Close closes every router channel and refuses new ones.
+// Close closes every router channel and refuses new ones. Dials being
+// routed are let finish first, for at most their deadline: a dial cut off
+// by the close leaves its routes on the routers and no node to take them
+// back, and its egress router's dial of the host with them; the host's
+// SDK then holds that connection, waiting for a start that never comes (a
+// `ziti tunnel host` accepts no other dial meanwhile, up to 3 minutes:
+// seen in the data-plane chaos's rolling restart). A node killed cannot
+// do this; one stopped can.
 func (m *Manager) Close() {
+	m.drainDials()
 	m.mu.Lock()
 	if m.closed {
 		m.mu.Unlock()
@@ -302,6 +314,15 @@ func (m *Manager) Close() {
 		}
 	}
 	m.wg.Wait()
+}
+
+// drainDials waits until no dial is being routed, or the dial deadline
+// (and a second for the answers) has passed.
+func (m *Manager) drainDials() {
+	deadline := time.Now().Add(m.cfg.DialTimeout + time.Second)
+	for m.dialing.Load() > 0 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
 }
 
 // Status reports router id as this node sees it.

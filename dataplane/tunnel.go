@@ -184,6 +184,8 @@ func (m *Manager) tunnelTerminator(r *Router, id string) (*store.Terminator, err
 // (routeCircuit); the circuit's identity is the router's, and it has no
 // session: it ends when its identity goes or is disabled.
 func (m *Manager) tunnelDial(r *Router, msg *ctrlchan.Message) {
+	m.dialing.Add(1) // until answered (Close waits for it)
+	defer m.dialing.Add(-1)
 	start := time.Now()
 	events := m.dialEvents(r, start)
 	var circuitID string
