@@ -38,10 +38,12 @@ type Node struct {
 	Writer *fsm.Writer
 	API    *api.Server
 	http   *http.Server
-	// gate holds what reaches the API port until the node serves.
-	gate       *startGate
-	httpErrors *lateWriter
-	adminSrv   *http.Server
+	// gate holds what reaches the API port until the node serves;
+	// metricsGate what reaches the metrics port (nil without one).
+	gate        *startGate
+	metricsGate *startGate
+	httpErrors  *lateWriter
+	adminSrv    *http.Server
 	// metricsSrv serves /metrics when Config.MetricsAddr is set.
 	metricsSrv *http.Server
 	apiLn      net.Listener
@@ -141,8 +143,14 @@ func Start(ctx context.Context, cfg Config, log hclog.Logger, out io.Writer) (_ 
 		if err != nil {
 			n.stopOnce.Do(func() { close(n.stopping) })
 			_ = n.http.Close()
+			if n.metricsSrv != nil {
+				_ = n.metricsSrv.Close()
+			}
 		}
 	}()
+	if err = n.listenMetrics(); err != nil {
+		return nil, err
+	}
 	n.Raft, err = cluster.New(cluster.Config{
 		NodeID: nodeID, DataDir: cfg.DataDir, BindAddr: cfg.ClusterAddr,
 		AdvertiseAddr: clusterAdvertise,
@@ -180,10 +188,7 @@ func Start(ctx context.Context, cfg Config, log hclog.Logger, out io.Writer) (_ 
 		return nil, err
 	}
 	startup.phase("serving", n.Raft)
-	if err := n.startMetrics(); err != nil {
-		_ = n.Shutdown(ctx)
-		return nil, fmt.Errorf("metrics listener: %w", err)
-	}
+	n.startMetrics()
 	if err := n.startAdminSocket(); err != nil {
 		// The socket is a convenience for operators on this machine; the node serves without it.
 		log.Warn("the local admin socket could not be opened: `edgectl cluster` will not reach this node", "error", err)
@@ -491,19 +496,23 @@ func (n *Node) Shutdown(ctx context.Context) error {
 }
 
 // startMetrics serves Prometheus metrics when an address is configured.
-func (n *Node) startMetrics() error {
+// listenMetrics opens the metrics port (--metrics-addr), with the API
+// port, before the node restores its model and catches up: the probes
+// answer from the start (alive, not ready), the profiles are served at
+// once, and the metrics wait for startMetrics, as the API port's requests
+// wait for the node (startGate). A port that cannot be bound stops the
+// start before Raft opens.
+func (n *Node) listenMetrics() error {
 	if n.cfg.MetricsAddr == "" {
 		return nil
 	}
 	ln, err := net.Listen("tcp", n.cfg.MetricsAddr)
 	if err != nil {
-		return err
+		return fmt.Errorf("metrics listener: %w", err)
 	}
+	n.metricsGate = newStartGate(n.stopping)
 	mux := http.NewServeMux()
-	mux.Handle("/metrics", n.API.MetricsHandler())
-	probes := n.API.ProbeHandler()
-	mux.Handle("/livez", probes)
-	mux.Handle("/readyz", probes)
+	mux.Handle("/", n.metricsGate)
 	if n.cfg.EnablePprof {
 		// Sampled, so the profiles cost little: a blocking event per 10µs
 		// blocked, one mutex contention in 100.
@@ -524,4 +533,18 @@ func (n *Node) startMetrics() error {
 		}
 	}()
 	return nil
+}
+
+// startMetrics serves the metrics and the probes of the API on the metrics
+// port (opened by listenMetrics) once the node serves.
+func (n *Node) startMetrics() {
+	if n.metricsGate == nil {
+		return
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", n.API.MetricsHandler())
+	probes := n.API.ProbeHandler()
+	mux.Handle("/livez", probes)
+	mux.Handle("/readyz", probes)
+	n.metricsGate.open(mux, nil)
 }
