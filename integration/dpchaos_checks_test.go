@@ -46,6 +46,17 @@ func (chk *dpChecks) run(label string, f *dpFault, healed time.Time) {
 	}
 	// New dials: the first that succeeds, started after the healing.
 	slowRound := false // a first dial over 5 s: its evidence is kept
+	if f != nil && !d.strict {
+		// The short run shares the machine with make test: a `ziti tunnel
+		// host` wedged by OpenZiti's SDK (tunnelHostWedged) is restarted,
+		// said, and its dials judged from then on.
+		if note, restartedAt := d.unwedgeTunnelHost(healed); note != "" {
+			lines = append(lines, note)
+			healed = restartedAt
+			allowed := f.endsAllowed // the restart ends echo-1's streams
+			f.endsAllowed = func(svc int) bool { return svc == 0 || allowed(svc) }
+		}
+	}
 	for svc, name := range d.services {
 		var first time.Time
 		for deadline := healed.Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
@@ -242,6 +253,53 @@ func (d *dpChaos) diagnose() []string {
 	st, err = d.hosts[1].usr1Stack()
 	show("echo-2's sdk-golang host", st, err)
 	return out
+}
+
+// unwedgeTunnelHost restarts echo-1's `ziti tunnel host` when no new dial
+// of either service has succeeded for 15 s after the healing and the host
+// is wedged (tunnelHostWedged). It returns what it did ("" if nothing)
+// and when the restarted host was back.
+func (d *dpChaos) unwedgeTunnelHost(healed time.Time) (string, time.Time) {
+	for deadline := healed.Add(15 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if !d.dials.firstOK(0, healed).IsZero() || !d.dials.firstOK(1, healed).IsZero() {
+			return "", healed
+		}
+	}
+	if !d.dials.firstOK(0, healed).IsZero() || !d.dials.firstOK(1, healed).IsZero() {
+		return "", healed
+	}
+	dump, err := d.hosts[0].stack()
+	if err != nil || !tunnelHostWedged(dump) {
+		return "", healed
+	}
+	d.hosts[0].stop()
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if d.terminatorsAgree(time.Now()) == nil {
+			break
+		}
+	}
+	d.hosts[0] = d.hostStart[0]()
+	back := time.Now()
+	return fmt.Sprintf("OPENZITI: no new dial of either service for 15 s after the healing and echo-1's `ziti tunnel host` wedged "+
+		"(its accept loop blocked in CompleteAcceptSuccess, waiting for the start of a circuit that will not start; "+
+		"%d dials queued behind it): restarted; the dials below are judged from its restart "+
+		"(docs/operations.md, \"Chaos for the data plane\")", strings.Count(dump, "newChildConnection")), back
+}
+
+// tunnelHostWedged says whether a `ziti tunnel host`'s goroutine dump shows
+// its accept loop blocked writing to a connection it accepted (sdk-golang's
+// CompleteAcceptSuccess writes the crypto header, which waits for the
+// circuit's start), with dials queued behind it: the host takes no dial of
+// the service until that circuit starts or sdk-golang gives up on it
+// (3 minutes).
+func tunnelHostWedged(dump string) bool {
+	for _, g := range strings.Split(dump, "\n\n") {
+		if strings.Contains(g, "tunnel.(*contextProvider).accept") && strings.Contains(g, "CompleteAcceptSuccess") &&
+			strings.Contains(g, "BufferPayload") {
+			return strings.Count(dump, "newChildConnection") > 0
+		}
+	}
+	return false
 }
 
 func orNow(f *dpFault) time.Time {

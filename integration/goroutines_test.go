@@ -44,3 +44,36 @@ main.main()
 		t.Fatalf("limit 1: got %q", got)
 	}
 }
+
+// TestTunnelHostWedged_TheAcceptLoopBlockedInCompleteAcceptSuccess: the
+// short chaos run restarts a `ziti tunnel host` whose accept loop waits in
+// CompleteAcceptSuccess with dials queued behind it, and only then.
+func TestTunnelHostWedged_TheAcceptLoopBlockedInCompleteAcceptSuccess(t *testing.T) {
+	accept := `goroutine 371 [select, 1 minutes]:
+github.com/openziti/sdk-golang/xgress.(*LinkSendBuffer).BufferPayloadWithDeadline(0x1, 0x2, {0x3, 0x4})
+	/x/link_send_buffer.go:140 +0x126
+github.com/openziti/sdk-golang/ziti/edge/network.(*edgeConn).CompleteAcceptSuccess(0x10471ff70480)
+	/x/conn.go:866 +0x27
+github.com/openziti/ziti/tunnel.(*contextProvider).accept(0x1, {0x2, 0x3}, {0x4, 0x5})
+	/x/provider.go:165 +0x84d
+`
+	queued := `goroutine 900 [chan send, 1 minutes]:
+github.com/openziti/sdk-golang/ziti/edge/network.(*edgeHostConn).newChildConnection(0x1, 0x2)
+	/x/conn.go:500 +0x1
+`
+	idle := `goroutine 371 [select]:
+github.com/openziti/sdk-golang/ziti/edge/network.(*baseListener).AcceptEdge(0x1)
+	/x/listener.go:90 +0x1
+github.com/openziti/ziti/tunnel.(*contextProvider).accept(0x1, {0x2, 0x3}, {0x4, 0x5})
+	/x/provider.go:137 +0x84d
+`
+	if !tunnelHostWedged(accept + "\n" + queued) {
+		t.Error("an accept loop blocked in CompleteAcceptSuccess with a dial queued: not seen as wedged")
+	}
+	if tunnelHostWedged(accept) {
+		t.Error("an accept loop in CompleteAcceptSuccess with nothing queued: seen as wedged")
+	}
+	if tunnelHostWedged(idle + "\n" + queued) {
+		t.Error("an accept loop waiting for a dial: seen as wedged")
+	}
+}
