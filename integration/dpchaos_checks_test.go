@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -47,14 +48,13 @@ func (chk *dpChecks) run(label string, f *dpFault, healed time.Time) {
 	// New dials: the first that succeeds, started after the healing.
 	slowRound := false // a first dial over 5 s: its evidence is kept
 	if f != nil && !d.strict {
-		// The short run shares the machine with make test: a `ziti tunnel
-		// host` wedged by OpenZiti's SDK (tunnelHostWedged) is restarted,
-		// said, and its dials judged from then on.
-		if note, restartedAt := d.unwedgeTunnelHost(healed); note != "" {
+		// The short run shares the machine with make test: hosts stuck on
+		// OpenZiti's side (unwedgeHosts) are restarted, said, and the dials
+		// judged from then on.
+		if note, restartedAt := d.unwedgeHosts(healed); note != "" {
 			lines = append(lines, note)
 			healed = restartedAt
-			allowed := f.endsAllowed // the restart ends echo-1's streams
-			f.endsAllowed = func(svc int) bool { return svc == 0 || allowed(svc) }
+			f.endsAllowed = func(int) bool { return true } // the restarts end the streams
 		}
 	}
 	for svc, name := range d.services {
@@ -255,35 +255,87 @@ func (d *dpChaos) diagnose() []string {
 	return out
 }
 
-// unwedgeTunnelHost restarts echo-1's `ziti tunnel host` when no new dial
-// of either service has succeeded for 15 s after the healing and the host
-// is wedged (tunnelHostWedged). It returns what it did ("" if nothing)
-// and when the restarted host was back.
-func (d *dpChaos) unwedgeTunnelHost(healed time.Time) (string, time.Time) {
-	for deadline := healed.Add(15 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-		if !d.dials.firstOK(0, healed).IsZero() || !d.dials.firstOK(1, healed).IsZero() {
-			return "", healed
-		}
+// unwedgeHosts restarts the hosts when no new dial of either service has
+// succeeded for 15 s after the healing and OpenZiti's side is seen stuck:
+// echo-1's `ziti tunnel host` wedged (tunnelHostWedged), or a running host
+// with no terminator in router C's own list (its SDK did not bind again
+// after its router came back: the node can only keep what C reports). It
+// returns what it found and did ("" if nothing) and when the hosts were
+// back; with no such sign nothing is done and the checks fail.
+func (d *dpChaos) unwedgeHosts(healed time.Time) (string, time.Time) {
+	dialed := func() bool { return !d.dials.firstOK(0, healed).IsZero() || !d.dials.firstOK(1, healed).IsZero() }
+	for deadline := healed.Add(15 * time.Second); time.Now().Before(deadline) && !dialed(); time.Sleep(100 * time.Millisecond) {
 	}
-	if !d.dials.firstOK(0, healed).IsZero() || !d.dials.firstOK(1, healed).IsZero() {
+	if dialed() {
 		return "", healed
 	}
-	dump, err := d.hosts[0].stack()
-	if err != nil || !tunnelHostWedged(dump) {
+	var why []string
+	if dump, err := d.hosts[0].stack(); err == nil && tunnelHostWedged(dump) {
+		why = append(why, fmt.Sprintf("echo-1's `ziti tunnel host` wedged (its accept loop blocked in CompleteAcceptSuccess, "+
+			"waiting for the start of a circuit that will not start; %d dials queued behind it)", strings.Count(dump, "newChildConnection")))
+	}
+	if unbound := d.hostsNotBoundOnC(); len(unbound) > 0 {
+		why = append(why, "running, not bound on router C (no terminator in C's own sdk-terminators list): "+strings.Join(unbound, ", "))
+	}
+	if len(why) == 0 {
 		return "", healed
 	}
-	d.hosts[0].stop()
+	for k := range d.hosts {
+		d.hosts[k].stop()
+	}
 	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
 		if d.terminatorsAgree(time.Now()) == nil {
 			break
 		}
 	}
-	d.hosts[0] = d.hostStart[0]()
-	back := time.Now()
-	return fmt.Sprintf("OPENZITI: no new dial of either service for 15 s after the healing and echo-1's `ziti tunnel host` wedged "+
-		"(its accept loop blocked in CompleteAcceptSuccess, waiting for the start of a circuit that will not start; "+
-		"%d dials queued behind it): restarted; the dials below are judged from its restart "+
-		"(docs/operations.md, \"Chaos for the data plane\")", strings.Count(dump, "newChildConnection")), back
+	for k := range d.hosts {
+		d.hosts[k] = d.hostStart[k]()
+	}
+	return "OPENZITI: no new dial of either service for 15 s after the healing; " + strings.Join(why, "; ") +
+		": both hosts restarted, the dials below judged from then (docs/operations.md, \"Chaos for the data plane\")", time.Now()
+}
+
+// hostsNotBoundOnC names the running hosts with no terminator of their
+// service in router C's own sdk-terminators inspection (each entry's token
+// names its service: the JWT's subject), whatever the model holds.
+func (d *dpChaos) hostsNotBoundOnC() []string {
+	held, err := d.inspect("sdk-terminators")
+	if err != nil {
+		return nil
+	}
+	boundIDs := map[string]bool{}
+	entries, _ := jget(held[d.mn.c.id], "entries").([]any)
+	for _, e := range entries {
+		parts := strings.Split(fmt.Sprint(jget(e, "token")), ".")
+		if len(parts) != 3 {
+			continue
+		}
+		payload, err := base64.RawURLEncoding.DecodeString(parts[1])
+		var claims struct {
+			Sub string `json:"sub"`
+		}
+		if err == nil && json.Unmarshal(payload, &claims) == nil {
+			boundIDs[claims.Sub] = true
+		}
+	}
+	n := d.nodes()[0]
+	st, m, err := doErr(http.MethodGet, n.mgmt("/services?limit=100"), d.c.token, nil)
+	if err != nil || st != 200 {
+		return nil
+	}
+	ids := map[string]string{}
+	items, _ := m["data"].([]any)
+	for _, it := range items {
+		name, _ := jget(it, "name").(string)
+		ids[name] = fmt.Sprint(jget(it, "id"))
+	}
+	var out []string
+	for k, name := range d.services {
+		if d.hostUp(k) && !boundIDs[ids[name]] {
+			out = append(out, fmt.Sprintf("the host of %s (%s)", name, d.hosts[k].name))
+		}
+	}
+	return out
 }
 
 // tunnelHostWedged says whether a `ziti tunnel host`'s goroutine dump shows
