@@ -164,21 +164,7 @@ func (r *zitiRouter) agentSocket() string { return filepath.Join(r.dir, "agent.s
 // agent protocol: its magic bytes, the custom-operation signal 0x12, the
 // router's application id 2, the operation 128; the answer is text.
 func (r *zitiRouter) dumpAPISessions() (string, error) {
-	conn, err := net.DialTimeout("unix", r.agentSocket(), 3*time.Second)
-	if err != nil {
-		return "", err
-	}
-	defer conn.Close()
-	_ = conn.SetDeadline(time.Now().Add(5 * time.Second))
-	req := []byte{0x1, 0xB, 0xA, 0xD, 0xE, 0xC, 0xA, 0xF, 0xE, 0xF, 0x0, 0x0, 0xD, 0x12, 2, 128}
-	if _, err := conn.Write(req); err != nil {
-		return "", err
-	}
-	out, err := io.ReadAll(conn)
-	if err != nil && len(out) == 0 {
-		return "", err
-	}
-	return string(out), nil
+	return agentCall(r.agentSocket(), 0x12, 2, 128)
 }
 
 // knowsAPISession reports whether the router's list holds API session id.
@@ -265,16 +251,21 @@ func zitiCLIStatus(t *testing.T, n *node) func(args ...string) (string, error) {
 }
 
 // agentStack is the goroutine dump of the OpenZiti process whose CLI agent
-// listens on socket: the agent protocol's magic bytes, then the stack-trace
-// signal 0x1; the answer is pprof's goroutine profile at debug level 2.
-func agentStack(socket string) (string, error) {
+// listens on socket: the stack-trace signal 0x1, answered with pprof's
+// goroutine profile at debug level 2.
+func agentStack(socket string) (string, error) { return agentCall(socket, 0x1) }
+
+// agentCall asks an OpenZiti CLI agent listening on socket: its protocol's
+// magic bytes, then the request (a signal and what it takes); the answer
+// is read to its end.
+func agentCall(socket string, request ...byte) (string, error) {
 	conn, err := net.DialTimeout("unix", socket, 3*time.Second)
 	if err != nil {
 		return "", err
 	}
 	defer conn.Close()
 	_ = conn.SetDeadline(time.Now().Add(10 * time.Second))
-	req := []byte{0x1, 0xB, 0xA, 0xD, 0xE, 0xC, 0xA, 0xF, 0xE, 0xF, 0x0, 0x0, 0xD, 0x1}
+	req := append([]byte{0x1, 0xB, 0xA, 0xD, 0xE, 0xC, 0xA, 0xF, 0xE, 0xF, 0x0, 0x0, 0xD}, request...)
 	if _, err := conn.Write(req); err != nil {
 		return "", err
 	}
