@@ -77,7 +77,7 @@ func (m *Manager) lostUnroutes(r *Router) {
 	}
 	r.unrouted = nil
 	r.mu.Unlock()
-	m.unrouteLater(r.ID, lost...)
+	m.unrouteWhenBack(r.ID, r, lost...)
 }
 
 // awayLocked makes router id away since since (m.mu held), and returns
@@ -275,8 +275,40 @@ func (m *Manager) checkAways(tx *store.Tx) {
 // unrouteLater keeps Unroutes of circuits ids for router id, not
 // connected, to send when it connects.
 func (m *Manager) unrouteLater(id string, circuits ...string) {
-	if len(circuits) == 0 {
+	m.unrouteWhenBack(id, nil, circuits...)
+}
+
+// unrouteWhenBack keeps Unroutes of circuits for router id, to send when
+// it connects; failed is the channel of id that could not take them (nil:
+// none was connected). The router may have connected, and taken what was
+// kept for it (reconcile), since the caller found it absent: then they
+// are sent to it now, not left for its next return. Whichever comes last
+// of the keeping and the router's taking sends them: the router is
+// registered before it takes, and looked up here after keeping.
+func (m *Manager) unrouteWhenBack(id string, failed *Router, circuits ...string) {
+	if !m.keepUnroutes(id, circuits) {
 		return
+	}
+	if r := m.router(id); r != nil && r != failed {
+		m.sendKeptUnroutes(r)
+	}
+}
+
+// sendKeptUnroutes sends connected router r the Unroutes kept for it,
+// but those of circuits it holds rightly again.
+func (m *Manager) sendKeptUnroutes(r *Router) {
+	for _, id := range m.takeUnroutes(r.ID) {
+		if !m.circuits.keeps(id, r.ID) {
+			m.unroute(r.ID, id, true)
+		}
+	}
+}
+
+// keepUnroutes adds circuits to the Unroutes kept for router id; it says
+// whether any was kept.
+func (m *Manager) keepUnroutes(id string, circuits []string) bool {
+	if len(circuits) == 0 {
+		return false
 	}
 	now := m.cfg.Now()
 	m.unroutesMu.Lock()
@@ -297,11 +329,12 @@ func (m *Manager) unrouteLater(id string, circuits ...string) {
 				}
 			}
 			if len(set) >= maxPendingUnroutes {
-				return
+				return true
 			}
 		}
 		set[c] = now
 	}
+	return true
 }
 
 // takeUnroutes returns the Unroutes kept for router id, forgetting them.
@@ -336,11 +369,7 @@ func (r *Router) noteUnroute(id string, at time.Time) {
 // asked for its circuits and links; the circuits this node had on it that
 // it no longer has end, and the links it dialed that it no longer has go.
 func (m *Manager) reconcile(r *Router, wasAway bool) {
-	for _, id := range m.takeUnroutes(r.ID) {
-		if !m.circuits.keeps(id, r.ID) {
-			m.unroute(r.ID, id, true)
-		}
-	}
+	m.sendKeptUnroutes(r)
 	if !wasAway {
 		return
 	}

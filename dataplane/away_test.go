@@ -171,6 +171,34 @@ func TestRouterAway_ItsCircuitsAreKeptAndReconciledOnItsReturn(t *testing.T) {
 	}
 }
 
+// An Unroute kept for a router found not connected reaches it once it is
+// connected, even when its return took what was kept for it in between
+// (the keeper looked it up before it connected, and kept after its
+// reconcile: CI once saw A never told of a circuit that ended while it
+// was away). Here the keeping comes after the return, as in that window.
+func TestRouterAway_AnUnrouteKeptAfterTheReturnIsSentAtOnce(t *testing.T) {
+	n := line(t, awayNet(t)...)
+	id := circuitID(t, n.dial("A"))
+	n.settled(id)
+	n.leaves("A")
+	var asked *int
+	a := n.addRouterWith("A", func(fr *fakeRouter) { asked = fr.inspects([]string{id}, []string{"ab"}) })
+	// Its reconcile took the kept Unroutes before it asked.
+	poll(t, "A's return is reconciled", func() bool {
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		return *asked > 0
+	})
+	n.m.unrouteLater("A", "ended-while-away")
+	poll(t, "A is told to unroute the circuit kept for it", func() bool {
+		return slices.Contains(a.unrouted(), "ended-while-away")
+	})
+	a.barrier()
+	if slices.Contains(a.unrouted(), id) {
+		t.Fatal("A was told to unroute the circuit it still has")
+	}
+}
+
 // A router that does not return within its grace is gone: the circuits it
 // was an end of end, on every router of their paths, and its links go.
 func TestRouterAway_GoneOnceItsGracePasses(t *testing.T) {

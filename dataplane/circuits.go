@@ -77,7 +77,7 @@ func (m *Manager) unroute(routerID, id string, now bool) {
 		return
 	}
 	if err := m.send(r, ctrlchan.NewMessage(wire.UnrouteType, wire.Unroute(id, now))); err != nil {
-		m.unrouteLater(routerID, id)
+		m.unrouteWhenBack(routerID, r, id)
 		return
 	}
 	r.noteUnroute(id, m.cfg.Now())
