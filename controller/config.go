@@ -42,6 +42,11 @@ type Config struct {
 	// GCPercent is the garbage collector's target (GOGC) for this process;
 	// 0 means DefaultGCPercent. The GOGC environment variable, when set, wins.
 	GCPercent int
+	// GCHeadroom is how much the heap may grow between collections at
+	// least (--gc-headroom, gc.go): "auto" or "" (the smaller of 512 MiB
+	// and a sixteenth of the machine's memory), "0" (off: GCPercent alone)
+	// or a size such as 256MiB. Ignored when GOGC is set in the environment.
+	GCHeadroom string
 	// MetricsAddr, when set, serves Prometheus metrics over plain HTTP at /metrics (keep it on loopback or a private network).
 	MetricsAddr string
 	// EnablePprof serves Go's profiles at /debug/pprof/ on MetricsAddr (for profiling under load).
@@ -203,6 +208,14 @@ func (c *Config) validate(given func(flag string) bool) error {
 	}
 	if set("gc-percent", c.GCPercent == 0) && (c.GCPercent < 10 || c.GCPercent > 10000) {
 		return fmt.Errorf("--gc-percent %d: must be between 10 and 10000", c.GCPercent)
+	}
+	if set("gc-headroom", c.GCHeadroom == "") {
+		if c.GCHeadroom == "" {
+			return errors.New(`--gc-headroom "": must be auto, 0 (off) or a size`)
+		}
+		if _, err := ParseGCHeadroom(c.GCHeadroom); err != nil {
+			return fmt.Errorf("--gc-headroom %q: %w", c.GCHeadroom, err)
+		}
 	}
 	if n := len(c.AdminUsername); set("admin-username", n == 0) && (n < 4 || n > 100) {
 		return fmt.Errorf("--admin-username %q: must be 4 to 100 characters", c.AdminUsername)

@@ -91,7 +91,7 @@ func TestCheckListenable(t *testing.T) {
 func TestConfigGivenZeroIsCheckedAsGiven(t *testing.T) {
 	t.Parallel()
 	for _, flag := range []string{"data-dir", "api-addr", "cluster-addr", "router-grace", "max-terminator-creates",
-		"gc-percent", "admin-username", "read-consistency", "event-retention-count", "event-retention",
+		"gc-percent", "gc-headroom", "admin-username", "read-consistency", "event-retention-count", "event-retention",
 		"snapshot-threshold", "snapshot-interval", "trailing-logs", "raft-segment-size", "events-file-max-size",
 		"session-timeout", "data-plane-events-format", "data-plane-event-retention-count", "data-plane-event-retention"} {
 		c := Config{AdminPassword: "a-long-password"}

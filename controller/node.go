@@ -80,7 +80,8 @@ func Start(ctx context.Context, cfg Config, log hclog.Logger, out io.Writer) (_ 
 	if log == nil {
 		log = hclog.NewNullLogger()
 	}
-	applyGCPercent(cfg.GCPercent, log)
+	headroom, _ := ParseGCHeadroom(cfg.GCHeadroom) // validated
+	log.Info("garbage collector", "target", tuneGC(cfg.GCPercent, headroom, log))
 	startup := newStartupLog(log)
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("data dir: %w", err)
