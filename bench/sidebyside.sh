@@ -11,7 +11,8 @@
 #   3. edgectl, one node alone, all clients on it.
 # It prints per member ok/s, p50 and p99, the sums, the edgectl/etcd ratio, each follower's rate against the
 # leader's, the servers' CPU per write in the three-member phases (from /proc/PID/stat: less noisy than the rates
-# on a shared machine), and the CPU stolen by the host during each phase (from /proc/stat).
+# on a shared machine), the load tool's own CPU per request (with /usr/bin/time), and the CPU stolen by the host
+# during each phase (from /proc/stat).
 #
 # ETCD_TLS=1 runs etcd as edgectl runs: HTTPS for its clients (the load tool does not verify either side's
 # certificate) and mutual TLS between its members. The default is plain HTTP, the setup issue 16 measures against.
@@ -140,8 +141,26 @@ token_of() { # API port
 load() {
 	local name=$1 url=$2 c=$3
 	shift 3
-	"$LOAD" -urls "$url" -c "$c" -d "${secs}s" -prefix "$name-$RANDOM$RANDOM" "$@" >"$work/$name.out" 2>"$work/$name.err" &
+	if [ -x /usr/bin/time ]; then
+		/usr/bin/time -f "%U %S" -o "$work/$name.time" \
+			"$LOAD" -urls "$url" -c "$c" -d "${secs}s" -prefix "$name-$RANDOM$RANDOM" "$@" >"$work/$name.out" 2>"$work/$name.err" &
+	else
+		"$LOAD" -urls "$url" -c "$c" -d "${secs}s" -prefix "$name-$RANDOM$RANDOM" "$@" >"$work/$name.out" 2>"$work/$name.err" &
+	fi
 	lpids+=($!)
+}
+# load_cpu NAME...: the load processes' own CPU per request they made, in µs (empty without /usr/bin/time): the
+# same tool drives both servers, over HTTPS for edgectl and plain HTTP for etcd, so this says whether the ratio
+# is the servers' (issue 45: 89 µs against edgectl, 92 against etcd).
+load_cpu() {
+	local m s=0 n=0
+	for m in "$@"; do
+		[ -s "$work/$m.time" ] || return 0
+		s=$(awk -v a="$s" '{print a + $1 + $2}' "$work/$m.time")
+		n=$((n + $(field "$m" ok) + $(field "$m" bad)))
+	done
+	[ "$n" -gt 0 ] && awk -v s="$s" -v n="$n" 'BEGIN{printf "  the load tool'"'"'s own CPU per request: %.0f µs\n", 1e6*s/n}'
+	return 0
 }
 field() { sed -n "s/.*$2=\([0-9.]*\).*/\1/p" "$work/$1.out"; }
 
@@ -217,6 +236,7 @@ for run in $(seq 1 "$runs"); do
 	report edgectl3 "$(steal_pct "$before" "$after")" "${names[@]}"
 	edgectl3_cpu=$(cpu_per_write "$ticks0" "$ticks1" "$edgectl3_rate")
 	echo "  CPU of the three nodes per write: ${edgectl3_cpu} µs"
+	load_cpu "${names[@]}"
 	shares "${names[@]}"
 	for i in 1 2 3; do
 		m=$(curl -sf "http://127.0.0.1:${metrics[i]}/metrics" || true)
@@ -285,6 +305,7 @@ for run in $(seq 1 "$runs"); do
 	report etcd3 "$(steal_pct "$before" "$after")" "${names[@]}"
 	etcd3_cpu=$(cpu_per_write "$ticks0" "$ticks1" "$etcd3_rate")
 	echo "  CPU of the three members per write: ${etcd3_cpu} µs"
+	load_cpu "${names[@]}"
 	shares "${names[@]}"
 	stop_all
 
