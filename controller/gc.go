@@ -45,9 +45,10 @@ func applyGCPercent(percent int, log hclog.Logger) bool {
 // small model pay most for its collections: with 100 MiB live, GOGC 200
 // starts a cycle every 200 MiB allocated, and each marks the whole model.
 // Under the side-by-side write benchmark (a model growing from nothing to
-// about 50,000 identities) that was a twelfth of the nodes' CPU; at GOGC
-// 600 the three nodes spent 6-7% less CPU per write (medians of four pairs,
-// docs/performance-history.md, issue 45). So the node lets the heap grow
+// about 50,000 identities) the mark workers were 7.7% of the nodes' CPU;
+// with the headroom below 2.1%, and the nodes spent 3% less CPU per write
+// (median of nine pairs; fresh pages to fault in and clear take back part
+// of it: docs/performance-history.md, issue 45). So the node lets the heap grow
 // by at least the headroom between cycles: while the live heap is small
 // the percentage is raised to headroom/live (after each cycle), and once
 // the model is large enough, --gc-percent alone rules. The cost is memory
