@@ -187,7 +187,7 @@ func runCmd() *cobra.Command {
 	fs.StringVar(&logLevel, "log-level", "info", "trace, debug, info, warn or error")
 	fs.StringVar(&logFormat, "log-format", "text", "text or json")
 	fs.IntVar(&cfg.GCPercent, "gc-percent", controller.DefaultGCPercent, "the Go garbage collector's GOGC for this process (the GOGC environment variable wins)")
-	fs.StringVar(&cfg.GCHeadroom, "gc-headroom", "auto", "how much the heap may grow between garbage collections at least, while the model is small: auto (the smaller of 512MiB and a sixteenth of the machine's memory), 0 (off: --gc-percent alone) or a size such as 256MiB (the GOGC environment variable wins)")
+	fs.StringVar(&cfg.GCHeadroom, "gc-headroom", "0", "how much the heap may grow between garbage collections at least, while the model is small: 0 (off: --gc-percent alone), auto (the smaller of 512MiB and a sixteenth of the machine's memory) or a size such as 256MiB; fewer collections for a steady write load on a small model, slower restarts (the GOGC environment variable wins)")
 	fs.StringVar(&cfg.ReadConsistency, "read-consistency", "local", "consistency of reads without ?consistency=: local (this node's state, read-your-writes) or linearizable (caught up with the leader first; costs a quorum round per read)")
 	fs.Int64Var(&cfg.EventRetentionCount, "event-retention-count", 0, "events the cluster keeps (replicated: given, it sets the cluster's retention; a new cluster keeps 100000)")
 	fs.DurationVar(&cfg.EventRetention, "event-retention", 0, "how long the cluster keeps events (replicated: given, it sets the cluster's retention; a new cluster keeps 720h)")

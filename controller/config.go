@@ -43,9 +43,10 @@ type Config struct {
 	// 0 means DefaultGCPercent. The GOGC environment variable, when set, wins.
 	GCPercent int
 	// GCHeadroom is how much the heap may grow between collections at
-	// least (--gc-headroom, gc.go): "auto" or "" (the smaller of 512 MiB
-	// and a sixteenth of the machine's memory), "0" (off: GCPercent alone)
-	// or a size such as 256MiB. Ignored when GOGC is set in the environment.
+	// least (--gc-headroom, gc.go): "0" or "" (off, the default: GCPercent
+	// alone), "auto" (the smaller of 512 MiB and a sixteenth of the
+	// machine's memory) or a size such as 256MiB. Ignored when GOGC is set
+	// in the environment.
 	GCHeadroom string
 	// MetricsAddr, when set, serves Prometheus metrics over plain HTTP at /metrics (keep it on loopback or a private network).
 	MetricsAddr string

@@ -48,7 +48,7 @@ func TestGCPercent_OutOfRangeIsRefused(t *testing.T) {
 }
 
 func TestGCHeadroom_Parse(t *testing.T) {
-	for in, want := range map[string]int64{"auto": -1, "": -1, "0": 0, "268435456": 256 << 20, "256MiB": 256 << 20,
+	for in, want := range map[string]int64{"auto": -1, "": 0, "0": 0, "268435456": 256 << 20, "256MiB": 256 << 20,
 		"1GiB": 1 << 30, "64 KiB": 64 << 10, "100B": 100} {
 		if got, err := ParseGCHeadroom(in); err != nil || got != want {
 			t.Errorf("%q: %d, %v; want %d", in, got, err, want)
