@@ -141,12 +141,9 @@ token_of() { # API port
 load() {
 	local name=$1 url=$2 c=$3
 	shift 3
-	if [ -x /usr/bin/time ]; then
-		/usr/bin/time -f "%U %S" -o "$work/$name.time" \
-			"$LOAD" -urls "$url" -c "$c" -d "${secs}s" -prefix "$name-$RANDOM$RANDOM" "$@" >"$work/$name.out" 2>"$work/$name.err" &
-	else
-		"$LOAD" -urls "$url" -c "$c" -d "${secs}s" -prefix "$name-$RANDOM$RANDOM" "$@" >"$work/$name.out" 2>"$work/$name.err" &
-	fi
+	local timed=()
+	[ -x /usr/bin/time ] && timed=(/usr/bin/time -f "%U %S" -o "$work/$name.time")
+	"${timed[@]}" "$LOAD" -urls "$url" -c "$c" -d "${secs}s" -prefix "$name-$RANDOM$RANDOM" "$@" >"$work/$name.out" 2>"$work/$name.err" &
 	lpids+=($!)
 }
 # load_cpu NAME...: the load processes' own CPU per request they made, in µs (empty without /usr/bin/time): the

@@ -53,7 +53,7 @@ func applyGCPercent(percent int, log hclog.Logger) bool {
 // the percentage is raised to headroom/live (after each cycle), and once
 // the model is large enough, --gc-percent alone rules. The cost is memory
 // a small node may hold as garbage before a cycle: at most the headroom,
-// which by default is the smaller of 512 MiB and a sixteenth of the
+// which with auto is the smaller of 512 MiB and a sixteenth of the
 // machine's memory (or of the cgroup's limit, or of GOMEMLIMIT). A heap
 // limit (GOMEMLIMIT) still makes cycles come early when the heap nears it.
 // Tuners of the same shape are common (a memory threshold turned into a

@@ -297,24 +297,24 @@ func (d *dpChaos) victim() (int, string) {
 	return i, fmt.Sprintf("node %d (a follower)", i+1)
 }
 
-// linkUp says whether a node lists a link between routers x and y that is
-// up.
-func (d *dpChaos) linkUp(x, y string) bool {
-	ends := map[string]bool{x: true, y: true}
+// linkUp says, for the links the first node that answers lists, whether
+// one between routers x and y is up (none when no node answers).
+func (d *dpChaos) linkUp() func(x, y string) bool {
+	up := map[[2]string]bool{}
 	for _, n := range d.nodes() {
 		links, err := listAll(d.t, n, d.c.token, "/links")
 		if err != nil {
 			continue
 		}
 		for _, l := range links {
-			src, dst := fmt.Sprint(jget(l, "sourceRouter", "id")), fmt.Sprint(jget(l, "destRouter", "id"))
-			if src != dst && ends[src] && ends[dst] && jget(l, "down") != true {
-				return true
+			if jget(l, "down") != true {
+				src, dst := fmt.Sprint(jget(l, "sourceRouter", "id")), fmt.Sprint(jget(l, "destRouter", "id"))
+				up[[2]string{src, dst}], up[[2]string{dst, src}] = true, true
 			}
 		}
-		return false
+		break
 	}
-	return false
+	return func(x, y string) bool { return up[[2]string{x, y}] }
 }
 
 // inject runs one fault of kind and heals it.
@@ -368,7 +368,7 @@ func (d *dpChaos) inject(kind string) *dpFault {
 		switch {
 		case k != 1: // A is the client's only edge router, C the hosts': the streams' path goes with it
 			f.endsAllowed = func(int) bool { return true }
-		case !d.linkUp(d.mn.a.id, d.mn.c.id):
+		case !d.linkUp()(d.mn.a.id, d.mn.c.id):
 			// An earlier cut of the A-C link healed, but A had not dialed
 			// it again yet (OpenZiti's router waits 5 s between link dials):
 			// every path crossed B.
@@ -384,7 +384,7 @@ func (d *dpChaos) inject(kind string) *dpFault {
 		f.note = strings.TrimPrefix(f.note+"; ", "; ") + fmt.Sprintf("online on every node %s after its start", time.Since(f.began.Add(time.Second)).Round(time.Millisecond))
 	case "cut-link":
 		f.what = "link A-C cut for 3 s"
-		if !d.linkUp(d.mn.a.id, d.mn.b.id) || !d.linkUp(d.mn.b.id, d.mn.c.id) {
+		if up := d.linkUp(); !up(d.mn.a.id, d.mn.b.id) || !up(d.mn.b.id, d.mn.c.id) {
 			// Router B's links were not all up again yet after an earlier
 			// fault (its restart): every path crossed A-C.
 			f.endsAllowed = func(int) bool { return true }

@@ -110,10 +110,9 @@ func TestAdminSession_ConcurrentCallersReuseTheirConnections(t *testing.T) {
 	wg.Wait()
 	// Without room for an idle connection per caller (net/http keeps 2)
 	// hundreds of the 800 requests dial one of their own (296 and 467 in two
-	// runs); with it,
-	// about one per caller, more when a slow machine makes dials race the
-	// idle connections (67 for 16 callers once in CI, two test packages
-	// and the race run beside it).
+	// runs); with it, about one per caller, more when a slow machine makes
+	// dials race the idle connections (67 for 16 callers once in CI, two
+	// test packages and the race run beside it).
 	if n := conns.Load(); n > callers*rounds/4 {
 		t.Fatalf("%d connections for %d callers' %d requests", n, callers, callers*rounds)
 	}
